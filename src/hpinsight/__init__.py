@@ -1,0 +1,65 @@
+"""hpinsight: which hyperparameters matter, how they act, and which you can stop tuning.
+
+The computation core (search spaces, exact fANOVA of random forests) needs only
+NumPy and scikit-learn. Optimizer adapters, plotting and the command line are
+loaded on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._fanova import FanovaResult, Importance, MarginalResult, fanova
+from ._space import AnyOf, Categorical, Condition, Float, Int, SearchSpace
+from .exceptions import (
+    ConstantObjectiveWarning,
+    ExcludedTrialsWarning,
+    HPInsightError,
+    HPInsightWarning,
+    InvalidDataError,
+    InvalidSpaceError,
+)
+
+if TYPE_CHECKING:
+    from . import integrations
+
+__all__ = [
+    "AnyOf",
+    "Categorical",
+    "Condition",
+    "ConstantObjectiveWarning",
+    "ExcludedTrialsWarning",
+    "FanovaResult",
+    "Float",
+    "HPInsightError",
+    "HPInsightWarning",
+    "Importance",
+    "Int",
+    "InvalidDataError",
+    "InvalidSpaceError",
+    "MarginalResult",
+    "SearchSpace",
+    "__version__",
+    "fanova",
+    "integrations",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: optional layers load on first access, so ``import hpinsight`` stays light.
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("hpinsight")
+        except PackageNotFoundError:  # running from a source tree that is not installed
+            return "0+unknown"
+    if name == "integrations":
+        import importlib
+
+        return importlib.import_module(".integrations", __name__)
+    raise AttributeError(f"module 'hpinsight' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,394 @@
+"""Native values <-> encoded matrix, the measure of each parameter, and activity.
+
+Encoding (one float column per parameter):
+
+* ``Float``/``Int``: the value, or ``log(value)`` when ``log=True``;
+* ``Categorical``: the index of the choice;
+* inactive or missing: ``NaN``.
+
+Measure (what "uniform over the search space" means for each column):
+
+* continuous ``Float``: uniform on ``[low, high]`` in the encoded coordinate, so
+  log-uniform in the value for ``log=True``;
+* stepped ``Float`` and linear ``Int``: uniform over the valid values;
+* logarithmic ``Int``: the integer ``k`` has the mass a log-uniform law on
+  ``[low - 0.5, high + 0.5]`` gives to ``[k - 0.5, k + 0.5]`` -- what Optuna and
+  SMAC draw when they round a log-uniform sample;
+* ``Categorical``: uniform over choices.
+
+Integer and stepped parameters with more than ``MAX_DISCRETE_VALUES`` values are
+treated as continuous on ``[low - step/2, high + step/2]`` (or its log); the
+error this makes in any cell's mass is below one value's share.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._space import AnyOf, Categorical, Condition, Float, Int, Parameter, SearchSpace
+from .exceptions import HPInsightWarning, InvalidDataError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+MAX_DISCRETE_VALUES = 1 << 20
+_BOUND_TOL = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """The probability measure of one encoded column.
+
+    Continuous when ``points`` is ``None`` (uniform on ``[low, high]``),
+    otherwise discrete on ``points`` (sorted encoded values) with ``weights``.
+    """
+
+    low: float
+    high: float
+    points: NDArray[np.float64] | None = None
+    weights: NDArray[np.float64] | None = None
+
+    @property
+    def is_discrete(self) -> bool:
+        return self.points is not None
+
+    def cell_weights(self, thresholds: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Mass of the cells ``(-inf, t1], (t1, t2], ..., (tK, inf)``.
+
+        ``thresholds`` must be sorted ascending. Discrete points are compared
+        after rounding to float32, exactly as scikit-learn trees route inputs.
+        """
+        if self.points is None:
+            edges = np.empty(thresholds.size + 2)
+            edges[0], edges[-1] = self.low, self.high
+            np.clip(thresholds, self.low, self.high, out=edges[1:-1])
+            return np.diff(edges) / (self.high - self.low)
+        assert self.weights is not None
+        cum = np.concatenate(([0.0], np.cumsum(self.weights)))
+        cum /= cum[-1]
+        routed = self.points.astype(np.float32).astype(np.float64)
+        idx = np.empty(thresholds.size + 2, dtype=np.intp)
+        idx[0], idx[-1] = 0, self.points.size
+        idx[1:-1] = np.searchsorted(routed, thresholds, side="right")
+        return np.diff(cum[idx])
+
+    def grid(self, size: int) -> NDArray[np.float64]:
+        """Evaluation points: every discrete point (thinned to ``size`` if more), or
+        ``size`` evenly spaced encoded values."""
+        if self.points is None:
+            return np.linspace(self.low, self.high, size)
+        if self.points.size <= size:
+            return self.points.copy()
+        pick = np.unique(np.round(np.linspace(0, self.points.size - 1, size)).astype(np.intp))
+        return self.points[pick]
+
+    def sample(self, rng: np.random.Generator, n: int) -> NDArray[np.float64]:
+        if self.points is None:
+            return rng.uniform(self.low, self.high, size=n)
+        assert self.weights is not None
+        return rng.choice(self.points, size=n, p=self.weights / self.weights.sum())
+
+
+def measure_of(param: Parameter) -> Measure:
+    """Return the measure of ``param``'s encoded column (see the module docstring)."""
+    if isinstance(param, Categorical):
+        k = len(param.choices)
+        return Measure(0.0, float(k - 1), np.arange(k, dtype=np.float64), np.full(k, 1.0 / k))
+    if isinstance(param, Float) and param.step is None:
+        return Measure(*_enc_bounds(param, 0.0))
+    step = float(param.step or 1)
+    n = math.floor((param.high - param.low) / step + 1e-9) + 1
+    if n > MAX_DISCRETE_VALUES:
+        return Measure(*_enc_bounds(param, step / 2))
+    values = param.low + step * np.arange(n, dtype=np.float64)
+    if param.log:
+        edges = np.log(np.concatenate((values - 0.5, [values[-1] + 0.5])))
+        return Measure(float(np.log(values[0])), float(np.log(values[-1])), np.log(values), np.diff(edges))
+    return Measure(float(values[0]), float(values[-1]), values, np.full(n, 1.0 / n))
+
+
+def _enc_bounds(param: Float | Int, pad: float) -> tuple[float, float]:
+    low, high = param.low - pad, param.high + pad
+    return (math.log(low), math.log(high)) if param.log else (float(low), float(high))
+
+
+def encode_value(param: Parameter, value: Any) -> float:
+    """Encode one valid value of ``param``."""
+    if isinstance(param, Categorical):
+        return float(param.index_of(value))
+    return math.log(value) if param.log else float(value)
+
+
+# --------------------------------------------------------------------------------------
+# configs -> matrix
+_MISSING = object()
+
+
+def _columns(space: SearchSpace, configs: Any) -> tuple[int, dict[str, list[Any]]]:
+    """Gather per-parameter value lists from a DataFrame or a sequence of mappings."""
+    if hasattr(configs, "columns") and hasattr(configs, "to_dict"):  # pandas DataFrame
+        unknown = [str(c) for c in configs.columns if c not in space]
+        _raise_unknown(space, unknown)
+        n = len(configs)
+        cols = {
+            name: (configs[name].tolist() if name in configs.columns else [_MISSING] * n)
+            for name in space.names
+        }
+        return n, cols
+    if isinstance(configs, (Mapping, str | bytes)):
+        raise InvalidDataError(
+            "configs must be a sequence of mappings (one per trial) or a pandas DataFrame. "
+            f"Got a single {type(configs).__name__}; wrap it in a list."
+        )
+    try:
+        rows = list(configs)
+    except TypeError:
+        raise InvalidDataError(
+            "configs must be a sequence of mappings (one per trial) or a pandas DataFrame. "
+            f"Got {type(configs).__name__} instead."
+        ) from None
+    names = set(space.names)
+    unknown_set: dict[str, None] = {}
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise InvalidDataError(
+                f"Configuration {i} must be a mapping from parameter name to value. "
+                f"Got {type(row).__name__} instead.",
+                row=i,
+            )
+        if not names.issuperset(row):
+            unknown_set.update(dict.fromkeys(str(k) for k in row if k not in names))
+    _raise_unknown(space, list(unknown_set))
+    return len(rows), {name: [row.get(name, _MISSING) for row in rows] for name in space.names}
+
+
+def _raise_unknown(space: SearchSpace, unknown: Sequence[str]) -> None:
+    if unknown:
+        raise InvalidDataError(
+            f"The configurations name parameters that are not in the search space: "
+            f"{sorted(unknown)!r}. Valid names are {list(space.names)!r}; add the missing "
+            "parameters to the space or drop those keys.",
+            name=sorted(unknown)[0],
+        )
+
+
+def _is_missing(v: Any) -> bool:
+    return v is _MISSING or v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _encode_numeric(param: Float | Int, values: list[Any]) -> NDArray[np.float64]:
+    raw = [math.nan if _is_missing(v) else v for v in values]
+    try:
+        col = np.array(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        col = np.empty(len(raw))
+        for i, v in enumerate(raw):
+            try:
+                col[i] = float(v)
+            except (TypeError, ValueError):
+                raise InvalidDataError(
+                    f"Parameter {param.name!r} of configuration {i} must be a number. "
+                    f"Got {v!r} instead.",
+                    name=param.name,
+                    row=i,
+                ) from None
+    present = ~np.isnan(col)
+    tol = _BOUND_TOL * (param.high - param.low)
+    bad = present & ((col < param.low - tol) | (col > param.high + tol) | np.isinf(col))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InvalidDataError(
+            f"Parameter {param.name!r} of configuration {i} is {raw[i]!r}, outside "
+            f"[{param.low}, {param.high}] ({int(bad.sum())} value(s) out of bounds in all). "
+            "Widen the search space or drop those trials.",
+            name=param.name,
+            row=i,
+        )
+    np.clip(col, param.low, param.high, out=col, where=present)
+    step = param.step
+    if step is not None:
+        k = (col - param.low) / step
+        off = np.abs(k - np.round(k)) > (1e-9 * np.maximum(1.0, np.abs(k)) if isinstance(param, Float) else 0)
+        off &= present
+        if off.any():
+            i = int(np.flatnonzero(off)[0])
+            kind = "an integer" if isinstance(param, Int) and step == 1 else f"on the grid {param.low} + k*{step}"
+            raise InvalidDataError(
+                f"Parameter {param.name!r} of configuration {i} must be {kind}. "
+                f"Got {raw[i]!r} instead.",
+                name=param.name,
+                row=i,
+            )
+    if param.log:
+        with np.errstate(invalid="ignore"):
+            col = np.log(col)
+    return col
+
+
+def _encode_categorical(param: Categorical, values: list[Any]) -> NDArray[np.float64]:
+    col = np.empty(len(values))
+    for i, v in enumerate(values):
+        if v is _MISSING or (isinstance(v, float) and math.isnan(v) and not param.contains(v)):
+            col[i] = math.nan
+            continue
+        try:
+            col[i] = param.index_of(v)
+        except KeyError:
+            if v is None:
+                col[i] = math.nan
+                continue
+            raise InvalidDataError(
+                f"Parameter {param.name!r} of configuration {i} is {v!r}, which is not one "
+                f"of its choices {list(param.choices)!r}.",
+                name=param.name,
+                row=i,
+            ) from None
+    return col
+
+
+def encode_configs(space: SearchSpace, configs: Any) -> NDArray[np.float64]:
+    """Encode configurations (see :meth:`SearchSpace.encode`)."""
+    n, cols = _columns(space, configs)
+    X = np.empty((n, len(space)))
+    for j, param in enumerate(space.params):
+        if isinstance(param, Categorical):
+            X[:, j] = _encode_categorical(param, cols[param.name])
+        else:
+            X[:, j] = _encode_numeric(param, cols[param.name])
+    if space.conditional_names:
+        _apply_conditions(space, X)
+    return X
+
+
+def _apply_conditions(space: SearchSpace, X: NDArray[np.float64]) -> None:
+    """Check present/missing values against the conditions; blank inactive values."""
+    active = active_mask(space, X)
+    present = ~np.isnan(X)
+    missing_active = active & ~present
+    for j in np.flatnonzero(missing_active.any(axis=0)):
+        name = space.names[j]
+        if name in space.conditional_names:
+            i = int(np.flatnonzero(missing_active[:, j])[0])
+            raise InvalidDataError(
+                f"Configuration {i} has no value for {name!r}, although its conditions make it "
+                "active there. Give the value, or fix the space's conditions.",
+                name=name,
+                row=i,
+            )
+    ignored = present & ~active
+    if ignored.any():
+        counts = {space.names[j]: int(c) for j, c in enumerate(ignored.sum(axis=0)) if c}
+        warnings.warn(
+            f"{int(ignored.sum())} value(s) were given for parameters that are inactive under "
+            f"the space's conditions and are treated as inactive: {counts}.",
+            HPInsightWarning,
+            stacklevel=4,
+        )
+        X[ignored] = math.nan
+
+
+def _condition_holds(
+    space: SearchSpace, cond: Condition | AnyOf, X: NDArray[np.float64], active: NDArray[np.bool_]
+) -> NDArray[np.bool_]:
+    if isinstance(cond, AnyOf):
+        out = np.zeros(X.shape[0], dtype=bool)
+        for part in cond.conditions:
+            out |= _condition_holds(space, part, X, active)
+        return out
+    p = space.index(cond.parent)
+    parent = space.params[p]
+    col = X[:, p]
+    holds = active[:, p] & ~np.isnan(col)
+    if cond.values is not None:
+        targets = np.array([encode_value(parent, v) for v in cond.values])
+        return holds & np.isin(col, targets)
+    assert not isinstance(parent, Categorical)
+    with np.errstate(invalid="ignore"):
+        if cond.gt is not None:
+            holds &= col > _encode_bound(parent, cond.gt)
+        if cond.lt is not None:
+            holds &= col < _encode_bound(parent, cond.lt)
+    return holds
+
+
+def _encode_bound(param: Float | Int, bound: float) -> float:
+    if not param.log:
+        return float(bound)
+    return math.log(bound) if bound > 0 else -math.inf
+
+
+def active_mask(space: SearchSpace, X: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Structural activity of every entry of an encoded matrix under the conditions."""
+    if X.ndim != 2 or X.shape[1] != len(space):
+        raise InvalidDataError(
+            f"The encoded matrix must have shape (n, {len(space)}). Got {X.shape} instead."
+        )
+    active = np.ones(X.shape, dtype=bool)
+    for j in space._order:
+        name = space.names[j]
+        for cond in space.conditions_of(name):
+            active[:, j] &= _condition_holds(space, cond, X, active)
+    return active
+
+
+# --------------------------------------------------------------------------------------
+# matrix -> configs, sampling
+def snap(param: Parameter, col: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Round encoded values to the nearest valid encoded value (NaN stays NaN)."""
+    if isinstance(param, Categorical):
+        return np.clip(np.round(col), 0, len(param.choices) - 1)
+    if isinstance(param, Float) and param.step is None:
+        lo, hi = _enc_bounds(param, 0.0)
+        return np.clip(col, lo, hi)
+    step = float(param.step or 1)
+    values = np.exp(col) if param.log else col
+    values = np.clip(param.low + step * np.round((values - param.low) / step), param.low, param.high)
+    return np.log(values) if param.log else values
+
+
+def decode_matrix(space: SearchSpace, X: Any) -> list[dict[str, Any]]:
+    """Decode an encoded matrix (see :meth:`SearchSpace.decode`)."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != len(space):
+        raise InvalidDataError(
+            f"decode expects an array of shape (n, {len(space)}). Got {X.shape} instead."
+        )
+    columns: list[list[Any]] = []
+    for j, param in enumerate(space.params):
+        col = snap(param, X[:, j])
+        present = ~np.isnan(col)
+        if isinstance(param, Categorical):
+            idx = np.where(present, col, 0).astype(np.intp)
+            values: list[Any] = [param.choices[k] for k in idx.tolist()]
+        else:
+            native = np.exp(col) if param.log else col
+            if isinstance(param, Int):
+                native = np.round(np.where(present, native, 0))
+                values = [int(v) for v in native.tolist()]
+            else:
+                values = np.clip(native, param.low, param.high).tolist()
+        columns.append([v if ok else _MISSING for v, ok in zip(values, present.tolist(), strict=True)])
+    names = space.names
+    return [
+        {name: v for name, v in zip(names, row, strict=True) if v is not _MISSING}
+        for row in zip(*columns, strict=True)
+    ] if columns else []
+
+
+def sample_encoded(space: SearchSpace, n: int, *, seed: int | None = None) -> NDArray[np.float64]:
+    """Draw ``n`` encoded configurations from the space's measure, inactive entries NaN."""
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+        raise InvalidDataError(f"The 'n' parameter of sample must be an int >= 0. Got {n!r} instead.")
+    rng = np.random.default_rng(seed)
+    X = np.empty((int(n), len(space)))
+    for j, param in enumerate(space.params):
+        X[:, j] = snap(param, measure_of(param).sample(rng, int(n)))
+    if space.conditional_names:
+        X[~active_mask(space, X)] = math.nan
+    return X

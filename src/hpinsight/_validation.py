@@ -1,0 +1,85 @@
+"""Argument checks shared by the public functions (validated once, at the boundary)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .exceptions import InvalidDataError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+
+def check_int(value: Any, name: str, func: str, *, minimum: int | None = None, allow_none: bool = False) -> int | None:
+    """Return ``value`` as an int or raise a TypeError/ValueError naming the parameter."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"The {name!r} parameter of {func} must be an int. Got {value!r} instead."
+        )
+    if minimum is not None and value < minimum:
+        raise ValueError(
+            f"The {name!r} parameter of {func} must be >= {minimum}. Got {value!r} instead."
+        )
+    return int(value)
+
+
+def check_seed(seed: Any, func: str) -> int | None:
+    """Seeds are ``int | None``; a Generator would make results unreproducible to compare."""
+    return check_int(seed, "seed", func, minimum=0, allow_none=True)
+
+
+def check_choice(value: Any, name: str, func: str, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise ValueError(
+            f"The {name!r} parameter of {func} must be one of {list(choices)!r}. "
+            f"Got {value!r} instead."
+        )
+    return str(value)
+
+
+def check_real(value: Any, name: str, func: str, *, low: float, high: float, low_open: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise TypeError(
+            f"The {name!r} parameter of {func} must be a finite number. Got {value!r} instead."
+        )
+    v = float(value)
+    if (v <= low if low_open else v < low) or v > high:
+        bracket = "(" if low_open else "["
+        raise ValueError(
+            f"The {name!r} parameter of {func} must be in {bracket}{low}, {high}]. "
+            f"Got {value!r} instead."
+        )
+    return float(value)
+
+
+def as_objective(y: Any, n_configs: int, func: str) -> NDArray[np.float64]:
+    """Objective values as a 1-D float array matching the configurations."""
+    if hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    try:
+        arr = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidDataError(
+            f"The 'y' parameter of {func} must be a sequence of numbers (objective values). "
+            "Some entries cannot be read as numbers."
+        ) from None
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise InvalidDataError(
+            f"The 'y' parameter of {func} must be one-dimensional (one value per configuration). "
+            f"Got shape {arr.shape}; for several objectives analyse one column at a time."
+        )
+    if arr.size != n_configs:
+        raise InvalidDataError(
+            f"{func} got {n_configs} configurations but {arr.size} objective values; "
+            "they must match one to one."
+        )
+    return arr

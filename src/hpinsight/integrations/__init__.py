@@ -1,0 +1,1 @@
+"""Plug-ins used during optimization (Optuna, SMAC); each imports its optimizer lazily."""

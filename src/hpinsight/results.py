@@ -1,0 +1,7 @@
+"""Index of the result classes returned by hpinsight's public functions."""
+
+from __future__ import annotations
+
+from ._fanova import FanovaResult, Importance, MarginalResult
+
+__all__ = ["FanovaResult", "Importance", "MarginalResult"]
