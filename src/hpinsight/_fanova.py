@@ -1,0 +1,606 @@
+"""Exact functional ANOVA of random-forest predictions.
+
+Hutter, Hoos & Leyton-Brown, "An Efficient Approach for Assessing
+Hyperparameter Importance", ICML 2014: Sections 2-3, Algorithms 1-2, Eq. 1-6,
+and the capping of Section 3.3.
+
+Estimand. For each tree ``T`` of the forest, its prediction ``y_T`` is a
+function on the search space; under the space's product measure (uniform in
+the encoded coordinate: log-uniform for ``log=True``, uniform over integer
+values and over categorical choices, see ``_encoding``) it has the functional
+ANOVA decomposition ``y_T = sum_U f_U`` (Eq. 4) and variance
+``V = sum_U V_U`` (Eq. 6). We report ``F_U = V_U / V`` per tree -- computed
+exactly from the tree's leaf partition -- and its mean and standard deviation
+(``ddof=0``, as the reference implementation) over trees.
+
+Conditional parameters: inactive entries are imputed with draws from the
+parameter's measure before fitting (see ``_forest``), so the forest is a
+function on the full product space and a conditional parameter's fraction is
+its share of the variance under that product measure -- the part of the space
+where it is inactive contributes nothing to it.
+
+Where we differ from reference implementations:
+
+* Optuna's ``FanovaImportanceEvaluator`` integrates log parameters in raw
+  units, reports main effects only, drops the per-tree std and drops trials
+  with conditional parameters. Here log parameters are integrated in log space,
+  interactions of any order are available, std is kept, no trial is dropped.
+* automl/fanova uses the same definitions; we additionally weight integer and
+  categorical cells by their number of values (not by interval length).
+* Trees whose prediction is constant over the space (``V = 0``) have no
+  fractions; they are left out of means and stds and counted in
+  ``FanovaResult.n_constant_trees``. If every tree is constant the objective
+  is flagged constant and all importances are 0.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from ._encoding import measure_of
+from ._forest import Forest, fit_forest, forest_from_estimator
+from ._optional import import_optional
+from ._space import SearchSpace
+from ._tree import (
+    Partition,
+    compute_partition,
+    main_effects,
+    marginal_grid,
+    pair_effects,
+    subset_effect,
+    subset_variance,
+)
+from ._validation import as_objective, check_choice, check_int, check_real, check_seed
+from .exceptions import ConstantObjectiveWarning, ExcludedTrialsWarning, InvalidDataError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+
+__all__ = ["FanovaResult", "Importance", "MarginalResult", "fanova"]
+
+
+def _readonly(a: NDArray[Any]) -> NDArray[Any]:
+    a = np.asarray(a)
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True, slots=True)
+class Importance:
+    """Fraction of variance explained by one effect, over the trees of a forest.
+
+    Attributes
+    ----------
+    params : tuple of str
+        One name for a main effect, several for their pure interaction.
+    mean, std : float
+        Mean and standard deviation over non-constant trees.
+    """
+
+    params: tuple[str, ...]
+    mean: float
+    std: float
+
+    def __repr__(self) -> str:
+        return f"Importance({' x '.join(self.params)}: {self.mean:.4f} ± {self.std:.4f})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe representation."""
+        return {"params": list(self.params), "mean": self.mean, "std": self.std}
+
+
+@dataclass(frozen=True, slots=True)
+class MarginalResult:
+    """Marginal prediction of one or two parameters, averaged over all others.
+
+    Attributes
+    ----------
+    params : tuple of str
+    grid : tuple of tuple
+        Evaluation values of each parameter in native units (choices for
+        categoricals).
+    encoded_grid : tuple of ndarray
+        The same points in the encoded coordinate.
+    per_tree : ndarray of shape (n_trees, G1[, G2])
+        Each tree's exact marginal at the grid points.
+    mean, std : ndarray of shape (G1[, G2])
+        Over trees (``ddof=0``).
+    """
+
+    params: tuple[str, ...]
+    grid: tuple[tuple[Any, ...], ...]
+    encoded_grid: tuple[NDArray[np.float64], ...]
+    per_tree: NDArray[np.float64]
+    mean: NDArray[np.float64]
+    std: NDArray[np.float64]
+
+    def __repr__(self) -> str:
+        shape = "x".join(str(len(g)) for g in self.grid)
+        return f"MarginalResult(params={self.params!r}, grid={shape}, trees={self.per_tree.shape[0]})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe representation (grids, mean and std as nested lists)."""
+        return {
+            "params": list(self.params),
+            "grid": [[_json_value(v) for v in g] for g in self.grid],
+            "mean": self.mean.tolist(),
+            "std": self.std.tolist(),
+        }
+
+    def to_frame(self) -> Any:
+        """Long-format ``pandas.DataFrame``: one row per grid point."""
+        pd = import_optional("pandas", "MarginalResult.to_frame")
+        mesh = np.meshgrid(*[np.arange(len(g)) for g in self.grid], indexing="ij")
+        data: dict[str, Any] = {
+            name: [self.grid[a][k] for k in mesh[a].ravel()] for a, name in enumerate(self.params)
+        }
+        data["mean"] = self.mean.ravel()
+        data["std"] = self.std.ravel()
+        return pd.DataFrame(data)
+
+
+def _json_value(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if v is None or isinstance(v, bool | int | float | str):
+        return v
+    return str(v)
+
+
+@dataclass(frozen=True, slots=True)
+class FanovaResult:
+    """Functional ANOVA decomposition of a random forest over a search space.
+
+    Use :meth:`importance`, :meth:`ranking` and :meth:`marginal`; the raw
+    per-tree numbers are kept so any summary can be recomputed without a refit.
+
+    Attributes
+    ----------
+    space : SearchSpace
+    subsets : tuple of tuple of str
+        The effects computed: all subsets of size 1 to ``max_order``.
+    variances : ndarray of shape (n_trees, n_subsets)
+        ``V_U`` per tree (objective units squared).
+    tree_variances : ndarray of shape (n_trees,)
+        Total prediction variance ``V`` of each tree.
+    tree_means : ndarray of shape (n_trees,)
+        Mean prediction ``f_0`` of each tree.
+    max_order : int
+    n_trials : int
+        Trials the forest was fit on.
+    n_excluded : int
+        Trials left out because their objective value was NaN or infinite.
+    n_inactive : dict of str to int
+        Per parameter, how many of the used trials had it inactive or missing.
+    cap_value : float or None
+        The cap applied to the objective (Section 3.3), if any.
+    cap_quantile : float or None
+    direction : {"minimize", "maximize"}
+    oob_r2 : float or None
+        Out-of-bag R² of the forest (when hpinsight fit it with a bootstrap).
+    seed : int or None
+    """
+
+    space: SearchSpace
+    subsets: tuple[tuple[str, ...], ...]
+    variances: NDArray[np.float64]
+    tree_variances: NDArray[np.float64]
+    tree_means: NDArray[np.float64]
+    max_order: int
+    n_trials: int
+    n_excluded: int
+    n_inactive: dict[str, int]
+    cap_value: float | None
+    cap_quantile: float | None
+    direction: str
+    oob_r2: float | None
+    seed: int | None
+    forest: Forest = field(repr=False)
+    _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_index", {frozenset(s): i for i, s in enumerate(self.subsets)})
+
+    # -- summaries ----------------------------------------------------------------------
+    @property
+    def n_trees(self) -> int:
+        """Number of trees in the forest."""
+        return int(self.tree_variances.size)
+
+    @property
+    def valid_trees(self) -> NDArray[np.bool_]:
+        """Trees with positive prediction variance (the ones fractions are averaged over)."""
+        return self.tree_variances > 0
+
+    @property
+    def n_constant_trees(self) -> int:
+        """Trees whose prediction is constant over the space (left out of fractions)."""
+        return int(self.n_trees - self.valid_trees.sum())
+
+    @property
+    def is_constant(self) -> bool:
+        """True when every tree is constant: the objective shows no variation to explain."""
+        return not bool(self.valid_trees.any())
+
+    @property
+    def fractions(self) -> NDArray[np.float64]:
+        """``F_U = V_U / V`` per tree, shape (n_trees, n_subsets); NaN rows for constant trees."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = self.variances / self.tree_variances[:, None]
+        out[~self.valid_trees] = np.nan
+        return out
+
+    @property
+    def total_variance(self) -> float:
+        """Mean over trees of the prediction variance ``V`` over the space (Eq. 5)."""
+        return float(self.tree_variances.mean())
+
+    @property
+    def unexplained_fraction(self) -> Importance:
+        """Share of variance in interactions of order above ``max_order`` (mean, std)."""
+        return self._summarize((), 1.0 - np.nansum(self.fractions, axis=1))
+
+    def _summarize(self, params: tuple[str, ...], per_tree: NDArray[np.float64]) -> Importance:
+        valid = self.valid_trees
+        if not valid.any():
+            return Importance(params, 0.0, 0.0)
+        vals = per_tree[valid]
+        return Importance(params, float(vals.mean()), float(vals.std()))
+
+    def importance(self, *names: str) -> Importance:
+        """Fraction of variance of one parameter (main effect) or of the pure
+        interaction of several.
+
+        Parameters
+        ----------
+        *names : str
+            One or more parameter names (order does not matter).
+
+        Returns
+        -------
+        Importance
+
+        Raises
+        ------
+        KeyError
+            If a name is not in the space or the subset was not computed
+            (raise ``max_order``).
+        """
+        if not names:
+            raise TypeError("importance() needs at least one parameter name.")
+        for n in names:
+            self.space.index(n)
+        key = frozenset(names)
+        if len(key) != len(names):
+            raise KeyError(f"importance() got a repeated parameter name in {names!r}.")
+        if key not in self._index:
+            raise KeyError(
+                f"The interaction {names!r} of order {len(names)} was not computed; "
+                f"this result has max_order={self.max_order}. Call fanova(..., max_order={len(names)})."
+            )
+        i = self._index[key]
+        ordered = self.subsets[i]
+        return self._summarize(ordered, self.fractions[:, i])
+
+    def ranking(self, order: int | None = None) -> tuple[Importance, ...]:
+        """Effects sorted by mean fraction, largest first.
+
+        Parameters
+        ----------
+        order : int, optional
+            Only effects of this many parameters (1 = main effects). Default: all.
+        """
+        picked = [s for s in self.subsets if order is None or len(s) == order]
+        ranked = [self.importance(*s) for s in picked]
+        return tuple(sorted(ranked, key=lambda imp: (-imp.mean, imp.params)))
+
+    # -- marginals ------------------------------------------------------------------------
+    def marginal(self, *names: str, grid_size: int = 100) -> MarginalResult:
+        """Exact marginal prediction of one or two parameters (Eq. 1), per tree.
+
+        Parameters
+        ----------
+        *names : str
+            One or two parameter names.
+        grid_size : int, default=100
+            Points per continuous parameter (evenly spaced in the encoded
+            coordinate, i.e. log-spaced for ``log=True``). Discrete parameters
+            use all their values, thinned to ``grid_size`` when there are more.
+
+        Returns
+        -------
+        MarginalResult
+        """
+        if len(names) not in (1, 2):
+            raise TypeError(f"marginal() takes one or two parameter names. Got {len(names)}.")
+        if len(set(names)) != len(names):
+            raise ValueError(f"marginal() got a repeated parameter name in {names!r}.")
+        check_int(grid_size, "grid_size", "FanovaResult.marginal", minimum=2)
+        cols = [self.space.index(n) for n in names]
+        measures = [measure_of(p) for p in self.space.params]
+        enc = [measures[c].grid(grid_size) for c in cols]
+        per_tree = np.empty((self.n_trees, *[e.size for e in enc]))
+        for t, tree in enumerate(self.forest.trees):
+            part = compute_partition(tree, measures)
+            a = marginal_grid(part, cols) if part.value.size else np.full([1] * len(cols), part.mean)
+            cells = [part.cells_of(c, e) if part.value.size else np.zeros(e.size, np.intp) for c, e in zip(cols, enc, strict=True)]
+            per_tree[t] = a[np.ix_(*cells)]
+        native = []
+        for c, e in zip(cols, enc, strict=True):
+            param = self.space.params[c]
+            X = np.full((e.size, len(self.space)), np.nan)
+            X[:, c] = e
+            decoded = self.space.decode(X)
+            native.append(tuple(row.get(param.name) for row in decoded))
+        return MarginalResult(
+            params=tuple(names),
+            grid=tuple(native),
+            encoded_grid=tuple(_readonly(e) for e in enc),
+            per_tree=_readonly(per_tree),
+            mean=_readonly(per_tree.mean(axis=0)),
+            std=_readonly(per_tree.std(axis=0)),
+        )
+
+    # -- export ---------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        top = self.ranking(order=1)[:3]
+        tops = ", ".join(f"{i.params[0]}={i.mean:.3f}" for i in top)
+        flag = ", constant objective" if self.is_constant else ""
+        return (
+            f"FanovaResult(n_trials={self.n_trials}, n_trees={self.n_trees}, "
+            f"max_order={self.max_order}, top=[{tops}]{flag})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe summary: every effect's mean and std, plus what was analysed."""
+        return {
+            "params": list(self.space.names),
+            "effects": [imp.to_dict() for imp in self.ranking()],
+            "unexplained_fraction": self.unexplained_fraction.to_dict(),
+            "total_variance": self.total_variance,
+            "max_order": self.max_order,
+            "n_trees": self.n_trees,
+            "n_constant_trees": self.n_constant_trees,
+            "is_constant": self.is_constant,
+            "n_trials": self.n_trials,
+            "n_excluded": self.n_excluded,
+            "n_inactive": dict(self.n_inactive),
+            "cap_value": self.cap_value,
+            "cap_quantile": self.cap_quantile,
+            "direction": self.direction,
+            "oob_r2": self.oob_r2,
+            "seed": self.seed,
+        }
+
+    def to_frame(self) -> Any:
+        """``pandas.DataFrame`` with one row per effect: params, order, mean, std."""
+        pd = import_optional("pandas", "FanovaResult.to_frame")
+        rows = [
+            {"params": " x ".join(i.params), "order": len(i.params), "mean": i.mean, "std": i.std}
+            for i in self.ranking()
+        ]
+        return pd.DataFrame(rows, columns=["params", "order", "mean", "std"])
+
+
+# ------------------------------------------------------------------------------------------
+def decompose_tree(
+    part: Partition, subsets: Sequence[tuple[int, ...]], max_order: int
+) -> NDArray[np.float64]:
+    """``V_U`` of one tree for each subset (sorted column tuples), Algorithm 2."""
+    out = np.zeros(len(subsets))
+    if part.variance == 0:
+        return out
+    mains, v_main = main_effects(part)
+    pos = {s: k for k, s in enumerate(subsets)}
+    for j in range(len(mains)):
+        if (j,) in pos:
+            out[pos[(j,)]] = v_main[j]
+    if max_order < 2:
+        return out
+    pairs = [s for s in subsets if len(s) == 2]
+    v_pair, f_pair = pair_effects(part, mains, pairs, keep=max_order >= 3)
+    for s, v in v_pair.items():
+        out[pos[s]] = v
+    if max_order < 3:
+        return out
+    lower: dict[tuple[int, ...], NDArray[np.float64]] = {(j,): mains[j] for j in range(len(mains))}
+    for pair, f_ij in f_pair.items():
+        lower[pair] = f_ij
+    for cols in subsets:
+        if len(cols) >= 3:
+            f = subset_effect(part, cols, lower)
+            lower[cols] = f
+            out[pos[cols]] = subset_variance(part, cols, f)
+    return out
+
+
+def fanova(
+    configs: Any,
+    y: Any,
+    space: SearchSpace,
+    *,
+    n_trees: int = 64,
+    seed: int | None = None,
+    max_order: int = 1,
+    cap_quantile: float | None = None,
+    cap_value: float | None = None,
+    direction: Literal["minimize", "maximize"] = "minimize",
+    forest: Any = None,
+    min_samples_leaf: int = 1,
+    max_features: float = 1.0,
+    max_samples: int | float | Literal["auto"] | None = "auto",
+    n_jobs: int | None = -1,
+) -> FanovaResult:
+    """Exact functional ANOVA of a random forest fit on a trial history.
+
+    Parameters
+    ----------
+    configs : sequence of mapping or pandas.DataFrame
+        Configurations in native units; a missing parameter is inactive.
+    y : array-like of shape (n_trials,)
+        Objective values. NaN/inf entries are excluded (with a warning that
+        says how many).
+    space : SearchSpace
+        The search space; it fixes the measure integrated over.
+    n_trees : int, default=64
+        Trees in the forest.
+    seed : int, optional
+        Same seed, bit-identical result.
+    max_order : int, default=1
+        Largest interaction order to compute (1 = main effects, 2 = all pairs).
+    cap_quantile : float in (0, 1], optional
+        Cap the objective at its ``cap_quantile`` quantile (the ``1 - q``
+        quantile when maximizing) before fitting, so the analysis explains the
+        variation among the best ``q`` fraction of trials (Section 3.3).
+    cap_value : float, optional
+        Cap the objective at this value instead (e.g. the default's score).
+    direction : {"minimize", "maximize"}, default="minimize"
+        Which way is better; used for capping.
+    forest : fitted scikit-learn tree ensemble, optional
+        Analyse this forest (trained on ``space.encode(configs)`` with inactive
+        entries filled in) instead of fitting one. ``configs``/``y`` are then
+        only validated and counted; capping is not possible.
+    min_samples_leaf, max_features : forest options
+        Passed to ``RandomForestRegressor``.
+    max_samples : int, float, "auto" or None, default="auto"
+        Rows per bootstrap sample; "auto" is ``min(n_trials, 10000)``.
+    n_jobs : int, optional, default=-1
+        Cores used to fit the forest (-1: all).
+
+    Returns
+    -------
+    FanovaResult
+
+    Raises
+    ------
+    InvalidDataError
+        Empty data, mismatched lengths, values outside the space, unknown
+        names, or no finite objective value.
+
+    Examples
+    --------
+    >>> import numpy as np, hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    >>> configs = space.sample(300, seed=0)
+    >>> y = [10 * c["x"] + 0.1 * c["z"] for c in configs]
+    >>> result = hp.fanova(configs, y, space, seed=0)
+    >>> result.ranking()[0].params
+    ('x',)
+    >>> result.importance("x").mean > 0.95
+    True
+    """
+    func = "fanova"
+    if not isinstance(space, SearchSpace):
+        raise TypeError(
+            f"The 'space' parameter of {func} must be an hpinsight SearchSpace. "
+            f"Got {type(space).__name__} instead; see SearchSpace.from_optuna / from_configspace."
+        )
+    n_trees = check_int(n_trees, "n_trees", func, minimum=1)  # type: ignore[assignment]
+    seed = check_seed(seed, func)
+    max_order = check_int(max_order, "max_order", func, minimum=1)  # type: ignore[assignment]
+    if max_order > len(space):
+        raise ValueError(
+            f"The 'max_order' parameter of {func} must be at most the number of parameters "
+            f"({len(space)}). Got {max_order} instead."
+        )
+    direction = check_choice(direction, "direction", func, ("minimize", "maximize"))  # type: ignore[assignment]
+    if cap_quantile is not None and cap_value is not None:
+        raise ValueError(f"{func} takes cap_quantile or cap_value, not both.")
+    if cap_quantile is not None:
+        cap_quantile = check_real(cap_quantile, "cap_quantile", func, low=0.0, high=1.0, low_open=True)
+    if cap_value is not None:
+        cap_value = check_real(cap_value, "cap_value", func, low=-math.inf, high=math.inf)
+    if forest is not None and (cap_quantile is not None or cap_value is not None):
+        raise ValueError(
+            f"{func} cannot cap the objective of an already fitted forest; drop 'forest' so "
+            "hpinsight refits on the capped values, or cap y before fitting yours."
+        )
+
+    X = space.encode(configs)
+    y_arr = as_objective(y, X.shape[0], func)
+    if X.shape[0] == 0:
+        raise InvalidDataError(f"{func} got no trials; it needs at least one configuration with a finite objective value.")
+    finite = np.isfinite(y_arr)
+    n_excluded = int((~finite).sum())
+    if not finite.any():
+        raise InvalidDataError(
+            f"None of the {y_arr.size} objective values passed to {func} is finite "
+            "(all are NaN or infinite); there is nothing to analyse."
+        )
+    if n_excluded:
+        warnings.warn(
+            f"{n_excluded} of {y_arr.size} trials were excluded from {func} because their "
+            "objective value is NaN or infinite.",
+            ExcludedTrialsWarning,
+            stacklevel=2,
+        )
+        X, y_arr = X[finite], y_arr[finite]
+    else:
+        y_arr = y_arr.copy()
+
+    applied_cap: float | None = None
+    if cap_quantile is not None:
+        q = cap_quantile if direction == "minimize" else 1.0 - cap_quantile
+        applied_cap = float(np.quantile(y_arr, q))
+    elif cap_value is not None:
+        applied_cap = cap_value
+    if applied_cap is not None:
+        y_arr = np.minimum(y_arr, applied_cap) if direction == "minimize" else np.maximum(y_arr, applied_cap)
+
+    if forest is None:
+        model = fit_forest(
+            space, X, y_arr, n_trees=n_trees, seed=seed, min_samples_leaf=min_samples_leaf,
+            max_features=max_features, max_samples=max_samples, n_jobs=n_jobs,
+        )
+    else:
+        model = forest_from_estimator(forest, len(space))
+
+    d = len(space)
+    index_subsets = [s for k in range(1, max_order + 1) for s in combinations(range(d), k)]
+    measures = [measure_of(p) for p in space.params]
+    variances = np.empty((len(model.trees), len(index_subsets)))
+    tree_var = np.empty(len(model.trees))
+    tree_mean = np.empty(len(model.trees))
+    for t, tree in enumerate(model.trees):
+        part = compute_partition(tree, measures)
+        tree_var[t] = part.variance
+        tree_mean[t] = part.mean
+        variances[t] = decompose_tree(part, index_subsets, max_order)
+
+    names = space.names
+    result = FanovaResult(
+        space=space,
+        subsets=tuple(tuple(names[j] for j in s) for s in index_subsets),
+        variances=_readonly(variances),
+        tree_variances=_readonly(tree_var),
+        tree_means=_readonly(tree_mean),
+        max_order=max_order,
+        n_trials=int(X.shape[0]),
+        n_excluded=n_excluded,
+        n_inactive={n: int(c) for n, c in zip(names, np.isnan(X).sum(axis=0), strict=True)},
+        cap_value=applied_cap,
+        cap_quantile=cap_quantile,
+        direction=direction,
+        oob_r2=model.oob_r2,
+        seed=seed,
+        forest=model,
+    )
+    if result.is_constant:
+        warnings.warn(
+            f"The forest's prediction does not vary over the search space ({X.shape[0]} trial(s) "
+            "used): the objective looks constant, so every importance is 0.",
+            ConstantObjectiveWarning,
+            stacklevel=2,
+        )
+    return result
+
