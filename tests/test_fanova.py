@@ -1,0 +1,312 @@
+"""Behaviour of the public fanova(): ground truth, measure, conditionals, capping,
+bad input, determinism and invariants."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.ensemble import RandomForestRegressor
+
+import hpinsight as hp
+
+from .conftest import fake_forest, fake_tree
+
+
+def _ishigami(X: np.ndarray) -> np.ndarray:
+    return np.sin(X[:, 0]) + 7 * np.sin(X[:, 1]) ** 2 + 0.1 * X[:, 2] ** 4 * np.sin(X[:, 0])
+
+
+def test_ishigami_recovers_sobol_indices():
+    # Analytic indices for a=7, b=0.1: S1=0.314, S2=0.442, S3=0, S13=0.244, all other 0.
+    # Tolerances: the decomposition is exact for the forest (test_tree_exact), so what is
+    # left is the forest's approximation error. With 2,000 uniform samples a random forest
+    # flattens the two peaks of 7 sin^2(x2); brute-force integration of the *averaged* forest
+    # gives S2 ~ 0.36 too, so S2 gets the widest band and is checked to rank first.
+    space = hp.SearchSpace([hp.Float(f"x{i}", -math.pi, math.pi) for i in (1, 2, 3)])
+    configs = space.sample(2000, seed=0)
+    y = _ishigami(space.encode(configs))
+    r = hp.fanova(configs, y, space, seed=0, max_order=2)
+    assert r.importance("x1").mean == pytest.approx(0.314, abs=0.04)
+    assert r.importance("x2").mean == pytest.approx(0.442, abs=0.12)
+    assert r.importance("x3").mean == pytest.approx(0.0, abs=0.02)
+    assert r.importance("x1", "x3").mean == pytest.approx(0.244, abs=0.04)
+    assert r.importance("x1", "x2").mean < 0.03
+    assert [i.params for i in r.ranking(order=1)] == [("x2",), ("x1",), ("x3",)]
+    assert r.oob_r2 is not None
+    assert r.oob_r2 > 0.9
+
+
+def test_log_parameter_is_analysed_in_log_space():
+    space = hp.SearchSpace([hp.Float("lr", 1e-5, 1.0, log=True), hp.Float("noise", 0.0, 1.0)])
+    configs = space.sample(600, seed=1)
+    y = [math.log(c["lr"]) for c in configs]
+    r = hp.fanova(configs, y, space, seed=0)
+    assert r.importance("lr").mean > 0.99
+    m = r.marginal("lr", grid_size=30)
+    x = np.log(np.asarray(m.grid[0], dtype=float))
+    np.testing.assert_allclose(x, np.linspace(math.log(1e-5), 0.0, 30), atol=1e-9)
+    slope, intercept = np.polyfit(x, m.mean, 1)
+    resid = m.mean - (slope * x + intercept)
+    assert slope == pytest.approx(1.0, abs=0.05)
+    assert np.abs(resid).max() < 0.4  # piecewise-constant steps around a straight line
+
+
+def test_categorical_and_int_are_weighted_by_value_count():
+    # y depends only on whether n == 1 (one of 10 values): mean of y is 0.1 * 10 = 1.
+    space = hp.SearchSpace([hp.Int("n", 1, 10), hp.Categorical("c", list("abcd"))])
+    configs = [{"n": n, "c": c} for n in range(1, 11) for c in "abcd"] * 3
+    y = [10.0 if cfg["n"] == 1 else 0.0 for cfg in configs]
+    r = hp.fanova(configs, y, space, seed=0, n_trees=8)
+    assert r.tree_means == pytest.approx(np.ones(8), abs=1e-9)
+    assert r.total_variance == pytest.approx(0.1 * 0.9 * 100, rel=1e-9)
+    assert r.importance("n").mean == pytest.approx(1.0, abs=1e-9)
+    m = r.marginal("c")
+    assert m.grid == (("a", "b", "c", "d"),)
+    np.testing.assert_allclose(m.mean, 1.0, atol=1e-9)
+
+
+def test_conditional_child_is_ranked_by_its_effect_and_no_trial_is_dropped():
+    space = hp.SearchSpace(
+        [
+            hp.Categorical("kernel", ["rbf", "linear"]),
+            hp.Float("gamma", 0.0, 1.0),
+            hp.Float("noise1", 0.0, 1.0),
+            hp.Float("noise2", 0.0, 1.0),
+        ],
+        conditions=[hp.Condition("gamma", "kernel", values=["rbf"])],
+    )
+    configs = space.sample(800, seed=3)
+    y = [10 * c["gamma"] if c["kernel"] == "rbf" else 5.0 for c in configs]
+    r = hp.fanova(configs, y, space, seed=0, max_order=2)
+    n_linear = sum(c["kernel"] == "linear" for c in configs)
+    assert r.n_trials == 800
+    assert r.n_inactive["gamma"] == n_linear > 300
+    ranks = [i.params[0] for i in r.ranking(order=1)]
+    assert ranks[0] == "gamma"
+    assert r.importance("gamma").mean > 0.3
+    assert r.importance("kernel", "gamma").mean > 0.2  # gamma only matters under rbf
+    for noise in ("noise1", "noise2"):
+        assert r.importance(noise).mean < 0.01
+
+
+@pytest.mark.parametrize("direction", ["minimize", "maximize"])
+def test_capping_explains_the_good_region(direction):
+    # a decides between a bad and a good half; b matters only inside the good half.
+    space = hp.SearchSpace([hp.Float("a", 0.0, 1.0), hp.Float("b", 0.0, 1.0)])
+    configs = space.sample(1500, seed=4)
+    sign = 1.0 if direction == "minimize" else -1.0
+    y = [sign * (100.0 * (c["a"] > 0.5) + (c["a"] <= 0.5) * c["b"]) for c in configs]
+    plain = hp.fanova(configs, y, space, seed=0, direction=direction)
+    capped = hp.fanova(configs, y, space, seed=0, cap_quantile=0.4, direction=direction)
+    # Capped at the 40% quantile (~0.8): the bad half becomes the constant cap, so `a` keeps
+    # only the gap between the cap and the good half's mean, and `b` carries the rest.
+    assert plain.importance("a").mean > 0.95
+    assert plain.importance("b").mean < 0.01
+    assert capped.importance("a").mean < 0.6
+    assert capped.importance("b").mean > 0.2
+    assert capped.cap_quantile == 0.4
+    expected_cap = np.quantile(y, 0.4 if direction == "minimize" else 0.6)
+    assert capped.cap_value == pytest.approx(expected_cap)
+    by_value = hp.fanova(configs, y, space, seed=0, cap_value=capped.cap_value, direction=direction)
+    np.testing.assert_array_equal(by_value.variances, capped.variances)
+
+
+def test_capping_does_not_mutate_user_data():
+    space = hp.SearchSpace([hp.Float("a", 0.0, 1.0)])
+    configs = space.sample(50, seed=0)
+    y = np.arange(50, dtype=float)
+    before_cfg = [dict(c) for c in configs]
+    hp.fanova(configs, y, space, cap_quantile=0.5, seed=0, n_trees=4)
+    np.testing.assert_array_equal(y, np.arange(50, dtype=float))
+    assert configs == before_cfg
+
+
+# -- bad input -------------------------------------------------------------------------
+_SPACE = hp.SearchSpace([hp.Float("x", 0.0, 1.0), hp.Categorical("c", ["a", "b"])])
+_OK = [{"x": 0.1 * i, "c": "ab"[i % 2]} for i in range(10)]
+_Y = [float(i) for i in range(10)]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        pytest.param({"configs": [], "y": []}, hp.InvalidDataError, "no trials", id="empty"),
+        pytest.param({"y": _Y[:5]}, hp.InvalidDataError, "10 configurations but 5", id="lengths"),
+        pytest.param({"y": [math.nan] * 10}, hp.InvalidDataError, "None of the 10", id="all-nan"),
+        pytest.param({"y": [[1.0, 2.0]] * 10}, hp.InvalidDataError, "one-dimensional", id="2d-y"),
+        pytest.param({"y": ["a"] * 10}, hp.InvalidDataError, "numbers", id="text-y"),
+        pytest.param(
+            {"configs": [*_OK[:9], {"x": 0.5, "c": "a", "z": 1}]},
+            hp.InvalidDataError, r"not in the search space: \['z'\]", id="unknown-name",
+        ),
+        pytest.param(
+            {"configs": [*_OK[:9], {"x": 1.5, "c": "a"}]},
+            hp.InvalidDataError, r"configuration 9 is 1.5, outside \[0.0, 1.0\]", id="out-of-bounds",
+        ),
+        pytest.param(
+            {"configs": [*_OK[:9], {"x": 0.5, "c": "zz"}]},
+            hp.InvalidDataError, "'zz', which is not one of its choices", id="unknown-choice",
+        ),
+        pytest.param(
+            {"configs": [*_OK[:9], {"x": "high", "c": "a"}]},
+            hp.InvalidDataError, "must be a number", id="text-value",
+        ),
+        pytest.param({"configs": {"x": 0.1}}, hp.InvalidDataError, "wrap it in a list", id="one-dict"),
+        pytest.param({"configs": [1, 2]}, hp.InvalidDataError, "must be a mapping", id="not-mappings"),
+        pytest.param({"space": {"x": (0, 1)}}, TypeError, "must be an hpinsight SearchSpace", id="space-type"),
+        pytest.param({"n_trees": 0}, ValueError, "'n_trees' parameter of fanova must be >= 1", id="n-trees"),
+        pytest.param({"seed": 1.5}, TypeError, "'seed' parameter of fanova must be an int", id="seed"),
+        pytest.param({"max_order": 3}, ValueError, "at most the number of parameters", id="order"),
+        pytest.param({"direction": "min"}, ValueError, "must be one of", id="direction"),
+        pytest.param({"cap_quantile": 0.0}, ValueError, r"must be in \(0.0, 1.0\]", id="cap-q"),
+        pytest.param({"cap_quantile": 0.5, "cap_value": 1.0}, ValueError, "not both", id="two-caps"),
+        pytest.param(
+            {"cap_value": 1.0, "forest": RandomForestRegressor(2).fit(np.zeros((3, 2)), [0, 1, 2])},
+            ValueError, "cannot cap", id="cap-with-forest",
+        ),
+        pytest.param({"forest": object()}, hp.InvalidDataError, "call .fit first", id="unfitted"),
+        pytest.param(
+            {"forest": RandomForestRegressor(2).fit(np.zeros((3, 3)), [0, 1, 2])},
+            hp.InvalidDataError, "trained on 3 columns", id="forest-width",
+        ),
+    ],
+)
+def test_bad_input_is_a_clear_error(kwargs, error, match):
+    call = {"configs": _OK, "y": _Y, "space": _SPACE, "n_trees": 4, "seed": 0, **kwargs}
+    with pytest.raises(error, match=match):
+        hp.fanova(call.pop("configs"), call.pop("y"), call.pop("space"), **call)
+
+
+def test_non_finite_objectives_are_excluded_with_a_count():
+    y = [*_Y[:7], math.nan, math.inf, -math.inf]
+    with pytest.warns(hp.ExcludedTrialsWarning, match="3 of 10 trials were excluded"):
+        r = hp.fanova(_OK, y, _SPACE, n_trees=4, seed=0)
+    assert (r.n_trials, r.n_excluded) == (7, 3)
+    assert r.to_dict()["n_excluded"] == 3
+
+
+@pytest.mark.parametrize("n", [1, 10], ids=["one-trial", "ten-trials"])
+def test_constant_objective_gives_zero_importances_and_a_flag(n):
+    with pytest.warns(hp.ConstantObjectiveWarning, match="constant"):
+        r = hp.fanova(_OK[:n], [3.0] * n, _SPACE, n_trees=4, seed=0, max_order=2)
+    assert r.is_constant
+    assert r.n_constant_trees == 4
+    for imp in r.ranking():
+        assert (imp.mean, imp.std) == (0.0, 0.0)
+    assert not np.isnan(r.total_variance)
+    json.dumps(r.to_dict(), allow_nan=False)
+    assert r.marginal("x").mean == pytest.approx(np.full(100, 3.0))
+
+
+def test_importance_lookup_errors():
+    r = hp.fanova(_OK, _Y, _SPACE, n_trees=4, seed=0)
+    with pytest.raises(KeyError, match="valid names"):
+        r.importance("nope")
+    with pytest.raises(KeyError, match="max_order=2"):
+        r.importance("x", "c")
+    with pytest.raises(TypeError, match="one or two"):
+        r.marginal("x", "c", "x")
+
+
+# -- result object ----------------------------------------------------------------------
+def test_result_exports_are_json_safe_and_consistent():
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Int("n", 1, 5), hp.Categorical("c", [True, None, "s"])])
+    configs = space.sample(200, seed=0)
+    y = [c["x"] * c["n"] + (c["c"] is None) for c in configs]
+    r = hp.fanova(configs, y, space, seed=0, max_order=2)
+    d = json.loads(json.dumps(r.to_dict(), allow_nan=False))
+    effects = {tuple(e["params"]): e for e in d["effects"]}
+    assert set(effects) == set(r.subsets)
+    assert effects[("x",)]["mean"] == r.importance("x").mean
+    marginal = json.loads(json.dumps(r.marginal("c").to_dict(), allow_nan=False))
+    assert marginal["grid"] == [[True, None, "s"]]
+    frame = r.to_frame()
+    assert list(frame.columns) == ["params", "order", "mean", "std"]
+    assert frame["mean"].is_monotonic_decreasing
+    assert len(frame) == 6
+    long = r.marginal("x", "n", grid_size=6).to_frame()
+    assert long.shape == (6 * 5, 4)  # all 5 integer values, 6 points of x
+    assert "FanovaResult(n_trials=200" in repr(r)
+    with pytest.raises(ValueError, match="read-only"):
+        r.variances[0, 0] = 1.0
+
+
+# -- invariants -------------------------------------------------------------------------
+def test_same_seed_gives_bit_identical_results_whatever_n_jobs(make_mixed_space):
+    space = make_mixed_space(conditional=True)
+    configs = space.sample(300, seed=5)
+    y = [c["x"] + c.get("child", 0.0) for c in configs]
+    a = hp.fanova(configs, y, space, seed=7, max_order=2, n_jobs=1)
+    b = hp.fanova(configs, y, space, seed=7, max_order=2, n_jobs=-1)
+    c = hp.fanova(configs, y, space, seed=8, max_order=2)
+    np.testing.assert_array_equal(a.variances, b.variances)
+    np.testing.assert_array_equal(a.tree_variances, b.tree_variances)
+    assert not np.array_equal(a.variances, c.variances)
+
+
+def _permuted_tree(est, perm_inverse):
+    t = est.tree_
+    feature = np.where(t.feature >= 0, perm_inverse[np.maximum(t.feature, 0)], t.feature)
+    return fake_tree(t.children_left, t.children_right, feature, t.threshold, t.value, len(perm_inverse))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(min_value=2, max_value=60),
+    seed=st.integers(min_value=0, max_value=10_000),
+    perm=st.permutations([0, 1, 2, 3]),
+    leaves=st.integers(min_value=2, max_value=20),
+)
+def test_invariants_hold_for_random_forests(n, seed, perm, leaves):
+    space = hp.SearchSpace(
+        [hp.Float("x", -1, 1), hp.Float("lr", 1e-3, 1, log=True), hp.Int("k", 1, 5), hp.Categorical("c", list("pqr"))]
+    )
+    rng = np.random.default_rng(seed)
+    configs = space.sample(n, seed=seed)
+    X = space.encode(configs)
+    y = rng.standard_normal(n) + X[:, 0] * X[:, 2]
+    forest = RandomForestRegressor(3, max_leaf_nodes=leaves, random_state=seed).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hp.ConstantObjectiveWarning)
+        r = hp.fanova(configs, y, space, forest=forest, max_order=2)
+        f = r.fractions[r.valid_trees]
+        assert np.all(f >= -1e-12)
+        assert np.all(f <= 1 + 1e-12)
+        assert np.all(f.sum(axis=1) <= 1 + 1e-9)
+        # permuting the parameter order permutes the results exactly
+        pspace = hp.SearchSpace([space.params[p] for p in perm])
+        inverse = np.argsort(perm)
+        pforest = fake_forest([_permuted_tree(e, inverse) for e in forest.estimators_], 4)
+        pconfigs = [{k: cfg[k] for k in pspace.names} for cfg in configs]
+        pr = hp.fanova(pconfigs, y, pspace, forest=pforest, max_order=2)
+    for s in r.subsets:
+        assert pr.importance(*s).mean == pytest.approx(r.importance(*s).mean, abs=1e-12)
+    np.testing.assert_allclose(pr.tree_variances, r.tree_variances, rtol=1e-12, atol=1e-15)
+
+
+def test_additive_objective_has_negligible_pairwise_interactions():
+    space = hp.SearchSpace([hp.Float(f"x{i}", 0, 1) for i in range(4)])
+    configs = space.sample(1500, seed=2)
+    X = space.encode(configs)
+    y = np.sin(6 * X[:, 0]) + X[:, 1] ** 2 + 0.5 * X[:, 2]
+    r = hp.fanova(configs, y, space, seed=0, max_order=2)
+    assert sum(i.mean for i in r.ranking(order=2)) < 0.05
+    assert sum(i.mean for i in r.ranking(order=1)) > 0.9
+
+
+def test_import_loads_no_optional_dependency():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, hpinsight, hpinsight.results;"
+        "bad = [m for m in ('optuna', 'smac', 'ConfigSpace', 'matplotlib', 'pandas') if m in sys.modules];"
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
