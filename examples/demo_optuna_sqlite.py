@@ -16,6 +16,7 @@ import argparse
 import json
 import logging
 import math
+import random
 import time
 from pathlib import Path
 
@@ -25,6 +26,8 @@ import hpinsight as hp
 
 log = logging.getLogger("hpinsight.demo")
 
+NOISE = 0.01  # std of the simulated evaluation noise
+
 
 def objective(trial: optuna.Trial) -> float:
     lr = trial.suggest_float("learning_rate", 1e-5, 1.0, log=True)
@@ -32,15 +35,17 @@ def objective(trial: optuna.Trial) -> float:
     momentum = trial.suggest_float("momentum", 0.0, 0.99) if optimizer == "sgd" else None
     dropout = trial.suggest_float("dropout", 0.0, 0.6)
     batch_size = trial.suggest_int("batch_size", 16, 512, log=True)
-    seed_like = trial.suggest_int("data_shuffle_seed", 0, 1000)
-    # loss is a bowl in log10(lr) whose optimum depends on the optimizer
+    trial.suggest_int("data_shuffle_seed", 0, 1000)  # a nuisance knob: no effect at all
+    # a bowl in log10(lr) whose optimum depends on the optimizer, plus smaller effects
     best_lr = {"adam": -3.0, "sgd": -1.5, "rmsprop": -3.5}[optimizer]
-    loss = 0.25 * (math.log10(lr) - best_lr) ** 2 + 0.2
+    loss = 0.3 + 0.08 * (math.log10(lr) - best_lr) ** 2
+    loss += {"adam": 0.0, "sgd": 0.05, "rmsprop": 0.1}[optimizer]
     if momentum is not None:
-        loss += 0.4 * (0.9 - momentum) ** 2
-    loss += 0.15 * (dropout - 0.2) ** 2
-    loss += 1e-5 * (batch_size + seed_like) % 1e-4  # nuisance: no real effect
-    return loss
+        loss += 0.3 * (0.9 - momentum) ** 2
+    loss += 0.4 * (dropout - 0.25) ** 2
+    loss += 0.01 * math.log2(batch_size / 64) ** 2
+    noise = random.Random(trial.number).gauss(0.0, NOISE)  # evaluation noise, reproducible
+    return loss + noise
 
 
 def study_to_history(study: optuna.Study) -> tuple[hp.SearchSpace, list[dict], list[float]]:
@@ -102,7 +107,11 @@ def main(argv: list[str] | None = None) -> int:
     for imp in result.ranking()[:8]:
         label = " x ".join(imp.params)
         best = f"{capped.importance(*imp.params).mean:.3f}" if len(imp.params) == 1 else ""
-        print(f"{label:<34}{imp.mean:>8.3f} ± {imp.std:.3f}{best:>12}")
+        flag = "  (uncertain)" if imp.std > imp.mean else ""
+        print(f"{label:<34}{imp.mean:>8.3f} ± {imp.std:.3f}{best:>12}{flag}")
+    print("\n(uncertain): the trees disagree more than the mean says -- with few or strongly "
+          "biased trials\n(e.g. TPE concentrating on one region) the forest extrapolates; "
+          "treat such effects as unresolved.")
     print(f"\nmomentum was active in {result.n_trials - result.n_inactive['momentum']} trials "
           "(SGD only); no trial was dropped.")
     print(f"report: {path.resolve()}\nstudy:  {db.resolve()}")

@@ -23,7 +23,14 @@ def test_demo_writes_study_and_report(tmp_path):
     report = json.loads((tmp_path / "report.json").read_text())
     effects = report["fanova"]["effects"]
     assert report["fanova"]["n_trials"] == 60
-    assert effects[0]["params"] == ["learning_rate"]
+    assert report["fanova"]["n_inactive"]["momentum"] > 0  # conditional: SGD trials only, none dropped
+    means = [e["mean"] for e in effects]
+    assert means == sorted(means, reverse=True)
+    assert all(0.0 <= m <= 1.0 for m in means)
+    # all effects of six parameters up to order 2 are reported: 6 main, 15 pairs
+    assert len(effects) == 6 + 15
+    printed = [line.split()[0] for line in proc.stdout.splitlines()[3:11]]
+    assert printed == [" x ".join(e["params"]).split()[0] for e in effects[:8]]
     study = optuna.load_study(study_name="demo", storage=f"sqlite:///{tmp_path / 'study.db'}")
     assert len(study.trials) == 60
     assert study.best_value == pytest.approx(report["study"]["best_value"])
