@@ -310,3 +310,19 @@ def test_import_loads_no_optional_dependency():
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_dataframe_input_equals_list_of_dicts():
+    pd = pytest.importorskip("pandas")
+    space = hp.SearchSpace(
+        [hp.Float("x", 0, 1), hp.Categorical("k", ["a", "b"]), hp.Float("c", 0, 1)],
+        conditions=[hp.Condition("c", "k", values=["a"])],
+    )
+    configs = space.sample(120, seed=0)
+    frame = pd.DataFrame(configs)  # inactive entries become NaN
+    assert frame["c"].isna().sum() == sum("c" not in c for c in configs) > 0
+    y = frame["x"] + frame["c"].fillna(0.0)
+    a = hp.fanova(frame, y, space, seed=0, n_trees=8)
+    b = hp.fanova(configs, y.tolist(), space, seed=0, n_trees=8)
+    np.testing.assert_array_equal(a.variances, b.variances)
+    assert a.n_inactive["c"] == frame["c"].isna().sum()

@@ -130,16 +130,20 @@ def encode_value(param: Parameter, value: Any) -> float:
 _MISSING = object()
 
 
-def _columns(space: SearchSpace, configs: Any) -> tuple[int, dict[str, list[Any]]]:
+def _columns(space: SearchSpace, configs: Any) -> tuple[int, dict[str, Any]]:
     """Gather per-parameter value lists from a DataFrame or a sequence of mappings."""
     if hasattr(configs, "columns") and hasattr(configs, "to_dict"):  # pandas DataFrame
         unknown = [str(c) for c in configs.columns if c not in space]
         _raise_unknown(space, unknown)
         n = len(configs)
-        cols = {
-            name: (configs[name].tolist() if name in configs.columns else [_MISSING] * n)
-            for name in space.names
-        }
+        cols: dict[str, Any] = {}
+        for name in space.names:
+            if name not in configs.columns:
+                cols[name] = [_MISSING] * n
+            elif configs[name].dtype.kind in "fiu" and not isinstance(space[name], Categorical):
+                cols[name] = configs[name].to_numpy()
+            else:
+                cols[name] = configs[name].tolist()
         return n, cols
     if isinstance(configs, (Mapping, str | bytes)):
         raise InvalidDataError(
@@ -182,8 +186,11 @@ def _is_missing(v: Any) -> bool:
     return v is _MISSING or v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def _encode_numeric(param: Float | Int, values: list[Any]) -> NDArray[np.float64]:
-    raw = [math.nan if _is_missing(v) else v for v in values]
+def _encode_numeric(param: Float | Int, values: Any) -> NDArray[np.float64]:
+    if isinstance(values, np.ndarray) and values.dtype.kind in "fiu":
+        raw: Any = values  # a numeric DataFrame column: NaN already marks missing values
+    else:
+        raw = [math.nan if _is_missing(v) else v for v in values]
     try:
         col = np.array(raw, dtype=np.float64)
     except (TypeError, ValueError):
