@@ -54,10 +54,6 @@ class Measure:
     points: NDArray[np.float64] | None = None
     weights: NDArray[np.float64] | None = None
 
-    @property
-    def is_discrete(self) -> bool:
-        return self.points is not None
-
     def cell_weights(self, thresholds: NDArray[np.float64]) -> NDArray[np.float64]:
         """Mass of the cells ``(-inf, t1], (t1, t2], ..., (tK, inf)``.
 

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ._encoding import measure_of
-from ._forest import Forest, fit_forest, forest_from_estimator
+from ._forest import Forest, fit_forest, forest_from_estimator, readonly
 from ._optional import import_optional
 from ._space import SearchSpace
 from ._tree import (
@@ -65,12 +65,6 @@ if TYPE_CHECKING:
 
 
 __all__ = ["FanovaResult", "Importance", "MarginalResult", "fanova"]
-
-
-def _readonly(a: NDArray[Any]) -> NDArray[Any]:
-    a = np.asarray(a)
-    a.flags.writeable = False
-    return a
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,10 +339,10 @@ class FanovaResult:
         return MarginalResult(
             params=tuple(names),
             grid=tuple(native),
-            encoded_grid=tuple(_readonly(e) for e in enc),
-            per_tree=_readonly(per_tree),
-            mean=_readonly(per_tree.mean(axis=0)),
-            std=_readonly(per_tree.std(axis=0)),
+            encoded_grid=tuple(readonly(e) for e in enc),
+            per_tree=readonly(per_tree),
+            mean=readonly(per_tree.mean(axis=0)),
+            std=readonly(per_tree.std(axis=0)),
         )
 
     # -- export ---------------------------------------------------------------------------
@@ -581,9 +575,9 @@ def fanova(
     result = FanovaResult(
         space=space,
         subsets=tuple(tuple(names[j] for j in s) for s in index_subsets),
-        variances=_readonly(variances),
-        tree_variances=_readonly(tree_var),
-        tree_means=_readonly(tree_mean),
+        variances=readonly(variances),
+        tree_variances=readonly(tree_var),
+        tree_means=readonly(tree_mean),
         max_order=max_order,
         n_trials=int(X.shape[0]),
         n_excluded=n_excluded,

@@ -14,6 +14,7 @@ effects for the inactive region from splits it learned elsewhere.)
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -47,10 +48,6 @@ class TreeArrays:
     threshold: NDArray[np.float64]
     value: NDArray[np.float64]
 
-    @property
-    def n_leaves(self) -> int:
-        return int(np.count_nonzero(self.left < 0))
-
     def apply(self, X: NDArray[np.float64]) -> NDArray[np.intp]:
         """Leaf id of each row of ``X`` (vectorized routing, level by level)."""
         Xf = np.asarray(X, dtype=np.float32)
@@ -64,10 +61,6 @@ class TreeArrays:
             inner[r] = self.left[node[r]] >= 0
         return node
 
-    def predict(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Prediction of the tree for each row of ``X``."""
-        return np.asarray(self.value[self.apply(X)], dtype=np.float64)
-
 
 @dataclass(frozen=True, slots=True)
 class Forest:
@@ -77,19 +70,12 @@ class Forest:
     n_features: int
     oob_r2: float | None = None
 
-    def predict_per_tree(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Predictions of every tree, shape ``(n_trees, n_rows)``."""
-        X = np.asarray(X, dtype=np.float64)
-        return np.stack([t.predict(X) for t in self.trees])
 
-    def predict(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Forest prediction (mean over trees), shape ``(n_rows,)``."""
-        return np.asarray(self.predict_per_tree(X).mean(axis=0), dtype=np.float64)
-
-
-def _readonly(a: NDArray[Any]) -> NDArray[Any]:
-    a.flags.writeable = False
-    return a
+def readonly(a: Any) -> NDArray[Any]:
+    """Return ``a`` as an array that cannot be written to (results and trees are frozen)."""
+    out: NDArray[Any] = np.asarray(a)
+    out.flags.writeable = False
+    return out
 
 
 def copy_tree(estimator: Any) -> TreeArrays:
@@ -102,11 +88,11 @@ def copy_tree(estimator: Any) -> TreeArrays:
             f"{value.shape[1]} outputs x {value.shape[2]} classes. Fit one forest per objective."
         )
     return TreeArrays(
-        left=_readonly(np.array(t.children_left, dtype=np.intp)),
-        right=_readonly(np.array(t.children_right, dtype=np.intp)),
-        feature=_readonly(np.array(t.feature, dtype=np.intp)),
-        threshold=_readonly(np.array(t.threshold, dtype=np.float64)),
-        value=_readonly(np.array(value.reshape(-1), dtype=np.float64)),
+        left=readonly(np.array(t.children_left, dtype=np.intp)),
+        right=readonly(np.array(t.children_right, dtype=np.intp)),
+        feature=readonly(np.array(t.feature, dtype=np.intp)),
+        threshold=readonly(np.array(t.threshold, dtype=np.float64)),
+        value=readonly(np.array(value.reshape(-1), dtype=np.float64)),
     )
 
 
@@ -197,8 +183,6 @@ def fit_forest(
         n_jobs=n_jobs,
         random_state=int(seeds[1]),
     )
-    import warnings
-
     with warnings.catch_warnings():
         # Tiny data sets leave some rows never out of bag; the OOB score is still defined.
         warnings.filterwarnings("ignore", message="Some inputs do not have OOB scores")

@@ -71,11 +71,6 @@ class Partition:
     mean: float
     variance: float
 
-    @property
-    def is_constant(self) -> bool:
-        """Whether every leaf of positive mass predicts the same value."""
-        return self.value.size == 0 or bool(np.ptp(self.value) == 0)
-
     def cells_of(self, column: int, x: NDArray[np.float64]) -> NDArray[np.intp]:
         """Cell index of encoded values ``x`` in ``column`` (float32 routing)."""
         x32 = np.asarray(x, dtype=np.float32).astype(np.float64)
