@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._fanova import FanovaResult, Importance, MarginalResult, fanova
+from ._history import TrialHistory
 from ._space import AnyOf, Categorical, Condition, Float, Int, SearchSpace
 from .exceptions import (
+    ChangedDistributionWarning,
     ConstantObjectiveWarning,
     ExcludedTrialsWarning,
     HPInsightError,
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AnyOf",
     "Categorical",
+    "ChangedDistributionWarning",
     "Condition",
     "ConstantObjectiveWarning",
     "ExcludedTrialsWarning",
@@ -39,6 +42,7 @@ __all__ = [
     "InvalidSpaceError",
     "MarginalResult",
     "SearchSpace",
+    "TrialHistory",
     "__version__",
     "fanova",
     "integrations",

@@ -46,6 +46,7 @@ import numpy as np
 
 from ._encoding import measure_of
 from ._forest import Forest, fit_forest, forest_from_estimator, readonly
+from ._history import TrialHistory
 from ._optional import import_optional
 from ._space import SearchSpace
 from ._tree import (
@@ -173,7 +174,8 @@ class FanovaResult:
     n_trials : int
         Trials the forest was fit on.
     n_excluded : int
-        Trials left out because their objective value was NaN or infinite.
+        Trials left out: by the adapter that built the history (not
+        COMPLETE, non-finite value) plus those whose value was NaN or infinite.
     n_inactive : dict of str to int
         Per parameter, how many of the used trials had it inactive or missing.
     cap_value : float or None
@@ -420,15 +422,15 @@ def decompose_tree(
 
 def fanova(
     configs: Any,
-    y: Any,
-    space: SearchSpace,
+    y: Any = None,
+    space: SearchSpace | None = None,
     *,
     n_trees: int = 64,
     seed: int | None = None,
     max_order: int = 1,
     cap_quantile: float | None = None,
     cap_value: float | None = None,
-    direction: Literal["minimize", "maximize"] = "minimize",
+    direction: Literal["minimize", "maximize"] | None = None,
     forest: Any = None,
     min_samples_leaf: int = 1,
     max_features: float = 1.0,
@@ -439,13 +441,16 @@ def fanova(
 
     Parameters
     ----------
-    configs : sequence of mapping or pandas.DataFrame
-        Configurations in native units; a missing parameter is inactive.
+    configs : TrialHistory, sequence of mapping or pandas.DataFrame
+        A :class:`~hpinsight.TrialHistory` (e.g. ``TrialHistory.from_optuna(study)``),
+        which brings ``y``, ``space`` and ``direction`` with it; or
+        configurations in native units, where a missing parameter is inactive.
     y : array-like of shape (n_trials,)
-        Objective values. NaN/inf entries are excluded (with a warning that
-        says how many).
+        Objective values (not with a history). NaN/inf entries are excluded
+        (with a warning that says how many).
     space : SearchSpace
-        The search space; it fixes the measure integrated over.
+        The search space; it fixes the measure integrated over (not with a
+        history).
     n_trees : int, default=64
         Trees in the forest.
     seed : int, optional
@@ -458,8 +463,9 @@ def fanova(
         variation among the best ``q`` fraction of trials (Section 3.3).
     cap_value : float, optional
         Cap the objective at this value instead (e.g. the default's score).
-    direction : {"minimize", "maximize"}, default="minimize"
-        Which way is better; used for capping.
+    direction : {"minimize", "maximize"}, optional
+        Which way is better; used for capping. Defaults to the history's
+        direction, else "minimize".
     forest : fitted scikit-learn tree ensemble, optional
         Analyse this forest (trained on ``space.encode(configs)`` with inactive
         entries filled in) instead of fitting one. ``configs``/``y`` are then
@@ -494,6 +500,24 @@ def fanova(
     True
     """
     func = "fanova"
+    n_before = 0  # trials an adapter already left out
+    if isinstance(configs, TrialHistory):
+        if y is not None or space is not None:
+            raise TypeError(
+                f"{func} got a TrialHistory and also 'y'/'space'; a history carries both, "
+                "so pass it alone: fanova(history, ...)."
+            )
+        history = configs
+        configs, y, space = history.configs, history.y, history.space
+        direction = history.direction if direction is None else direction
+        n_before = history.n_excluded
+    elif y is None or space is None:
+        raise TypeError(
+            f"{func} needs 'y' and 'space' with plain configurations: fanova(configs, y, space). "
+            "Or pass a TrialHistory, e.g. fanova(TrialHistory.from_optuna(study))."
+        )
+    if direction is None:
+        direction = "minimize"
     if not isinstance(space, SearchSpace):
         raise TypeError(
             f"The 'space' parameter of {func} must be an hpinsight SearchSpace. "
@@ -580,7 +604,7 @@ def fanova(
         tree_means=readonly(tree_mean),
         max_order=max_order,
         n_trials=int(X.shape[0]),
-        n_excluded=n_excluded,
+        n_excluded=n_before + n_excluded,
         n_inactive={n: int(c) for n, c in zip(names, np.isnan(X).sum(axis=0), strict=True)},
         cap_value=applied_cap,
         cap_quantile=cap_quantile,

@@ -8,6 +8,7 @@ Every error raised on purpose by hpinsight derives from :class:`HPInsightError`
 from __future__ import annotations
 
 __all__ = [
+    "ChangedDistributionWarning",
     "ConstantObjectiveWarning",
     "ExcludedTrialsWarning",
     "HPInsightError",
@@ -62,3 +63,7 @@ class ExcludedTrialsWarning(HPInsightWarning):
 
 class ConstantObjectiveWarning(HPInsightWarning):
     """The objective (or the fitted model) does not vary, so every importance is zero."""
+
+
+class ChangedDistributionWarning(HPInsightWarning):
+    """A parameter's distribution changed during a study; the union of its ranges is analysed."""

@@ -1,4 +1,6 @@
-"""Conversion of Optuna distributions (4.x and 5.x) to a :class:`~hpinsight.SearchSpace`.
+"""Optuna studies in: distributions to a :class:`~hpinsight.SearchSpace`, trials to a history.
+
+Optuna 4.x and 5.x are supported.
 
 Only Optuna's public API is used, and Optuna is imported inside the function,
 so importing this module does not import Optuna.
@@ -27,19 +29,23 @@ that covers all of them.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
 
 from .._optional import import_optional
-from .._space import Categorical, Float, Int
-from ..exceptions import InvalidSpaceError
+from .._space import Categorical, Float, Int, SearchSpace
+from ..exceptions import ChangedDistributionWarning, InvalidDataError, InvalidSpaceError
 
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from .._space import Parameter, SearchSpace
+    from .._history import TrialHistory
+    from .._space import Parameter
 
-__all__ = ["space_from_optuna"]
+__all__ = ["history_from_study", "merge_distributions", "space_from_optuna"]
 
 
 def space_from_optuna(cls: type[SearchSpace], distributions: Mapping[str, Any]) -> SearchSpace:
@@ -117,3 +123,203 @@ def _param_from_distribution(optuna: ModuleType, name: Any, dist: Any) -> Parame
         "trial.suggest_float/suggest_int/suggest_categorical create).",
         name=name,
     )
+
+
+def merge_distributions(optuna: ModuleType, name: str, dists: Sequence[Any]) -> Any:
+    """The smallest Optuna distribution that holds every value of ``dists``.
+
+    Categoricals merge into the union of their choices (first-seen order);
+    numeric ones into the range from the lowest ``low`` to the highest
+    ``high``, on a log scale only if all were, and on a step grid only if all
+    share one (ints otherwise fall back to step 1, floats to no step). A mix of
+    categorical and numeric distributions cannot be merged.
+    """
+    D = optuna.distributions
+    if len(dists) == 1:
+        return dists[0]
+    categorical = [isinstance(d, D.CategoricalDistribution) for d in dists]
+    if all(categorical):
+        choices: dict[Any, None] = {}
+        for d in dists:
+            choices.update(dict.fromkeys(d.choices))
+        return D.CategoricalDistribution(tuple(choices))
+    if any(categorical):
+        raise InvalidDataError(
+            f"Parameter {name!r} was suggested both as a categorical and as a number during the "
+            "study, so its trials cannot share one axis. Give the changed parameter a new name "
+            "in the objective, or analyse the trials before and after the change separately "
+            "(params=...).",
+            name=name,
+        )
+    low = min(d.low for d in dists)
+    high = max(d.high for d in dists)
+    log = all(d.log for d in dists)
+    steps = {d.step for d in dists}
+    aligned = len(steps) == 1 and None not in steps and all(
+        math.isclose(((d.low - low) / d.step) % 1.0, 0.0, abs_tol=1e-9) for d in dists
+    )
+    if all(isinstance(d, D.IntDistribution) for d in dists):
+        step = dists[0].step if aligned and not log else 1
+        return D.IntDistribution(int(low), int(high), log=log, step=step)
+    fstep = float(dists[0].step) if aligned and not log else None
+    if fstep is not None:
+        high = low + fstep * math.floor((high - low) / fstep + 1e-9)
+    return D.FloatDistribution(float(low), float(high), log=log, step=fstep)
+
+
+def history_from_study(
+    cls: type[TrialHistory],
+    study: Any,
+    *,
+    target: Callable[[Any], float] | None = None,
+    objective: int | None = None,
+    direction: Literal["minimize", "maximize"] | None = None,
+    params: Sequence[str] | None = None,
+) -> TrialHistory:
+    """Implement :meth:`hpinsight.TrialHistory.from_optuna` (see there)."""
+    func = "TrialHistory.from_optuna"
+    optuna = import_optional("optuna", func)
+    if not isinstance(study, optuna.Study):
+        raise TypeError(
+            f"The 'study' parameter of {func} must be an optuna.Study. Got "
+            f"{type(study).__name__} instead; use optuna.load_study(study_name=..., "
+            "storage=...) to open a stored study."
+        )
+    directions = list(study.directions)
+    value_of, analysed_direction, objective_name = _value_getter(
+        func, directions, target=target, objective=objective
+    )
+    if direction is not None:
+        if direction not in ("minimize", "maximize"):
+            raise ValueError(
+                f"The 'direction' parameter of {func} must be 'minimize' or 'maximize'. "
+                f"Got {direction!r} instead."
+            )
+        analysed_direction = direction
+
+    State = optuna.trial.TrialState
+    trials = study.get_trials(deepcopy=False)
+    excluded: dict[str, int] = {}
+    complete = []
+    for t in trials:
+        if t.state == State.COMPLETE:
+            complete.append(t)
+        else:
+            excluded[t.state.name] = excluded.get(t.state.name, 0) + 1
+
+    seen: dict[str, list[Any]] = {}
+    for t in complete:
+        for name, dist in t.distributions.items():
+            known = seen.setdefault(name, [])
+            if dist not in known:
+                known.append(dist)
+    if params is not None:
+        params = _check_params(func, params, seen)
+    names = list(seen) if params is None else list(params)
+    changed = {n: seen[n] for n in names if len(seen[n]) > 1}
+    merged = {n: merge_distributions(optuna, n, seen[n]) for n in names}
+    if changed:
+        listed = "; ".join(f"{n!r} had {len(d)} distributions" for n, d in changed.items())
+        warnings.warn(
+            f"The search space changed during the study ({listed}). hpinsight analyses each "
+            "such parameter over the union of its distributions; to analyse one version only, "
+            "pass the trials before or after the change separately.",
+            ChangedDistributionWarning,
+            stacklevel=3,
+        )
+    if not merged:
+        raise InvalidDataError(
+            f"{func} found no COMPLETE trial with parameters in study {study.study_name!r} "
+            f"({len(trials)} trial(s) in all: "
+            + (", ".join(f"{n} {s}" for s, n in sorted(excluded.items())) or "none")
+            + "). Run more trials, or pass a study that has finished some."
+        )
+    space = space_from_optuna(SearchSpace, merged)
+
+    configs: list[dict[str, Any]] = []
+    values: list[float] = []
+    ids: list[int] = []
+    n_nonfinite = 0
+    keep = set(names)
+    for t in complete:
+        v = float(value_of(t))
+        if not np.isfinite(v):
+            n_nonfinite += 1
+            continue
+        cfg = t.params if params is None else {k: x for k, x in t.params.items() if k in keep}
+        configs.append(cfg)
+        values.append(v)
+        ids.append(t.number)
+    if n_nonfinite:
+        excluded["non-finite value"] = n_nonfinite
+    return cls(
+        space,
+        tuple(configs),
+        np.asarray(values, dtype=np.float64),
+        direction=analysed_direction,
+        trial_ids=tuple(ids),
+        excluded=excluded,
+        objective_name=objective_name,
+    )
+
+
+def _value_getter(
+    func: str,
+    directions: list[Any],
+    *,
+    target: Callable[[Any], float] | None,
+    objective: int | None,
+) -> tuple[Callable[[Any], float], Literal["minimize", "maximize"], str]:
+    """How to read the analysed value off a trial, which way is better, and its name."""
+
+    def sense(d: Any) -> Literal["minimize", "maximize"]:
+        return "maximize" if d.name == "MAXIMIZE" else "minimize"
+
+    if target is not None:
+        if not callable(target):
+            raise TypeError(
+                f"The 'target' parameter of {func} must be a callable taking a FrozenTrial "
+                f"and returning a float. Got {type(target).__name__} instead."
+            )
+        return target, "minimize", "target"
+    if objective is not None:
+        if isinstance(objective, bool) or not isinstance(objective, int):
+            raise TypeError(
+                f"The 'objective' parameter of {func} must be an int index. Got "
+                f"{objective!r} instead."
+            )
+        if not 0 <= objective < len(directions):
+            raise ValueError(
+                f"The 'objective' parameter of {func} must be an index in "
+                f"[0, {len(directions) - 1}] for this study with {len(directions)} "
+                f"objective(s). Got {objective} instead."
+            )
+        i = objective
+        return (lambda t: t.values[i]), sense(directions[i]), f"objective {i}"
+    if len(directions) > 1:
+        raise ValueError(
+            f"The study has {len(directions)} objectives; tell {func} which one to analyse: "
+            "objective=0 for the first (its direction is taken from the study), or "
+            "target=lambda t: ... for any value computed from a trial."
+        )
+    return (lambda t: t.value), sense(directions[0]), "objective"
+
+
+def _check_params(func: str, params: Any, seen: Mapping[str, Any]) -> list[str]:
+    if isinstance(params, str) or not isinstance(params, Sequence):
+        raise TypeError(
+            f"The 'params' parameter of {func} must be a list of parameter names. "
+            f"Got {params!r} instead."
+        )
+    if not all(isinstance(p, str) for p in params):
+        raise TypeError(
+            f"The 'params' parameter of {func} must hold parameter names as strings. "
+            f"Got {params!r} instead."
+        )
+    missing = [p for p in params if p not in seen]
+    if missing:
+        raise ValueError(
+            f"No COMPLETE trial of the study has parameter(s) {missing!r}, so their importance "
+            f"cannot be assessed. Parameters seen in COMPLETE trials: {sorted(seen)!r}."
+        )
+    return list(dict.fromkeys(params))

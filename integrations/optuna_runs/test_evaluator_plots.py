@@ -1,0 +1,82 @@
+"""The evaluator inside Optuna's own tools: get_param_importances and both plot backends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib
+import numpy as np
+import optuna
+import pytest
+
+from hpinsight.integrations.optuna import FanovaImportanceEvaluator
+
+matplotlib.use("Agg")
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+
+
+def _objective(t: Any) -> float:
+    a = t.suggest_float("a", -1, 1)
+    b = t.suggest_float("b", 1e-3, 1, log=True)
+    kind = t.suggest_categorical("kind", ["p", "q"])
+    c = t.suggest_int("c", 0, 10) if kind == "q" else 0
+    return 5 * a**2 + 0.5 * np.log10(b) ** 2 + 0.05 * c
+
+
+@pytest.fixture(scope="module")
+def study() -> optuna.Study:
+    s = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    s.optimize(_objective, n_trials=150)
+    return s
+
+
+def test_ranking_and_last_result(study: optuna.Study) -> None:
+    ev = FanovaImportanceEvaluator(seed=0, max_order=2)
+    imp = optuna.importance.get_param_importances(study, evaluator=ev, normalize=False)
+    assert list(imp)[:2] == ["a", "b"]
+    assert all(type(v) is float and v >= 0 for v in imp.values())
+    assert set(imp) == {"a", "b", "kind", "c"}  # the conditional 'c' is assessed too
+    result = ev.last_result
+    assert result is not None
+    assert result.importance("a").mean == pytest.approx(imp["a"])
+    assert result.importance("a", "b").mean >= 0.0  # interactions are there
+    assert result.n_inactive["c"] == sum("c" not in t.params for t in study.trials)
+    # same seed, same study: bit-identical
+    assert FanovaImportanceEvaluator(seed=0).evaluate(study) == FanovaImportanceEvaluator(
+        seed=0
+    ).evaluate(study)
+
+
+def test_maximize_study_matches_its_negated_minimize_twin(study: optuna.Study) -> None:
+    up = optuna.create_study(direction="maximize")
+    up.add_trials(
+        [optuna.trial.create_trial(params=t.params, distributions=t.distributions, value=-t.value)
+         for t in study.trials]
+    )
+    for cap in (None, 0.2):
+        ev_up = FanovaImportanceEvaluator(seed=1, cap_quantile=cap, n_trees=16)
+        ev_down = FanovaImportanceEvaluator(seed=1, cap_quantile=cap, n_trees=16)
+        got_up, got_down = ev_up.evaluate(up), ev_down.evaluate(study)
+        assert list(got_up) == list(got_down)
+        np.testing.assert_allclose(list(got_up.values()), list(got_down.values()), atol=1e-12)
+
+
+def test_plotly_backend(study: optuna.Study) -> None:
+    ev = FanovaImportanceEvaluator(seed=0)
+    fig = optuna.visualization.plot_param_importances(study, evaluator=ev)
+    expected = optuna.importance.get_param_importances(study, evaluator=FanovaImportanceEvaluator(seed=0))
+    bar = fig.data[0]
+    assert dict(zip(bar.y, bar.x, strict=True)) == pytest.approx(expected)
+
+
+def test_matplotlib_backend(study: optuna.Study) -> None:
+    import matplotlib.pyplot as plt
+
+    ev = FanovaImportanceEvaluator(seed=0)
+    ax = optuna.visualization.matplotlib.plot_param_importances(study, evaluator=ev)
+    expected = optuna.importance.get_param_importances(study, evaluator=FanovaImportanceEvaluator(seed=0))
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    widths = [p.get_width() for p in ax.patches]
+    assert dict(zip(labels, widths, strict=True)) == pytest.approx(expected)
+    plt.close("all")

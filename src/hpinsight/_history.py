@@ -1,0 +1,195 @@
+"""A trial history: the configurations an optimizer evaluated and what they scored.
+
+:class:`TrialHistory` is the one data type optimizer adapters produce and the
+analyses consume. It knows no optimizer: ``TrialHistory.from_optuna`` is a thin
+door into the Optuna adapter, which imports Optuna lazily.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from ._forest import readonly
+from ._space import SearchSpace
+from ._validation import as_objective, check_choice
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["TrialHistory"]
+
+
+@dataclass(frozen=True, slots=True)
+class TrialHistory:
+    """Configurations, their objective values and what was left out.
+
+    Parameters
+    ----------
+    space : SearchSpace
+        The search space the configurations come from.
+    configs : sequence of mapping
+        One mapping of parameter name to native value per trial; a parameter
+        missing from a mapping is inactive in that trial.
+    y : array-like of shape (n_trials,)
+        Objective values, finite.
+    direction : {"minimize", "maximize"}, default="minimize"
+        Which way is better.
+    trial_ids : sequence of int, optional
+        The optimizer's identifier of each trial (Optuna's ``trial.number``);
+        defaults to ``0 .. n_trials - 1``.
+    excluded : mapping of str to int, optional
+        How many trials the adapter left out, by reason (for example
+        ``{"PRUNED": 3, "non-finite value": 1}``).
+    objective_name : str, default="objective"
+        What ``y`` is, for reports (an objective name or "target").
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("x", 0, 1)])
+    >>> history = hp.TrialHistory(space, [{"x": 0.1}, {"x": 0.7}], [1.0, 0.5])
+    >>> history.n_trials, history.n_excluded
+    (2, 0)
+    """
+
+    space: SearchSpace
+    configs: tuple[Mapping[str, Any], ...]
+    y: NDArray[np.float64]
+    direction: Literal["minimize", "maximize"] = "minimize"
+    trial_ids: tuple[int, ...] = ()
+    excluded: Mapping[str, int] = field(default_factory=dict)
+    objective_name: str = "objective"
+
+    def __post_init__(self) -> None:
+        func = "TrialHistory"
+        if not isinstance(self.space, SearchSpace):
+            raise TypeError(
+                f"The 'space' parameter of {func} must be an hpinsight SearchSpace. "
+                f"Got {type(self.space).__name__} instead."
+            )
+        configs = tuple(MappingProxyType(dict(c)) for c in self.configs)
+        y = as_objective(self.y, len(configs), func)
+        if not np.isfinite(y).all():
+            raise ValueError(
+                f"The 'y' parameter of {func} must hold finite values only. Got "
+                f"{int((~np.isfinite(y)).sum())} NaN/infinite value(s); leave those trials out "
+                "and count them in 'excluded'."
+            )
+        ids = tuple(int(i) for i in self.trial_ids) if self.trial_ids else tuple(range(len(configs)))
+        if len(ids) != len(configs):
+            raise ValueError(
+                f"The 'trial_ids' parameter of {func} must have one entry per configuration "
+                f"({len(configs)}). Got {len(ids)} instead."
+            )
+        direction = check_choice(self.direction, "direction", func, ("minimize", "maximize"))
+        excluded = {str(k): int(v) for k, v in dict(self.excluded).items() if int(v)}
+        object.__setattr__(self, "configs", configs)
+        object.__setattr__(self, "y", readonly(y.astype(np.float64, copy=True)))
+        object.__setattr__(self, "trial_ids", ids)
+        object.__setattr__(self, "direction", direction)
+        object.__setattr__(self, "excluded", MappingProxyType(excluded))
+
+    def __repr__(self) -> str:
+        return (
+            f"TrialHistory(n_trials={self.n_trials}, n_params={len(self.space)}, "
+            f"n_excluded={self.n_excluded}, direction={self.direction!r})"
+        )
+
+    def __len__(self) -> int:
+        return len(self.configs)
+
+    @property
+    def n_trials(self) -> int:
+        """Number of trials kept."""
+        return len(self.configs)
+
+    @property
+    def n_excluded(self) -> int:
+        """Number of trials the adapter left out, over all reasons."""
+        return sum(self.excluded.values())
+
+    def best(self) -> tuple[int, Mapping[str, Any], float]:
+        """Return the best trial as ``(trial_id, config, value)``.
+
+        Raises
+        ------
+        ValueError
+            If the history is empty.
+        """
+        if not self.configs:
+            raise ValueError("The history is empty; it has no best trial.")
+        i = int(np.argmin(self.y) if self.direction == "minimize" else np.argmax(self.y))
+        return self.trial_ids[i], self.configs[i], float(self.y[i])
+
+    def excluded_summary(self) -> str:
+        """Say how many trials were left out and why, in one phrase ("" if none)."""
+        if not self.n_excluded:
+            return ""
+        parts = ", ".join(f"{n} {reason}" for reason, n in sorted(self.excluded.items()))
+        return f"{self.n_excluded} trial(s) excluded ({parts})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe summary: counts, direction, best value (no configurations)."""
+        out: dict[str, Any] = {
+            "n_trials": self.n_trials,
+            "n_excluded": self.n_excluded,
+            "excluded": dict(self.excluded),
+            "direction": self.direction,
+            "objective_name": self.objective_name,
+            "params": list(self.space.names),
+        }
+        if self.configs:
+            trial_id, _, value = self.best()
+            out["best"] = {"trial_id": trial_id, "value": value}
+        return out
+
+    @classmethod
+    def from_optuna(
+        cls,
+        study: Any,
+        *,
+        target: Callable[[Any], float] | None = None,
+        objective: int | None = None,
+        direction: Literal["minimize", "maximize"] | None = None,
+        params: Sequence[str] | None = None,
+    ) -> TrialHistory:
+        """Read the finished trials of an Optuna study (any storage).
+
+        Only COMPLETE trials with a finite value are kept; PRUNED, FAIL,
+        RUNNING and WAITING trials and non-finite values are counted in
+        :attr:`excluded`. A parameter that only some trials suggested is
+        inactive in the others (define-by-run conditionals); no trial is
+        dropped for it. If a parameter's distribution changed during the
+        study, the space covers the union of its distributions and one
+        :class:`~hpinsight.ChangedDistributionWarning` lists such parameters.
+
+        Parameters
+        ----------
+        study : optuna.Study
+        target : callable, optional
+            ``target(frozen_trial) -> float`` computes the value analysed
+            (e.g. ``lambda t: t.duration.total_seconds()``). It is treated as
+            "minimize" unless ``direction`` says otherwise.
+        objective : int, optional
+            Index of the objective of a multi-objective study. One of
+            ``target``/``objective`` is required for multi-objective studies.
+        direction : {"minimize", "maximize"}, optional
+            Overrides the study's direction for the analysed value.
+        params : sequence of str, optional
+            Restrict the space to these parameters (each must occur in at
+            least one COMPLETE trial).
+
+        Returns
+        -------
+        TrialHistory
+        """
+        from .adapters._optuna import history_from_study
+
+        return history_from_study(
+            cls, study, target=target, objective=objective, direction=direction, params=params
+        )

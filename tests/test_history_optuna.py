@@ -1,0 +1,239 @@
+"""TrialHistory: built by hand, and read from Optuna studies (states, conditionals, objectives)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import hpinsight as hp
+from hpinsight.exceptions import ChangedDistributionWarning, InvalidDataError
+
+optuna = pytest.importorskip("optuna")
+D = optuna.distributions
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def _trial(params: dict[str, Any], dists: dict[str, Any], value: Any = None, **kw: Any) -> Any:
+    return optuna.trial.create_trial(params=params, distributions=dists, value=value, **kw)
+
+
+# --------------------------------------------------------------------------------------
+# TrialHistory by hand
+def test_history_is_frozen_and_copies_its_inputs() -> None:
+    space = hp.SearchSpace([hp.Float("x", 0, 1)])
+    configs = [{"x": 0.2}, {"x": 0.9}]
+    y = np.array([3.0, 1.0])
+    h = hp.TrialHistory(space, configs, y, direction="minimize")
+    configs[0]["x"] = 0.5
+    y[0] = 100.0
+    assert h.configs[0]["x"] == 0.2
+    assert h.y[0] == 3.0
+    assert not h.y.flags.writeable
+    with pytest.raises(TypeError):
+        h.configs[0]["x"] = 1.0  # type: ignore[index]
+    assert h.best() == (1, {"x": 0.9}, 1.0)
+    assert hp.TrialHistory(space, configs, y, direction="maximize").best()[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"y": [1.0, math.nan]}, ValueError, "finite values only"),
+        ({"y": [1.0]}, InvalidDataError, "must match one to one"),
+        ({"trial_ids": [1]}, ValueError, "one entry per configuration"),
+        ({"direction": "up"}, ValueError, "'direction'"),
+        ({"space": {"x": (0, 1)}}, TypeError, "SearchSpace"),
+    ],
+    ids=["nan", "length", "ids", "direction", "space"],
+)
+def test_history_rejects_bad_input(kwargs: dict[str, Any], error: type, match: str) -> None:
+    args: dict[str, Any] = {
+        "space": hp.SearchSpace([hp.Float("x", 0, 1)]),
+        "configs": [{"x": 0.1}, {"x": 0.2}],
+        "y": [1.0, 2.0],
+    }
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        hp.TrialHistory(**args)
+
+
+def test_fanova_takes_a_history_alone() -> None:
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(80, seed=1)
+    y = [c["x"] for c in configs]
+    h = hp.TrialHistory(space, configs, y, excluded={"PRUNED": 4})
+    r = hp.fanova(h, seed=0, n_trees=8)
+    assert r.n_excluded == 4
+    assert r.ranking()[0].params == ("x",)
+    with pytest.raises(TypeError, match="pass it alone"):
+        hp.fanova(h, y, space)
+    with pytest.raises(TypeError, match="needs 'y' and 'space'"):
+        hp.fanova(configs)
+
+
+# --------------------------------------------------------------------------------------
+# from Optuna
+def test_states_are_counted_and_define_by_run_params_are_inactive() -> None:
+    fx = D.FloatDistribution(0.0, 1.0)
+    fc = D.CategoricalDistribution(["a", "b"])
+    fz = D.IntDistribution(1, 8, log=True)
+    State = optuna.trial.TrialState
+    study = optuna.create_study()
+    study.add_trials(
+        [
+            _trial({"x": 0.1, "c": "a", "z": 2}, {"x": fx, "c": fc, "z": fz}, 1.0),
+            _trial({"x": 0.2, "c": "b"}, {"x": fx, "c": fc}, 2.0),
+            _trial({"x": 0.3, "c": "a", "z": 4}, {"x": fx, "c": fc, "z": fz}, 3.0),
+            _trial({"x": 0.4, "c": "b"}, {"x": fx, "c": fc}, state=State.PRUNED),
+            _trial({"x": 0.5, "c": "b"}, {"x": fx, "c": fc}, state=State.FAIL),
+            _trial({"x": 0.6, "c": "b"}, {"x": fx, "c": fc}, float("inf")),
+        ]
+    )
+    study.ask()  # a RUNNING trial
+    h = hp.TrialHistory.from_optuna(study)
+    assert h.space.names == ("x", "c", "z")
+    assert isinstance(h.space["z"], hp.Int)
+    assert h.space["z"].log
+    assert h.trial_ids == (0, 1, 2)
+    assert dict(h.excluded) == {"PRUNED": 1, "FAIL": 1, "RUNNING": 1, "non-finite value": 1}
+    assert h.n_excluded == 4
+    assert "4 trial(s) excluded" in h.excluded_summary()
+    X = h.space.encode(h.configs)
+    assert np.isnan(X[:, 2]).tolist() == [False, True, False]
+    np.testing.assert_array_equal(h.y, [1.0, 2.0, 3.0])
+
+
+def test_changed_distributions_are_merged_with_one_warning() -> None:
+    study = optuna.create_study()
+
+    def objective(t: Any) -> float:
+        x = t.suggest_float("x", 0.0, 1.0 + t.number)  # widens every trial
+        k = t.suggest_int("k", 0, 4 + 2 * (t.number % 2), step=2)
+        return x + k  # (Optuna itself refuses categoricals whose choices change)
+
+    study.optimize(objective, n_trials=6)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        h = hp.TrialHistory.from_optuna(study)
+    changed = [w for w in caught if issubclass(w.category, ChangedDistributionWarning)]
+    assert len(changed) == 1
+    assert "'x' had 6 distributions" in str(changed[0].message)
+    assert h.space["x"].high == 6.0
+    assert h.space["x"].low == 0.0
+    assert (h.space["k"].low, h.space["k"].high, h.space["k"].step) == (0, 6, 2)
+    assert h.n_trials == 6
+
+
+@pytest.mark.parametrize(
+    ("dists", "expected"),
+    [
+        ([D.IntDistribution(0, 4, step=2), D.IntDistribution(1, 5, step=2)], D.IntDistribution(0, 5)),
+        ([D.FloatDistribution(1e-3, 1, log=True), D.FloatDistribution(1e-4, 0.5, log=True)],
+         D.FloatDistribution(1e-4, 1, log=True)),
+        ([D.FloatDistribution(1e-3, 1, log=True), D.FloatDistribution(0.0, 0.5)],
+         D.FloatDistribution(0.0, 1)),
+        ([D.IntDistribution(0, 4), D.FloatDistribution(0.5, 2.5)], D.FloatDistribution(0.0, 4.0)),
+        ([D.FloatDistribution(0, 1, step=0.25), D.FloatDistribution(0, 2, step=0.25)],
+         D.FloatDistribution(0, 2, step=0.25)),
+        ([D.CategoricalDistribution(["a", "b"]), D.CategoricalDistribution(["c", "a"])],
+         D.CategoricalDistribution(["a", "b", "c"])),
+    ],
+    ids=["int-misaligned-steps", "log", "log-and-linear", "int-and-float", "float-steps", "cat"],
+)
+def test_merge_distributions(dists: list[Any], expected: Any) -> None:
+    from hpinsight.adapters._optuna import merge_distributions
+
+    assert merge_distributions(optuna, "p", dists) == expected
+
+
+def test_categorical_and_numeric_cannot_merge() -> None:
+    from hpinsight.adapters._optuna import merge_distributions
+
+    with pytest.raises(InvalidDataError, match="new name"):
+        merge_distributions(
+            optuna, "p", [D.CategoricalDistribution(["a"]), D.FloatDistribution(0, 1)]
+        )
+
+
+def _two_objective_study() -> Any:
+    study = optuna.create_study(directions=["minimize", "maximize"])
+    study.optimize(
+        lambda t: (t.suggest_float("x", 0, 1), 2 * t.suggest_float("y", 0, 1)), n_trials=8
+    )
+    return study
+
+
+def test_multi_objective_needs_objective_or_target() -> None:
+    study = _two_objective_study()
+    with pytest.raises(ValueError, match=r"2 objectives.*objective=0.*target=lambda"):
+        hp.TrialHistory.from_optuna(study)
+    h1 = hp.TrialHistory.from_optuna(study, objective=1)
+    assert h1.direction == "maximize"
+    np.testing.assert_allclose(h1.y, [t.values[1] for t in study.trials])
+    ht = hp.TrialHistory.from_optuna(study, target=lambda t: t.values[0] * 10)
+    assert ht.direction == "minimize"
+    assert ht.objective_name == "target"
+    np.testing.assert_allclose(ht.y, [10 * t.values[0] for t in study.trials])
+    with pytest.raises(ValueError, match=r"index in \[0, 1\]"):
+        hp.TrialHistory.from_optuna(study, objective=2)
+
+
+def test_maximize_direction_is_kept_and_capping_keeps_the_best() -> None:
+    """A maximize study and its negated minimize twin give the same capped importances."""
+    sampler_seed = 3
+
+    def f(t: Any) -> float:
+        x, z = t.suggest_float("x", 0, 1), t.suggest_float("z", 0, 1)
+        return (x - 0.8) ** 2 + 0.3 * (x < 0.3) * z  # z matters only where x is bad
+
+    up = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(sampler_seed))
+    up.optimize(lambda t: -f(t), n_trials=120)
+    down = optuna.create_study(sampler=optuna.samplers.RandomSampler(sampler_seed))
+    down.optimize(f, n_trials=120)
+    hu, hd = hp.TrialHistory.from_optuna(up), hp.TrialHistory.from_optuna(down)
+    assert hu.direction == "maximize"
+    assert hu.best()[0] == hd.best()[0]
+    ru = hp.fanova(hu, seed=0, n_trees=16, cap_quantile=0.25)
+    rd = hp.fanova(hd, seed=0, n_trees=16, cap_quantile=0.25)
+    assert ru.cap_value == pytest.approx(-rd.cap_value)
+    np.testing.assert_allclose(ru.fractions, rd.fractions, atol=1e-12)
+    # capped at the best quarter, the x<0.3 region is flat, so z loses its share
+    full = hp.fanova(hu, seed=0, n_trees=16)
+    assert ru.importance("z").mean < full.importance("z").mean
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "match"),
+    [
+        (["nope"], ValueError, r"\['nope'\]"),
+        ("x", TypeError, "list of parameter names"),
+        ([1], TypeError, "as strings"),
+    ],
+    ids=["unknown", "string", "not-str"],
+)
+def test_params_are_checked(params: Any, error: type, match: str) -> None:
+    study = optuna.create_study()
+    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=3)
+    with pytest.raises(error, match=match):
+        hp.TrialHistory.from_optuna(study, params=params)
+
+
+def test_params_select_a_subspace() -> None:
+    study = optuna.create_study()
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1), n_trials=4)
+    h = hp.TrialHistory.from_optuna(study, params=["y"])
+    assert h.space.names == ("y",)
+    assert all(set(c) == {"y"} for c in h.configs)
+
+
+def test_study_without_complete_trials_is_a_clear_error() -> None:
+    study = optuna.create_study()
+    study.optimize(lambda t: (_ for _ in ()).throw(optuna.TrialPruned()), n_trials=2)
+    with pytest.raises(InvalidDataError, match="2 PRUNED"):
+        hp.TrialHistory.from_optuna(study)
+    with pytest.raises(TypeError, match="load_study"):
+        hp.TrialHistory.from_optuna("sqlite:///x.db")
