@@ -190,6 +190,8 @@ class TrialHistory:
         """
         from .adapters._optuna import history_from_study
 
-        return history_from_study(
+        history = history_from_study(
             cls, study, target=target, objective=objective, direction=direction, params=params
         )
+        assert history is not None  # allow_empty is off, so it raised instead
+        return history

@@ -175,8 +175,16 @@ def history_from_study(
     objective: int | None = None,
     direction: Literal["minimize", "maximize"] | None = None,
     params: Sequence[str] | None = None,
-) -> TrialHistory:
-    """Implement :meth:`hpinsight.TrialHistory.from_optuna` (see there)."""
+    on_change: Callable[[list[str]], object] | None = None,
+    allow_empty: bool = False,
+) -> TrialHistory | None:
+    """Implement :meth:`hpinsight.TrialHistory.from_optuna` (see there).
+
+    ``on_change`` receives the names of parameters whose distribution changed
+    instead of a warning (warnings cannot be caught safely off the main
+    thread); ``allow_empty`` returns None instead of raising when no COMPLETE
+    trial has parameters.
+    """
     func = "TrialHistory.from_optuna"
     optuna = import_optional("optuna", func)
     if not isinstance(study, optuna.Study):
@@ -218,7 +226,9 @@ def history_from_study(
     names = list(seen) if params is None else list(params)
     changed = {n: seen[n] for n in names if len(seen[n]) > 1}
     merged = {n: merge_distributions(optuna, n, seen[n]) for n in names}
-    if changed:
+    if changed and on_change is not None:
+        on_change(list(changed))
+    elif changed:
         listed = "; ".join(f"{n!r} had {len(d)} distributions" for n, d in changed.items())
         warnings.warn(
             f"The search space changed during the study ({listed}). hpinsight analyses each "
@@ -227,6 +237,8 @@ def history_from_study(
             ChangedDistributionWarning,
             stacklevel=3,
         )
+    if not merged and allow_empty:
+        return None
     if not merged:
         raise InvalidDataError(
             f"{func} found no COMPLETE trial with parameters in study {study.study_name!r} "

@@ -1,0 +1,169 @@
+"""ImportanceCallback in real Optuna studies: results, publishing, threads, failures."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import optuna
+import pytest
+
+import hpinsight as hp
+from hpinsight.integrations.optuna import SUMMARY_KEY, ImportanceCallback
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@pytest.fixture
+def log_lines() -> Iterator[list[str]]:
+    handler = _Lines()
+    logger = logging.getLogger("optuna.hpinsight")
+    logger.addHandler(handler)
+    verbosity = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.INFO)
+    try:
+        yield handler.lines
+    finally:
+        optuna.logging.set_verbosity(verbosity)
+        logger.removeHandler(handler)
+
+
+def _objective(t: optuna.Trial) -> float:
+    x = t.suggest_float("x", -2, 2)
+    lr = t.suggest_float("lr", 1e-4, 1, log=True)
+    kind = t.suggest_categorical("kind", ["a", "b"])
+    z = t.suggest_int("z", 0, 9) if kind == "b" else 0
+    return x**2 + 0.3 * (np.log10(lr) + 2) ** 2 + 0.01 * z
+
+
+def test_refits_match_a_post_hoc_analysis_and_are_published(log_lines: list[str]) -> None:
+    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=3, n_trees=16)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(_objective, n_trials=65, callbacks=[cb])
+    assert cb.close(timeout=120)
+    snaps = cb.history
+    counts = [s.n_trials for s in snaps]
+    assert counts == sorted(set(counts))
+    assert counts[0] >= 20
+    assert counts[-1] == 65  # wait() flushed the trials after the last multiple of 10
+    assert not cb.errors
+
+    post_hoc = hp.fanova(hp.TrialHistory.from_optuna(study), seed=3, n_trees=16, n_jobs=1)
+    latest = cb.latest
+    assert latest is not None
+    np.testing.assert_array_equal(latest.variances, post_hoc.variances)
+    assert snaps[-1].importances["x"] == pytest.approx(post_hoc.importance("x").mean)
+    assert next(iter(snaps[-1].importances)) == "x"
+
+    published = study.user_attrs[SUMMARY_KEY]
+    assert published["n_trials"] == 65
+    assert published["importance"]["x"][0] == pytest.approx(post_hoc.importance("x").mean, abs=5e-4)
+    assert len(json.dumps(published)) <= 1024
+    ranking_lines = [line for line in log_lines if line.startswith("hpinsight: ")]
+    assert len(ranking_lines) == len(snaps)
+    assert "65 trials" in ranking_lines[-1]
+    assert "x " in ranking_lines[-1]
+
+
+def test_the_study_is_not_held_up_by_a_refit() -> None:
+    """A refit blocked on purpose: the study still finishes its trials, then wait() flushes."""
+    gate = threading.Event()
+    entered = threading.Event()
+
+    def slow_target(t: optuna.trial.FrozenTrial) -> float:
+        entered.set()
+        gate.wait(60)
+        return float(t.value)
+
+    cb = ImportanceCallback(every_n_trials=5, min_trials=10, seed=0, n_trees=8, target=slow_target)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1))
+    study.optimize(_objective, n_trials=10, callbacks=[cb])
+    assert entered.wait(30)  # the first refit has started and is stuck
+    study.optimize(_objective, n_trials=30, callbacks=[cb])  # ... the study runs on meanwhile
+    assert len(study.trials) == 40
+    assert cb.history == ()  # nothing finished yet
+    gate.set()
+    assert cb.close(timeout=120)
+    # the requests made while blocked collapsed into one pending refit, then wait()'s
+    counts = [s.n_trials for s in cb.history]
+    assert counts[-1] == 40
+    assert len(counts) <= 3
+
+
+@pytest.mark.parametrize("n_jobs", [1, 4], ids=["serial", "threads"])
+def test_failures_never_reach_optuna(n_jobs: int, log_lines: list[str]) -> None:
+    def broken_target(t: optuna.trial.FrozenTrial) -> float:
+        raise RuntimeError("target exploded")
+
+    cb = ImportanceCallback(every_n_trials=5, min_trials=10, target=broken_target)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(_objective, n_trials=30, callbacks=[cb], n_jobs=n_jobs)
+    assert cb.close(timeout=60)
+    states = {t.state for t in study.trials}
+    assert states == {optuna.trial.TrialState.COMPLETE}
+    assert len(study.trials) == 30
+    assert cb.errors
+    assert all(isinstance(e, RuntimeError) for e in cb.errors)
+    assert any("target exploded" in line and "the study goes on" in line for line in log_lines)
+    assert cb.latest is None
+
+
+def test_threads_and_multi_objective_choice() -> None:
+    study = optuna.create_study(
+        directions=["minimize", "maximize"], sampler=optuna.samplers.RandomSampler(seed=0)
+    )
+    missing = ImportanceCallback(every_n_trials=10, min_trials=10)
+    chosen = ImportanceCallback(every_n_trials=10, min_trials=10, objective=1, seed=0, n_trees=8)
+
+    def two(t: optuna.Trial) -> tuple[float, float]:
+        a, b = t.suggest_float("a", 0, 1), t.suggest_float("b", 0, 1)
+        return a, b**2
+
+    study.optimize(two, n_trials=40, n_jobs=4, callbacks=[missing, chosen])
+    assert missing.close(60)
+    assert chosen.close(60)
+    assert missing.errors
+    assert "objective=0" in str(missing.errors[0])
+    assert not chosen.errors
+    assert next(iter(chosen.history[-1].importances)) == "b"
+    assert chosen.history[-1].n_trials == 40
+
+
+def test_summary_stays_under_the_display_limit_with_many_parameters() -> None:
+    def wide(t: optuna.Trial) -> float:
+        return sum((i % 7) * t.suggest_float(f"parameter_with_a_long_name_{i:03d}", 0, 1)
+                   for i in range(120))
+
+    cb = ImportanceCallback(every_n_trials=30, min_trials=30, seed=0, n_trees=4)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(wide, n_trials=30, callbacks=[cb])
+    assert cb.close(120)
+    published: dict[str, Any] = study.user_attrs[SUMMARY_KEY]
+    assert len(json.dumps(published)) <= 1024
+    assert published["more"] == 120 - len(published["importance"])
+    assert published["more"] > 0
+    top = list(cb.history[-1].importances)[: len(published["importance"])]
+    assert list(published["importance"]) == top
+
+
+def test_callback_ignores_unfinished_trials_and_rejects_bad_options() -> None:
+    cb = ImportanceCallback(every_n_trials=1, min_trials=2)
+    study = optuna.create_study()
+    study.optimize(lambda t: (_ for _ in ()).throw(optuna.TrialPruned()), n_trials=5, callbacks=[cb])
+    assert cb.close(10)
+    assert cb.history == ()
+    with pytest.raises(ValueError, match="every_n_trials"):
+        ImportanceCallback(every_n_trials=0)
+    with pytest.raises(TypeError, match="target"):
+        ImportanceCallback(target="value")  # type: ignore[arg-type]

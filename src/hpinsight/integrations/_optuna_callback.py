@@ -1,0 +1,319 @@
+"""Live importances during ``study.optimize``: a callback that refits off the optimization thread."""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import optuna
+
+from .._validation import check_int, check_real, check_seed
+from ._optuna_live import SUMMARY_KEY, ImportanceSnapshot, Refitter
+from ._optuna_shrink import ShrinkingSampler
+
+if TYPE_CHECKING:
+    from optuna.trial import FrozenTrial
+
+    from .._fanova import FanovaResult
+
+__all__ = ["ImportanceCallback"]
+
+_logger = optuna.logging.get_logger("optuna.hpinsight")
+_MAX_ERRORS = 100
+
+
+class ImportanceCallback:
+    """Refit fANOVA importances while an Optuna study runs, without slowing it down.
+
+    Add it to ``study.optimize(..., callbacks=[cb])``. Every ``every_n_trials``
+    COMPLETE trials (once there are ``min_trials``) it asks a background
+    thread to refit on all COMPLETE trials of the study so far. One refit runs
+    at a time; a request made while one runs replaces any older pending one.
+    Each refit updates :attr:`latest` and :attr:`history`, logs a one-line
+    ranking through Optuna's logger, and (``publish=True``) stores a compact
+    JSON summary in the study user attribute ``"hpinsight:importance"``, where
+    optuna-dashboard and other processes see it.
+
+    The callback never raises into Optuna: a failure is logged and kept in
+    :attr:`errors`, and the study goes on. Calling it costs microseconds.
+
+    Parameters
+    ----------
+    every_n_trials : int, default=10
+        Refit after this many more COMPLETE trials.
+    min_trials : int, default=20
+        No refit before the study has this many COMPLETE trials.
+    n_trees : int, default=64
+        Trees in each forest.
+    seed : int, optional
+        Forest seed; with a seed, a refit equals ``hp.fanova(...)`` on the
+        same trials with that seed.
+    objective : int, optional
+        Objective index of a multi-objective study (or use ``target``).
+    target : callable, optional
+        ``target(frozen_trial) -> float``, analysed as "minimize".
+    cap_quantile : float in (0, 1], optional
+        Importance among the best trials: cap the objective at this quantile.
+    publish : bool, default=True
+        Store the summary in the study's user attributes.
+    shrink_to : int, optional
+        After ``shrink_after`` trials, keep the ``shrink_to`` most important
+        parameters free and fix the others, to their ``defaults`` value if
+        given, else to the best trial's value. Takes effect in studies whose
+        sampler is a :class:`ShrinkingSampler`; done once per study (a
+        ``release()`` is never undone by a later refit).
+    shrink_after : int, default=50
+        COMPLETE trials needed before shrinking.
+    defaults : mapping of str to value, optional
+        Values to fix parameters to instead of the best trial's.
+    n_jobs : int, optional, default=1
+        Cores for fitting the forest; 1 leaves the others to the study.
+
+    Attributes
+    ----------
+    latest : FanovaResult or None
+    history : tuple of ImportanceSnapshot
+    errors : tuple of Exception
+
+    Examples
+    --------
+    >>> import optuna
+    >>> from hpinsight.integrations.optuna import ImportanceCallback
+    >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
+    >>> cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0)
+    >>> study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    >>> study.optimize(
+    ...     lambda t: t.suggest_float("x", -1, 1) ** 2 + 0.01 * t.suggest_float("y", -1, 1),
+    ...     n_trials=40, callbacks=[cb],
+    ... )
+    >>> cb.wait()
+    True
+    >>> [s.n_trials for s in cb.history][-1]
+    40
+    >>> cb.latest.ranking()[0].params
+    ('x',)
+    >>> cb.close()
+    True
+    """
+
+    def __init__(
+        self,
+        every_n_trials: int = 10,
+        min_trials: int = 20,
+        *,
+        n_trees: int = 64,
+        seed: int | None = None,
+        objective: int | None = None,
+        target: Callable[[FrozenTrial], float] | None = None,
+        cap_quantile: float | None = None,
+        publish: bool = True,
+        shrink_to: int | None = None,
+        shrink_after: int = 50,
+        defaults: Mapping[str, Any] | None = None,
+        n_jobs: int | None = 1,
+    ) -> None:
+        func = "ImportanceCallback"
+        self.every_n_trials: int = check_int(every_n_trials, "every_n_trials", func, minimum=1)  # type: ignore[assignment]
+        self.min_trials: int = check_int(min_trials, "min_trials", func, minimum=2)  # type: ignore[assignment]
+        if target is not None and not callable(target):
+            raise TypeError(
+                f"The 'target' parameter of {func} must be a callable taking a FrozenTrial. "
+                f"Got {type(target).__name__} instead."
+            )
+        self._refitter = Refitter(
+            min_trials=self.min_trials,
+            n_trees=check_int(n_trees, "n_trees", func, minimum=1),  # type: ignore[arg-type]
+            seed=check_seed(seed, func),
+            objective=check_int(objective, "objective", func, minimum=0, allow_none=True),
+            target=target,
+            cap_quantile=None
+            if cap_quantile is None
+            else check_real(cap_quantile, "cap_quantile", func, low=0.0, high=1.0, low_open=True),
+            n_jobs=n_jobs,
+            publish=bool(publish),
+            shrink_to=check_int(shrink_to, "shrink_to", func, minimum=1, allow_none=True),
+            shrink_after=check_int(shrink_after, "shrink_after", func, minimum=2),  # type: ignore[arg-type]
+            defaults=dict(defaults or {}),
+            logger=_logger,
+        )
+        self._cond = threading.Condition()
+        self._study: optuna.Study | None = None
+        self._pending: optuna.Study | None = None
+        self._running = False
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self._seen = 0  # COMPLETE trials this callback was told about
+        self._requested_at = 0  # value of _seen at the last refit request
+        self._latest: FanovaResult | None = None
+        self._history: list[ImportanceSnapshot] = []
+        self._errors: collections.deque[Exception] = collections.deque(maxlen=_MAX_ERRORS)
+        self._warned_sampler = False
+
+    def __repr__(self) -> str:
+        return (
+            f"ImportanceCallback(every_n_trials={self.every_n_trials}, "
+            f"min_trials={self.min_trials}, refits={len(self._history)})"
+        )
+
+    # ---------------------------------------------------------------- public state
+    @property
+    def latest(self) -> FanovaResult | None:
+        """The newest fANOVA result (None before the first refit)."""
+        with self._cond:
+            return self._latest
+
+    @property
+    def history(self) -> tuple[ImportanceSnapshot, ...]:
+        """Every refit so far, oldest first: trial count and importances."""
+        with self._cond:
+            return tuple(self._history)
+
+    @property
+    def errors(self) -> tuple[Exception, ...]:
+        """Exceptions caught instead of raised (the last 100)."""
+        with self._cond:
+            return tuple(self._errors)
+
+    @property
+    def summary_key(self) -> str:
+        """The study user attribute the summary is published under."""
+        return SUMMARY_KEY
+
+    # ---------------------------------------------------------------- feeding
+    def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        """Optuna's callback hook; see :meth:`feed`."""
+        self.feed(study, trial)
+
+    def feed(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        """Tell the callback a trial finished (for ask-and-tell loops).
+
+        Examples
+        --------
+        >>> import optuna
+        >>> from hpinsight.integrations.optuna import ImportanceCallback
+        >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
+        >>> cb = ImportanceCallback(every_n_trials=5, min_trials=10, seed=0)
+        >>> study = optuna.create_study()
+        >>> for _ in range(10):
+        ...     trial = study.ask()
+        ...     value = (trial.suggest_float("x", 0, 1) - 0.3) ** 2
+        ...     cb.feed(study, study.tell(trial, value))
+        >>> cb.close()
+        True
+        >>> cb.history[-1].n_trials
+        10
+        """
+        try:
+            if trial.state != optuna.trial.TrialState.COMPLETE:
+                return
+            with self._cond:
+                if self._closed:
+                    return
+                self._study = study
+                self._seen += 1
+                n = max(self._seen, trial.number + 1)
+                if n >= self.min_trials and self._seen - self._requested_at >= self.every_n_trials:
+                    self._request(study)
+            self._check_sampler(study)
+        except Exception as exc:  # never into Optuna
+            self._record(exc, "while recording a finished trial")
+
+    def refresh(self, study: optuna.Study | None = None) -> None:
+        """Ask for a refit now (in the background), whatever the trial count."""
+        with self._cond:
+            study = study or self._study
+            if study is not None and not self._closed:
+                self._study = study
+                self._request(study)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Refit on trials that arrived since the last request, and wait until idle.
+
+        Returns
+        -------
+        bool
+            True if no refit is running or pending any more, False on timeout.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            if self._study is not None and self._seen > self._requested_at and not self._closed:
+                self._request(self._study)
+            while self._pending is not None or self._running:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+            return True
+
+    def close(self, timeout: float | None = None) -> bool:
+        """:meth:`wait`, then stop the background thread. Later trials are ignored."""
+        done = self.wait(timeout)
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None and done:
+            thread.join(timeout)
+        return done
+
+    def release(self, study: optuna.Study, *, why: str = "released by the user") -> None:
+        """Undo a shrink: later trials of ``study`` sample the full space again."""
+        ShrinkingSampler.release(study, why=why)
+
+    # ---------------------------------------------------------------- background work
+    def _request(self, study: optuna.Study) -> None:  # holding self._cond
+        self._requested_at = self._seen
+        self._pending = study
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(
+                target=self._work, name="hpinsight-importance", daemon=True
+            )
+            self._thread.start()
+        self._cond.notify_all()
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while self._pending is None and not self._closed:
+                    self._cond.wait()
+                if self._pending is None:
+                    return
+                study, self._pending = self._pending, None
+                self._running = True
+            try:
+                out = self._refitter.refit(study)
+                if out is not None:
+                    with self._cond:
+                        self._latest = out[0]
+                        self._history.append(out[1])
+            except Exception as exc:
+                self._record(exc, "while refitting importances")
+            finally:
+                with self._cond:
+                    self._running = False
+                    self._cond.notify_all()
+
+    def _record(self, exc: Exception, when: str) -> None:
+        try:
+            with self._cond:
+                self._errors.append(exc)
+            _logger.warning("hpinsight: %s: %s: %s (the study goes on)", when,
+                            type(exc).__name__, exc)
+            _logger.debug("hpinsight: traceback", exc_info=exc)
+        except Exception:  # pragma: no cover - logging itself failed; stay silent
+            pass
+
+    def _check_sampler(self, study: optuna.Study) -> None:
+        if self._refitter.shrink_to is None or self._warned_sampler:
+            return
+        self._warned_sampler = True
+        if not isinstance(study.sampler, ShrinkingSampler):
+            _logger.warning(
+                "hpinsight: shrink_to=%d is recorded in the study but this process's sampler "
+                "(%s) ignores it; create the study with sampler=ShrinkingSampler(%s) to follow it.",
+                self._refitter.shrink_to, type(study.sampler).__name__,
+                type(study.sampler).__name__ + "(...)",
+            )

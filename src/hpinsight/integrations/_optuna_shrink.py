@@ -1,0 +1,263 @@
+"""Search-space shrinking for Optuna: fix unimportant parameters while a base sampler runs on.
+
+The restriction lives in the study's user attributes, so every process whose
+study uses a :class:`ShrinkingSampler` on the same storage follows it, and
+every decision is recorded next to it. Trials are never altered: a fixed
+parameter is still suggested by the objective and stored as usual; the sampler
+just returns the fixed value.
+
+Why not ``optuna.samplers.PartialFixedSampler``: it is built with a fixed set
+of parameters, so it cannot follow a restriction that changes mid-study or is
+decided by another process, and swapping samplers of a running study is not
+possible from other processes. Here the restriction is read once per trial
+(``before_trial``) into a per-trial snapshot, so a trial never sees half of a
+change, also with ``n_jobs > 1``; fixed parameters are removed from the base
+sampler's relative search space, so multivariate TPE or CMA-ES model only the
+free ones, and answered in ``sample_independent`` before the base sampler is
+asked.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import optuna
+from optuna.samplers import BaseSampler
+
+if TYPE_CHECKING:
+    from optuna.distributions import BaseDistribution
+    from optuna.trial import FrozenTrial, TrialState
+
+__all__ = [
+    "DECISIONS_KEY",
+    "RESTRICTION_KEY",
+    "ShrinkingSampler",
+    "read_restriction",
+    "release",
+    "restrict",
+]
+
+RESTRICTION_KEY = "hpinsight:restriction"
+DECISIONS_KEY = "hpinsight:decisions"
+
+
+def read_restriction(study: optuna.Study) -> dict[str, Any]:
+    """The parameters currently fixed for ``study`` as ``{name: value}`` (empty if none)."""
+    stored = study.user_attrs.get(RESTRICTION_KEY)
+    if not isinstance(stored, Mapping):
+        return {}
+    fixed = stored.get("fixed")
+    return dict(fixed) if isinstance(fixed, Mapping) else {}
+
+
+def restrict(
+    study: optuna.Study, fixed: Mapping[str, Any], *, why: str, after_trial: int | None = None
+) -> dict[str, Any]:
+    """Fix ``fixed`` parameters for the following trials of ``study`` and log the decision.
+
+    Parameters
+    ----------
+    study : optuna.Study
+    fixed : mapping of str to value
+        Parameter name to the value later trials get. JSON values only
+        (what Optuna's categorical choices and numbers are).
+    why : str
+        The reason, recorded with the decision.
+    after_trial : int, optional
+        Number of the last finished trial the decision was based on.
+
+    Returns
+    -------
+    dict
+        The decision as recorded.
+    """
+    fixed = {str(k): _json_value(k, v) for k, v in fixed.items()}
+    decision = _decision("fix", fixed, why, after_trial)
+    study.set_user_attr(RESTRICTION_KEY, {"fixed": fixed, "since": decision})
+    _append_decision(study, decision)
+    return decision
+
+
+def release(study: optuna.Study, *, why: str = "released by the user") -> dict[str, Any]:
+    """Undo any restriction of ``study``: later trials sample the full space again."""
+    previous = read_restriction(study)
+    decision = _decision("release", previous, why, _last_finished(study))
+    study.set_user_attr(RESTRICTION_KEY, {"fixed": {}, "since": decision})
+    _append_decision(study, decision)
+    return decision
+
+
+class ShrinkingSampler(BaseSampler):
+    """Wrap a sampler so that parameters fixed in the study's restriction keep their value.
+
+    Parameters
+    ----------
+    base_sampler : optuna.samplers.BaseSampler, optional
+        Samples every parameter that is not fixed. Default: ``TPESampler()``.
+
+    Notes
+    -----
+    Use it as the study's sampler; restrictions come from
+    :class:`~hpinsight.integrations.optuna.ImportanceCallback` with
+    ``shrink_to=k``, from ``hpinsight watch --shrink-to k`` in another
+    process, or from :meth:`restrict` by hand. A fixed value outside the
+    distribution a trial asks for (the objective changed it) is not forced:
+    the base sampler is asked instead.
+
+    Examples
+    --------
+    >>> import optuna
+    >>> from hpinsight.integrations.optuna import ShrinkingSampler
+    >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
+    >>> sampler = ShrinkingSampler(optuna.samplers.RandomSampler(seed=0))
+    >>> study = optuna.create_study(sampler=sampler)
+    >>> _ = ShrinkingSampler.restrict(study, {"y": 0.5}, why="y does not matter")
+    >>> study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1), n_trials=3)
+    >>> {t.params["y"] for t in study.trials}
+    {0.5}
+    >>> _ = ShrinkingSampler.release(study)
+    """
+
+    restrict = staticmethod(restrict)
+    release = staticmethod(release)
+    read_restriction = staticmethod(read_restriction)
+
+    def __init__(self, base_sampler: BaseSampler | None = None) -> None:
+        if base_sampler is None:
+            base_sampler = optuna.samplers.TPESampler()
+        if not isinstance(base_sampler, BaseSampler):
+            raise TypeError(
+                "The 'base_sampler' parameter of ShrinkingSampler must be an Optuna sampler "
+                f"(e.g. optuna.samplers.TPESampler()). Got {type(base_sampler).__name__} instead."
+            )
+        self._base = base_sampler
+        self._lock = threading.Lock()
+        self._snapshots: dict[tuple[str, int], dict[str, Any]] = {}
+
+    def __repr__(self) -> str:
+        return f"ShrinkingSampler({self._base!r})"
+
+    @property
+    def base_sampler(self) -> BaseSampler:
+        """The wrapped sampler."""
+        return self._base
+
+    def reseed_rng(self) -> None:
+        self._base.reseed_rng()
+
+    def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        fixed = read_restriction(study)
+        with self._lock:
+            self._snapshots[_key(study, trial)] = fixed
+        self._base.before_trial(study, trial)
+
+    def infer_relative_search_space(
+        self, study: optuna.Study, trial: FrozenTrial
+    ) -> dict[str, BaseDistribution]:
+        space = self._base.infer_relative_search_space(study, trial)
+        fixed = self._fixed(study, trial)
+        return {name: d for name, d in space.items() if name not in fixed}
+
+    def sample_relative(
+        self,
+        study: optuna.Study,
+        trial: FrozenTrial,
+        search_space: dict[str, BaseDistribution],
+    ) -> dict[str, Any]:
+        return self._base.sample_relative(study, trial, search_space)
+
+    def sample_independent(
+        self,
+        study: optuna.Study,
+        trial: FrozenTrial,
+        param_name: str,
+        param_distribution: BaseDistribution,
+    ) -> Any:
+        fixed = self._fixed(study, trial)
+        if param_name in fixed and _fits(param_distribution, fixed[param_name]):
+            return _native(param_distribution, fixed[param_name])
+        return self._base.sample_independent(study, trial, param_name, param_distribution)
+
+    def after_trial(
+        self,
+        study: optuna.Study,
+        trial: FrozenTrial,
+        state: TrialState,
+        values: Sequence[float] | None,
+    ) -> None:
+        try:
+            self._base.after_trial(study, trial, state, values)
+        finally:
+            with self._lock:
+                self._snapshots.pop(_key(study, trial), None)
+
+    def _fixed(self, study: optuna.Study, trial: FrozenTrial) -> dict[str, Any]:
+        with self._lock:
+            return self._snapshots.get(_key(study, trial), {})
+
+
+def _key(study: optuna.Study, trial: FrozenTrial) -> tuple[str, int]:
+    return study.study_name, trial.number
+
+
+def _fits(dist: BaseDistribution, value: Any) -> bool:
+    D = optuna.distributions
+    if isinstance(dist, D.CategoricalDistribution):
+        return value in dist.choices
+    if isinstance(dist, D.FloatDistribution | D.IntDistribution):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        if not dist.low <= value <= dist.high:
+            return False
+        step = dist.step  # always set for IntDistribution
+        if step is None:
+            return True
+        k = (value - dist.low) / step
+        return math.isclose(k, round(k), abs_tol=1e-8)
+    return False
+
+
+def _native(dist: BaseDistribution, value: Any) -> Any:
+    D = optuna.distributions
+    if isinstance(dist, D.IntDistribution):
+        return int(value)
+    if isinstance(dist, D.FloatDistribution):
+        return float(value)
+    return next((c for c in dist.choices if c == value), value)  # type: ignore[attr-defined]
+
+
+def _json_value(name: Any, value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if hasattr(value, "item"):  # NumPy scalar
+        return value.item()
+    raise TypeError(
+        f"Parameter {name!r} can only be fixed to a number, string, bool or None "
+        f"(what Optuna stores). Got {type(value).__name__} instead."
+    )
+
+
+def _decision(action: str, params: Mapping[str, Any], why: str, after_trial: int | None) -> dict[str, Any]:
+    return {
+        "action": action,
+        "params": dict(params),
+        "why": str(why),
+        "after_trial": after_trial,
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def _append_decision(study: optuna.Study, decision: dict[str, Any]) -> None:
+    log = study.user_attrs.get(DECISIONS_KEY)
+    log = list(log) if isinstance(log, list) else []
+    log.append(decision)
+    study.set_user_attr(DECISIONS_KEY, log)
+
+
+def _last_finished(study: optuna.Study) -> int | None:
+    finished = [t.number for t in study.get_trials(deepcopy=False) if t.state.is_finished()]
+    return max(finished) if finished else None
