@@ -181,7 +181,7 @@ class Refitter:
             seconds=time.perf_counter() - started,
         )
         if self.publish:
-            study.set_user_attr(SUMMARY_KEY, compact_summary(snapshot))
+            _publish(study, snapshot)
         self.logger.info(
             "hpinsight: %d trials (best %.6g): %s", snapshot.n_trials, snapshot.best_value,
             snapshot.ranking_line(),
@@ -219,6 +219,20 @@ class Refitter:
         )
         restrict(study, fixed, why=why, after_trial=snapshot.last_trial)
         self.logger.info("hpinsight: %s", why)
+
+
+def _publish(study: optuna.Study, snapshot: ImportanceSnapshot) -> None:
+    """Store the summary unless another process already published one on more trials.
+
+    Several processes (workers' callbacks, ``hpinsight watch``) may publish to
+    one study; without this check a slow refit on older trials could overwrite
+    a newer summary. The read-then-write is not atomic, so the window remains,
+    but it is one storage round trip wide instead of a whole refit.
+    """
+    current = study.user_attrs.get(SUMMARY_KEY)
+    if isinstance(current, Mapping) and int(current.get("n_trials", -1)) > snapshot.n_trials:
+        return
+    study.set_user_attr(SUMMARY_KEY, compact_summary(snapshot))
 
 
 def _history(

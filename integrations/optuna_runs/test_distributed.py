@@ -1,0 +1,112 @@
+"""Four worker processes on one study (PostgreSQL, journal file) with ``hpinsight watch`` running."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+
+import hpinsight as hp
+from hpinsight.integrations.optuna import SUMMARY_KEY
+
+WORKER = Path(__file__).with_name("_worker.py")
+N_WORKERS, N_TRIALS = 4, 100
+FOREST = ["--seed", "0", "--n-trees", "16"]
+
+
+def _storage(spec: str) -> Any:
+    if "://" in spec:
+        return optuna.storages.RDBStorage(spec)
+    return optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(spec))
+
+
+def _watch(spec: str, name: str, *extra: str, **popen: Any) -> subprocess.Popen[str]:
+    cmd = [sys.executable, "-m", "hpinsight", "watch", "--storage", spec, "--study", name,
+           "--min-trials", "20", *FOREST, *extra]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["postgres", "journal"])
+def test_four_workers_with_live_importances(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    spec = request.getfixturevalue("postgres_url") if kind == "postgres" else str(tmp_path / "j.log")
+    name = f"distributed-{kind}"
+    storage = _storage(spec)
+    try:
+        optuna.create_study(study_name=name, storage=storage)
+        watcher = _watch(spec, name, "--interval", "0.5", "--every", "10", "--publish")
+        workers = [
+            subprocess.Popen([sys.executable, str(WORKER), spec, name, str(N_TRIALS), str(seed)],
+                             stderr=subprocess.PIPE, text=True)
+            for seed in range(N_WORKERS)
+        ]
+        study = optuna.load_study(study_name=name, storage=storage)
+        published_while_running: set[int] = set()
+        deadline = time.monotonic() + 600
+        while any(w.poll() is None for w in workers) and time.monotonic() < deadline:
+            summary = study.user_attrs.get(SUMMARY_KEY)
+            if summary is not None and any(w.poll() is None for w in workers):
+                published_while_running.add(summary["n_trials"])
+            time.sleep(0.2)
+        errors = [w.communicate(timeout=60)[1] for w in workers]
+        assert [w.returncode for w in workers] == [0] * N_WORKERS, errors
+
+        watcher.send_signal(signal.SIGINT)  # Ctrl-C
+        out, err = watcher.communicate(timeout=60)
+        assert watcher.returncode == 0, err
+        lines = out.splitlines()
+        assert lines[-1] == "stopped"
+        assert any("complete" in line and "lr " in line for line in lines), out
+
+        trials = study.get_trials(deepcopy=False)
+        assert len(trials) == N_WORKERS * N_TRIALS
+        assert sorted(t.number for t in trials) == list(range(N_WORKERS * N_TRIALS))
+        assert {t.state for t in trials} == {optuna.trial.TrialState.COMPLETE}
+        assert any(n < N_WORKERS * N_TRIALS for n in published_while_running)
+
+        final = _watch(spec, name, "--once", "--publish")
+        out, err = final.communicate(timeout=120)
+        assert final.returncode == 0, err
+        summary = study.user_attrs[SUMMARY_KEY]
+        assert summary["n_trials"] == N_WORKERS * N_TRIALS
+        post_hoc = hp.fanova(hp.TrialHistory.from_optuna(study), seed=0, n_trees=16)
+        for param, (mean, std) in summary["importance"].items():
+            assert mean == pytest.approx(post_hoc.importance(param).mean, abs=5e-4)
+            assert std == pytest.approx(post_hoc.importance(param).std, abs=5e-4)
+        assert next(iter(summary["importance"])) == "lr"
+        assert summary["importance"]["noise_knob"][0] < 0.05
+    finally:
+        engine = getattr(storage, "engine", None)
+        if engine is not None:
+            engine.dispose()
+
+
+def test_watch_reports_a_missing_study_and_stops_on_sigterm(tmp_path: Path) -> None:
+    spec = f"sqlite:///{tmp_path / 's.db'}"
+    storage = optuna.storages.RDBStorage(spec)
+    try:
+        optuna.create_study(study_name="there", storage=storage)
+        missing = _watch(spec, "not-there", "--once")
+        _, err = missing.communicate(timeout=60)
+        assert missing.returncode == 1
+        assert "studies there: 'there'" in err
+        waiting = _watch(spec, "there", "--interval", "0.2", env={**os.environ})
+        time.sleep(2.0)
+        waiting.terminate()
+        out, err = waiting.communicate(timeout=60)
+        assert waiting.returncode == 0, err
+        assert out.splitlines()[-1] == "stopped"
+        once = _watch(spec, "there", "--once")
+        out, _ = once.communicate(timeout=60)
+        assert "not enough COMPLETE trials" in out
+    finally:
+        storage.engine.dispose()

@@ -1,0 +1,58 @@
+"""The ``hpinsight`` command line: ``hpinsight watch ...`` (also ``python -m hpinsight``).
+
+:func:`main` parses the arguments, configures logging (the only place hpinsight
+does) and dispatches to one module per subcommand; each subcommand is a thin
+layer over the library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import _watch
+
+    parser = argparse.ArgumentParser(
+        prog="hpinsight",
+        description="Which hyperparameters matter, how they act, and which you can stop tuning.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debugging details")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _watch.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> int:
+    """Run the command line.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name (default: ``sys.argv[1:]``).
+    stdout : text stream, optional
+        Where results are written (default: ``sys.stdout``).
+
+    Returns
+    -------
+    int
+        Exit status: 0 on success (also after Ctrl-C in ``watch``), 1 when
+        the storage or study cannot be opened, 2 for usage errors.
+    """
+    args = _parser().parse_args(argv)
+    out = stdout if stdout is not None else sys.stdout
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+    root = logging.getLogger("hpinsight")
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    try:
+        return int(args.run(args, out))
+    finally:
+        root.removeHandler(handler)

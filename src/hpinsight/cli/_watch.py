@@ -1,0 +1,177 @@
+"""``hpinsight watch``: live importances of a (distributed) Optuna study from another terminal.
+
+The study is loaded once and polled; Optuna keeps finished trials of a loaded
+RDB study in memory and the journal storage replays only new log lines, so a
+poll reads only what changed instead of re-opening the storage (which costs
+seconds on large studies). A refit happens when the count of COMPLETE trials
+grew by ``--every``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import time
+from datetime import datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+from .._optional import import_optional
+
+__all__ = ["add_parser", "run"]
+
+_logger = logging.getLogger("hpinsight.cli.watch")
+# The refit's own ranking line (INFO) would repeat the status line printed here.
+_refit_logger = logging.getLogger("hpinsight.cli.watch.refit")
+_refit_logger.setLevel(logging.WARNING)
+
+
+def add_parser(sub: Any) -> None:
+    """Register the ``watch`` subcommand."""
+    p = sub.add_parser(
+        "watch",
+        help="print live importances of an Optuna study (and optionally publish them)",
+        description=(
+            "Poll an Optuna study and print its parameter importances (exact fANOVA) as "
+            "trials finish. Stop with Ctrl-C."
+        ),
+    )
+    p.add_argument(
+        "--storage", required=True,
+        help="an RDB URL (sqlite:///study.db, postgresql+psycopg://user@host/db) or the path "
+        "of an Optuna journal file",
+    )
+    p.add_argument("--study", required=True, help="study name")
+    p.add_argument("--interval", type=float, default=10.0, help="seconds between polls (10)")
+    p.add_argument("--every", type=int, default=1,
+                   help="refit when this many more trials completed (1)")
+    p.add_argument("--min-trials", type=int, default=20, help="first refit at this many (20)")
+    p.add_argument("--publish", action="store_true",
+                   help="store the summary in the study user attribute 'hpinsight:importance'")
+    p.add_argument("--shrink-to", type=int, default=None, metavar="K",
+                   help="with --publish: fix all but the K most important parameters for "
+                   "workers using ShrinkingSampler")
+    p.add_argument("--shrink-after", type=int, default=50, help="trials before shrinking (50)")
+    p.add_argument("--objective", type=int, default=None,
+                   help="objective index of a multi-objective study")
+    p.add_argument("--n-trees", type=int, default=64)
+    p.add_argument("--seed", type=int, default=0, help="forest seed (0)")
+    p.add_argument("--top", type=int, default=5, help="parameters shown per line (5)")
+    p.add_argument("--once", action="store_true", help="refit once on what is there and exit")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Poll until Ctrl-C (or once); return the exit status."""
+    optuna = import_optional("optuna", "hpinsight watch")
+    from ..integrations._optuna_live import Refitter
+
+    if args.shrink_to is not None and not args.publish:
+        _logger.error("--shrink-to needs --publish: the restriction is published to the study.")
+        return 2
+    if args.interval <= 0 or args.every < 1 or args.min_trials < 2:
+        _logger.error("--interval must be > 0, --every >= 1 and --min-trials >= 2.")
+        return 2
+    try:
+        storage = _open_storage(optuna, args.storage)
+        study = optuna.load_study(study_name=args.study, storage=storage)
+    except Exception as exc:
+        _logger.error("cannot open study %r in %s: %s%s", args.study, _describe(args.storage),
+                      exc, _known_studies(optuna, locals().get("storage")))
+        return 1
+    refitter = Refitter(
+        min_trials=args.min_trials, n_trees=args.n_trees, seed=args.seed,
+        objective=args.objective, target=None, cap_quantile=None, n_jobs=-1,
+        publish=args.publish, shrink_to=args.shrink_to, shrink_after=args.shrink_after,
+        defaults={}, logger=_refit_logger,
+    )
+    _write(out, f"watching study {args.study!r} ({_describe(args.storage)}); Ctrl-C stops")
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        refitted_at = -1
+        while True:
+            counts = _counts(optuna, study)
+            complete = counts.get("COMPLETE", 0)
+            if args.once or complete - refitted_at >= args.every:
+                try:
+                    outcome = refitter.refit(study)
+                except Exception as exc:  # a monitor reports and keeps polling
+                    _logger.warning("refit failed: %s: %s", type(exc).__name__, exc)
+                    outcome = None
+                if outcome is not None:
+                    refitted_at = complete
+                    _write(out, _status_line(counts, outcome[1], args.top))
+                elif args.once:
+                    _write(out, f"{_count_text(counts)} | not enough COMPLETE trials to rank "
+                                f"(need {args.min_trials})")
+            if args.once:
+                return 0
+            time.sleep(args.interval)
+    except KeyboardInterrupt:
+        _write(out, "stopped")
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        engine = getattr(storage, "engine", None)
+        if engine is not None:
+            engine.dispose()
+
+
+def _open_storage(optuna: Any, spec: str) -> Any:
+    if "://" in spec:
+        return optuna.storages.RDBStorage(spec)
+    path = Path(spec)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{spec!r} is neither an RDB URL (with '://') nor an existing journal file"
+        )
+    journal = optuna.storages.journal
+    return optuna.storages.JournalStorage(journal.JournalFileBackend(str(path)))
+
+
+def _known_studies(optuna: Any, storage: Any) -> str:
+    if storage is None:
+        return ""
+    try:
+        names = optuna.get_all_study_names(storage)
+    except Exception:
+        return ""
+    return f" (studies there: {', '.join(map(repr, names)) or 'none'})"
+
+
+def _describe(spec: str) -> str:
+    if "://" in spec:
+        scheme, _, rest = spec.partition("://")
+        host = rest.rsplit("@", 1)[-1]  # never echo credentials
+        return f"{scheme}://{host}"
+    return f"journal {spec}"
+
+
+def _counts(optuna: Any, study: Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for t in study.get_trials(deepcopy=False):
+        counts[t.state.name] = counts.get(t.state.name, 0) + 1
+    return counts
+
+
+def _count_text(counts: dict[str, int]) -> str:
+    shown = ("COMPLETE", "RUNNING", "PRUNED", "FAIL")
+    return ", ".join(f"{counts.get(s, 0)} {s.lower()}" for s in shown)
+
+
+def _status_line(counts: dict[str, int], snapshot: Any, top: int) -> str:
+    return (
+        f"[{datetime.now().strftime('%H:%M:%S')}] {_count_text(counts)} | "
+        f"best {snapshot.best_value:.6g} | {snapshot.ranking_line(top=top)}"
+    )
+
+
+def _write(out: TextIO, line: str) -> None:
+    out.write(line + "\n")
+    out.flush()
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
