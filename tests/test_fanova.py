@@ -305,7 +305,8 @@ def test_import_loads_no_optional_dependency():
     import sys
 
     code = (
-        "import sys, hpinsight, hpinsight.results;"
+        "import sys, hpinsight, hpinsight.results, hpinsight.integrations, hpinsight.cli;"
+        "import hpinsight.cli._watch;"
         "bad = [m for m in ('optuna', 'smac', 'ConfigSpace', 'matplotlib', 'pandas') if m in sys.modules];"
         "assert not bad, bad"
     )
