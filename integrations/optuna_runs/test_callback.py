@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -167,3 +169,47 @@ def test_callback_ignores_unfinished_trials_and_rejects_bad_options() -> None:
         ImportanceCallback(every_n_trials=0)
     with pytest.raises(TypeError, match="target"):
         ImportanceCallback(target="value")  # type: ignore[arg-type]
+
+
+def test_refits_run_in_a_child_process_that_close_stops() -> None:
+    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=1, n_trees=8)
+    threaded = ImportanceCallback(every_n_trials=10, min_trials=20, seed=1, n_trees=8,
+                                  isolation="thread")
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(_objective, n_trials=30, callbacks=[cb, threaded])
+    assert cb.wait(120)
+    pid = cb._refitter.worker_pid
+    assert pid is not None
+    assert pid != os.getpid()
+    assert threaded.close(120)
+    assert threaded._refitter.worker_pid is None  # never started one
+    assert cb.close(120)
+    assert cb._refitter.worker_pid is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert cb.latest is not None
+    assert threaded.latest is not None
+    np.testing.assert_array_equal(cb.latest.variances, threaded.latest.variances)
+    # which trial counts refits see depends on timing; the last one is on all trials
+    assert cb.history[-1].n_trials == threaded.history[-1].n_trials == 30
+    with pytest.raises(ValueError, match="isolation"):
+        ImportanceCallback(isolation="subprocess")  # type: ignore[arg-type]
+
+
+def test_a_killed_refit_process_falls_back_to_a_thread(log_lines: list[str]) -> None:
+    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, n_trees=8)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(_objective, n_trials=20, callbacks=[cb])
+    assert cb.wait(120)
+    pid = cb._refitter.worker_pid
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    study.optimize(_objective, n_trials=30, callbacks=[cb])
+    assert cb.close(120)
+    assert len(study.trials) == 50
+    assert not cb.errors  # handled: the refit was redone in a thread
+    assert cb.history[-1].n_trials == 50
+    assert any("stopped unexpectedly" in line and "in a thread" in line for line in log_lines)
+    post_hoc = hp.fanova(hp.TrialHistory.from_optuna(study), seed=0, n_trees=8, n_jobs=1)
+    assert cb.latest is not None
+    np.testing.assert_array_equal(cb.latest.variances, post_hoc.variances)

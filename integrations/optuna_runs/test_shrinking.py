@@ -12,7 +12,9 @@ from hpinsight.integrations.optuna import (
     DECISIONS_KEY,
     ImportanceCallback,
     ShrinkingSampler,
+    read_ranges,
     read_restriction,
+    restrict,
 )
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -107,3 +109,85 @@ def test_restrict_rejects_values_optuna_cannot_store() -> None:
         ShrinkingSampler.restrict(study, {"x": [1, 2]}, why="test")
     with pytest.raises(TypeError, match="Optuna sampler"):
         ShrinkingSampler("tpe")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "base",
+    [
+        pytest.param(lambda: optuna.samplers.TPESampler(seed=0), id="tpe"),
+        pytest.param(lambda: optuna.samplers.TPESampler(seed=0, multivariate=True), id="mtpe"),
+        pytest.param(lambda: optuna.samplers.RandomSampler(seed=0), id="random"),
+    ],
+)
+def test_narrowed_ranges_hold_and_release_widens_them(base: Any) -> None:
+    cb = ImportanceCallback(every_n_trials=20, min_trials=20, shrink_to=3, shrink_after=40,
+                            narrow_quantile=0.25, seed=0, n_trees=16)
+    study = optuna.create_study(sampler=ShrinkingSampler(base()))
+    study.optimize(objective, n_trials=40, callbacks=[cb])
+    assert cb.wait(120)
+    assert not cb.errors
+    ranges = read_ranges(study)
+    kept = list(cb.history[-1].importances)[:3]
+    numeric_kept = [n for n in kept if n != "k"]
+    assert set(ranges) == set(numeric_kept)
+    # each range is what the best quarter of the 40 trials spans
+    best = sorted(study.trials, key=lambda t: t.value)[:10]
+    for name, (low, high) in ranges.items():
+        assert low == min(t.params[name] for t in best)
+        assert high == max(t.params[name] for t in best)
+    (decision,) = study.user_attrs[DECISIONS_KEY]
+    assert decision["ranges"] == {n: list(r) for n, r in ranges.items()}
+    assert "narrowed" in decision["why"]
+
+    study.optimize(objective, n_trials=30, callbacks=[cb])
+    for t in study.trials[40:]:
+        for name, (low, high) in ranges.items():
+            assert low <= t.params[name] <= high
+            assert t.distributions[name] == study.trials[0].distributions[name]  # as asked
+        assert isinstance(t.params["c"], int)
+
+    cb.release(study)
+    assert read_ranges(study) == {}
+    study.optimize(objective, n_trials=30)
+    assert cb.close(120)
+    outside = [t for t in study.trials[70:]
+               if any(not low <= t.params[n] <= high for n, (low, high) in ranges.items())]
+    assert outside
+
+
+@pytest.mark.parametrize(
+    ("dist", "bounds", "expected"),
+    [
+        (optuna.distributions.FloatDistribution(0, 10), (2.5, 4), (2.5, 4.0)),
+        (optuna.distributions.FloatDistribution(0, 10, step=0.5), (2.2, 4.9), (2.5, 4.5)),
+        (optuna.distributions.FloatDistribution(1e-4, 1, log=True), (1e-6, 1e-2), (1e-4, 1e-2)),
+        (optuna.distributions.IntDistribution(0, 20), (3.4, 9.6), (4, 9)),
+        (optuna.distributions.IntDistribution(1, 21, step=4), (6, 20), (9, 17)),
+        (optuna.distributions.IntDistribution(1, 21, step=4), (6, 8), None),  # no grid value
+        (optuna.distributions.FloatDistribution(0, 1), (2, 3), None),  # misses the range
+    ],
+    ids=["float", "stepped-float", "log-float", "int", "stepped-int", "empty-grid", "disjoint"],
+)
+def test_narrowing_keeps_kind_scale_and_step(dist: Any, bounds: Any, expected: Any) -> None:
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    restrict(study, {}, ranges={"p": bounds}, why="test")
+    study.optimize(
+        lambda t: float(t._suggest("p", dist)), n_trials=25
+    )
+    values = [t.params["p"] for t in study.trials]
+    assert all(dist._contains(dist.to_internal_repr(v)) for v in values)
+    if expected is None:  # not narrowed: the whole distribution stays reachable
+        assert max(values) - min(values) > 0.5 * (dist.high - dist.low)
+    else:
+        assert min(values) >= expected[0]
+        assert max(values) <= expected[1]
+        assert len(set(values)) > 1
+
+
+def test_restrict_rejects_bad_ranges() -> None:
+    study = optuna.create_study()
+    with pytest.raises(ValueError, match=r"pair \(low, high\) of finite numbers"):
+        restrict(study, {}, ranges={"x": (2, 1)}, why="test")
+    with pytest.raises(ValueError, match="both fixed and narrowed"):
+        restrict(study, {"x": 1}, ranges={"x": (0, 2)}, why="test")
+    assert read_ranges(study) == {}

@@ -94,6 +94,14 @@ class TrialHistory:
         object.__setattr__(self, "direction", direction)
         object.__setattr__(self, "excluded", MappingProxyType(excluded))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # read-only mapping views do not pickle; rebuild through the validated constructor
+        return (
+            type(self),
+            (self.space, [dict(c) for c in self.configs], np.array(self.y), self.direction,
+             self.trial_ids, dict(self.excluded), self.objective_name),
+        )
+
     def __repr__(self) -> str:
         return (
             f"TrialHistory(n_trials={self.n_trials}, n_params={len(self.space)}, "

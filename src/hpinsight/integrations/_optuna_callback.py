@@ -6,11 +6,11 @@ import collections
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import optuna
 
-from .._validation import check_int, check_real, check_seed
+from .._validation import check_choice, check_int, check_real, check_seed
 from ._optuna_live import SUMMARY_KEY, ImportanceSnapshot, Refitter
 from ._optuna_shrink import ShrinkingSampler
 
@@ -69,8 +69,23 @@ class ImportanceCallback:
         COMPLETE trials needed before shrinking.
     defaults : mapping of str to value, optional
         Values to fix parameters to instead of the best trial's.
+    narrow_quantile : float in (0, 1], optional
+        With ``shrink_to``: also narrow each kept numerical parameter to the
+        range its values span among the best ``narrow_quantile`` fraction of
+        trials (at least two). A heuristic of ours, not from the fANOVA
+        paper: it speeds up the search when the good region is one basin,
+        and can exclude a second one; release undoes it.
     n_jobs : int, optional, default=1
         Cores for fitting the forest; 1 leaves the others to the study.
+    isolation : {"process", "thread"}, default="process"
+        Where refits run. ``"process"``: in one child process (started at
+        the first refit, stopped by :meth:`close`), so the study's own
+        Python code never waits for the refit; reading the trials and
+        calling ``target`` stay in this process. ``"thread"``: in a thread
+        of this process, which competes with the sampler for the
+        interpreter lock (a TPE study measured 1.8 times slower). If the
+        child process cannot start or dies, refits continue in a thread and
+        a warning says why.
 
     Attributes
     ----------
@@ -113,7 +128,9 @@ class ImportanceCallback:
         shrink_to: int | None = None,
         shrink_after: int = 50,
         defaults: Mapping[str, Any] | None = None,
+        narrow_quantile: float | None = None,
         n_jobs: int | None = 1,
+        isolation: Literal["process", "thread"] = "process",
     ) -> None:
         func = "ImportanceCallback"
         self.every_n_trials: int = check_int(every_n_trials, "every_n_trials", func, minimum=1)  # type: ignore[assignment]
@@ -137,7 +154,12 @@ class ImportanceCallback:
             shrink_to=check_int(shrink_to, "shrink_to", func, minimum=1, allow_none=True),
             shrink_after=check_int(shrink_after, "shrink_after", func, minimum=2),  # type: ignore[arg-type]
             defaults=dict(defaults or {}),
+            narrow_quantile=None
+            if narrow_quantile is None
+            else check_real(narrow_quantile, "narrow_quantile", func, low=0.0, high=1.0,
+                            low_open=True),
             logger=_logger,
+            isolation=check_choice(isolation, "isolation", func, ("process", "thread")),
         )
         self._cond = threading.Condition()
         self._study: optuna.Study | None = None
@@ -249,7 +271,11 @@ class ImportanceCallback:
             return True
 
     def close(self, timeout: float | None = None) -> bool:
-        """:meth:`wait`, then stop the background thread. Later trials are ignored."""
+        """:meth:`wait`, then stop the background thread and the refit process.
+
+        Later trials are ignored. On timeout the refit in progress is left to
+        finish (the process exits with this one).
+        """
         done = self.wait(timeout)
         with self._cond:
             self._closed = True
@@ -257,6 +283,8 @@ class ImportanceCallback:
             thread = self._thread
         if thread is not None and done:
             thread.join(timeout)
+        if done:
+            self._refitter.close()
         return done
 
     def release(self, study: optuna.Study, *, why: str = "released by the user") -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ import optuna
 from .._fanova import fanova
 from .._history import TrialHistory
 from ._optuna_shrink import DECISIONS_KEY, read_restriction, restrict
+from ._worker import RefitWorker, WorkerError
 
 if TYPE_CHECKING:
     from .._fanova import FanovaResult
@@ -66,6 +68,14 @@ class ImportanceSnapshot:
     def __post_init__(self) -> None:
         object.__setattr__(self, "importances", MappingProxyType(dict(self.importances)))
         object.__setattr__(self, "stds", MappingProxyType(dict(self.stds)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # read-only mapping views do not pickle; rebuild from plain dicts
+        return (
+            type(self),
+            (self.n_trials, self.last_trial, dict(self.importances), dict(self.stds),
+             self.best_value, self.n_excluded, self.seconds, self.created),
+        )
 
     def __repr__(self) -> str:
         return f"ImportanceSnapshot(n_trials={self.n_trials}, {self.ranking_line(top=3)})"
@@ -130,6 +140,8 @@ class Refitter:
         shrink_after: int,
         defaults: Mapping[str, Any],
         logger: logging.Logger,
+        narrow_quantile: float | None = None,
+        isolation: str = "thread",
     ) -> None:
         self.min_trials = min_trials
         self.n_trees = n_trees
@@ -142,7 +154,9 @@ class Refitter:
         self.shrink_to = shrink_to
         self.shrink_after = shrink_after
         self.defaults = dict(defaults)
+        self.narrow_quantile = narrow_quantile
         self.logger = logger
+        self._worker = RefitWorker() if isolation == "process" else None
         self._last_n: int | None = None
         self._told_changed: set[str] = set()
 
@@ -166,10 +180,7 @@ class Refitter:
                 history.n_trials,
             )
             return None
-        result = fanova(
-            history, n_trees=self.n_trees, seed=self.seed, cap_quantile=self.cap_quantile,
-            n_jobs=self.n_jobs,
-        )
+        result = self._fanova(history)
         ranking = result.ranking(order=1)
         snapshot = ImportanceSnapshot(
             n_trials=history.n_trials,
@@ -189,6 +200,36 @@ class Refitter:
         if self.shrink_to is not None and history.n_trials >= self.shrink_after:
             self._maybe_shrink(study, history, snapshot)
         return result, snapshot
+
+    def close(self) -> None:
+        """Stop the refit process, if any."""
+        if self._worker is not None:
+            self._worker.close()
+
+    @property
+    def worker_pid(self) -> int | None:
+        """Process id of the refit process while it runs."""
+        return None if self._worker is None else self._worker.pid
+
+    def _fanova(self, history: TrialHistory) -> FanovaResult:
+        options: dict[str, Any] = {
+            "n_trees": self.n_trees, "seed": self.seed, "cap_quantile": self.cap_quantile,
+            "n_jobs": self.n_jobs,
+        }
+        if self._worker is not None:
+            try:
+                result, caught = self._worker.run("fanova", history, **options)
+            except WorkerError as exc:
+                self._worker = None
+                self.logger.warning(
+                    "hpinsight: %s; refitting in a thread of this process from now on "
+                    "(results are the same, the study may run slower).", exc,
+                )
+            else:
+                for message in caught:
+                    self.logger.info("hpinsight: refit: %s", message)
+                return result  # type: ignore[no-any-return]
+        return fanova(history, **options)
 
     def _maybe_shrink(
         self, study: optuna.Study, history: TrialHistory, snapshot: ImportanceSnapshot
@@ -210,15 +251,43 @@ class Refitter:
             elif name in incumbent:
                 fixed[name] = incumbent[name]
                 sources.append(f"{name}=trial {best_id}")
-        if not fixed:
+        ranges = {} if self.narrow_quantile is None else best_ranges(
+            history, keep, self.narrow_quantile)
+        if not fixed and not ranges:
             return
         top = ", ".join(f"{n} ({snapshot.importances[n]:.2f})" for n in keep)
         why = (
             f"shrink_to={self.shrink_to} after {history.n_trials} trials: kept the most important "
-            f"{top}; fixed the others ({', '.join(sources)})"
+            f"{top}; fixed the others ({', '.join(sources) or 'none'})"
         )
-        restrict(study, fixed, why=why, after_trial=snapshot.last_trial)
+        if ranges:
+            why += (f"; narrowed {', '.join(ranges)} to the range of the best "
+                    f"{self.narrow_quantile:.0%} of trials")
+        restrict(study, fixed, ranges=ranges, why=why, after_trial=snapshot.last_trial)
         self.logger.info("hpinsight: %s", why)
+
+
+def best_ranges(
+    history: TrialHistory, names: list[str], quantile: float
+) -> dict[str, tuple[float, float]]:
+    """Per numerical parameter in ``names``: (min, max) of its values in the best trials.
+
+    The best trials are the ``quantile`` fraction with the best values (at least two);
+    a parameter active in fewer than two of them is left out.
+    """
+    from .._space import Float, Int
+
+    n_best = max(2, math.ceil(quantile * history.n_trials))
+    order = np.argsort(history.y if history.direction == "minimize" else -history.y,
+                       kind="stable")[:n_best]
+    out: dict[str, tuple[float, float]] = {}
+    for name in names:
+        if not isinstance(history.space[name], Float | Int):
+            continue
+        values = [history.configs[i][name] for i in order if name in history.configs[i]]
+        if len(values) >= 2 and min(values) < max(values):
+            out[name] = (float(min(values)), float(max(values)))
+    return out
 
 
 def _publish(study: optuna.Study, snapshot: ImportanceSnapshot) -> None:

@@ -15,6 +15,14 @@ change, also with ``n_jobs > 1``; fixed parameters are removed from the base
 sampler's relative search space, so multivariate TPE or CMA-ES model only the
 free ones, and answered in ``sample_independent`` before the base sampler is
 asked.
+
+A restriction can also narrow the range of numerical parameters. The base
+sampler then gets the narrowed distribution (same kind, log scale and step,
+bounds moved inwards onto the step grid), in its relative search space and in
+``sample_independent``; the trial still stores the distribution the objective
+asked for, so the study's data stay comparable and a release simply widens the
+range again. Earlier trials outside the narrowed range stay in the base
+sampler's history: TPE, for instance, keeps learning from them.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ __all__ = [
     "DECISIONS_KEY",
     "RESTRICTION_KEY",
     "ShrinkingSampler",
+    "read_ranges",
     "read_restriction",
     "release",
     "restrict",
@@ -44,20 +53,31 @@ __all__ = [
 RESTRICTION_KEY = "hpinsight:restriction"
 DECISIONS_KEY = "hpinsight:decisions"
 
+# (fixed values, narrowed ranges) as one per-trial snapshot
+_Restriction = tuple[dict[str, Any], dict[str, tuple[float, float]]]
+
 
 def read_restriction(study: optuna.Study) -> dict[str, Any]:
     """The parameters currently fixed for ``study`` as ``{name: value}`` (empty if none)."""
-    stored = study.user_attrs.get(RESTRICTION_KEY)
-    if not isinstance(stored, Mapping):
-        return {}
-    fixed = stored.get("fixed")
-    return dict(fixed) if isinstance(fixed, Mapping) else {}
+    return _read(study)[0]
+
+
+def read_ranges(study: optuna.Study) -> dict[str, tuple[float, float]]:
+    """The narrowed ranges of ``study`` as ``{name: (low, high)}`` (empty if none)."""
+    return _read(study)[1]
 
 
 def restrict(
-    study: optuna.Study, fixed: Mapping[str, Any], *, why: str, after_trial: int | None = None
+    study: optuna.Study,
+    fixed: Mapping[str, Any],
+    *,
+    why: str,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+    after_trial: int | None = None,
 ) -> dict[str, Any]:
-    """Fix ``fixed`` parameters for the following trials of ``study`` and log the decision.
+    """Fix and narrow parameters for the following trials of ``study`` and log the decision.
+
+    Replaces any earlier restriction of the study.
 
     Parameters
     ----------
@@ -67,6 +87,10 @@ def restrict(
         (what Optuna's categorical choices and numbers are).
     why : str
         The reason, recorded with the decision.
+    ranges : mapping of str to (low, high), optional
+        Numerical parameters to sample only within ``[low, high]`` (in the
+        parameter's own units). A range that misses a trial's distribution,
+        or holds none of its step values, is ignored for that trial.
     after_trial : int, optional
         Number of the last finished trial the decision was based on.
 
@@ -74,19 +98,45 @@ def restrict(
     -------
     dict
         The decision as recorded.
+
+    Examples
+    --------
+    >>> import optuna
+    >>> from hpinsight.integrations.optuna import ShrinkingSampler, restrict, release
+    >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
+    >>> study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    >>> _ = restrict(study, {"kind": "b"}, ranges={"lr": (1e-3, 1e-2)}, why="by hand")
+    >>> study.optimize(
+    ...     lambda t: t.suggest_float("lr", 1e-5, 1, log=True) * len(t.suggest_categorical("kind", ["a", "b"])),
+    ...     n_trials=5,
+    ... )
+    >>> all(1e-3 <= t.params["lr"] <= 1e-2 and t.params["kind"] == "b" for t in study.trials)
+    True
+    >>> _ = release(study)
     """
     fixed = {str(k): _json_value(k, v) for k, v in fixed.items()}
+    narrowed = {str(k): _json_range(k, v) for k, v in dict(ranges or {}).items()}
+    both = sorted(set(fixed) & set(narrowed))
+    if both:
+        raise ValueError(
+            f"The parameter(s) {both} of restrict are both fixed and narrowed; "
+            "give each parameter in 'fixed' or in 'ranges', not both."
+        )
     decision = _decision("fix", fixed, why, after_trial)
-    study.set_user_attr(RESTRICTION_KEY, {"fixed": fixed, "since": decision})
+    if narrowed:
+        decision["ranges"] = narrowed
+    study.set_user_attr(RESTRICTION_KEY, {"fixed": fixed, "ranges": narrowed, "since": decision})
     _append_decision(study, decision)
     return decision
 
 
 def release(study: optuna.Study, *, why: str = "released by the user") -> dict[str, Any]:
     """Undo any restriction of ``study``: later trials sample the full space again."""
-    previous = read_restriction(study)
+    previous, ranges = _read(study)
     decision = _decision("release", previous, why, _last_finished(study))
-    study.set_user_attr(RESTRICTION_KEY, {"fixed": {}, "since": decision})
+    if ranges:
+        decision["ranges"] = {k: list(v) for k, v in ranges.items()}
+    study.set_user_attr(RESTRICTION_KEY, {"fixed": {}, "ranges": {}, "since": decision})
     _append_decision(study, decision)
     return decision
 
@@ -125,6 +175,7 @@ class ShrinkingSampler(BaseSampler):
     restrict = staticmethod(restrict)
     release = staticmethod(release)
     read_restriction = staticmethod(read_restriction)
+    read_ranges = staticmethod(read_ranges)
 
     def __init__(self, base_sampler: BaseSampler | None = None) -> None:
         if base_sampler is None:
@@ -136,7 +187,7 @@ class ShrinkingSampler(BaseSampler):
             )
         self._base = base_sampler
         self._lock = threading.Lock()
-        self._snapshots: dict[tuple[str, int], dict[str, Any]] = {}
+        self._snapshots: dict[tuple[str, int], _Restriction] = {}
 
     def __repr__(self) -> str:
         return f"ShrinkingSampler({self._base!r})"
@@ -150,17 +201,19 @@ class ShrinkingSampler(BaseSampler):
         self._base.reseed_rng()
 
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
-        fixed = read_restriction(study)
+        snapshot = _read(study)
         with self._lock:
-            self._snapshots[_key(study, trial)] = fixed
+            self._snapshots[_key(study, trial)] = snapshot
         self._base.before_trial(study, trial)
 
     def infer_relative_search_space(
         self, study: optuna.Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
         space = self._base.infer_relative_search_space(study, trial)
-        fixed = self._fixed(study, trial)
-        return {name: d for name, d in space.items() if name not in fixed}
+        fixed, ranges = self._snapshot(study, trial)
+        return {
+            name: _narrow(d, ranges.get(name)) for name, d in space.items() if name not in fixed
+        }
 
     def sample_relative(
         self,
@@ -177,10 +230,11 @@ class ShrinkingSampler(BaseSampler):
         param_name: str,
         param_distribution: BaseDistribution,
     ) -> Any:
-        fixed = self._fixed(study, trial)
+        fixed, ranges = self._snapshot(study, trial)
         if param_name in fixed and _fits(param_distribution, fixed[param_name]):
             return _native(param_distribution, fixed[param_name])
-        return self._base.sample_independent(study, trial, param_name, param_distribution)
+        narrowed = _narrow(param_distribution, ranges.get(param_name))
+        return self._base.sample_independent(study, trial, param_name, narrowed)
 
     def after_trial(
         self,
@@ -195,9 +249,41 @@ class ShrinkingSampler(BaseSampler):
             with self._lock:
                 self._snapshots.pop(_key(study, trial), None)
 
-    def _fixed(self, study: optuna.Study, trial: FrozenTrial) -> dict[str, Any]:
+    def _snapshot(self, study: optuna.Study, trial: FrozenTrial) -> _Restriction:
         with self._lock:
-            return self._snapshots.get(_key(study, trial), {})
+            return self._snapshots.get(_key(study, trial), ({}, {}))
+
+
+def _read(study: optuna.Study) -> _Restriction:
+    """(fixed values, narrowed ranges) stored in the study; anything malformed is ignored."""
+    stored = study.user_attrs.get(RESTRICTION_KEY)
+    if not isinstance(stored, Mapping):
+        return {}, {}
+    fixed = stored.get("fixed")
+    ranges = stored.get("ranges")
+    narrowed: dict[str, tuple[float, float]] = {}
+    if isinstance(ranges, Mapping):
+        for name, bounds in ranges.items():
+            if (isinstance(bounds, list | tuple) and len(bounds) == 2
+                    and all(isinstance(b, int | float) for b in bounds)):
+                narrowed[str(name)] = (float(bounds[0]), float(bounds[1]))
+    return (dict(fixed) if isinstance(fixed, Mapping) else {}), narrowed
+
+
+def _narrow(dist: BaseDistribution, bounds: tuple[float, float] | None) -> BaseDistribution:
+    """``dist`` with its bounds moved inwards to ``bounds`` (onto its step grid), if they overlap."""
+    D = optuna.distributions
+    if bounds is None or not isinstance(dist, D.FloatDistribution | D.IntDistribution):
+        return dist
+    low, high = max(bounds[0], dist.low), min(bounds[1], dist.high)
+    if dist.step is not None:
+        low = dist.low + math.ceil((low - dist.low) / dist.step - 1e-9) * dist.step
+        high = dist.low + math.floor((high - dist.low) / dist.step + 1e-9) * dist.step
+    if low > high or (low, high) == (dist.low, dist.high):
+        return dist
+    if isinstance(dist, D.IntDistribution):
+        return D.IntDistribution(round(low), round(high), log=dist.log, step=dist.step)
+    return D.FloatDistribution(low, high, log=dist.log, step=dist.step)
 
 
 def _key(study: optuna.Study, trial: FrozenTrial) -> tuple[str, int]:
@@ -239,6 +325,19 @@ def _json_value(name: Any, value: Any) -> Any:
         f"Parameter {name!r} can only be fixed to a number, string, bool or None "
         f"(what Optuna stores). Got {type(value).__name__} instead."
     )
+
+
+def _json_range(name: Any, bounds: Any) -> list[float]:
+    try:
+        low, high = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        low = high = math.nan
+    if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+        raise ValueError(
+            f"The range of {name!r} in restrict must be a pair (low, high) of finite numbers "
+            f"with low <= high. Got {bounds!r} instead."
+        )
+    return [low, high]
 
 
 def _decision(action: str, params: Mapping[str, Any], why: str, after_trial: int | None) -> dict[str, Any]:

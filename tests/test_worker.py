@@ -1,0 +1,94 @@
+"""The refit child process: same results as in-process, errors and warnings carried back,
+results and histories that pickle, and a clean stop."""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+import hpinsight as hp
+from hpinsight.integrations._worker import RefitWorker, WorkerError
+
+
+@pytest.fixture
+def worker():
+    w = RefitWorker()
+    yield w
+    w.close()
+
+
+def _data(make_mixed_space):
+    space = make_mixed_space(conditional=True)
+    configs = space.sample(120, seed=0)
+    X = np.nan_to_num(space.encode(configs))
+    y = X[:, 0] ** 2 + 0.5 * X[:, 1] + np.sin(X[:, -1])
+    return space, configs, y
+
+
+def test_history_and_result_survive_pickling(make_mixed_space):
+    space, configs, y = _data(make_mixed_space)
+    history = hp.TrialHistory(space, configs, y, direction="maximize", trial_ids=range(5, 125),
+                              excluded={"PRUNED": 2}, objective_name="accuracy")
+    back = pickle.loads(pickle.dumps(history))
+    assert [dict(c) for c in back.configs] == [dict(c) for c in history.configs]
+    np.testing.assert_array_equal(back.y, history.y)
+    assert (back.direction, back.trial_ids, dict(back.excluded), back.objective_name) == (
+        "maximize", tuple(range(5, 125)), {"PRUNED": 2}, "accuracy")
+    assert back.space.names == space.names
+    result = hp.fanova(history, seed=0, n_trees=8, max_order=2)
+    again = pickle.loads(pickle.dumps(result))
+    np.testing.assert_array_equal(again.variances, result.variances)
+    assert again.ranking() == result.ranking()
+    np.testing.assert_array_equal(again.marginal(space.names[0]).mean,
+                                  result.marginal(space.names[0]).mean)
+
+
+def test_child_gives_bit_identical_results_in_another_process(make_mixed_space, worker):
+    space, configs, y = _data(make_mixed_space)
+    history = hp.TrialHistory(space, configs, y)
+    remote, caught = worker.run("fanova", history, seed=4, n_trees=16, max_order=2)
+    local = hp.fanova(history, seed=4, n_trees=16, max_order=2)
+    assert worker.pid is not None
+    assert worker.pid != os.getpid()
+    assert caught == []
+    np.testing.assert_array_equal(remote.variances, local.variances)
+    np.testing.assert_array_equal(remote.tree_means, local.tree_means)
+    # the same child serves the next request
+    pid = worker.pid
+    worker.run("fanova", history, seed=5, n_trees=4)
+    assert worker.pid == pid
+
+
+def test_task_errors_and_warnings_come_back(make_mixed_space, worker):
+    space, configs, y = _data(make_mixed_space)
+    with pytest.raises(ValueError, match="120 configurations but 117 objective values") as info:
+        worker.run("fanova", configs, y[:-3], space)
+    assert isinstance(info.value, hp.exceptions.HPInsightError)
+    y_nan = y.copy()
+    y_nan[:4] = np.nan
+    result, caught = worker.run("fanova", configs, y_nan, space, seed=0, n_trees=4)
+    assert result.n_excluded == 4
+    assert len(caught) == 1
+    assert caught[0].startswith("ExcludedTrialsWarning: ")
+    assert "4" in caught[0]
+    assert worker.pid is not None  # an error in the task does not stop the child
+
+
+def test_close_stops_the_child_and_a_dead_child_is_replaced(make_mixed_space, worker):
+    space, configs, y = _data(make_mixed_space)
+    worker.run("fanova", configs, y, space, seed=0, n_trees=2)
+    first = worker.pid
+    assert first is not None
+    os.kill(first, 9)
+    with pytest.raises(WorkerError, match="stopped unexpectedly"):
+        worker.run("fanova", configs, y, space, seed=0, n_trees=2)
+    worker.run("fanova", configs, y, space, seed=0, n_trees=2)
+    second = worker.pid
+    assert second not in (None, first)
+    worker.close()
+    assert worker.pid is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(second, 0)
