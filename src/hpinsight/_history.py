@@ -157,6 +157,49 @@ class TrialHistory:
         return out
 
     @classmethod
+    def from_smac(
+        cls,
+        source: Any,
+        *,
+        configspace: Any = None,
+        objective: int | str | None = None,
+    ) -> TrialHistory:
+        """Read a SMAC3 run: a facade, a runhistory, or a saved output folder.
+
+        One entry per configuration (``trial_id`` is SMAC's ``config_id``),
+        valued by the mean cost of its successful runs at its highest budget,
+        so instances and seeds are averaged out. Runs that did not succeed
+        (CRASHED, TIMEOUT, MEMORYOUT, RUNNING) and runs at lower budgets are
+        counted in :attr:`excluded`. Parameters inactive in a configuration are
+        missing from it; the space keeps ConfigSpace's conditions.
+
+        Parameters
+        ----------
+        source : SMAC facade, smac.RunHistory, str or pathlib.Path
+            A facade after (or during) ``optimize()``; a runhistory; or the
+            folder SMAC saved a run to (``<output_directory>/<name>/<seed>``,
+            or a parent holding exactly one run). A folder is read with
+            ConfigSpace alone and may come from any SMAC 2.x release.
+        configspace : ConfigSpace.ConfigurationSpace, optional
+            The space of a runhistory (default: the one its configurations
+            belong to).
+        objective : int or str, optional
+            Index or name of the objective of a multi-objective run.
+
+        Returns
+        -------
+        TrialHistory
+
+        Examples
+        --------
+        >>> import hpinsight as hp
+        >>> history = hp.TrialHistory.from_smac("smac3_output/my-run/0")  # doctest: +SKIP
+        """
+        from .adapters._smac import history_from_smac
+
+        return history_from_smac(cls, source, configspace=configspace, objective=objective)
+
+    @classmethod
     def from_optuna(
         cls,
         study: Any,

@@ -2,27 +2,26 @@
 
 from __future__ import annotations
 
-import collections
 import threading
-import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import optuna
 
 from .._validation import check_choice, check_int, check_real, check_seed
-from ._optuna_live import SUMMARY_KEY, ImportanceSnapshot, Refitter
+from ._live import BackgroundRefits
+from ._optuna_live import SUMMARY_KEY, Refitter
 from ._optuna_shrink import ShrinkingSampler
 
 if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
 
     from .._fanova import FanovaResult
+    from ._live import ImportanceSnapshot
 
 __all__ = ["ImportanceCallback"]
 
 _logger = optuna.logging.get_logger("optuna.hpinsight")
-_MAX_ERRORS = 100
 
 
 class ImportanceCallback:
@@ -161,43 +160,34 @@ class ImportanceCallback:
             logger=_logger,
             isolation=check_choice(isolation, "isolation", func, ("process", "thread")),
         )
-        self._cond = threading.Condition()
+        self._refits = BackgroundRefits(self._refitter.refit, _logger, "hpinsight-importance")
+        self._lock = threading.Lock()
         self._study: optuna.Study | None = None
-        self._pending: optuna.Study | None = None
-        self._running = False
-        self._closed = False
-        self._thread: threading.Thread | None = None
         self._seen = 0  # COMPLETE trials this callback was told about
         self._requested_at = 0  # value of _seen at the last refit request
-        self._latest: FanovaResult | None = None
-        self._history: list[ImportanceSnapshot] = []
-        self._errors: collections.deque[Exception] = collections.deque(maxlen=_MAX_ERRORS)
         self._warned_sampler = False
 
     def __repr__(self) -> str:
         return (
             f"ImportanceCallback(every_n_trials={self.every_n_trials}, "
-            f"min_trials={self.min_trials}, refits={len(self._history)})"
+            f"min_trials={self.min_trials}, refits={len(self.history)})"
         )
 
     # ---------------------------------------------------------------- public state
     @property
     def latest(self) -> FanovaResult | None:
         """The newest fANOVA result (None before the first refit)."""
-        with self._cond:
-            return self._latest
+        return self._refits.latest
 
     @property
     def history(self) -> tuple[ImportanceSnapshot, ...]:
         """Every refit so far, oldest first: trial count and importances."""
-        with self._cond:
-            return tuple(self._history)
+        return self._refits.history
 
     @property
     def errors(self) -> tuple[Exception, ...]:
         """Exceptions caught instead of raised (the last 100)."""
-        with self._cond:
-            return tuple(self._errors)
+        return self._refits.errors
 
     @property
     def summary_key(self) -> str:
@@ -231,25 +221,26 @@ class ImportanceCallback:
         try:
             if trial.state != optuna.trial.TrialState.COMPLETE:
                 return
-            with self._cond:
-                if self._closed:
-                    return
+            with self._lock:
                 self._study = study
                 self._seen += 1
                 n = max(self._seen, trial.number + 1)
-                if n >= self.min_trials and self._seen - self._requested_at >= self.every_n_trials:
-                    self._request(study)
+                due = n >= self.min_trials and self._seen - self._requested_at >= self.every_n_trials
+                if due:
+                    self._requested_at = self._seen
+            if due:
+                self._refits.request(study)
             self._check_sampler(study)
         except Exception as exc:  # never into Optuna
-            self._record(exc, "while recording a finished trial")
+            self._refits.record(exc, "while recording a finished trial")
 
     def refresh(self, study: optuna.Study | None = None) -> None:
         """Ask for a refit now (in the background), whatever the trial count."""
-        with self._cond:
+        with self._lock:
             study = study or self._study
-            if study is not None and not self._closed:
-                self._study = study
-                self._request(study)
+            self._study = study
+            self._requested_at = self._seen
+        self._refits.request(study)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Refit on trials that arrived since the last request, and wait until idle.
@@ -259,16 +250,11 @@ class ImportanceCallback:
         bool
             True if no refit is running or pending any more, False on timeout.
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._cond:
-            if self._study is not None and self._seen > self._requested_at and not self._closed:
-                self._request(self._study)
-            while self._pending is not None or self._running:
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return False
-                self._cond.wait(remaining)
-            return True
+        with self._lock:
+            flush = self._study if self._seen > self._requested_at else None
+            self._requested_at = self._seen
+        self._refits.request(flush)
+        return self._refits.wait(timeout)
 
     def close(self, timeout: float | None = None) -> bool:
         """:meth:`wait`, then stop the background thread and the refit process.
@@ -277,12 +263,7 @@ class ImportanceCallback:
         finish (the process exits with this one).
         """
         done = self.wait(timeout)
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-            thread = self._thread
-        if thread is not None and done:
-            thread.join(timeout)
+        done = self._refits.close(timeout) and done
         if done:
             self._refitter.close()
         return done
@@ -290,49 +271,6 @@ class ImportanceCallback:
     def release(self, study: optuna.Study, *, why: str = "released by the user") -> None:
         """Undo a shrink: later trials of ``study`` sample the full space again."""
         ShrinkingSampler.release(study, why=why)
-
-    # ---------------------------------------------------------------- background work
-    def _request(self, study: optuna.Study) -> None:  # holding self._cond
-        self._requested_at = self._seen
-        self._pending = study
-        if self._thread is None or not self._thread.is_alive():
-            self._thread = threading.Thread(
-                target=self._work, name="hpinsight-importance", daemon=True
-            )
-            self._thread.start()
-        self._cond.notify_all()
-
-    def _work(self) -> None:
-        while True:
-            with self._cond:
-                while self._pending is None and not self._closed:
-                    self._cond.wait()
-                if self._pending is None:
-                    return
-                study, self._pending = self._pending, None
-                self._running = True
-            try:
-                out = self._refitter.refit(study)
-                if out is not None:
-                    with self._cond:
-                        self._latest = out[0]
-                        self._history.append(out[1])
-            except Exception as exc:
-                self._record(exc, "while refitting importances")
-            finally:
-                with self._cond:
-                    self._running = False
-                    self._cond.notify_all()
-
-    def _record(self, exc: Exception, when: str) -> None:
-        try:
-            with self._cond:
-                self._errors.append(exc)
-            _logger.warning("hpinsight: %s: %s: %s (the study goes on)", when,
-                            type(exc).__name__, exc)
-            _logger.debug("hpinsight: traceback", exc_info=exc)
-        except Exception:  # pragma: no cover - logging itself failed; stay silent
-            pass
 
     def _check_sampler(self, study: optuna.Study) -> None:
         if self._refitter.shrink_to is None or self._warned_sampler:

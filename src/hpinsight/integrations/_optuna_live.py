@@ -7,119 +7,24 @@ loop). It raises; the callers decide how failures are reported.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import optuna
 
-from .._fanova import fanova
 from .._history import TrialHistory
+from ._live import ImportanceSnapshot, LiveFanova, compact_summary
 from ._optuna_shrink import DECISIONS_KEY, read_restriction, restrict
-from ._worker import RefitWorker, WorkerError
 
 if TYPE_CHECKING:
     from .._fanova import FanovaResult
 
-__all__ = ["SUMMARY_KEY", "ImportanceSnapshot", "Refitter", "compact_summary"]
+__all__ = ["SUMMARY_KEY", "Refitter", "best_ranges"]
 
 SUMMARY_KEY = "hpinsight:importance"
-_DISPLAY_LIMIT = 1024  # optuna-dashboard truncates longer attribute values
-
-
-@dataclass(frozen=True, slots=True)
-class ImportanceSnapshot:
-    """Main-effect importances of a study at one point of its run.
-
-    Attributes
-    ----------
-    n_trials : int
-        COMPLETE trials (finite value) the forest was fit on.
-    last_trial : int
-        Highest trial number among them.
-    importances : mapping of str to float
-        Mean fraction of variance per parameter, sorted descending.
-    stds : mapping of str to float
-        Std over trees of the same fractions.
-    best_value : float
-        Best analysed value among the trials.
-    n_excluded : int
-        Trials left out (not COMPLETE, or non-finite value).
-    seconds : float
-        Wall time of the refit.
-    """
-
-    n_trials: int
-    last_trial: int
-    importances: Mapping[str, float]
-    stds: Mapping[str, float]
-    best_value: float
-    n_excluded: int
-    seconds: float
-    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "importances", MappingProxyType(dict(self.importances)))
-        object.__setattr__(self, "stds", MappingProxyType(dict(self.stds)))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # read-only mapping views do not pickle; rebuild from plain dicts
-        return (
-            type(self),
-            (self.n_trials, self.last_trial, dict(self.importances), dict(self.stds),
-             self.best_value, self.n_excluded, self.seconds, self.created),
-        )
-
-    def __repr__(self) -> str:
-        return f"ImportanceSnapshot(n_trials={self.n_trials}, {self.ranking_line(top=3)})"
-
-    def ranking_line(self, top: int = 5) -> str:
-        """``"lr 0.61±0.05, optimizer 0.20±0.04, ..."`` for the ``top`` parameters."""
-        items = list(self.importances.items())
-        shown = ", ".join(f"{n} {m:.2f}±{self.stds[n]:.2f}" for n, m in items[:top])
-        rest = len(items) - top
-        return shown + (f" (+{rest} more)" if rest > 0 else "")
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form."""
-        return {
-            "n_trials": self.n_trials,
-            "last_trial": self.last_trial,
-            "importances": dict(self.importances),
-            "stds": dict(self.stds),
-            "best_value": self.best_value,
-            "n_excluded": self.n_excluded,
-            "seconds": self.seconds,
-            "created": self.created,
-        }
-
-
-def compact_summary(snapshot: ImportanceSnapshot, limit: int = _DISPLAY_LIMIT) -> dict[str, Any]:
-    """A JSON object for a study user attribute whose serialization stays under ``limit`` chars.
-
-    Importances are rounded to 3 decimals as ``[mean, std]``; the least
-    important parameters are dropped (and counted in ``"more"``) if needed.
-    """
-    imp = {n: [round(m, 3), round(snapshot.stds[n], 3)] for n, m in snapshot.importances.items()}
-    out: dict[str, Any] = {
-        "n_trials": snapshot.n_trials,
-        "n_excluded": snapshot.n_excluded,
-        "best": float(f"{snapshot.best_value:.6g}"),
-        "updated": snapshot.created,
-        "importance": imp,
-    }
-    names = list(imp)
-    while len(json.dumps(out)) > limit and names:
-        del imp[names.pop()]
-        out["more"] = len(snapshot.importances) - len(names)
-    return out
 
 
 class Refitter:
@@ -144,25 +49,21 @@ class Refitter:
         isolation: str = "thread",
     ) -> None:
         self.min_trials = min_trials
-        self.n_trees = n_trees
-        self.seed = seed
         self.objective = objective
         self.target = target
-        self.cap_quantile = cap_quantile
-        self.n_jobs = n_jobs
         self.publish = publish
         self.shrink_to = shrink_to
         self.shrink_after = shrink_after
         self.defaults = dict(defaults)
         self.narrow_quantile = narrow_quantile
         self.logger = logger
-        self._worker = RefitWorker() if isolation == "process" else None
+        self.fitter = LiveFanova(n_trees=n_trees, seed=seed, cap_quantile=cap_quantile,
+                                 n_jobs=n_jobs, isolation=isolation, logger=logger)
         self._last_n: int | None = None
         self._told_changed: set[str] = set()
 
     def refit(self, study: optuna.Study) -> tuple[FanovaResult, ImportanceSnapshot] | None:
         """Refit if there are enough new trials; None when there was nothing to do."""
-        started = time.perf_counter()
         history, changed = _history(study, self.target, self.objective)
         new = sorted(set(changed) - self._told_changed)
         if new:
@@ -180,17 +81,7 @@ class Refitter:
                 history.n_trials,
             )
             return None
-        result = self._fanova(history)
-        ranking = result.ranking(order=1)
-        snapshot = ImportanceSnapshot(
-            n_trials=history.n_trials,
-            last_trial=max(history.trial_ids),
-            importances={i.params[0]: max(0.0, float(i.mean)) for i in ranking},
-            stds={i.params[0]: float(i.std) for i in ranking},
-            best_value=history.best()[2],
-            n_excluded=history.n_excluded,
-            seconds=time.perf_counter() - started,
-        )
+        result, snapshot = self.fitter.fit(history)
         if self.publish:
             _publish(study, snapshot)
         self.logger.info(
@@ -203,33 +94,7 @@ class Refitter:
 
     def close(self) -> None:
         """Stop the refit process, if any."""
-        if self._worker is not None:
-            self._worker.close()
-
-    @property
-    def worker_pid(self) -> int | None:
-        """Process id of the refit process while it runs."""
-        return None if self._worker is None else self._worker.pid
-
-    def _fanova(self, history: TrialHistory) -> FanovaResult:
-        options: dict[str, Any] = {
-            "n_trees": self.n_trees, "seed": self.seed, "cap_quantile": self.cap_quantile,
-            "n_jobs": self.n_jobs,
-        }
-        if self._worker is not None:
-            try:
-                result, caught = self._worker.run("fanova", history, **options)
-            except WorkerError as exc:
-                self._worker = None
-                self.logger.warning(
-                    "hpinsight: %s; refitting in a thread of this process from now on "
-                    "(results are the same, the study may run slower).", exc,
-                )
-            else:
-                for message in caught:
-                    self.logger.info("hpinsight: refit: %s", message)
-                return result  # type: ignore[no-any-return]
-        return fanova(history, **options)
+        self.fitter.close()
 
     def _maybe_shrink(
         self, study: optuna.Study, history: TrialHistory, snapshot: ImportanceSnapshot

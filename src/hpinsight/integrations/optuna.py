@@ -20,9 +20,10 @@ from .._optional import import_optional
 
 import_optional("optuna", "hpinsight.integrations.optuna")
 
+from ._live import ImportanceSnapshot  # noqa: E402
 from ._optuna_callback import ImportanceCallback  # noqa: E402
 from ._optuna_evaluator import FanovaImportanceEvaluator  # noqa: E402
-from ._optuna_live import SUMMARY_KEY, ImportanceSnapshot  # noqa: E402
+from ._optuna_live import SUMMARY_KEY  # noqa: E402
 from ._optuna_shrink import (  # noqa: E402
     DECISIONS_KEY,
     RESTRICTION_KEY,

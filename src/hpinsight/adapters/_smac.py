@@ -1,0 +1,295 @@
+"""SMAC3 runs in: a live run or a saved output folder -> search space and trial history.
+
+Sources, each read without touching SMAC's private attributes:
+
+* a facade (``HyperparameterOptimizationFacade`` and friends) or anything with
+  ``runhistory`` and ``scenario`` attributes;
+* a ``smac.RunHistory`` with the ``ConfigurationSpace`` it was run on;
+* a saved run: the folder SMAC writes per run (``<output_directory>/<name>/<seed>``,
+  holding ``configspace.json``, ``runhistory.json`` and ``scenario.json``), or a
+  parent folder that holds exactly one such run. Reading a folder needs
+  ConfigSpace only, not SMAC. Both layouts of ``runhistory.json`` written by SMAC
+  2.x are read: records as objects with named fields (2.1 and later) and records
+  as 10-element lists (2.0).
+
+One configuration is one entry of the history (its ``trial_id`` is SMAC's
+``config_id``). SMAC may run a configuration several times -- on several
+instances or seeds (algorithm configuration), or on several budgets
+(multi-fidelity). The value analysed is then the **mean cost over the
+configuration's successful runs at its highest budget**: instances and seeds
+are marginalized by averaging, as Hutter et al. (2014, Sec. 3.3) do for
+algorithm configuration, and the instance is not a parameter of the analysis. Runs with another
+status (CRASHED, TIMEOUT, MEMORYOUT, RUNNING) and runs at lower budgets are
+left out and counted by reason in :attr:`~hpinsight.TrialHistory.excluded`.
+Parameters inactive in a configuration are missing from it, as everywhere in
+hpinsight; ConfigSpace's conditions come with the space, its forbidden clauses
+are reported as ignored by :func:`~hpinsight.SearchSpace.from_configspace`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._optional import import_optional
+from .._space import SearchSpace
+from ..exceptions import InvalidDataError
+
+if TYPE_CHECKING:
+    from .._history import TrialHistory
+
+__all__ = ["RunRecord", "find_run_folder", "history_from_records", "history_from_smac"]
+
+_STATUS = {0: "RUNNING", 1: "SUCCESS", 2: "CRASHED", 3: "TIMEOUT", 4: "MEMORYOUT"}
+_FUNC = "TrialHistory.from_smac"
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One run of a configuration, the way both SMAC layouts can be read into."""
+
+    config_id: int
+    instance: str | None
+    seed: int | None
+    budget: float | None
+    cost: float | list[float]
+    status: int
+
+
+def history_from_smac(
+    cls: type[TrialHistory],
+    source: Any,
+    *,
+    configspace: Any = None,
+    objective: int | str | None = None,
+) -> TrialHistory:
+    """Implement :meth:`hpinsight.TrialHistory.from_smac` (see there)."""
+    if isinstance(source, str | Path):
+        return _history_from_folder(cls, Path(source), objective=objective)
+    runhistory = getattr(source, "runhistory", None)
+    scenario = getattr(source, "scenario", None)
+    objectives: Sequence[str] | None = None
+    if runhistory is not None and scenario is not None:  # a facade
+        configspace = scenario.configspace if configspace is None else configspace
+        objectives = _names(scenario.objectives)
+    elif _looks_like_runhistory(source):
+        runhistory = source
+    else:
+        raise TypeError(
+            f"The 'source' parameter of {_FUNC} must be a SMAC facade, a smac.RunHistory (with "
+            "configspace=...) or the path of a saved SMAC run. Got "
+            f"{type(source).__name__} instead."
+        )
+    if configspace is None:
+        configspace = _configspace_of(runhistory)
+    records, configs = records_from_runhistory(runhistory)
+    return history_from_records(cls, configspace, records, configs, objective=objective,
+                                objectives=objectives)
+
+
+def records_from_runhistory(runhistory: Any) -> tuple[list[RunRecord], dict[int, dict[str, Any]]]:
+    """Copy a live ``smac.RunHistory`` into plain records and config dicts (public API only)."""
+    records = [
+        RunRecord(int(k.config_id), k.instance, k.seed, k.budget, v.cost, int(v.status))
+        for k, v in list(runhistory.items())
+    ]
+    configs = {int(cid): dict(cfg) for cid, cfg in dict(runhistory.ids_config).items()}
+    return records, configs
+
+
+def history_from_records(
+    cls: type[TrialHistory],
+    configspace: Any,
+    records: Iterable[RunRecord],
+    configs: Mapping[int, Mapping[str, Any]],
+    *,
+    objective: int | str | None = None,
+    objectives: Sequence[str] | None = None,
+) -> TrialHistory:
+    """Aggregate runs per configuration (see the module notes) into a history."""
+    space = SearchSpace.from_configspace(configspace)
+    records = list(records)
+    index = _objective_index(records, objective, objectives)
+    excluded: dict[str, int] = {}
+
+    def exclude(reason: str, n: int = 1) -> None:
+        excluded[reason] = excluded.get(reason, 0) + n
+
+    by_config: dict[int, list[RunRecord]] = {}
+    for r in records:
+        if r.status != 1:
+            exclude(_STATUS.get(r.status, f"status {r.status}"))
+        else:
+            by_config.setdefault(r.config_id, []).append(r)
+    ids: list[int] = []
+    values: list[float] = []
+    rows: list[Mapping[str, Any]] = []
+    for cid in sorted(by_config):
+        runs = by_config[cid]
+        top = max((-math.inf if r.budget is None else r.budget) for r in runs)
+        kept = [r for r in runs if (-math.inf if r.budget is None else r.budget) == top]
+        if len(kept) < len(runs):
+            exclude("lower budget", len(runs) - len(kept))
+        costs = np.array([_cost(r.cost, index) for r in kept], dtype=np.float64)
+        finite = np.isfinite(costs)
+        if not finite.all():
+            exclude("non-finite cost", int((~finite).sum()))
+        if not finite.any():
+            continue
+        if cid not in configs:
+            raise InvalidDataError(
+                f"{_FUNC}: run(s) of configuration {cid} have no configuration in the "
+                "runhistory; the runhistory file is incomplete. Save the run again with SMAC."
+            )
+        ids.append(cid)
+        values.append(float(costs[finite].mean()))
+        rows.append(configs[cid])
+    if objectives is not None and index is not None:
+        name = str(objectives[index])
+    elif objectives is not None and len(objectives) == 1:
+        name = str(objectives[0])
+    else:
+        name = "cost"
+    return cls(space, tuple(rows), np.asarray(values, dtype=np.float64), direction="minimize",
+               trial_ids=tuple(ids), excluded=excluded, objective_name=name)
+
+
+def find_run_folder(path: Path) -> Path:
+    """The SMAC run folder at or below ``path`` (the one holding ``runhistory.json``)."""
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{_FUNC}: there is no folder {str(path)!r}. Pass the folder SMAC wrote the run to "
+            "(scenario.output_directory, for example smac3_output/<name>/<seed>)."
+        )
+    if path.is_file():
+        path = path.parent
+    if (path / "runhistory.json").is_file():
+        return path
+    found = sorted(p.parent for p in path.glob("**/runhistory.json"))
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise FileNotFoundError(
+            f"{_FUNC}: no runhistory.json in {str(path)!r} or below; is this a SMAC output "
+            "folder? SMAC writes it to <output_directory>/<name>/<seed>."
+        )
+    listed = ", ".join(repr(str(p.relative_to(path))) for p in found[:10])
+    raise ValueError(
+        f"{_FUNC}: {len(found)} SMAC runs below {str(path)!r} ({listed}"
+        f"{', ...' if len(found) > 10 else ''}); pass the folder of one of them."
+    )
+
+
+# ---------------------------------------------------------------------------- internals
+def _history_from_folder(
+    cls: type[TrialHistory], path: Path, *, objective: int | str | None
+) -> TrialHistory:
+    folder = find_run_folder(path)
+    CS = import_optional("ConfigSpace", _FUNC)
+    cs_file = folder / "configspace.json"
+    if not cs_file.is_file():
+        raise FileNotFoundError(
+            f"{_FUNC}: {str(folder)!r} has a runhistory.json but no configspace.json, which "
+            "holds the search space; copy it from the run's output folder."
+        )
+    configspace = CS.ConfigurationSpace.from_json(cs_file)
+    try:
+        data = json.loads((folder / "runhistory.json").read_text())
+    except json.JSONDecodeError as exc:
+        raise InvalidDataError(
+            f"{_FUNC}: {str(folder / 'runhistory.json')!r} is not valid JSON ({exc}); "
+            "was the run interrupted while saving?"
+        ) from exc
+    records = [_record(entry, i) for i, entry in enumerate(data.get("data", []))]
+    configs = {int(k): dict(v) for k, v in dict(data.get("configs", {})).items()}
+    objectives = None
+    scenario_file = folder / "scenario.json"
+    if scenario_file.is_file():
+        objectives = _names(json.loads(scenario_file.read_text()).get("objectives"))
+    return history_from_records(cls, configspace, records, configs, objective=objective,
+                                objectives=objectives)
+
+
+def _record(entry: Any, i: int) -> RunRecord:
+    if isinstance(entry, Mapping):  # SMAC >= 2.1
+        try:
+            return RunRecord(int(entry["config_id"]), entry.get("instance"), entry.get("seed"),
+                             entry.get("budget"), entry["cost"], int(entry["status"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidDataError(
+                f"{_FUNC}: entry {i} of runhistory.json lacks {exc}; expected config_id, cost "
+                "and status as SMAC writes them."
+            ) from exc
+    if isinstance(entry, list | tuple) and len(entry) >= 7:  # SMAC 2.0: a flat list
+        config_id, instance, seed, budget, cost, _time, status = entry[:7]
+        return RunRecord(int(config_id), instance, seed, budget, cost, int(status))
+    raise InvalidDataError(
+        f"{_FUNC}: entry {i} of runhistory.json has a layout this version does not know "
+        f"({type(entry).__name__} {str(entry)[:80]}); please report it with the SMAC version."
+    )
+
+
+def _names(objectives: Any) -> list[str] | None:
+    if objectives is None:
+        return None
+    return [str(objectives)] if isinstance(objectives, str) else [str(o) for o in objectives]
+
+
+def _objective_index(
+    records: list[RunRecord], objective: int | str | None, objectives: Sequence[str] | None
+) -> int | None:
+    n = next((len(r.cost) for r in records if isinstance(r.cost, list | tuple)), None)
+    if n is None:  # single objective
+        if objective not in (None, 0) and not (objectives and objective == objectives[0]):
+            raise ValueError(
+                f"The 'objective' parameter of {_FUNC} selects one objective of a multi-objective "
+                f"run, but this run has one objective. Got {objective!r} instead; leave it out."
+            )
+        return None
+    known = list(objectives) if objectives is not None else None
+    if objective is None:
+        raise ValueError(
+            f"This SMAC run has {n} objectives"
+            + (f" ({', '.join(map(repr, known))})" if known else "")
+            + f"; {_FUNC} analyses one: pass objective=<index> or objective=<name>."
+        )
+    if isinstance(objective, str):
+        if known is None or objective not in known:
+            raise ValueError(
+                f"The 'objective' parameter of {_FUNC} must name one of the run's objectives "
+                f"{known!r}. Got {objective!r} instead."
+            )
+        return known.index(objective)
+    if isinstance(objective, bool) or not isinstance(objective, int) or not 0 <= objective < n:
+        raise ValueError(
+            f"The 'objective' parameter of {_FUNC} must be an index in [0, {n - 1}] or an "
+            f"objective name. Got {objective!r} instead."
+        )
+    return objective
+
+
+def _cost(cost: Any, index: int | None) -> float:
+    try:
+        return float(cost if index is None else cost[index])
+    except (TypeError, ValueError, IndexError):
+        return math.nan
+
+
+def _looks_like_runhistory(obj: Any) -> bool:
+    return all(hasattr(obj, a) for a in ("items", "ids_config", "get_config"))
+
+
+def _configspace_of(runhistory: Any) -> Any:
+    ids = dict(runhistory.ids_config)
+    if not ids:
+        raise InvalidDataError(
+            f"{_FUNC}: the runhistory has no configurations yet, so the search space is unknown; "
+            "pass configspace=..., or read it after SMAC has run some trials."
+        )
+    return next(iter(ids.values())).config_space

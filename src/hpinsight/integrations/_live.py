@@ -1,0 +1,322 @@
+"""Live importances, optimizer-free: snapshots, one fANOVA refit, and background refits.
+
+The Optuna and SMAC callbacks and ``hpinsight watch`` are built from these parts:
+
+* :class:`ImportanceSnapshot` -- the compact outcome of one refit;
+* :class:`LiveFanova` -- history -> fANOVA result and snapshot, computed in a
+  child process (:mod:`._worker`) or in this one;
+* :class:`BackgroundRefits` -- one background thread that runs the newest
+  requested refit, keeps results and errors, and never raises into the caller.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from .._fanova import fanova
+from ._worker import RefitWorker, WorkerError
+
+if TYPE_CHECKING:
+    from .._fanova import FanovaResult
+    from .._history import TrialHistory
+
+__all__ = [
+    "DISPLAY_LIMIT",
+    "BackgroundRefits",
+    "ImportanceSnapshot",
+    "LiveFanova",
+    "compact_summary",
+]
+
+DISPLAY_LIMIT = 1024  # optuna-dashboard truncates longer attribute values
+_MAX_ERRORS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class ImportanceSnapshot:
+    """Main-effect importances of a run at one point of its progress.
+
+    Attributes
+    ----------
+    n_trials : int
+        COMPLETE trials (finite value) the forest was fit on.
+    last_trial : int
+        Highest trial number among them.
+    importances : mapping of str to float
+        Mean fraction of variance per parameter, sorted descending.
+    stds : mapping of str to float
+        Std over trees of the same fractions.
+    best_value : float
+        Best analysed value among the trials.
+    n_excluded : int
+        Trials left out (not COMPLETE, or non-finite value).
+    seconds : float
+        Wall time of the refit.
+    """
+
+    n_trials: int
+    last_trial: int
+    importances: Mapping[str, float]
+    stds: Mapping[str, float]
+    best_value: float
+    n_excluded: int
+    seconds: float
+    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "importances", MappingProxyType(dict(self.importances)))
+        object.__setattr__(self, "stds", MappingProxyType(dict(self.stds)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # read-only mapping views do not pickle; rebuild from plain dicts
+        return (
+            type(self),
+            (self.n_trials, self.last_trial, dict(self.importances), dict(self.stds),
+             self.best_value, self.n_excluded, self.seconds, self.created),
+        )
+
+    def __repr__(self) -> str:
+        return f"ImportanceSnapshot(n_trials={self.n_trials}, {self.ranking_line(top=3)})"
+
+    def ranking_line(self, top: int = 5) -> str:
+        """``"lr 0.61±0.05, optimizer 0.20±0.04, ..."`` for the ``top`` parameters."""
+        items = list(self.importances.items())
+        shown = ", ".join(f"{n} {m:.2f}±{self.stds[n]:.2f}" for n, m in items[:top])
+        rest = len(items) - top
+        return shown + (f" (+{rest} more)" if rest > 0 else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {
+            "n_trials": self.n_trials,
+            "last_trial": self.last_trial,
+            "importances": dict(self.importances),
+            "stds": dict(self.stds),
+            "best_value": self.best_value,
+            "n_excluded": self.n_excluded,
+            "seconds": self.seconds,
+            "created": self.created,
+        }
+
+
+def compact_summary(snapshot: ImportanceSnapshot, limit: int = DISPLAY_LIMIT) -> dict[str, Any]:
+    """A JSON object whose serialization stays under ``limit`` characters.
+
+    Importances are rounded to 3 decimals as ``[mean, std]``; the least
+    important parameters are dropped (and counted in ``"more"``) if needed.
+    """
+    imp = {n: [round(m, 3), round(snapshot.stds[n], 3)] for n, m in snapshot.importances.items()}
+    out: dict[str, Any] = {
+        "n_trials": snapshot.n_trials,
+        "n_excluded": snapshot.n_excluded,
+        "best": float(f"{snapshot.best_value:.6g}"),
+        "updated": snapshot.created,
+        "importance": imp,
+    }
+    names = list(imp)
+    while len(json.dumps(out)) > limit and names:
+        del imp[names.pop()]
+        out["more"] = len(snapshot.importances) - len(names)
+    return out
+
+
+class LiveFanova:
+    """Fit fANOVA on a history and summarize it, in a child process or in this one.
+
+    Parameters
+    ----------
+    n_trees, seed, cap_quantile, n_jobs
+        Passed to :func:`hpinsight.fanova`.
+    isolation : {"process", "thread"}
+        ``"process"`` computes in a :class:`~._worker.RefitWorker`; if that
+        fails, a warning is logged and every later fit runs in this process.
+    logger : logging.Logger
+    """
+
+    def __init__(
+        self,
+        *,
+        n_trees: int,
+        seed: int | None,
+        cap_quantile: float | None,
+        n_jobs: int | None,
+        isolation: str,
+        logger: logging.Logger,
+    ) -> None:
+        self.options: dict[str, Any] = {
+            "n_trees": n_trees, "seed": seed, "cap_quantile": cap_quantile, "n_jobs": n_jobs,
+        }
+        self.logger = logger
+        self._worker = RefitWorker() if isolation == "process" else None
+
+    @property
+    def worker_pid(self) -> int | None:
+        """Process id of the child process while it runs."""
+        return None if self._worker is None else self._worker.pid
+
+    def close(self) -> None:
+        """Stop the child process, if any."""
+        if self._worker is not None:
+            self._worker.close()
+
+    def fit(self, history: TrialHistory) -> tuple[FanovaResult, ImportanceSnapshot]:
+        """fANOVA of ``history`` and the snapshot of its main effects."""
+        started = time.perf_counter()
+        result = self._fanova(history)
+        ranking = result.ranking(order=1)
+        snapshot = ImportanceSnapshot(
+            n_trials=history.n_trials,
+            last_trial=max(history.trial_ids),
+            importances={i.params[0]: max(0.0, float(i.mean)) for i in ranking},
+            stds={i.params[0]: float(i.std) for i in ranking},
+            best_value=history.best()[2],
+            n_excluded=history.n_excluded,
+            seconds=time.perf_counter() - started,
+        )
+        return result, snapshot
+
+    def _fanova(self, history: TrialHistory) -> FanovaResult:
+        if self._worker is not None:
+            try:
+                result, caught = self._worker.run("fanova", history, **self.options)
+            except WorkerError as exc:
+                self._worker = None
+                self.logger.warning(
+                    "hpinsight: %s; refitting in a thread of this process from now on "
+                    "(results are the same, the optimization may run slower).", exc,
+                )
+            else:
+                for message in caught:
+                    self.logger.info("hpinsight: refit: %s", message)
+                return result  # type: ignore[no-any-return]
+        return fanova(history, **self.options)
+
+
+Outcome = tuple["FanovaResult", ImportanceSnapshot]
+
+
+class BackgroundRefits:
+    """Run the newest requested refit on one background thread.
+
+    ``compute(job)`` returns ``(result, snapshot)`` or None (nothing to do);
+    it may raise: the exception is logged and kept in :attr:`errors`, never
+    passed on. A job requested while another runs replaces any older pending
+    job, so a slow refit never queues up work.
+
+    Parameters
+    ----------
+    compute : callable
+    logger : logging.Logger
+    name : str
+        Name of the thread.
+    """
+
+    def __init__(
+        self, compute: Callable[[Any], Outcome | None], logger: logging.Logger, name: str
+    ) -> None:
+        self._compute = compute
+        self._logger = logger
+        self._name = name
+        self._cond = threading.Condition()
+        self._pending: Any = None
+        self._running = False
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self._latest: FanovaResult | None = None
+        self._history: list[ImportanceSnapshot] = []
+        self._errors: collections.deque[Exception] = collections.deque(maxlen=_MAX_ERRORS)
+
+    @property
+    def latest(self) -> FanovaResult | None:
+        with self._cond:
+            return self._latest
+
+    @property
+    def history(self) -> tuple[ImportanceSnapshot, ...]:
+        with self._cond:
+            return tuple(self._history)
+
+    @property
+    def errors(self) -> tuple[Exception, ...]:
+        with self._cond:
+            return tuple(self._errors)
+
+    @property
+    def closed(self) -> bool:
+        with self._cond:
+            return self._closed
+
+    def request(self, job: Any) -> None:
+        """Queue ``job`` (replacing a pending one) and make sure the thread runs."""
+        with self._cond:
+            if self._closed or job is None:
+                return
+            self._pending = job
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._work, name=self._name, daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until no job runs or is pending; False on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while self._pending is not None or self._running:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+            return True
+
+    def close(self, timeout: float | None = None) -> bool:
+        """:meth:`wait`, then stop the thread; later requests are ignored."""
+        done = self.wait(timeout)
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None and done:
+            thread.join(timeout)
+        return done
+
+    def record(self, exc: Exception, when: str) -> None:
+        """Log ``exc`` as a warning and keep it in :attr:`errors` (never raises)."""
+        try:
+            with self._cond:
+                self._errors.append(exc)
+            self._logger.warning("hpinsight: %s: %s: %s (the optimization goes on)", when,
+                                 type(exc).__name__, exc)
+            self._logger.debug("hpinsight: traceback", exc_info=exc)
+        except Exception:  # pragma: no cover - logging itself failed; stay silent
+            pass
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while self._pending is None and not self._closed:
+                    self._cond.wait()
+                if self._pending is None:
+                    return
+                job, self._pending = self._pending, None
+                self._running = True
+            try:
+                out = self._compute(job)
+                if out is not None:
+                    with self._cond:
+                        self._latest = out[0]
+                        self._history.append(out[1])
+            except Exception as exc:
+                self.record(exc, "while refitting importances")
+            finally:
+                with self._cond:
+                    self._running = False
+                    self._cond.notify_all()
