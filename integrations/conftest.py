@@ -10,6 +10,7 @@ the ``postgres`` system user that Debian's ``postgresql`` package creates.
 
 from __future__ import annotations
 
+import logging
 import os
 import pwd
 import shutil
@@ -17,7 +18,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -112,3 +113,31 @@ def postgres_url() -> Iterator[str]:
         if (data / "postmaster.pid").exists() and run(pg_ctl, "stop", "-D", str(data), "-m", "fast").returncode:
             run(pg_ctl, "stop", "-D", str(data), "-m", "immediate")
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@pytest.fixture
+def capture_log() -> Iterator[Callable[[str], list[str]]]:
+    """``capture_log(logger_name)`` -> the list the logger's messages (INFO and up) land in."""
+    attached: list[tuple[logging.Logger, _Lines, int]] = []
+
+    def capture(name: str) -> list[str]:
+        logger = logging.getLogger(name)
+        handler = _Lines()
+        attached.append((logger, handler, logger.level))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        return handler.lines
+
+    yield capture
+    for logger, handler, level in reversed(attached):
+        logger.setLevel(level)
+        logger.removeHandler(handler)

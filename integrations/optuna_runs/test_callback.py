@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -18,27 +17,14 @@ import hpinsight as hp
 from hpinsight.integrations.optuna import SUMMARY_KEY, ImportanceCallback
 
 
-class _Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
-
 @pytest.fixture
-def log_lines() -> Iterator[list[str]]:
-    handler = _Lines()
-    logger = logging.getLogger("optuna.hpinsight")
-    logger.addHandler(handler)
+def log_lines(capture_log: Callable[[str], list[str]]) -> Iterator[list[str]]:
     verbosity = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(optuna.logging.INFO)
     try:
-        yield handler.lines
+        yield capture_log("optuna.hpinsight")
     finally:
         optuna.logging.set_verbosity(verbosity)
-        logger.removeHandler(handler)
 
 
 def _objective(t: optuna.Trial) -> float:

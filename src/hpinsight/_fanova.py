@@ -469,7 +469,9 @@ def fanova(
     forest : fitted scikit-learn tree ensemble, optional
         Analyse this forest (trained on ``space.encode(configs)`` with inactive
         entries filled in) instead of fitting one. ``configs``/``y`` are then
-        only validated and counted; capping is not possible.
+        only validated and counted; capping is not possible. A forest
+        converted from an optimizer's own model (for example by
+        ``hpinsight.integrations.smac.smac_forest``) is accepted as well.
     min_samples_leaf, max_features : forest options
         Passed to ``RandomForestRegressor``.
     max_samples : int, float, "auto" or None, default="auto"

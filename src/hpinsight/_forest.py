@@ -105,6 +105,13 @@ def forest_from_estimator(model: Any, n_features: int) -> Forest:
         If ``model`` is not fitted, is not a regression tree ensemble, or was
         trained on a different number of columns.
     """
+    if isinstance(model, Forest):  # already frozen (e.g. converted from an optimizer's model)
+        if model.n_features != n_features:
+            raise InvalidDataError(
+                f"The forest has {model.n_features} columns but the search space has "
+                f"{n_features} parameters; build it for this space."
+            )
+        return model
     estimators = getattr(model, "estimators_", None)
     if estimators is None:
         estimators = [model] if hasattr(model, "tree_") else None

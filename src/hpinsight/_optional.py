@@ -7,6 +7,7 @@ from types import ModuleType
 
 _EXTRA = {
     "optuna": "optuna",
+    "smac": "smac",
     "ConfigSpace": "configspace",
     "pandas": "pandas",
     "matplotlib": "plot",

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,7 +199,11 @@ def _history_from_folder(
             f"{_FUNC}: {str(folder)!r} has a runhistory.json but no configspace.json, which "
             "holds the search space; copy it from the run's output folder."
         )
-    configspace = CS.ConfigurationSpace.from_json(cs_file)
+    with warnings.catch_warnings():
+        # files from SMAC 2.0 use ConfigSpace 0.6's field names, which 1.x reads but warns about
+        warnings.filterwarnings("ignore", message="The field 'default' should be",
+                                category=UserWarning)
+        configspace = CS.ConfigurationSpace.from_json(cs_file)
     try:
         data = json.loads((folder / "runhistory.json").read_text())
     except json.JSONDecodeError as exc:

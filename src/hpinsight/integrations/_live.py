@@ -34,6 +34,7 @@ __all__ = [
     "BackgroundRefits",
     "ImportanceSnapshot",
     "LiveFanova",
+    "LiveResults",
     "compact_summary",
 ]
 
@@ -171,7 +172,13 @@ class LiveFanova:
     def fit(self, history: TrialHistory) -> tuple[FanovaResult, ImportanceSnapshot]:
         """fANOVA of ``history`` and the snapshot of its main effects."""
         started = time.perf_counter()
-        result = self._fanova(history)
+        return self.summarize(history, self._fanova(history), started)
+
+    def summarize(
+        self, history: TrialHistory, result: FanovaResult, started: float | None = None
+    ) -> tuple[FanovaResult, ImportanceSnapshot]:
+        """``result`` and the snapshot of its main effects (``started``: a perf_counter)."""
+        started = time.perf_counter() if started is None else started
         ranking = result.ranking(order=1)
         snapshot = ImportanceSnapshot(
             n_trials=history.n_trials,
@@ -320,3 +327,24 @@ class BackgroundRefits:
                 with self._cond:
                     self._running = False
                     self._cond.notify_all()
+
+
+class LiveResults:
+    """What a live callback exposes, read from its :class:`BackgroundRefits`."""
+
+    _refits: BackgroundRefits
+
+    @property
+    def latest(self) -> FanovaResult | None:
+        """The newest fANOVA result (None before the first refit)."""
+        return self._refits.latest
+
+    @property
+    def history(self) -> tuple[ImportanceSnapshot, ...]:
+        """Every refit so far, oldest first: trial count and importances."""
+        return self._refits.history
+
+    @property
+    def errors(self) -> tuple[Exception, ...]:
+        """Exceptions caught instead of raised (the last 100)."""
+        return self._refits.errors

@@ -9,22 +9,20 @@ from typing import TYPE_CHECKING, Any, Literal
 import optuna
 
 from .._validation import check_choice, check_int, check_real, check_seed
-from ._live import BackgroundRefits
+from ._live import BackgroundRefits, LiveResults
 from ._optuna_live import SUMMARY_KEY, Refitter
 from ._optuna_shrink import ShrinkingSampler
 
 if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
 
-    from .._fanova import FanovaResult
-    from ._live import ImportanceSnapshot
 
 __all__ = ["ImportanceCallback"]
 
 _logger = optuna.logging.get_logger("optuna.hpinsight")
 
 
-class ImportanceCallback:
+class ImportanceCallback(LiveResults):
     """Refit fANOVA importances while an Optuna study runs, without slowing it down.
 
     Add it to ``study.optimize(..., callbacks=[cb])``. Every ``every_n_trials``
@@ -174,21 +172,6 @@ class ImportanceCallback:
         )
 
     # ---------------------------------------------------------------- public state
-    @property
-    def latest(self) -> FanovaResult | None:
-        """The newest fANOVA result (None before the first refit)."""
-        return self._refits.latest
-
-    @property
-    def history(self) -> tuple[ImportanceSnapshot, ...]:
-        """Every refit so far, oldest first: trial count and importances."""
-        return self._refits.history
-
-    @property
-    def errors(self) -> tuple[Exception, ...]:
-        """Exceptions caught instead of raised (the last 100)."""
-        return self._refits.errors
-
     @property
     def summary_key(self) -> str:
         """The study user attribute the summary is published under."""

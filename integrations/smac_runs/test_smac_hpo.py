@@ -1,0 +1,173 @@
+"""Real SMAC3 runs: the live callback on both surrogates, SMAC's forest converted exactly,
+saved runs read back, and failures that never reach SMAC."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import hpinsight as hp
+
+smac = pytest.importorskip("smac")
+CS = pytest.importorskip("ConfigSpace")
+
+from hpinsight.integrations.smac import (  # noqa: E402
+    RESULT_FILE,
+    SMAC_RESULT_FILE,
+    ImportanceCallback,
+    load_run,
+    smac_forest,
+)
+
+N_TRIALS = 60
+
+
+def space() -> Any:
+    cs = CS.ConfigurationSpace(seed=0)
+    optimizer = CS.Categorical("optimizer", ["adam", "sgd"])
+    momentum = CS.Float("momentum", (0.0, 0.99))
+    cs.add([
+        CS.Float("lr", (1e-4, 1.0), log=True),
+        CS.Integer("depth", (1, 12)),
+        CS.Categorical("kind", ["gbdt", "rf", "linear"]),
+        optimizer, momentum,
+        CS.Float("n1", (0.0, 1.0)), CS.Float("n2", (0.0, 1.0)),
+        CS.Integer("n3", (1, 100), log=True),
+        CS.EqualsCondition(momentum, optimizer, "sgd"),
+    ])
+    return cs
+
+
+def target(config: Any, seed: int = 0) -> float:
+    c = dict(config)
+    return ((math.log10(c["lr"]) + 2.0) ** 2 + 0.05 * (c["depth"] - 6) ** 2
+            + {"gbdt": 0.0, "rf": 0.5, "linear": 2.0}[c["kind"]] + 0.01 * c["n1"])
+
+
+@pytest.fixture
+def log_lines(capture_log: Callable[[str], list[str]]) -> list[str]:
+    return capture_log("hpinsight.integrations.smac")
+
+
+@pytest.fixture(scope="module")
+def hpo_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    out = tmp_path_factory.mktemp("smac")
+    scenario = smac.Scenario(space(), deterministic=True, n_trials=N_TRIALS, seed=0,
+                             output_directory=out / "smac3_output", name="hpo")
+    own = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, n_trees=32)
+    theirs = ImportanceCallback(every_n_trials=10, min_trials=20, surrogate="smac")
+    facade = smac.HyperparameterOptimizationFacade(
+        scenario, target, overwrite=True, logging_level=40, callbacks=[own, theirs])
+    facade.optimize()
+    yield {"facade": facade, "own": own, "theirs": theirs, "folder": Path(scenario.output_directory)}
+    own.close(60)
+    theirs.close(60)
+
+
+@pytest.mark.slow
+def test_live_importances_rank_the_known_parameters_and_are_written(hpo_run):
+    facade, cb = hpo_run["facade"], hpo_run["own"]
+    assert not cb.errors
+    counts = [s.n_trials for s in cb.history]
+    assert counts == sorted(set(counts))
+    assert counts[0] >= 20
+    assert counts[-1] == N_TRIALS  # on_end flushed the last runs
+    assert set(cb.sources) == {"hpinsight"}
+    assert set(list(cb.history[-1].importances)[:2]) == {"lr", "kind"}
+    post_hoc = hp.fanova(hp.TrialHistory.from_smac(facade), seed=0, n_trees=32, n_jobs=1)
+    assert cb.latest is not None
+    np.testing.assert_array_equal(cb.latest.variances, post_hoc.variances)
+    written = json.loads((hpo_run["folder"] / RESULT_FILE).read_text())
+    assert written["surrogate"] == "hpinsight"
+    assert [s["n_trials"] for s in written["history"]] == counts
+    assert written["latest"]["n_trials"] == N_TRIALS
+
+
+@pytest.mark.slow
+def test_smac_surrogate_is_decomposed_without_refit(hpo_run):
+    facade, cb = hpo_run["facade"], hpo_run["theirs"]
+    assert not cb.errors
+    assert set(cb.sources) == {"smac"}
+    assert cb.history[-1].n_trials == N_TRIALS
+    forest = smac_forest(facade)
+    direct = hp.fanova(hp.TrialHistory.from_smac(facade), forest=forest)
+    assert cb.latest is not None
+    np.testing.assert_array_equal(cb.latest.variances, direct.variances)
+    assert direct.n_trees == facade.intensifier.config_selector._model._rf.n_estimators
+    assert json.loads((hpo_run["folder"] / SMAC_RESULT_FILE).read_text())["surrogate"] == "smac"
+
+
+@pytest.mark.slow
+def test_the_converted_forest_predicts_what_smacs_trees_predict(hpo_run):
+    facade = hpo_run["facade"]
+    cs = facade.scenario.configspace
+    ours = hp.SearchSpace.from_configspace(cs)
+    forest = smac_forest(facade)
+    rf = facade.intensifier.config_selector._model._rf
+    flat = hp.SearchSpace(list(ours.params))  # no conditions: every parameter active
+    X = flat.encode(flat.sample(400, seed=1))  # points of the whole product space
+    rows = flat.decode(X)
+    # SMAC's encoding of the same points, column by column in ConfigSpace's order
+    Z = np.array([[cs[n].to_vector(row[n]) for n in cs] for row in rows], dtype=np.float64)
+    X = X[:, [flat.names.index(n) for n in ours.names]]
+    theirs = np.column_stack([t.predict(Z) for t in rf.estimators_])
+    mine = np.column_stack([t.value[t.apply(X)] for t in forest.trees])
+    np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.slow
+def test_a_saved_run_reads_back_as_the_live_one(hpo_run):
+    live = hp.TrialHistory.from_smac(hpo_run["facade"])
+    saved = load_run(hpo_run["folder"])
+    assert saved.trial_ids == live.trial_ids
+    np.testing.assert_array_equal(saved.y, live.y)
+    assert [dict(c) for c in saved.configs] == [dict(c) for c in live.configs]
+    assert saved.n_trials == N_TRIALS
+
+
+def test_smacs_private_model_path_still_exists(hpo_run):
+    """Fails loudly when a SMAC release moves what surrogate='smac' reads."""
+    model = hpo_run["facade"].intensifier.config_selector._model
+    assert type(model).__name__ == "RandomForest"
+    assert hasattr(model._rf, "estimators_")
+    from sklearn.ensemble import BaseEnsemble
+    assert isinstance(model._rf, BaseEnsemble)
+
+
+@pytest.mark.slow
+def test_a_gaussian_process_falls_back_and_failures_never_reach_smac(tmp_path, log_lines):
+    cs = CS.ConfigurationSpace(seed=0)
+    cs.add([CS.Float("x", (-2.0, 2.0)), CS.Float("y", (-2.0, 2.0))])
+    scenario = smac.Scenario(cs, deterministic=True, n_trials=24, seed=0,
+                             output_directory=tmp_path / "bb")
+    fallback = ImportanceCallback(every_n_trials=6, min_trials=12, surrogate="smac", seed=0,
+                                  n_trees=8)
+    broken = ImportanceCallback(every_n_trials=6, min_trials=12, objective=3)
+    facade = smac.BlackBoxFacade(scenario, lambda config, seed=0: config["x"] ** 2 + 0.01 * config["y"],
+                                 overwrite=True, logging_level=40, callbacks=[fallback, broken])
+    facade.optimize()
+    assert len(facade.runhistory) == 24
+    assert set(fallback.sources) == {"hpinsight"}
+    assert not fallback.errors
+    assert next(iter(fallback.history[-1].importances)) == "x"
+    assert any("not a random forest" in line for line in log_lines)
+    assert broken.errors
+    assert all(isinstance(e, ValueError) for e in broken.errors)
+    assert any("the optimization goes on" in line for line in log_lines)
+    assert fallback.close(60)
+    assert broken.close(60)
+
+
+def test_callback_options_are_checked():
+    with pytest.raises(ValueError, match="surrogate"):
+        ImportanceCallback(surrogate="gp")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="surrogate='smac' does not do"):
+        ImportanceCallback(surrogate="smac", cap_quantile=0.2)
+    with pytest.raises(TypeError, match="objective index or name"):
+        ImportanceCallback(objective=1.5)  # type: ignore[arg-type]

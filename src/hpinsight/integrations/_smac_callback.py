@@ -1,0 +1,299 @@
+"""Live importances during a SMAC3 run: a ``smac.Callback`` that refits off SMAC's thread."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from smac.callback import Callback
+
+from .._fanova import fanova
+from .._history import TrialHistory
+from .._validation import check_choice, check_int, check_real, check_seed
+from ..adapters._smac import RunRecord, history_from_records, records_from_runhistory
+from ._live import BackgroundRefits, ImportanceSnapshot, LiveFanova, LiveResults
+from ._smac_forest import SmacModelUnavailable, forest_from_smac_model, smac_model_of
+
+if TYPE_CHECKING:
+    from .._fanova import FanovaResult
+
+__all__ = ["RESULT_FILE", "SMAC_RESULT_FILE", "ImportanceCallback"]
+
+RESULT_FILE = "hpinsight_importance.json"
+SMAC_RESULT_FILE = "hpinsight_importance_smac_surrogate.json"
+_logger = logging.getLogger("hpinsight.integrations.smac")
+_logger.addHandler(logging.NullHandler())
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """What a refit needs, copied on SMAC's thread so the refit never reads live SMAC state."""
+
+    records: list[RunRecord]
+    configs: dict[int, dict[str, Any]]
+    configspace: Any
+    objectives: list[str] | None
+    model: Any  # SMAC's surrogate (surrogate="smac") or None
+
+
+class ImportanceCallback(LiveResults, Callback):
+    """Refit fANOVA importances while SMAC optimizes, without slowing it down.
+
+    Pass it to a facade: ``HyperparameterOptimizationFacade(scenario, f,
+    callbacks=[ImportanceCallback()])``. After every ``every_n_trials``
+    successful trials (once there are ``min_trials``) it copies the
+    runhistory and refits in the background: in a child process by default,
+    one refit at a time, a newer request replacing a pending one. Each refit
+    updates :attr:`latest` and :attr:`history`, logs a one-line ranking and
+    writes ``hpinsight_importance.json`` (``..._smac_surrogate.json`` with
+    ``surrogate="smac"``) into the run's output folder.
+
+    The callback never raises into SMAC (SMAC would pass the exception out of
+    ``optimize()``): failures are logged and kept in :attr:`errors`, and
+    ``on_tell_end`` always returns None, so the callback never stops the run.
+
+    Parameters
+    ----------
+    every_n_trials : int, default=10
+        Refit after this many more successful trials.
+    min_trials : int, default=20
+        No refit before this many configurations have a successful run.
+    surrogate : {"hpinsight", "smac"}, default="hpinsight"
+        ``"hpinsight"`` fits a forest of ``n_trees`` trees on the mean cost of
+        each configuration (raw costs; see :meth:`TrialHistory.from_smac
+        <hpinsight.TrialHistory.from_smac>`). ``"smac"`` decomposes SMAC's own
+        fitted random forest as it stands, without refitting: in SMAC's
+        target (with the HPO facade, the log of the normalized cost) and with
+        SMAC's few trees, so its std over trees is coarse. When SMAC's model
+        is not a random forest (the black-box facade's Gaussian process), is
+        not trained yet, or uses instance features, the refit falls back to
+        ``"hpinsight"`` and logs why.
+    n_trees : int, default=64
+        Trees of the forest hpinsight fits.
+    seed : int, optional
+        Forest seed; with a seed a refit equals ``hp.fanova(history, seed=...)``
+        on the same runs.
+    objective : int or str, optional
+        Objective index or name of a multi-objective run.
+    cap_quantile : float in (0, 1], optional
+        Importance among the best configurations (Hutter et al. 2014, Sec. 3.3).
+    write_json : bool, default=True
+        Write the newest result into the run's output folder.
+    final_timeout : float, default=120
+        At the end of the run, wait at most this long for the last refit.
+    n_jobs : int, optional, default=1
+        Cores for fitting the forest.
+    isolation : {"process", "thread"}, default="process"
+        Where refits run (see :class:`hpinsight.integrations.optuna.ImportanceCallback`).
+
+    Attributes
+    ----------
+    latest : FanovaResult or None
+    history : tuple of ImportanceSnapshot
+    errors : tuple of Exception
+    sources : tuple of str
+        Per refit, which forest was analysed: "hpinsight" or "smac".
+    """
+
+    def __init__(
+        self,
+        every_n_trials: int = 10,
+        min_trials: int = 20,
+        *,
+        surrogate: Literal["hpinsight", "smac"] = "hpinsight",
+        n_trees: int = 64,
+        seed: int | None = None,
+        objective: int | str | None = None,
+        cap_quantile: float | None = None,
+        write_json: bool = True,
+        final_timeout: float = 120.0,
+        n_jobs: int | None = 1,
+        isolation: Literal["process", "thread"] = "process",
+    ) -> None:
+        super().__init__()
+        func = "ImportanceCallback"
+        self.every_n_trials: int = check_int(every_n_trials, "every_n_trials", func, minimum=1)  # type: ignore[assignment]
+        self.min_trials: int = check_int(min_trials, "min_trials", func, minimum=2)  # type: ignore[assignment]
+        self.surrogate = check_choice(surrogate, "surrogate", func, ("hpinsight", "smac"))
+        if objective is not None and not isinstance(objective, int | str):
+            raise TypeError(
+                f"The 'objective' parameter of {func} must be an objective index or name. "
+                f"Got {type(objective).__name__} instead."
+            )
+        self.objective = objective
+        self.cap_quantile = None if cap_quantile is None else check_real(
+            cap_quantile, "cap_quantile", func, low=0.0, high=1.0, low_open=True)
+        if self.surrogate == "smac" and self.cap_quantile is not None:
+            raise ValueError(
+                f"The 'cap_quantile' parameter of {func} needs a refit on capped costs, which "
+                "surrogate='smac' does not do. Use surrogate='hpinsight' to cap."
+            )
+        self.write_json = bool(write_json)
+        self.final_timeout = check_real(final_timeout, "final_timeout", func, low=0.0, high=1e9)
+        self._fitter = LiveFanova(
+            n_trees=check_int(n_trees, "n_trees", func, minimum=1),  # type: ignore[arg-type]
+            seed=check_seed(seed, func), cap_quantile=self.cap_quantile, n_jobs=n_jobs,
+            isolation=check_choice(isolation, "isolation", func, ("process", "thread")),
+            logger=_logger,
+        )
+        self._refits = BackgroundRefits(self._refit, _logger, "hpinsight-smac-importance")
+        self._lock = threading.Lock()
+        self._sources: list[str] = []
+        self._told_fallback: set[str] = set()
+        self._seen = 0
+        self._requested_at = 0
+        self._output: Path | None = None
+        self._last_n: int | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"ImportanceCallback(every_n_trials={self.every_n_trials}, min_trials="
+            f"{self.min_trials}, surrogate={self.surrogate!r}, refits={len(self.history)})"
+        )
+
+    # ---------------------------------------------------------------- public state
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """Per refit, the forest analysed ("hpinsight" or "smac")."""
+        with self._lock:
+            return tuple(self._sources)
+
+    @property
+    def result_path(self) -> Path | None:
+        """Where the JSON result is written (None before the run starts or if disabled)."""
+        if self._output is None or not self.write_json:
+            return None
+        return self._output / (RESULT_FILE if self.surrogate == "hpinsight" else SMAC_RESULT_FILE)
+
+    # ---------------------------------------------------------------- SMAC hooks
+    def on_start(self, smbo: Any) -> None:
+        try:
+            scenario = getattr(smbo, "_scenario", None)
+            output = getattr(scenario, "output_directory", None)
+            self._output = None if output is None else Path(output)
+        except Exception as exc:
+            self._refits.record(exc, "while reading the run's output folder")
+
+    def on_tell_end(self, smbo: Any, info: Any, value: Any) -> None:
+        try:
+            if int(value.status) != 1:  # only successful runs count towards a refit
+                return None
+            with self._lock:
+                self._seen += 1
+                n_configs = len(smbo.runhistory.ids_config)
+                due = (n_configs >= self.min_trials
+                       and self._seen - self._requested_at >= self.every_n_trials)
+                if due:
+                    self._requested_at = self._seen
+            if due:
+                self._refits.request(self._job(smbo))
+        except Exception as exc:  # never into SMAC
+            self._refits.record(exc, "while recording a finished trial")
+        return None
+
+    def on_end(self, smbo: Any) -> None:
+        try:
+            with self._lock:
+                flush = self._seen > self._requested_at or not self._sources
+                self._requested_at = self._seen
+            if flush:
+                self._refits.request(self._job(smbo))
+            if not self._refits.wait(self.final_timeout):
+                _logger.warning("hpinsight: the last refit did not finish within %.0f s; it goes "
+                                "on in the background (cb.wait() waits for it).", self.final_timeout)
+        except Exception as exc:
+            self._refits.record(exc, "at the end of the run")
+
+    # ---------------------------------------------------------------- user calls
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until no refit runs or is pending; False on timeout."""
+        return self._refits.wait(timeout)
+
+    def close(self, timeout: float | None = None) -> bool:
+        """:meth:`wait`, then stop the background thread and the refit process."""
+        done = self._refits.close(timeout)
+        if done:
+            self._fitter.close()
+        return done
+
+    # ---------------------------------------------------------------- background work
+    def _job(self, smbo: Any) -> _Job:
+        """Copy what a refit needs, on SMAC's thread (the runhistory changes as SMAC runs)."""
+        records, configs = records_from_runhistory(smbo.runhistory)
+        scenario = getattr(smbo, "_scenario", None)
+        objectives = getattr(scenario, "objectives", None)
+        configspace = getattr(scenario, "configspace", None)
+        if configspace is None:
+            configspace = next(iter(smbo.runhistory.ids_config.values())).config_space
+        model = None
+        if self.surrogate == "smac":
+            try:
+                model = smac_model_of(smbo)
+            except SmacModelUnavailable as exc:
+                self._tell_fallback(str(exc))
+        return _Job(records, configs, configspace,
+                    None if objectives is None else
+                    ([objectives] if isinstance(objectives, str) else list(objectives)),
+                    model)
+
+    def _refit(self, job: _Job) -> tuple[FanovaResult, ImportanceSnapshot] | None:
+        history = history_from_records(TrialHistory, job.configspace, job.records, job.configs,
+                                       objective=self.objective, objectives=job.objectives)
+        if history.n_trials < self.min_trials or history.n_trials == self._last_n:
+            return None
+        if np.ptp(history.y) == 0.0:
+            _logger.info("hpinsight: %d configurations, all with the same cost; nothing to rank "
+                         "yet.", history.n_trials)
+            return None
+        self._last_n = history.n_trials
+        source = "hpinsight"
+        out: tuple[FanovaResult, ImportanceSnapshot] | None = None
+        if job.model is not None:
+            try:
+                forest = forest_from_smac_model(job.model, history.space, job.configspace)
+            except SmacModelUnavailable as exc:
+                self._tell_fallback(str(exc))
+            else:
+                started = time.perf_counter()
+                out = self._fitter.summarize(history, fanova(history, forest=forest), started)
+                source = "smac"
+        if out is None:
+            out = self._fitter.fit(history)
+        result, snapshot = out
+        with self._lock:
+            self._sources.append(source)
+        _logger.info("hpinsight: %d configurations (best %.6g, %s forest): %s",
+                     snapshot.n_trials, snapshot.best_value, source, snapshot.ranking_line())
+        path = self.result_path
+        if path is not None:
+            self._write(path, result, snapshot, source)
+        return result, snapshot
+
+    def _write(
+        self, path: Path, result: FanovaResult, snapshot: ImportanceSnapshot, source: str
+    ) -> None:
+        payload = {
+            "surrogate": source,
+            "latest": result.to_dict(),
+            "history": [s.to_dict() for s in (*self.history, snapshot)],
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".hpinsight-", suffix=".json", dir=path.parent)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(payload, fh, indent=1)
+        os.replace(tmp, path)  # readers never see half a file
+
+    def _tell_fallback(self, why: str) -> None:
+        with self._lock:
+            if why in self._told_fallback:
+                return
+            self._told_fallback.add(why)
+        _logger.warning("hpinsight: %s; refitting hpinsight's own forest instead.", why)

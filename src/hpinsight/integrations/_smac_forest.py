@@ -1,0 +1,146 @@
+"""SMAC's own random forest, re-expressed in hpinsight's encoding so it can be decomposed exactly.
+
+SMAC 2.4 trains a scikit-learn forest (``EPMRandomForest``) on ConfigSpace's vector
+encoding: every numerical parameter scaled to ``[0, 1]`` (in log space where
+``log=True``), categorical and ordinal parameters as their index, columns in
+ConfigSpace's order, and inactive entries imputed with ``-1`` (numerical) or the
+number of choices (categorical, ordinal). hpinsight encodes log parameters as their
+natural log and integers as themselves. Both encodings are monotone in each
+parameter, so each split ``z_j <= t`` of a SMAC tree is the same split
+``x_j <= t'`` in hpinsight's encoding:
+
+* continuous parameters: ``t'`` is the affine image of ``t``;
+* integer, stepped and categorical parameters: ``t'`` lies halfway between the
+  last grid value that goes left and the first that goes right, after the same
+  float32 rounding scikit-learn applies, so every grid value is routed as SMAC's
+  tree routes it;
+* thresholds outside ``[0, 1]`` (splits that only separate SMAC's imputed value
+  from the active ones) send every active value the same way.
+
+The converted forest predicts what SMAC's forest predicts at every configuration
+of the product space (a test checks this tree by tree). Where a conditional
+parameter is inactive SMAC feeds its imputed value; the functional ANOVA
+integrates over the product space instead, so for conditional parameters the
+analysis covers SMAC's forest at active values everywhere, as it does for forests
+hpinsight fits. The leaves hold what SMAC trained on: with the HPO facade's
+defaults that is the log of the normalized cost (``log_y=True``), so importances
+are fractions of that transformed target's variance.
+
+Private attributes read (SMAC 2.4.x; pinned in the ``smac`` extra):
+``smbo.intensifier.config_selector._model`` and the model's ``_rf``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._forest import Forest, TreeArrays, copy_tree, readonly
+from .._space import Categorical, Float, Int, SearchSpace
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["SmacModelUnavailable", "forest_from_smac_model", "smac_model_of"]
+
+
+class SmacModelUnavailable(RuntimeError):
+    """SMAC's surrogate cannot be analysed now; the message says why."""
+
+
+def smac_model_of(smbo_or_facade: Any) -> Any:
+    """SMAC's surrogate model object (private path, see the module notes)."""
+    intensifier = getattr(smbo_or_facade, "intensifier", None)
+    try:
+        return intensifier.config_selector._model  # type: ignore[union-attr]
+    except (AttributeError, AssertionError) as exc:
+        raise SmacModelUnavailable(
+            "SMAC's surrogate model was not found at intensifier.config_selector._model; "
+            "this SMAC version is not supported for surrogate='smac' (hpinsight supports "
+            "SMAC 2.4.x)"
+        ) from exc
+
+
+def forest_from_smac_model(model: Any, space: SearchSpace, configspace: Any) -> Forest:
+    """Convert SMAC's fitted random forest into a :class:`Forest` over ``space``.
+
+    Raises
+    ------
+    SmacModelUnavailable
+        The model is not a random forest (e.g. the Gaussian process of the
+        black-box facade), is not trained yet, or was trained with instance
+        features.
+    """
+    rf = getattr(model, "_rf", None)
+    if rf is None:
+        kind = type(model).__name__
+        why = ("it is not trained yet (SMAC trains it after its initial design)"
+               if hasattr(model, "_rf") else f"it is a {kind}, not a random forest")
+        raise SmacModelUnavailable(f"SMAC's surrogate cannot be analysed: {why}")
+    estimators = getattr(rf, "estimators_", None)
+    if not estimators:
+        raise SmacModelUnavailable("SMAC's random forest has no fitted trees yet")
+    names = list(configspace.keys())
+    if int(rf.n_features_in_) != len(names):
+        raise SmacModelUnavailable(
+            f"SMAC's forest has {rf.n_features_in_} input columns for {len(names)} parameters: "
+            "it was trained with instance features, which hpinsight does not integrate over; "
+            "use the default surrogate (a forest refit on mean costs per configuration)"
+        )
+    if sorted(names) != sorted(space.names):
+        raise SmacModelUnavailable(
+            "SMAC's configuration space and the analysed space have different parameters"
+        )
+    maps = [_threshold_map(space[name], configspace[name]) for name in names]
+    ours = [space.names.index(name) for name in names]  # SMAC column -> our column
+    trees = tuple(_convert(copy_tree(e), maps, ours) for e in estimators)
+    return Forest(trees, len(space.names), None)
+
+
+def _convert(tree: TreeArrays, maps: list[Any], ours: list[int]) -> TreeArrays:
+    inner = tree.left >= 0
+    feature = tree.feature.copy()
+    threshold = tree.threshold.copy()
+    for j, to_ours in enumerate(maps):
+        at = inner & (tree.feature == j)
+        if at.any():
+            threshold[at] = to_ours(tree.threshold[at])
+            feature[at] = ours[j]
+    return TreeArrays(tree.left, tree.right, readonly(feature), readonly(threshold), tree.value)
+
+
+def _threshold_map(param: Any, hp: Any) -> Any:
+    """A function mapping SMAC thresholds of one column to hpinsight thresholds."""
+    if isinstance(param, Float) and param.step is None:
+        low, high = (np.log(param.low), np.log(param.high)) if param.log else (param.low, param.high)
+
+        def continuous(t: NDArray[np.float64]) -> NDArray[np.float64]:
+            out = low + np.clip(t, 0.0, 1.0) * (high - low)
+            out = np.where(t < 0.0, low - 1.0, out)
+            return np.where(t >= 1.0, high + 1.0, out)
+
+        return continuous
+    values = _grid(param)
+    z = np.array([float(hp.to_vector(v)) for v in values], dtype=np.float32)
+    x = SearchSpace([param]).encode([{param.name: v} for v in values])[:, 0]
+    order = np.argsort(z, kind="stable")
+    z, x = z[order], x[order]
+    if np.any(np.diff(x) <= 0):  # pragma: no cover - both encodings are monotone
+        raise SmacModelUnavailable(f"the encodings of {param.name!r} are not monotone")
+    cut = np.concatenate([[x[0] - 1.0], (x[:-1] + x[1:]) / 2.0, [x[-1] + 1.0]])
+
+    def discrete(t: NDArray[np.float64]) -> NDArray[np.float64]:
+        n_left = np.searchsorted(z.astype(np.float64), t, side="right")  # grid values with z <= t
+        return cut[n_left]
+
+    return discrete
+
+
+def _grid(param: Any) -> list[Any]:
+    if isinstance(param, Categorical):
+        return list(param.choices)
+    if isinstance(param, Int):
+        return list(range(param.low, param.high + 1, param.step or 1))
+    n = round((param.high - param.low) / param.step)
+    return [param.low + k * param.step for k in range(n + 1)]

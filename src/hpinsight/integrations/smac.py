@@ -1,0 +1,89 @@
+"""SMAC3 integration: live importances during a run, saved runs, and SMAC's own forest.
+
+Importing this module imports SMAC (install with ``pip install "hpinsight[smac]"``,
+which pins the SMAC releases whose surrogate hpinsight can read); ``import
+hpinsight`` alone does not.
+
+* :class:`ImportanceCallback` -- a ``smac.Callback`` that refits importances in the
+  background and writes them into the run's output folder;
+* :func:`load_run` -- a saved SMAC output folder as a :class:`~hpinsight.TrialHistory`;
+* :func:`smac_forest` -- SMAC's fitted random forest, converted for
+  ``hpinsight.fanova(history, forest=...)`` with no refit.
+
+Examples
+--------
+>>> from hpinsight.integrations.smac import ImportanceCallback, load_run, smac_forest
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .._optional import import_optional
+
+import_optional("smac", "hpinsight.integrations.smac")
+
+from .._forest import Forest  # noqa: E402
+from .._history import TrialHistory  # noqa: E402
+from .._space import SearchSpace  # noqa: E402
+from ._smac_callback import RESULT_FILE, SMAC_RESULT_FILE, ImportanceCallback  # noqa: E402
+from ._smac_forest import (  # noqa: E402
+    SmacModelUnavailable,
+    forest_from_smac_model,
+    smac_model_of,
+)
+
+__all__ = [
+    "RESULT_FILE",
+    "SMAC_RESULT_FILE",
+    "ImportanceCallback",
+    "SmacModelUnavailable",
+    "load_run",
+    "smac_forest",
+]
+
+
+def load_run(path: str | Path, *, objective: int | str | None = None) -> TrialHistory:
+    """Read a SMAC run saved on disk (any SMAC 2.x release).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The run's folder (``<output_directory>/<name>/<seed>``), or a parent
+        that holds exactly one run.
+    objective : int or str, optional
+        Objective index or name of a multi-objective run.
+
+    Returns
+    -------
+    TrialHistory
+        One entry per configuration; see :meth:`hpinsight.TrialHistory.from_smac`.
+    """
+    return TrialHistory.from_smac(Path(path), objective=objective)
+
+
+def smac_forest(facade: Any, space: SearchSpace | None = None) -> Forest:
+    """SMAC's current random forest, in hpinsight's encoding, for ``fanova(..., forest=)``.
+
+    Parameters
+    ----------
+    facade : SMAC facade
+        After (or during) ``optimize()``, with a random-forest surrogate.
+    space : SearchSpace, optional
+        Default: ``SearchSpace.from_configspace(facade.scenario.configspace)``.
+
+    Raises
+    ------
+    SmacModelUnavailable
+        The surrogate is not a trained random forest without instance features.
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> from hpinsight.integrations.smac import smac_forest
+    >>> result = hp.fanova(hp.TrialHistory.from_smac(facade), forest=smac_forest(facade))  # doctest: +SKIP
+    """
+    configspace = facade.scenario.configspace
+    space = SearchSpace.from_configspace(configspace) if space is None else space
+    return forest_from_smac_model(smac_model_of(facade), space, configspace)

@@ -1,0 +1,119 @@
+"""Reading SMAC runs without SMAC: saved folders of both runhistory layouts, aggregation
+over instances and budgets, exclusions, objectives, and errors that say what to do."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hpinsight as hp
+from hpinsight.adapters._smac import RunRecord, history_from_records
+
+pytest.importorskip("ConfigSpace")
+
+SMAC20 = Path(__file__).parent / "data" / "smac20_run"
+
+
+def test_a_smac20_folder_is_aggregated_per_configuration():
+    h = hp.TrialHistory.from_smac(SMAC20)
+    # config 1: instances i1, i2 -> (1 + 3) / 2; config 2: its crashed run is left out;
+    # config 3: only a TIMEOUT run -> absent; config 4: (0.25 + 0.75) / 2
+    assert h.trial_ids == (1, 2, 4)
+    np.testing.assert_allclose(h.y, [2.0, 0.5, 0.5])
+    assert dict(h.excluded) == {"CRASHED": 1, "TIMEOUT": 1}
+    assert h.objective_name == "quality"
+    assert set(h.space.names) == {"algo", "m", "n", "x"}
+    assert dict(h.configs[0]) == {"algo": "a", "n": 4, "x": 0.2}  # 'm' inactive, not made up
+    m = h.space.names.index("m")
+    assert h.space.active_mask(h.space.encode(h.configs))[:, m].tolist() == [False, True, True]
+
+
+def test_a_parent_folder_with_one_run_is_found_and_two_runs_are_listed(tmp_path):
+    shutil.copytree(SMAC20, tmp_path / "out" / "name" / "0")
+    assert hp.TrialHistory.from_smac(tmp_path / "out").trial_ids == (1, 2, 4)
+    shutil.copytree(SMAC20, tmp_path / "out" / "name" / "1")
+    with pytest.raises(ValueError, match=r"2 SMAC runs below .*name/0.*name/1"):
+        hp.TrialHistory.from_smac(tmp_path / "out")
+
+
+def test_the_newer_layout_reads_the_same_as_the_old(tmp_path):
+    folder = tmp_path / "run"
+    shutil.copytree(SMAC20, folder)
+    data = json.loads((folder / "runhistory.json").read_text())
+    keys = ["config_id", "instance", "seed", "budget", "cost", "time", "status", "starttime",
+            "endtime", "additional_info"]
+    data["data"] = [{**dict(zip(keys, e, strict=True)), "cpu_time": 0.0} for e in data["data"]]
+    (folder / "runhistory.json").write_text(json.dumps(data))
+    new, old = hp.TrialHistory.from_smac(folder), hp.TrialHistory.from_smac(SMAC20)
+    assert new.trial_ids == old.trial_ids
+    np.testing.assert_array_equal(new.y, old.y)
+    assert dict(new.excluded) == dict(old.excluded)
+
+
+def _space():
+    import ConfigSpace as CS
+
+    cs = CS.ConfigurationSpace(seed=0)
+    cs.add([CS.Float("x", (0.0, 1.0)), CS.Categorical("k", ["a", "b"])])
+    return cs
+
+
+def test_budgets_keep_the_highest_and_objectives_are_chosen_by_index_or_name():
+    cs = _space()
+    configs = {1: {"x": 0.1, "k": "a"}, 2: {"x": 0.9, "k": "b"}}
+    runs = [RunRecord(1, None, 0, 10.0, [5.0, 50.0], 1), RunRecord(1, None, 0, 30.0, [1.0, 10.0], 1),
+            RunRecord(2, None, 0, 10.0, [2.0, 20.0], 1), RunRecord(2, None, 0, 10.0, [4.0, 40.0], 1),
+            RunRecord(2, None, 1, 10.0, [float("nan"), 1.0], 1)]
+    by_index = history_from_records(hp.TrialHistory, cs, runs, configs, objective=1,
+                                    objectives=["loss", "seconds"])
+    np.testing.assert_allclose(by_index.y, [10.0, (20.0 + 40.0 + 1.0) / 3])
+    assert by_index.objective_name == "seconds"
+    assert dict(by_index.excluded) == {"lower budget": 1}
+    by_name = history_from_records(hp.TrialHistory, cs, runs, configs, objective="loss",
+                                   objectives=["loss", "seconds"])
+    np.testing.assert_allclose(by_name.y, [1.0, 3.0])  # the NaN loss is left out ...
+    assert dict(by_name.excluded) == {"lower budget": 1, "non-finite cost": 1}  # ... and counted
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({}, ValueError, r"2 objectives \('loss', 'seconds'\).*objective=<index>"),
+        ({"objective": "accuracy"}, ValueError, r"one of the run's objectives \['loss', 'seconds'\]"),
+        ({"objective": 2}, ValueError, r"index in \[0, 1\]"),
+        ({"objective": True}, ValueError, r"index in \[0, 1\]"),
+    ],
+    ids=["missing", "unknown-name", "index-out-of-range", "bool"],
+)
+def test_multi_objective_errors_say_how(kwargs, error, match):
+    runs = [RunRecord(1, None, 0, None, [1.0, 2.0], 1)]
+    with pytest.raises(error, match=match):
+        history_from_records(hp.TrialHistory, _space(), runs, {1: {"x": 0.5, "k": "a"}},
+                             objectives=["loss", "seconds"], **kwargs)
+
+
+def test_bad_sources_and_folders_say_what_to_do(tmp_path):
+    with pytest.raises(TypeError, match=r"SMAC facade, a smac\.RunHistory"):
+        hp.TrialHistory.from_smac(42)
+    with pytest.raises(FileNotFoundError, match="there is no folder"):
+        hp.TrialHistory.from_smac(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"no runhistory\.json"):
+        hp.TrialHistory.from_smac(tmp_path / "empty")
+    broken = tmp_path / "broken"
+    shutil.copytree(SMAC20, broken)
+    (broken / "runhistory.json").write_text('{"data": [')
+    with pytest.raises(hp.InvalidDataError, match="not valid JSON"):
+        hp.TrialHistory.from_smac(broken)
+    (broken / "runhistory.json").write_text('{"data": [[1, 2]], "configs": {}}')
+    with pytest.raises(hp.InvalidDataError, match="layout this version does not know"):
+        hp.TrialHistory.from_smac(broken)
+    (broken / "configspace.json").unlink()
+    with pytest.raises(FileNotFoundError, match=r"no configspace\.json"):
+        hp.TrialHistory.from_smac(broken)
+    with pytest.raises(ValueError, match="has one objective"):
+        hp.TrialHistory.from_smac(SMAC20, objective=1)
