@@ -23,6 +23,7 @@ from pathlib import Path
 import optuna
 
 import hpinsight as hp
+from hpinsight.integrations.optuna import ImportanceCallback
 
 log = logging.getLogger("hpinsight.demo")
 
@@ -48,21 +49,11 @@ def objective(trial: optuna.Trial) -> float:
     return loss + noise
 
 
-def study_to_history(study: optuna.Study) -> tuple[hp.SearchSpace, list[dict], list[float]]:
-    """Complete trials as (space, configs, values); parameters a trial lacks are inactive."""
-    done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
-    distributions: dict[str, optuna.distributions.BaseDistribution] = {}
-    for t in done:
-        distributions.update(t.distributions)
-    space = hp.SearchSpace.from_optuna(distributions)
-    return space, [t.params for t in done], [float(t.value) for t in done]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("hpinsight-demo"), help="output folder")
     parser.add_argument("--trials", type=int, default=150)
-    parser.add_argument("--every", type=int, default=30, help="refresh importances every N trials")
+    parser.add_argument("--every", type=int, default=30, help="refit importances every N trials")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -77,21 +68,21 @@ def main(argv: list[str] | None = None) -> int:
         sampler=optuna.samplers.TPESampler(seed=args.seed),
     )
 
-    def refresh(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
-        n = trial.number + 1
-        if n % args.every == 0:
-            space, configs, y = study_to_history(study)
-            result = hp.fanova(configs, y, space, seed=args.seed)
-            top = ", ".join(f"{i.params[0]}={i.mean:.2f}" for i in result.ranking(order=1)[:3])
-            log.info("after %3d trials (best %.4f): %s", n, study.best_value, top)
+    # live importances: refits every N trials off the optimization thread, logged through
+    # Optuna's logger and published to the study's user attributes (optuna-dashboard shows them)
+    optuna.logging.get_logger("optuna.hpinsight").setLevel(logging.INFO)
+    live = ImportanceCallback(every_n_trials=args.every, min_trials=args.every, seed=args.seed)
 
     started = time.perf_counter()
-    study.optimize(objective, n_trials=args.trials, callbacks=[refresh])
+    study.optimize(objective, n_trials=args.trials, callbacks=[live])
     log.info("study finished in %.1f s", time.perf_counter() - started)
+    live.close()
+    log.info("live refits at %s trials; summary in the study's user attribute %r",
+             ", ".join(str(s.n_trials) for s in live.history), live.summary_key)
 
-    space, configs, y = study_to_history(study)
-    result = hp.fanova(configs, y, space, seed=args.seed, max_order=2)
-    capped = hp.fanova(configs, y, space, seed=args.seed, cap_quantile=0.25)
+    history = hp.TrialHistory.from_optuna(study)
+    result = hp.fanova(history, seed=args.seed, max_order=2)
+    capped = hp.fanova(history, seed=args.seed, cap_quantile=0.25)
     report = {
         "study": {"storage": str(db), "name": study.study_name, "best_value": study.best_value,
                   "best_params": study.best_params},
