@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import hpinsight as hp
-from hpinsight.adapters._smac import RunRecord, history_from_records
+from hpinsight.adapters._smac import Instances, RunRecord, history_from_records
 
 pytest.importorskip("ConfigSpace")
 
@@ -19,7 +19,7 @@ SMAC20 = Path(__file__).parent / "data" / "smac20_run"
 
 
 def test_a_smac20_folder_is_aggregated_per_configuration():
-    h = hp.TrialHistory.from_smac(SMAC20)
+    h = hp.TrialHistory.from_smac(SMAC20, instances="mean")
     # config 1: instances i1, i2 -> (1 + 3) / 2; config 2: its crashed run is left out;
     # config 3: only a TIMEOUT run -> absent; config 4: (0.25 + 0.75) / 2
     assert h.trial_ids == (1, 2, 4)
@@ -30,6 +30,44 @@ def test_a_smac20_folder_is_aggregated_per_configuration():
     assert dict(h.configs[0]) == {"algo": "a", "n": 4, "x": 0.2}  # 'm' inactive, not made up
     m = h.space.names.index("m")
     assert h.space.active_mask(h.space.encode(h.configs))[:, m].tolist() == [False, True, True]
+    # config 2 ran on i1 only, the others on i1 and i2: "auto" models the instances
+    modelled = hp.TrialHistory.from_smac(SMAC20)
+    assert modelled.objective_name == "quality (averaged over 2 instances by a model of the runs)"
+    assert modelled.trial_ids == h.trial_ids
+    assert not np.array_equal(modelled.y, h.y)
+
+
+def test_an_instance_model_removes_what_uneven_instances_would_credit_to_a_knob():
+    """Configurations with z > 0.5 ran on hard instances only (as intensification can do):
+    per-instance offsets of 0..30 then dominate the plain mean and make z look important;
+    Sec. 3.3's model of the runs averages each configuration over all instances."""
+    import ConfigSpace as CS
+
+    cs = CS.ConfigurationSpace(seed=0)
+    cs.add([CS.Float("x", (0.0, 1.0)), CS.Float("z", (0.0, 1.0))])
+    space = hp.SearchSpace.from_configspace(cs)
+    rng = np.random.default_rng(0)
+    configs = {i: dict(c) for i, c in enumerate(space.sample(300, seed=1))}
+    offsets = {f"i{k}": 10.0 * k for k in range(4)}
+    runs = []
+    for cid, c in configs.items():
+        pool = ["i2", "i3"] if c["z"] > 0.5 else ["i0", "i1", "i2", "i3"]
+        for inst in rng.choice(pool, size=2, replace=False):
+            runs.append(RunRecord(cid, str(inst), 0, None, 5.0 * c["x"] + offsets[inst], 1))
+    mean = history_from_records(hp.TrialHistory, cs, runs, configs, instances="mean")
+    model = history_from_records(hp.TrialHistory, cs, runs, configs, instances="auto")
+    spurious = hp.fanova(mean, seed=0).importance("z").mean
+    assert spurious > 0.5  # the instances' difficulty, credited to z
+    fixed = hp.fanova(model, seed=0)
+    assert fixed.importance("x").mean > 0.85
+    assert fixed.importance("z").mean < 0.1
+    assert "averaged over 4 instances" in model.objective_name
+    # instance features are used when the run has them, and give the same picture
+    features = Instances(tuple(offsets), {k: [v, 1.0] for k, v in offsets.items()})
+    with_features = history_from_records(hp.TrialHistory, cs, runs, configs, known=features)
+    assert hp.fanova(with_features, seed=0).importance("x").mean > 0.85
+    with pytest.raises(ValueError, match="'instances' parameter"):
+        history_from_records(hp.TrialHistory, cs, runs, configs, instances="median")
 
 
 def test_a_parent_folder_with_one_run_is_found_and_two_runs_are_listed(tmp_path):

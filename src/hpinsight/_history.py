@@ -163,12 +163,13 @@ class TrialHistory:
         *,
         configspace: Any = None,
         objective: int | str | None = None,
+        instances: Literal["auto", "mean", "model"] = "auto",
     ) -> TrialHistory:
         """Read a SMAC3 run: a facade, a runhistory, or a saved output folder.
 
         One entry per configuration (``trial_id`` is SMAC's ``config_id``),
-        valued by the mean cost of its successful runs at its highest budget,
-        so instances and seeds are averaged out. Runs that did not succeed
+        valued by its successful runs at its highest budget, averaged over
+        instances and seeds (see ``instances``). Runs that did not succeed
         (CRASHED, TIMEOUT, MEMORYOUT, RUNNING) and runs at lower budgets are
         counted in :attr:`excluded`. Parameters inactive in a configuration are
         missing from it; the space keeps ConfigSpace's conditions.
@@ -185,6 +186,15 @@ class TrialHistory:
             belong to).
         objective : int or str, optional
             Index or name of the objective of a multi-objective run.
+        instances : {"auto", "mean", "model"}, default="auto"
+            How runs on several instances become one value per configuration.
+            ``"mean"``: their mean. ``"model"``: as Hutter et al. (2014,
+            Sec. 3.3), a random forest of the runs on (configuration,
+            instance features) predicts each configuration's average over all
+            training instances, which corrects for configurations having run
+            on easier or harder instances. ``"auto"``: the model when
+            configurations ran on different sets of two or more instances,
+            else the mean.
 
         Returns
         -------
@@ -197,7 +207,8 @@ class TrialHistory:
         """
         from .adapters._smac import history_from_smac
 
-        return history_from_smac(cls, source, configspace=configspace, objective=objective)
+        return history_from_smac(cls, source, configspace=configspace, objective=objective,
+                                 instances=instances)
 
     @classmethod
     def from_optuna(

@@ -15,10 +15,21 @@ Sources, each read without touching SMAC's private attributes:
 One configuration is one entry of the history (its ``trial_id`` is SMAC's
 ``config_id``). SMAC may run a configuration several times -- on several
 instances or seeds (algorithm configuration), or on several budgets
-(multi-fidelity). The value analysed is then the **mean cost over the
-configuration's successful runs at its highest budget**: instances and seeds
-are marginalized by averaging, as Hutter et al. (2014, Sec. 3.3) do for
-algorithm configuration, and the instance is not a parameter of the analysis. Runs with another
+(multi-fidelity). Only its successful runs at its highest budget count. Over instances
+(``instances=``):
+
+* ``"mean"``: the mean cost of those runs;
+* ``"model"``: Hutter et al. (2014, Sec. 3.3): a random forest of the runs,
+  ``ŷ'(θ, π)`` on the configuration and the instance's features (or its index),
+  predicts each configuration's average over *all* training instances. This
+  removes the bias of the plain mean when configurations ran on different
+  instances, which SMAC's intensification does;
+* ``"auto"`` (default): ``"model"`` when runs are on two or more instances and
+  the configurations' instance sets differ, else ``"mean"`` (equal sets make
+  the plain mean comparable across configurations). Seeds are averaged either
+  way. When the model is used, ``objective_name`` says so.
+
+The instance is not a parameter of the importance analysis. Runs with another
 status (CRASHED, TIMEOUT, MEMORYOUT, RUNNING) and runs at lower budgets are
 left out and counted by reason in :attr:`~hpinsight.TrialHistory.excluded`.
 Parameters inactive in a configuration are missing from it, as everywhere in
@@ -43,9 +54,17 @@ from .._space import SearchSpace
 from ..exceptions import InvalidDataError
 
 if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
     from .._history import TrialHistory
 
-__all__ = ["RunRecord", "find_run_folder", "history_from_records", "history_from_smac"]
+__all__ = [
+    "Instances",
+    "RunRecord",
+    "find_run_folder",
+    "history_from_records",
+    "history_from_smac",
+]
 
 _STATUS = {0: "RUNNING", 1: "SUCCESS", 2: "CRASHED", 3: "TIMEOUT", 4: "MEMORYOUT"}
 _FUNC = "TrialHistory.from_smac"
@@ -69,16 +88,19 @@ def history_from_smac(
     *,
     configspace: Any = None,
     objective: int | str | None = None,
+    instances: str = "auto",
 ) -> TrialHistory:
     """Implement :meth:`hpinsight.TrialHistory.from_smac` (see there)."""
     if isinstance(source, str | Path):
-        return _history_from_folder(cls, Path(source), objective=objective)
+        return _history_from_folder(cls, Path(source), objective=objective, instances=instances)
     runhistory = getattr(source, "runhistory", None)
     scenario = getattr(source, "scenario", None)
     objectives: Sequence[str] | None = None
+    known = Instances()
     if runhistory is not None and scenario is not None:  # a facade
         configspace = scenario.configspace if configspace is None else configspace
         objectives = _names(scenario.objectives)
+        known = Instances.from_scenario(scenario.instances, scenario.instance_features)
     elif _looks_like_runhistory(source):
         runhistory = source
     else:
@@ -91,7 +113,7 @@ def history_from_smac(
         configspace = _configspace_of(runhistory)
     records, configs = records_from_runhistory(runhistory)
     return history_from_records(cls, configspace, records, configs, objective=objective,
-                                objectives=objectives)
+                                objectives=objectives, instances=instances, known=known)
 
 
 def records_from_runhistory(runhistory: Any) -> tuple[list[RunRecord], dict[int, dict[str, Any]]]:
@@ -104,6 +126,20 @@ def records_from_runhistory(runhistory: Any) -> tuple[list[RunRecord], dict[int,
     return records, configs
 
 
+@dataclass(frozen=True, slots=True)
+class Instances:
+    """The training instances of a run: names in order, and their features if SMAC has them."""
+
+    names: tuple[str, ...] = ()
+    features: Mapping[str, Sequence[float]] | None = None
+
+    @classmethod
+    def from_scenario(cls, instances: Any, features: Any) -> Instances:
+        names = tuple(str(i) for i in instances) if instances else ()
+        feats = {str(k): [float(x) for x in v] for k, v in dict(features).items()} if features else None
+        return cls(names, feats)
+
+
 def history_from_records(
     cls: type[TrialHistory],
     configspace: Any,
@@ -112,8 +148,17 @@ def history_from_records(
     *,
     objective: int | str | None = None,
     objectives: Sequence[str] | None = None,
+    instances: str = "auto",
+    known: Instances | None = None,
+    seed: int | None = 0,
 ) -> TrialHistory:
     """Aggregate runs per configuration (see the module notes) into a history."""
+    func = _FUNC
+    if instances not in ("auto", "mean", "model"):
+        raise ValueError(
+            f"The 'instances' parameter of {func} must be one of ['auto', 'mean', 'model']. "
+            f"Got {instances!r} instead."
+        )
     space = SearchSpace.from_configspace(configspace)
     records = list(records)
     index = _objective_index(records, objective, objectives)
@@ -129,36 +174,74 @@ def history_from_records(
         else:
             by_config.setdefault(r.config_id, []).append(r)
     ids: list[int] = []
-    values: list[float] = []
-    rows: list[Mapping[str, Any]] = []
+    runs: list[tuple[int, str | None, float]] = []  # (position in ids, instance, cost)
     for cid in sorted(by_config):
-        runs = by_config[cid]
-        top = max((-math.inf if r.budget is None else r.budget) for r in runs)
-        kept = [r for r in runs if (-math.inf if r.budget is None else r.budget) == top]
-        if len(kept) < len(runs):
-            exclude("lower budget", len(runs) - len(kept))
-        costs = np.array([_cost(r.cost, index) for r in kept], dtype=np.float64)
-        finite = np.isfinite(costs)
-        if not finite.all():
-            exclude("non-finite cost", int((~finite).sum()))
-        if not finite.any():
+        mine = by_config[cid]
+        top = max((-math.inf if r.budget is None else r.budget) for r in mine)
+        kept = [r for r in mine if (-math.inf if r.budget is None else r.budget) == top]
+        if len(kept) < len(mine):
+            exclude("lower budget", len(mine) - len(kept))
+        costs = [(r.instance, _cost(r.cost, index)) for r in kept]
+        finite = [(inst, c) for inst, c in costs if math.isfinite(c)]
+        if len(finite) < len(costs):
+            exclude("non-finite cost", len(costs) - len(finite))
+        if not finite:
             continue
         if cid not in configs:
             raise InvalidDataError(
-                f"{_FUNC}: run(s) of configuration {cid} have no configuration in the "
+                f"{func}: run(s) of configuration {cid} have no configuration in the "
                 "runhistory; the runhistory file is incomplete. Save the run again with SMAC."
             )
+        runs.extend((len(ids), None if inst is None else str(inst), c) for inst, c in finite)
         ids.append(cid)
-        values.append(float(costs[finite].mean()))
-        rows.append(configs[cid])
+    rows = [configs[cid] for cid in ids]
+    values, how = _aggregate(space, rows, runs, instances, known or Instances(), seed)
     if objectives is not None and index is not None:
         name = str(objectives[index])
     elif objectives is not None and len(objectives) == 1:
         name = str(objectives[0])
     else:
         name = "cost"
-    return cls(space, tuple(rows), np.asarray(values, dtype=np.float64), direction="minimize",
-               trial_ids=tuple(ids), excluded=excluded, objective_name=name)
+    return cls(space, tuple(rows), values, direction="minimize", trial_ids=tuple(ids),
+               excluded=excluded, objective_name=name + how)
+
+
+def _aggregate(
+    space: SearchSpace,
+    rows: list[Mapping[str, Any]],
+    runs: list[tuple[int, str | None, float]],
+    instances: str,
+    known: Instances,
+    seed: int | None,
+) -> tuple[NDArray[np.float64], str]:
+    """Per configuration: the mean of its runs, or the instance model's average (see module)."""
+    n = len(rows)
+    if not runs:
+        return np.zeros(0), ""
+    config_of = np.array([r[0] for r in runs], dtype=np.intp)
+    cost = np.array([r[2] for r in runs], dtype=np.float64)
+    seen = sorted({r[1] for r in runs}, key=lambda i: "" if i is None else i)
+    names = list(known.names) + [i for i in seen if i is not None and i not in known.names]
+    sets: dict[int, set[str | None]] = {}
+    for c, inst, _ in runs:
+        sets.setdefault(c, set()).add(inst)
+    uneven = len({frozenset(v) for v in sets.values()}) > 1
+    use_model = instances == "model" or (instances == "auto" and len(seen) > 1 and uneven)
+    if not use_model or len(names) < 2 or None in seen:
+        mean = np.bincount(config_of, weights=cost, minlength=n) / np.bincount(config_of, minlength=n)
+        return mean, ""
+    from .._instances import average_over_instances
+
+    position = {name: i for i, name in enumerate(names)}
+    instance_of = np.array([position[r[1]] for r in runs], dtype=np.intp)  # type: ignore[index]
+    feats = known.features
+    if feats is not None and all(i in feats for i in names):
+        features = np.array([feats[i] for i in names], dtype=np.float64)
+    else:
+        features = np.arange(len(names), dtype=np.float64)[:, None]
+    values = average_over_instances(space, rows, config_of, instance_of, cost, features,
+                                    seed=seed)
+    return values, f" (averaged over {len(names)} instances by a model of the runs)"
 
 
 def find_run_folder(path: Path) -> Path:
@@ -189,7 +272,7 @@ def find_run_folder(path: Path) -> Path:
 
 # ---------------------------------------------------------------------------- internals
 def _history_from_folder(
-    cls: type[TrialHistory], path: Path, *, objective: int | str | None
+    cls: type[TrialHistory], path: Path, *, objective: int | str | None, instances: str
 ) -> TrialHistory:
     folder = find_run_folder(path)
     CS = import_optional("ConfigSpace", _FUNC)
@@ -214,11 +297,15 @@ def _history_from_folder(
     records = [_record(entry, i) for i, entry in enumerate(data.get("data", []))]
     configs = {int(k): dict(v) for k, v in dict(data.get("configs", {})).items()}
     objectives = None
+    known = Instances()
     scenario_file = folder / "scenario.json"
     if scenario_file.is_file():
-        objectives = _names(json.loads(scenario_file.read_text()).get("objectives"))
+        scenario = json.loads(scenario_file.read_text())
+        objectives = _names(scenario.get("objectives"))
+        known = Instances.from_scenario(scenario.get("instances"),
+                                        scenario.get("instance_features"))
     return history_from_records(cls, configspace, records, configs, objective=objective,
-                                objectives=objectives)
+                                objectives=objectives, instances=instances, known=known)
 
 
 def _record(entry: Any, i: int) -> RunRecord:

@@ -18,7 +18,7 @@ from smac.callback import Callback
 from .._fanova import fanova
 from .._history import TrialHistory
 from .._validation import check_choice, check_int, check_real, check_seed
-from ..adapters._smac import RunRecord, history_from_records, records_from_runhistory
+from ..adapters._smac import Instances, RunRecord, history_from_records, records_from_runhistory
 from ._live import BackgroundRefits, ImportanceSnapshot, LiveFanova, LiveResults
 from ._smac_forest import SmacModelUnavailable, forest_from_smac_model, smac_model_of
 
@@ -41,6 +41,7 @@ class _Job:
     configs: dict[int, dict[str, Any]]
     configspace: Any
     objectives: list[str] | None
+    instances: Instances
     model: Any  # SMAC's surrogate (surrogate="smac") or None
 
 
@@ -83,6 +84,9 @@ class ImportanceCallback(LiveResults, Callback):
         on the same runs.
     objective : int or str, optional
         Objective index or name of a multi-objective run.
+    instances : {"auto", "mean", "model"}, default="auto"
+        How runs on several instances become one value per configuration
+        (see :meth:`TrialHistory.from_smac <hpinsight.TrialHistory.from_smac>`).
     cap_quantile : float in (0, 1], optional
         Importance among the best configurations (Hutter et al. 2014, Sec. 3.3).
     write_json : bool, default=True
@@ -112,6 +116,7 @@ class ImportanceCallback(LiveResults, Callback):
         n_trees: int = 64,
         seed: int | None = None,
         objective: int | str | None = None,
+        instances: Literal["auto", "mean", "model"] = "auto",
         cap_quantile: float | None = None,
         write_json: bool = True,
         final_timeout: float = 120.0,
@@ -129,6 +134,8 @@ class ImportanceCallback(LiveResults, Callback):
                 f"Got {type(objective).__name__} instead."
             )
         self.objective = objective
+        self.instances = check_choice(instances, "instances", func, ("auto", "mean", "model"))
+        self._seed = check_seed(seed, func)
         self.cap_quantile = None if cap_quantile is None else check_real(
             cap_quantile, "cap_quantile", func, low=0.0, high=1.0, low_open=True)
         if self.surrogate == "smac" and self.cap_quantile is not None:
@@ -140,7 +147,7 @@ class ImportanceCallback(LiveResults, Callback):
         self.final_timeout = check_real(final_timeout, "final_timeout", func, low=0.0, high=1e9)
         self._fitter = LiveFanova(
             n_trees=check_int(n_trees, "n_trees", func, minimum=1),  # type: ignore[arg-type]
-            seed=check_seed(seed, func), cap_quantile=self.cap_quantile, n_jobs=n_jobs,
+            seed=self._seed, cap_quantile=self.cap_quantile, n_jobs=n_jobs,
             isolation=check_choice(isolation, "isolation", func, ("process", "thread")),
             logger=_logger,
         )
@@ -239,14 +246,19 @@ class ImportanceCallback(LiveResults, Callback):
                 model = smac_model_of(smbo)
             except SmacModelUnavailable as exc:
                 self._tell_fallback(str(exc))
+        known = Instances.from_scenario(getattr(scenario, "instances", None),
+                                        getattr(scenario, "instance_features", None))
         return _Job(records, configs, configspace,
                     None if objectives is None else
                     ([objectives] if isinstance(objectives, str) else list(objectives)),
-                    model)
+                    known, model)
 
     def _refit(self, job: _Job) -> tuple[FanovaResult, ImportanceSnapshot] | None:
-        history = history_from_records(TrialHistory, job.configspace, job.records, job.configs,
-                                       objective=self.objective, objectives=job.objectives)
+        history = history_from_records(
+            TrialHistory, job.configspace, job.records, job.configs, objective=self.objective,
+            objectives=job.objectives, instances=self.instances, known=job.instances,
+            seed=0 if self._seed is None else self._seed,
+        )
         if history.n_trials < self.min_trials or history.n_trials == self._last_n:
             return None
         if np.ptp(history.y) == 0.0:
