@@ -59,7 +59,8 @@ class ImportanceCallback(LiveResults, Callback):
 
     The callback never raises into SMAC (SMAC would pass the exception out of
     ``optimize()``): failures are logged and kept in :attr:`errors`, and
-    ``on_tell_end`` always returns None, so the callback never stops the run.
+    ``on_tell_end`` returns None, so the callback never stops the run unless
+    ``stop_after`` asks it to.
 
     Parameters
     ----------
@@ -89,6 +90,11 @@ class ImportanceCallback(LiveResults, Callback):
         (see :meth:`TrialHistory.from_smac <hpinsight.TrialHistory.from_smac>`).
     cap_quantile : float in (0, 1], optional
         Importance among the best configurations (Hutter et al. 2014, Sec. 3.3).
+    stop_after : int, optional
+        Stop SMAC gracefully once this many trials succeeded, after a last
+        refit, so that :func:`~hpinsight.integrations.smac.shrink_and_continue`
+        can continue on the important parameters (``on_tell_end`` then
+        returns False once; otherwise it always returns None).
     write_json : bool, default=True
         Write the newest result into the run's output folder.
     final_timeout : float, default=120
@@ -118,6 +124,7 @@ class ImportanceCallback(LiveResults, Callback):
         objective: int | str | None = None,
         instances: Literal["auto", "mean", "model"] = "auto",
         cap_quantile: float | None = None,
+        stop_after: int | None = None,
         write_json: bool = True,
         final_timeout: float = 120.0,
         n_jobs: int | None = 1,
@@ -143,6 +150,8 @@ class ImportanceCallback(LiveResults, Callback):
                 f"The 'cap_quantile' parameter of {func} needs a refit on capped costs, which "
                 "surrogate='smac' does not do. Use surrogate='hpinsight' to cap."
             )
+        self.stop_after = check_int(stop_after, "stop_after", func, minimum=1, allow_none=True)
+        self.stopped = False
         self.write_json = bool(write_json)
         self.final_timeout = check_real(final_timeout, "final_timeout", func, low=0.0, high=1e9)
         self._fitter = LiveFanova(
@@ -189,19 +198,28 @@ class ImportanceCallback(LiveResults, Callback):
         except Exception as exc:
             self._refits.record(exc, "while reading the run's output folder")
 
-    def on_tell_end(self, smbo: Any, info: Any, value: Any) -> None:
+    def on_tell_end(self, smbo: Any, info: Any, value: Any) -> bool | None:
         try:
             if int(value.status) != 1:  # only successful runs count towards a refit
                 return None
             with self._lock:
                 self._seen += 1
                 n_configs = len(smbo.runhistory.ids_config)
-                due = (n_configs >= self.min_trials
-                       and self._seen - self._requested_at >= self.every_n_trials)
+                stop = (self.stop_after is not None and not self.stopped
+                        and self._seen >= self.stop_after)
+                due = stop or (n_configs >= self.min_trials
+                               and self._seen - self._requested_at >= self.every_n_trials)
                 if due:
                     self._requested_at = self._seen
+                if stop:
+                    self.stopped = True
             if due:
                 self._refits.request(self._job(smbo))
+            if stop:
+                self._refits.wait(self.final_timeout)
+                _logger.info("hpinsight: stopping SMAC after %d successful trials (stop_after).",
+                             self._seen)
+                return False
         except Exception as exc:  # never into SMAC
             self._refits.record(exc, "while recording a finished trial")
         return None

@@ -8,7 +8,9 @@ hpinsight`` alone does not.
   background and writes them into the run's output folder;
 * :func:`load_run` -- a saved SMAC output folder as a :class:`~hpinsight.TrialHistory`;
 * :func:`smac_forest` -- SMAC's fitted random forest, converted for
-  ``hpinsight.fanova(history, forest=...)`` with no refit.
+  ``hpinsight.fanova(history, forest=...)`` with no refit;
+* :func:`reduce_configspace` and :func:`shrink_and_continue` -- hold the
+  unimportant parameters constant and continue the run on the rest.
 
 Examples
 --------
@@ -33,13 +35,17 @@ from ._smac_forest import (  # noqa: E402
     forest_from_smac_model,
     smac_model_of,
 )
+from ._smac_shrink import ContinuedRun, reduce_configspace, shrink_and_continue  # noqa: E402
 
 __all__ = [
     "RESULT_FILE",
     "SMAC_RESULT_FILE",
+    "ContinuedRun",
     "ImportanceCallback",
     "SmacModelUnavailable",
     "load_run",
+    "reduce_configspace",
+    "shrink_and_continue",
     "smac_forest",
 ]
 

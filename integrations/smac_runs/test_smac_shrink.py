@@ -1,0 +1,84 @@
+"""Shrink-and-continue on a real SMAC run: stop gracefully after a refit, continue on the
+three most important of ten parameters, tell the old runs without evaluating them again."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+smac = pytest.importorskip("smac")
+CS = pytest.importorskip("ConfigSpace")
+
+from hpinsight.integrations.smac import ImportanceCallback, shrink_and_continue  # noqa: E402
+
+NUISANCE = [f"n{i}" for i in range(6)]
+
+
+def space() -> Any:
+    cs = CS.ConfigurationSpace(seed=0)
+    cs.add([CS.Float("a", (-3.0, 3.0)), CS.Float("b", (1e-4, 1.0), log=True),
+            CS.Integer("c", (0, 20)), CS.Categorical("k", ["p", "q", "r"])]
+           + [CS.Float(n, (0.0, 1.0)) for n in NUISANCE])
+    return cs
+
+
+evaluated: list[dict[str, Any]] = []
+
+
+def target(config: Any, seed: int = 0) -> float:
+    c = dict(config)
+    evaluated.append(c)
+    return ((c["a"] - 1.0) ** 2 + (math.log10(c["b"]) + 2.0) ** 2 + 0.05 * (c["c"] - 7) ** 2
+            + 1e-3 * sum(c[n] for n in NUISANCE))
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.slow
+def test_continued_run_searches_only_new_configurations_of_the_subspace(tmp_path: Path) -> None:
+    evaluated.clear()
+    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, n_trees=32, stop_after=30)
+    scenario = smac.Scenario(space(), deterministic=True, n_trials=200, seed=0,
+                             output_directory=tmp_path, name="full")
+    first = smac.HyperparameterOptimizationFacade(scenario, target, overwrite=True,
+                                                  logging_level=40, callbacks=[cb])
+    first.optimize()
+    assert cb.close(120)
+    assert cb.stopped
+    assert len(first.runhistory) == 30  # stopped gracefully after the refit, not at 200
+    assert cb.history[-1].n_trials == 30
+    old_folder = Path(scenario.output_directory)
+    before = _digest(old_folder)
+    best_before = first.runhistory.get_cost(first.intensifier.get_incumbent())
+
+    ranking = list(cb.history[-1].importances)
+    run = shrink_and_continue(first, target, n_trials=30, keep=3, importances=ranking)
+    assert run.kept == tuple(sorted(ranking[:3]))
+    assert set(run.fixed) == set(ranking[3:])
+    incumbent = dict(first.intensifier.get_incumbent())
+    assert dict(run.fixed) == {n: incumbent[n] for n in ranking[3:]}
+    assert (run.n_told, run.n_merged, run.n_skipped) == (30, 0, 0)
+    told = {tuple(sorted(dict(first.runhistory.get_config(k.config_id)).items()))
+            for k in first.runhistory}
+    n_before = len(evaluated)
+
+    result = run.facade.optimize()
+    new = evaluated[n_before:]
+    assert len(new) == 30  # the told runs were not evaluated again
+    for config in new:
+        assert {n: config[n] for n in run.fixed} == dict(run.fixed)
+    projected = {tuple(sorted(dict(run.facade.runhistory.get_config(k.config_id)).items()))
+                 for k in list(run.facade.runhistory)[:30]}
+    assert not projected & {tuple(sorted(c.items())) for c in new}  # only new configurations
+    assert len(told) == 30
+    assert run.facade.runhistory.get_cost(result) <= best_before
+    assert _digest(old_folder) == before  # the original run's files are untouched
+    assert run.output_directory.parent.parent == old_folder.parent.parent  # beside it
+    assert run.output_directory.parent.name == "full-shrunk"
+    assert (run.output_directory / "runhistory.json").is_file()

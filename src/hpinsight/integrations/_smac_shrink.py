@@ -1,0 +1,364 @@
+"""Shrink a SMAC run to its important parameters and continue on the subspace.
+
+Hutter et al. (2014) close with configuration procedures that "determine important
+hyperparameters on the fly and exploit this information". This module does it for
+SMAC in two steps:
+
+* :func:`reduce_configspace` turns the parameters to fix into ConfigSpace
+  ``Constant`` s (so the target function still receives every parameter) and
+  simplifies conditions and forbidden clauses by evaluating the parts that now
+  have a known value: a condition that a fixed parent always satisfies is
+  replaced by the parent's own condition, one it never satisfies removes the
+  child (it can never be active), and forbidden clauses that can no longer match
+  are dropped. A forbidden clause the fixed values always match is an error.
+* :func:`shrink_and_continue` builds a new facade of the same kind on the reduced
+  space, in a new output folder beside the old run (which is never modified),
+  with the same seed and no initial design, and tells it the old runs projected
+  onto the subspace, without evaluating them again. Old runs that project onto the
+  same configuration (and instance, seed, budget) become one run with their mean
+  cost: the fixed parameters were judged unimportant, so their differences count
+  as noise. Told runs count towards SMAC's ``n_trials``, so the new scenario's
+  ``n_trials`` is the number of told runs plus the ``n_trials`` asked for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import ConfigSpace as CS
+
+from ..exceptions import InvalidSpaceError
+
+__all__ = ["ContinuedRun", "reduce_configspace", "shrink_and_continue"]
+
+_FUNC = "reduce_configspace"
+_COMPARE = {
+    "EQ": lambda v, c: v == c, "NEQ": lambda v, c: v != c,
+    "GT": lambda v, c: v > c, "LT": lambda v, c: v < c,
+}
+_FORBID = {
+    "EQUALS": lambda v, c: v == c,
+    "GREATER": lambda v, c: v > c, "GREATEREQUAL": lambda v, c: v >= c,
+    "LESS": lambda v, c: v < c, "LESSEQUAL": lambda v, c: v <= c,
+}
+_RELATION = {
+    "RELATION_EQ": lambda a, b: a == b, "RELATION_LT": lambda a, b: a < b,
+    "RELATION_GT": lambda a, b: a > b, "RELATION_LTE": lambda a, b: a <= b,
+    "RELATION_GTE": lambda a, b: a >= b,
+}
+
+
+def reduce_configspace(configspace: Any, fixed: Mapping[str, Any]) -> Any:
+    """A copy of ``configspace`` with the ``fixed`` parameters held constant.
+
+    Parameters
+    ----------
+    configspace : ConfigSpace.ConfigurationSpace
+        Left unchanged.
+    fixed : mapping of str to value
+        Parameter name to the value it keeps (a legal value of the parameter).
+
+    Returns
+    -------
+    ConfigSpace.ConfigurationSpace
+        Fixed parameters are ``Constant`` s; parameters that the fixed values
+        make inactive everywhere are removed; conditions and forbidden clauses
+        are simplified (see the module notes).
+
+    Raises
+    ------
+    InvalidSpaceError
+        An unknown name, an illegal value, or fixed values that a forbidden
+        clause always forbids.
+
+    Examples
+    --------
+    >>> import ConfigSpace as CS
+    >>> from hpinsight.integrations.smac import reduce_configspace
+    >>> cs = CS.ConfigurationSpace({"lr": (1e-4, 1.0), "optimizer": ["adam", "sgd"]}, seed=0)
+    >>> reduced = reduce_configspace(cs, {"optimizer": "adam"})
+    >>> type(reduced["optimizer"]).__name__, reduced["optimizer"].value
+    ('Constant', 'adam')
+    """
+    names = list(configspace.keys())
+    for name, value in fixed.items():
+        if name not in names:
+            raise InvalidSpaceError(
+                f"The 'fixed' parameter of {_FUNC} names {name!r}, which is not in the "
+                f"configuration space (it has {names})."
+            )
+        if not configspace[name].legal_value(value):
+            raise InvalidSpaceError(
+                f"The 'fixed' parameter of {_FUNC} gives {name!r} the value {value!r}, which is "
+                f"not a legal value of {configspace[name]}."
+            )
+    data = configspace.to_serialized_dict()
+    values = {k: _plain(v) for k, v in fixed.items()}
+    conditions = {c["child"]: c for c in data["conditions"]}
+    memo: dict[str, Any] = {}
+
+    def reduced_condition(child: str) -> Any:
+        """True (always active), False (never), or the condition that remains."""
+        if child not in memo:
+            memo[child] = True if child not in conditions else _cond(conditions[child])
+        return memo[child]
+
+    def _cond(node: Mapping[str, Any]) -> Any:
+        kind = node["type"]
+        if kind in ("AND", "OR"):
+            parts = [_cond(c) for c in node["conditions"]]
+            if kind == "AND" and any(p is False for p in parts):
+                return False
+            if kind == "OR" and any(p is True for p in parts):
+                return True
+            rest = [p for p in parts if not isinstance(p, bool)]
+            if not rest:
+                return kind == "AND"  # all True: always active; all False (OR): never
+            return rest[0] if len(rest) == 1 else {**node, "conditions": rest}
+        parent = node["parent"]
+        parent_state = reduced_condition(parent)
+        if parent_state is False:
+            return False
+        if parent not in values:
+            return dict(node)
+        value = values[parent]
+        holds = value in node["values"] if kind == "IN" else _COMPARE[kind](value, node["value"])
+        # a fixed parent that satisfies the condition: the child is active where the parent is
+        return _inherit(parent_state, node["child"]) if holds else False
+
+    removed = {n for n in names if reduced_condition(n) is False}
+    hps = []
+    for h in data["hyperparameters"]:
+        if h["name"] in removed:
+            continue
+        if h["name"] in values:
+            hps.append({"type": "constant", "name": h["name"], "value": values[h["name"]],
+                        "meta": h.get("meta")})
+        else:
+            hps.append(h)
+    kept_conditions = [c for n in names if n not in removed
+                       for c in [reduced_condition(n)] if not isinstance(c, bool)]
+    forbiddens = []
+    for clause in data["forbiddens"]:
+        state = _forbid(clause, values, removed)
+        if state is True:
+            raise InvalidSpaceError(
+                f"{_FUNC}: the fixed values {dict(fixed)} are always forbidden by the clause "
+                f"{clause}; fix those parameters to other values."
+            )
+        if state is not False:
+            forbiddens.append(state)
+    out = {**data, "hyperparameters": hps, "conditions": kept_conditions, "forbiddens": forbiddens}
+    return CS.ConfigurationSpace.from_serialized_dict(out)
+
+
+@dataclass(frozen=True, slots=True)
+class ContinuedRun:
+    """A SMAC run continued on a subspace (see :func:`shrink_and_continue`).
+
+    Attributes
+    ----------
+    facade : SMAC facade
+        The new facade; call ``facade.optimize()`` to continue.
+    fixed : mapping of str to value
+        The parameters held constant, and their values.
+    kept : tuple of str
+        The parameters still searched.
+    n_told : int
+        Runs told to the new facade (after projection and de-duplication).
+    n_merged : int
+        Old runs merged into another by the projection.
+    n_skipped : int
+        Old runs left out: not successful, or forbidden in the subspace.
+    output_directory : pathlib.Path
+        Where the new run writes its files.
+    """
+
+    facade: Any
+    fixed: Mapping[str, Any]
+    kept: tuple[str, ...]
+    n_told: int
+    n_merged: int
+    n_skipped: int
+    output_directory: Path
+
+    def __repr__(self) -> str:
+        return (f"ContinuedRun(kept={list(self.kept)}, fixed={dict(self.fixed)}, "
+                f"n_told={self.n_told}, n_merged={self.n_merged}, n_skipped={self.n_skipped})")
+
+
+def shrink_and_continue(
+    facade: Any,
+    target_function: Any,
+    *,
+    n_trials: int,
+    keep: int | None = None,
+    fixed: Mapping[str, Any] | None = None,
+    importances: Sequence[str] | None = None,
+    name: str | None = None,
+    callbacks: Sequence[Any] = (),
+    seed: int = 0,
+) -> ContinuedRun:
+    """Continue a SMAC run on the subspace of its most important parameters.
+
+    Parameters
+    ----------
+    facade : SMAC facade
+        The run so far (finished, or stopped by a callback).
+    target_function : callable
+        The function SMAC evaluates (facades do not expose it).
+    n_trials : int
+        New evaluations for the continued run.
+    keep : int, optional
+        Keep this many parameters, the most important first; fix the others
+        to the incumbent's value (to the parameter's default where the
+        incumbent has it inactive).
+    fixed : mapping of str to value, optional
+        Fix exactly these instead of ``keep``.
+    importances : sequence of str, optional
+        Parameter names, most important first (e.g.
+        ``[i.params[0] for i in cb.latest.ranking()]``). Default: a fresh
+        ``hpinsight.fanova`` of the run with ``seed``.
+    name : str, optional
+        Name of the new run (default: the old name + ``"-shrunk"``).
+    callbacks : sequence of smac.Callback
+        Callbacks of the new facade.
+    seed : int, default=0
+        Seed of the importance analysis (SMAC keeps the scenario's seed).
+
+    Returns
+    -------
+    ContinuedRun
+    """
+    from smac.runhistory import TrialInfo, TrialValue
+    from smac.runhistory.enumerations import StatusType
+
+    from .._fanova import fanova
+    from .._history import TrialHistory
+
+    scenario = facade.scenario
+    cs = scenario.configspace
+    if (keep is None) == (fixed is None):
+        raise ValueError("shrink_and_continue needs exactly one of 'keep' (a number of "
+                         "parameters to keep) and 'fixed' (the values to fix).")
+    if fixed is None:
+        assert keep is not None
+        ranked = list(importances) if importances is not None else [
+            i.params[0] for i in fanova(TrialHistory.from_smac(facade), seed=seed).ranking(order=1)]
+        order = ranked + [n for n in cs if n not in ranked]
+        incumbent = facade.intensifier.get_incumbent()
+        if incumbent is None:
+            raise ValueError("shrink_and_continue: the run has no incumbent yet; run it longer.")
+        values = dict(incumbent)
+        fixed = {n: values.get(n, cs[n].default_value) for n in order[keep:]}
+    fixed = {k: _plain(v) for k, v in fixed.items()}
+    reduced = reduce_configspace(cs, fixed)
+    new_name = name or f"{scenario.name}-shrunk"
+    base = Path(scenario.output_directory).parent.parent  # SMAC writes to base/name/seed
+    new_scenario = dataclasses.replace(scenario, configspace=reduced, name=new_name,
+                                       output_directory=base)
+
+    merged: dict[tuple[Any, ...], list[Any]] = {}
+    n_skipped = 0
+    for key, value in list(facade.runhistory.items()):
+        if value.status != StatusType.SUCCESS:
+            n_skipped += 1
+            continue
+        config = _project(dict(facade.runhistory.get_config(key.config_id)), reduced, fixed)
+        if config is None:
+            n_skipped += 1
+            continue
+        merged.setdefault((config, key.instance, key.seed, key.budget), []).append(value)
+    n_told = len(merged)
+    new_scenario = dataclasses.replace(new_scenario, n_trials=n_told + int(n_trials))
+    design = type(facade).get_initial_design(new_scenario, n_configs=0)
+    new = type(facade)(new_scenario, target_function, initial_design=design,
+                       callbacks=list(callbacks), overwrite=True, logging_level=40)
+    for (config, instance, trial_seed, budget), runs in merged.items():
+        config.origin = "hpinsight: projected from the run before shrinking"
+        new.tell(TrialInfo(config=config, instance=instance, seed=trial_seed, budget=budget),
+                 TrialValue(cost=_mean_cost([r.cost for r in runs]),
+                            time=sum(r.time for r in runs) / len(runs)),
+                 save=False)
+    new.optimizer.save()
+    kept = tuple(n for n in reduced if n not in fixed)
+    return ContinuedRun(new, MappingProxyType(dict(fixed)), kept, n_told,
+                        sum(len(r) for r in merged.values()) - n_told, n_skipped,
+                        Path(new_scenario.output_directory))
+
+
+# ---------------------------------------------------------------------------- internals
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def _inherit(state: Any, child: str) -> Any:
+    """The condition ``state`` of a parent, restated for ``child``."""
+    if isinstance(state, bool):
+        return state
+    out = {**state, "child": child}
+    if "conditions" in out:
+        out["conditions"] = [_inherit(c, child) for c in out["conditions"]]
+    return out
+
+
+def _forbid(node: Mapping[str, Any], values: Mapping[str, Any], removed: set[str]) -> Any:
+    """True (always forbidden), False (never), or the clause that remains."""
+    kind = node["type"]
+    if kind in ("AND", "OR"):
+        parts = [_forbid(c, values, removed) for c in node["clauses"]]
+        if kind == "AND" and any(p is False for p in parts):
+            return False
+        if kind == "OR" and any(p is True for p in parts):
+            return True
+        rest = [p for p in parts if not isinstance(p, bool)]
+        if not rest:
+            return kind == "AND"
+        return rest[0] if len(rest) == 1 else {**node, "clauses": rest}
+    if kind in _RELATION:
+        left, right = node["left"], node["right"]
+        if left in removed or right in removed:
+            return False
+        if left in values and right in values:
+            return bool(_RELATION[kind](values[left], values[right]))
+        return dict(node)
+    name = node["name"]
+    if name in removed:
+        return False
+    if name not in values:
+        return dict(node)
+    if kind == "IN":
+        return values[name] in node["values"]
+    if kind not in _FORBID:
+        raise InvalidSpaceError(
+            f"{_FUNC} cannot simplify the forbidden clause {node} on the fixed parameter "
+            f"{name!r}; leave {name!r} free."
+        )
+    return bool(_FORBID[kind](values[name], node["value"]))
+
+
+def _project(values: dict[str, Any], reduced: Any, fixed: Mapping[str, Any]) -> Any:
+    """The configuration of ``reduced`` closest to ``values``: fixed values set, inactive
+    parameters dropped, newly active ones at their default. None if forbidden."""
+    from ConfigSpace.exceptions import ForbiddenValueError
+    from ConfigSpace.util import deactivate_inactive_hyperparameters
+
+    full = {n: fixed.get(n, values.get(n, hp.default_value)) for n, hp in reduced.items()}
+    try:
+        config = deactivate_inactive_hyperparameters(full, reduced)
+        config.check_valid_configuration()
+    except (ValueError, ForbiddenValueError):
+        return None
+    return config
+
+
+def _mean_cost(costs: list[Any]) -> Any:
+    if isinstance(costs[0], list | tuple):
+        return [math.fsum(c[i] for c in costs) / len(costs) for i in range(len(costs[0]))]
+    return math.fsum(float(c) for c in costs) / len(costs)

@@ -1,0 +1,95 @@
+"""reduce_configspace: fixed parameters become constants; conditions and forbidden clauses
+are simplified by what the fixed values decide, and the input space is left alone."""
+
+from __future__ import annotations
+
+import pytest
+
+import hpinsight as hp
+
+CS = pytest.importorskip("ConfigSpace")
+
+from hpinsight.integrations._smac_shrink import reduce_configspace  # noqa: E402
+
+
+@pytest.fixture
+def space():
+    cs = CS.ConfigurationSpace(seed=0)
+    optimizer = CS.Categorical("optimizer", ["adam", "sgd", "rmsprop"])
+    momentum = CS.Float("momentum", (0.0, 0.99))
+    nesterov = CS.Categorical("nesterov", ["yes", "no"])
+    layers = CS.Integer("layers", (1, 5))
+    width = CS.Integer("width", (8, 64))
+    lr = CS.Float("lr", (1e-4, 1.0), log=True)
+    cs.add([optimizer, momentum, nesterov, layers, width, lr,
+            CS.EqualsCondition(momentum, optimizer, "sgd"),
+            CS.GreaterThanCondition(nesterov, momentum, 0.5),
+            CS.AndConjunction(CS.InCondition(width, optimizer, ["adam", "sgd"]),
+                              CS.GreaterThanCondition(width, layers, 2)),
+            CS.ForbiddenAndConjunction(CS.ForbiddenEqualsClause(optimizer, "rmsprop"),
+                                       CS.ForbiddenInClause(layers, [1, 2]))])
+    return cs
+
+
+def _kinds(cs):
+    return {name: type(h).__name__ for name, h in cs.items()}
+
+
+def test_a_satisfied_condition_on_a_fixed_parent_is_dropped_or_inherited(space):
+    before = str(space)
+    reduced = reduce_configspace(space, {"optimizer": "sgd"})
+    assert str(space) == before  # the input is not modified
+    assert _kinds(reduced)["optimizer"] == "Constant"
+    assert reduced["optimizer"].value == "sgd"
+    # momentum was active for sgd only: now always; nesterov keeps its own condition on momentum
+    assert reduced.parents_of["momentum"] == []
+    assert [p.name for p in reduced.parents_of["nesterov"]] == ["momentum"]
+    # width needed optimizer in {adam, sgd} AND layers > 2: only the layers part is left
+    assert [p.name for p in reduced.parents_of["width"]] == ["layers"]
+    assert reduced.forbidden_clauses == []  # the clause needed optimizer == rmsprop
+    for config in reduced.sample_configuration(50):
+        assert config["optimizer"] == "sgd"
+        assert "momentum" in config
+
+
+def test_an_unsatisfiable_condition_removes_the_child_and_its_descendants(space):
+    reduced = reduce_configspace(space, {"optimizer": "rmsprop", "lr": 0.01})
+    assert "momentum" not in reduced
+    assert "nesterov" not in reduced  # its parent can never be active
+    assert "width" not in reduced
+    assert _kinds(reduced)["lr"] == "Constant"
+    # optimizer == rmsprop is now always true: the forbidden clause is left on layers alone
+    (clause,) = reduced.forbidden_clauses
+    assert "layers" in str(clause)
+    assert all(c["layers"] > 2 for c in reduced.sample_configuration(50))
+
+
+def test_a_fixed_conditional_parent_passes_its_condition_on(space):
+    reduced = reduce_configspace(space, {"momentum": 0.9})
+    assert _kinds(reduced)["momentum"] == "Constant"
+    # nesterov needed momentum > 0.5 (true now): it is active exactly where momentum is
+    assert [p.name for p in reduced.parents_of["nesterov"]] == ["optimizer"]
+    configs = reduced.sample_configuration(60)
+    assert all(("nesterov" in c) == (c["optimizer"] == "sgd") for c in configs)
+    low = reduce_configspace(space, {"momentum": 0.1})
+    assert "nesterov" not in low
+
+
+def test_the_reduced_space_reads_back_as_an_hpinsight_space(space):
+    reduced = reduce_configspace(space, {"optimizer": "sgd", "layers": 3})
+    ours = hp.SearchSpace.from_configspace(reduced)
+    assert set(ours.names) == set(reduced)
+
+
+@pytest.mark.parametrize(
+    ("fixed", "match"),
+    [
+        ({"depth": 3}, "not in the configuration space"),
+        ({"optimizer": "lbfgs"}, "not a legal value"),
+        ({"optimizer": "rmsprop", "layers": 1}, "always forbidden"),
+    ],
+    ids=["unknown", "illegal", "forbidden"],
+)
+def test_bad_fixes_are_errors_that_say_what_to_do(space, fixed, match):
+    with pytest.raises(hp.InvalidSpaceError, match=match):
+        reduce_configspace(space, fixed)
