@@ -93,3 +93,18 @@ def test_the_reduced_space_reads_back_as_an_hpinsight_space(space):
 def test_bad_fixes_are_errors_that_say_what_to_do(space, fixed, match):
     with pytest.raises(hp.InvalidSpaceError, match=match):
         reduce_configspace(space, fixed)
+
+
+def test_or_conditions_fold_by_the_fixed_part():
+    cs = CS.ConfigurationSpace(seed=0)
+    optimizer = CS.Categorical("optimizer", ["adam", "sgd"])
+    layers = CS.Integer("layers", (1, 5))
+    decay = CS.Float("decay", (0.0, 0.1))
+    cs.add([optimizer, layers, decay,
+            CS.OrConjunction(CS.EqualsCondition(decay, optimizer, "sgd"),
+                             CS.GreaterThanCondition(decay, layers, 3))])
+    assert reduce_configspace(cs, {"optimizer": "sgd"}).parents_of["decay"] == []
+    rest = reduce_configspace(cs, {"optimizer": "adam"})
+    assert [p.name for p in rest.parents_of["decay"]] == ["layers"]
+    assert all(("decay" in c) == (c["layers"] > 3) for c in rest.sample_configuration(40))
+    assert "decay" not in reduce_configspace(cs, {"optimizer": "adam", "layers": 2})

@@ -112,15 +112,7 @@ def reduce_configspace(configspace: Any, fixed: Mapping[str, Any]) -> Any:
     def _cond(node: Mapping[str, Any]) -> Any:
         kind = node["type"]
         if kind in ("AND", "OR"):
-            parts = [_cond(c) for c in node["conditions"]]
-            if kind == "AND" and any(p is False for p in parts):
-                return False
-            if kind == "OR" and any(p is True for p in parts):
-                return True
-            rest = [p for p in parts if not isinstance(p, bool)]
-            if not rest:
-                return kind == "AND"  # all True: always active; all False (OR): never
-            return rest[0] if len(rest) == 1 else {**node, "conditions": rest}
+            return _fold(node, "conditions", [_cond(c) for c in node["conditions"]])
         parent = node["parent"]
         parent_state = reduced_condition(parent)
         if parent_state is False:
@@ -308,19 +300,23 @@ def _inherit(state: Any, child: str) -> Any:
     return out
 
 
+def _fold(node: Mapping[str, Any], key: str, parts: list[Any]) -> Any:
+    """An AND/OR conjunction whose parts are now True, False or what remains of them."""
+    if node["type"] == "AND" and any(p is False for p in parts):
+        return False
+    if node["type"] == "OR" and any(p is True for p in parts):
+        return True
+    rest = [p for p in parts if not isinstance(p, bool)]
+    if not rest:
+        return node["type"] == "AND"  # every part true (AND), or every part false (OR)
+    return rest[0] if len(rest) == 1 else {**node, key: rest}
+
+
 def _forbid(node: Mapping[str, Any], values: Mapping[str, Any], removed: set[str]) -> Any:
     """True (always forbidden), False (never), or the clause that remains."""
     kind = node["type"]
     if kind in ("AND", "OR"):
-        parts = [_forbid(c, values, removed) for c in node["clauses"]]
-        if kind == "AND" and any(p is False for p in parts):
-            return False
-        if kind == "OR" and any(p is True for p in parts):
-            return True
-        rest = [p for p in parts if not isinstance(p, bool)]
-        if not rest:
-            return kind == "AND"
-        return rest[0] if len(rest) == 1 else {**node, "clauses": rest}
+        return _fold(node, "clauses", [_forbid(c, values, removed) for c in node["clauses"]])
     if kind in _RELATION:
         left, right = node["left"], node["right"]
         if left in removed or right in removed:
