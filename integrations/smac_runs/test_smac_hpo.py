@@ -85,6 +85,7 @@ def test_live_importances_rank_the_known_parameters_and_are_written(hpo_run):
     np.testing.assert_array_equal(cb.latest.variances, post_hoc.variances)
     written = json.loads((hpo_run["folder"] / RESULT_FILE).read_text())
     assert written["surrogate"] == "hpinsight"
+    assert written["target"] == "cost"
     assert [s["n_trials"] for s in written["history"]] == counts
     assert written["latest"]["n_trials"] == N_TRIALS
 
@@ -100,7 +101,11 @@ def test_smac_surrogate_is_decomposed_without_refit(hpo_run):
     assert cb.latest is not None
     np.testing.assert_array_equal(cb.latest.variances, direct.variances)
     assert direct.n_trees == facade.intensifier.config_selector._model._rf.n_estimators
-    assert json.loads((hpo_run["folder"] / SMAC_RESULT_FILE).read_text())["surrogate"] == "smac"
+    written = json.loads((hpo_run["folder"] / SMAC_RESULT_FILE).read_text())
+    assert written["surrogate"] == "smac"
+    # the HPO facade trains its forest on log-scaled costs: the result says so
+    assert written["target"] == (
+        "the log of the cost scaled to [0, 1] (RunHistoryLogScaledEncoder, log_y)")
 
 
 @pytest.mark.slow

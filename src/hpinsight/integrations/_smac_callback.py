@@ -20,7 +20,12 @@ from .._history import TrialHistory
 from .._validation import check_choice, check_int, check_real, check_seed
 from ..adapters._smac import Instances, RunRecord, history_from_records, records_from_runhistory
 from ._live import BackgroundRefits, ImportanceSnapshot, LiveFanova, LiveResults
-from ._smac_forest import SmacModelUnavailable, forest_from_smac_model, smac_model_of
+from ._smac_forest import (
+    SmacModelUnavailable,
+    forest_from_smac_model,
+    smac_model_of,
+    smac_target_of,
+)
 
 if TYPE_CHECKING:
     from .._fanova import FanovaResult
@@ -43,6 +48,7 @@ class _Job:
     objectives: list[str] | None
     instances: Instances
     model: Any  # SMAC's surrogate (surrogate="smac") or None
+    smac_target: str | None  # what SMAC's forest was trained on
 
 
 class ImportanceCallback(LiveResults, Callback):
@@ -259,9 +265,11 @@ class ImportanceCallback(LiveResults, Callback):
         if configspace is None:
             configspace = next(iter(smbo.runhistory.ids_config.values())).config_space
         model = None
+        target = None
         if self.surrogate == "smac":
             try:
                 model = smac_model_of(smbo)
+                target = smac_target_of(smbo)
             except SmacModelUnavailable as exc:
                 self._tell_fallback(str(exc))
         known = Instances.from_scenario(getattr(scenario, "instances", None),
@@ -269,7 +277,7 @@ class ImportanceCallback(LiveResults, Callback):
         return _Job(records, configs, configspace,
                     None if objectives is None else
                     ([objectives] if isinstance(objectives, str) else list(objectives)),
-                    known, model)
+                    known, model, target)
 
     def _refit(self, job: _Job) -> tuple[FanovaResult, ImportanceSnapshot] | None:
         history = history_from_records(
@@ -304,14 +312,21 @@ class ImportanceCallback(LiveResults, Callback):
                      snapshot.n_trials, snapshot.best_value, source, snapshot.ranking_line())
         path = self.result_path
         if path is not None:
-            self._write(path, result, snapshot, source)
+            self._write(path, result, snapshot, source,
+                        job.smac_target if source == "smac" else history.objective_name)
         return result, snapshot
 
     def _write(
-        self, path: Path, result: FanovaResult, snapshot: ImportanceSnapshot, source: str
+        self,
+        path: Path,
+        result: FanovaResult,
+        snapshot: ImportanceSnapshot,
+        source: str,
+        target: str | None,
     ) -> None:
         payload = {
             "surrogate": source,
+            "target": target,
             "latest": result.to_dict(),
             "history": [s.to_dict() for s in (*self.history, snapshot)],
         }

@@ -42,7 +42,7 @@ from .._space import Categorical, Float, Int, SearchSpace
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["SmacModelUnavailable", "forest_from_smac_model", "smac_model_of"]
+__all__ = ["SmacModelUnavailable", "forest_from_smac_model", "smac_model_of", "smac_target_of"]
 
 
 class SmacModelUnavailable(RuntimeError):
@@ -60,6 +60,22 @@ def smac_model_of(smbo_or_facade: Any) -> Any:
             "this SMAC version is not supported for surrogate='smac' (hpinsight supports "
             "SMAC 2.4.x)"
         ) from exc
+
+
+def smac_target_of(smbo_or_facade: Any) -> str:
+    """What SMAC's forest was trained on, in words (its runhistory encoder and ``log_y``)."""
+    selector = getattr(getattr(smbo_or_facade, "intensifier", None), "config_selector", None)
+    encoder = type(getattr(selector, "_runhistory_encoder", None)).__name__
+    log_y = bool(getattr(getattr(selector, "_model", None), "_log_y", False))
+    kind = {
+        "RunHistoryLogScaledEncoder": "the log of the cost scaled to [0, 1]",
+        "RunHistoryLogEncoder": "the log of the cost",
+        "RunHistoryScaledEncoder": "the cost scaled to [0, 1]",
+        "RunHistoryInverseScaledEncoder": "the inverse of the cost scaled to [0, 1]",
+        "RunHistorySqrtScaledEncoder": "the square root of the cost scaled to [0, 1]",
+        "RunHistoryEncoder": "the cost",
+    }.get(encoder, f"the cost as {encoder} encodes it")
+    return f"{kind} ({encoder}{', log_y' if log_y else ''})"
 
 
 def forest_from_smac_model(model: Any, space: SearchSpace, configspace: Any) -> Forest:
