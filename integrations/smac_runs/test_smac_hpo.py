@@ -176,3 +176,33 @@ def test_callback_options_are_checked():
         ImportanceCallback(surrogate="smac", cap_quantile=0.2)
     with pytest.raises(TypeError, match="objective index or name"):
         ImportanceCallback(objective=1.5)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_multi_objective_runs_are_analysed_per_named_objective(tmp_path):
+    cs = CS.ConfigurationSpace(seed=0)
+    cs.add([CS.Float("x", (0.0, 1.0)), CS.Float("y", (0.0, 1.0))])
+
+    def two(config, seed: int = 0) -> dict[str, float]:
+        return {"error": (config["x"] - 0.3) ** 2, "seconds": 1.0 + 4.0 * config["y"]}
+
+    scenario = smac.Scenario(cs, deterministic=True, n_trials=30, seed=0,
+                             objectives=["error", "seconds"], output_directory=tmp_path / "mo")
+    missing = ImportanceCallback(every_n_trials=10, min_trials=10)
+    by_name = ImportanceCallback(every_n_trials=10, min_trials=10, objective="seconds", seed=0,
+                                 n_trees=16)
+    facade = smac.HyperparameterOptimizationFacade(
+        scenario, two, overwrite=True, logging_level=40, callbacks=[missing, by_name],
+        multi_objective_algorithm=smac.HyperparameterOptimizationFacade
+        .get_multi_objective_algorithm(scenario, objective_weights=[1, 1]))
+    facade.optimize()
+    assert missing.close(60)
+    assert by_name.close(60)
+    assert len(facade.runhistory) == 30
+    assert missing.errors
+    assert "objective=<index> or objective=<name>" in str(missing.errors[0])
+    assert not by_name.errors
+    assert next(iter(by_name.history[-1].importances)) == "y"
+    saved = load_run(scenario.output_directory, objective=0)
+    assert saved.objective_name == "error"
+    assert saved.n_trials == 30
