@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._fanova import FanovaResult, Importance, MarginalResult, fanova
 from ._history import TrialHistory
+from ._pdp import PartialDependenceResult, partial_dependence
 from ._space import AnyOf, Categorical, Condition, Float, Int, SearchSpace
 from .exceptions import (
     ChangedDistributionWarning,
@@ -41,11 +42,13 @@ __all__ = [
     "InvalidDataError",
     "InvalidSpaceError",
     "MarginalResult",
+    "PartialDependenceResult",
     "SearchSpace",
     "TrialHistory",
     "__version__",
     "fanova",
     "integrations",
+    "partial_dependence",
 ]
 
 

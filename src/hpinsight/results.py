@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 from ._fanova import FanovaResult, Importance, MarginalResult
+from ._pdp import PartialDependenceResult
 
-__all__ = ["FanovaResult", "Importance", "MarginalResult"]
+__all__ = ["FanovaResult", "Importance", "MarginalResult", "PartialDependenceResult"]

@@ -1,0 +1,158 @@
+"""partial_dependence (Moosbauer et al. 2021): Monte Carlo PD against the exact marginal,
+Eq. (4) against Eq. (5), bands that widen where the data are thin, grids, and errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process.kernels import Matern
+
+import hpinsight as hp
+
+
+@pytest.fixture
+def forest_result():
+    space = hp.SearchSpace([hp.Float("x", -2.0, 2.0), hp.Float("lr", 1e-4, 1.0, log=True),
+                            hp.Categorical("kind", ["a", "b", "c"])])
+    configs = space.sample(400, seed=0)
+    y = [c["x"] ** 2 + 0.5 * math.log10(c["lr"]) + {"a": 0, "b": 1, "c": 3}[c["kind"]] * c["x"]
+         for c in configs]
+    return hp.fanova(configs, y, space, seed=0, n_trees=24)
+
+
+def _gp(space, X_native, y):
+    X = space.encode(X_native)
+    return GaussianProcessRegressor(Matern(nu=1.5), alpha=1e-6, normalize_y=True,
+                                    random_state=0).fit(X, y)
+
+
+def test_monte_carlo_pd_of_a_forest_converges_to_its_exact_marginal(forest_result):
+    exact = forest_result.marginal("x", grid_size=15)
+    errors = []
+    for n in (50, 500, 20_000):
+        pd = hp.partial_dependence(forest_result, params="x", grid_size=15, n_samples=n, seed=1)
+        np.testing.assert_allclose(pd.encoded_grid[0], exact.encoded_grid[0])
+        errors.append(float(np.abs(pd.mean - exact.mean).max()))
+        # within four Monte Carlo standard errors of the integral, at every grid point
+        se = pd.ice_mean.std(axis=0) / math.sqrt(n)
+        assert (np.abs(pd.mean - exact.mean) < 4 * se).all()
+    assert errors[2] < errors[1] < errors[0]
+    assert errors[2] < 0.01 * float(np.ptp(exact.mean))
+    # the same holds for a categorical parameter, over all its choices
+    exact_kind = forest_result.marginal("kind")
+    pd_kind = hp.partial_dependence(forest_result, params="kind", n_samples=20_000, seed=2)
+    assert pd_kind.grid == (("a", "b", "c"),)
+    se = pd_kind.ice_mean.std(axis=0) / math.sqrt(20_000)
+    assert (np.abs(pd_kind.mean - exact_kind.mean) < 4 * se).all()
+
+
+def test_forest_covariance_variance_is_the_spread_of_per_tree_pds(forest_result):
+    pd = hp.partial_dependence(forest_result, params="x", grid_size=6, n_samples=300, seed=3,
+                               variance="covariance")
+    X = pd.samples.copy()
+    for g, value in enumerate(pd.encoded_grid[0]):
+        X[:, 0] = value
+        per_tree_pd = [t.value[t.apply(X)].mean() for t in forest_result.forest.trees]
+        assert pd.variance[g] == pytest.approx(np.var(per_tree_pd), rel=1e-12)
+    pointwise = hp.partial_dependence(forest_result, params="x", grid_size=6, n_samples=300,
+                                      seed=3)
+    np.testing.assert_array_equal(pointwise.mean, pd.mean)
+    assert (pd.variance <= pointwise.variance + 1e-12).all()  # Eq. 4 <= Eq. 5 always
+
+
+def test_gp_eq4_is_the_mean_posterior_covariance_and_never_exceeds_eq5():
+    space = hp.SearchSpace([hp.Float("a", 0.0, 1.0), hp.Float("b", 0.0, 1.0)])
+    configs = space.sample(40, seed=4)
+    gp = _gp(space, configs, [math.sin(6 * c["a"]) + c["b"] for c in configs])
+    eq4 = hp.partial_dependence(gp, space, "a", grid_size=5, n_samples=150, seed=0,
+                                variance="covariance")
+    eq5 = hp.partial_dependence(gp, space, "a", grid_size=5, n_samples=150, seed=0)
+    assert eq4.surrogate == "gaussian process"
+    X = eq4.samples.copy()
+    X[:, 0] = eq4.encoded_grid[0][2]
+    _, K = gp.predict(X, return_cov=True)
+    assert eq4.variance[2] == pytest.approx(np.ones(150) @ K @ np.ones(150) / 150**2)
+    np.testing.assert_allclose(eq5.variance[2], np.mean(gp.predict(X, return_std=True)[1] ** 2))
+    assert (eq4.variance <= eq5.variance + 1e-12).all()
+    np.testing.assert_allclose(eq4.mean, eq5.mean)
+
+
+def test_bands_are_narrower_where_the_optimizer_sampled():
+    """Configurations crowded into one corner (as a greedy optimizer leaves them) give a GP
+    whose PD bands are wider away from it than uniform samples do (Sec. 4.1)."""
+    space = hp.SearchSpace([hp.Float("a", 0.0, 1.0), hp.Float("b", 0.0, 1.0)])
+    uniform = space.sample(30, seed=5)
+    rng = np.random.default_rng(5)
+    biased = [{"a": float(a), "b": float(b)} for a, b in rng.uniform(0.0, 0.25, size=(30, 2))]
+
+    def f(c):
+        return (c["a"] - 0.2) ** 2 + 0.5 * c["b"]
+
+    widths = {}
+    for label, data in (("uniform", uniform), ("biased", biased)):
+        gp = _gp(space, data, [f(c) for c in data])
+        pd = hp.partial_dependence(gp, space, "a", n_samples=300, seed=0)
+        lower, upper = pd.confidence_band(0.95)
+        widths[label] = upper - lower
+    assert widths["uniform"].mean() < widths["biased"].mean()
+    assert widths["biased"][-1] > widths["biased"][0]  # least sure far from the samples
+
+
+def test_any_model_with_predict_std_and_two_dimensional_grids():
+    space = hp.SearchSpace([hp.Int("layers", 1, 4), hp.Float("lr", 1e-3, 1.0, log=True),
+                            hp.Float("z", 0.0, 1.0)])
+
+    class Linear:
+        def predict(self, X, return_std=False):
+            m = X[:, 0] + 2.0 * X[:, 1]
+            return (m, np.full(len(X), 0.5)) if return_std else m
+
+    pd = hp.partial_dependence(Linear(), space, ("layers", "lr"), grid_size=5, n_samples=50,
+                               seed=0)
+    assert pd.surrogate == "Linear"
+    assert pd.grid[0] == (1, 2, 3, 4)
+    np.testing.assert_allclose(np.log(pd.grid[1]), np.linspace(np.log(1e-3), 0.0, 5))
+    assert pd.mean.shape == (4, 5)
+    assert pd.ice_mean.shape == (50, 4, 5)
+    expected = np.add.outer(np.arange(1, 5), 2.0 * np.log(np.asarray(pd.grid[1])))
+    np.testing.assert_allclose(pd.mean, expected)
+    np.testing.assert_allclose(pd.std, 0.5)
+    lower, upper = pd.confidence_band(0.95)
+    np.testing.assert_allclose(upper - lower, 2 * 1.959963984540054 * 0.5)
+    d = pd.to_dict()
+    assert d["params"] == ["layers", "lr"]
+    assert d["grid"][0] == [1, 2, 3, 4]
+    assert "ice" not in str(d).lower()
+    with pytest.raises(ValueError, match="needs the posterior covariance"):
+        hp.partial_dependence(Linear(), space, "z", variance="covariance")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"params": ()}, ValueError, "one or two distinct"),
+        ({"params": ("x", "x")}, ValueError, "one or two distinct"),
+        ({"params": "nope"}, KeyError, "nope"),
+        ({"params": "x", "n_samples": 1}, ValueError, "n_samples"),
+        ({"params": "x", "variance": "exact"}, ValueError, "variance"),
+    ],
+    ids=["none", "repeated", "unknown", "one-sample", "bad-variance"],
+)
+def test_bad_arguments_say_what_to_fix(forest_result, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        hp.partial_dependence(forest_result, **kwargs)
+
+
+def test_a_model_needs_its_space_and_a_predict_method():
+    with pytest.raises(TypeError, match="'space' parameter"):
+        hp.partial_dependence(object(), params="x")
+    space = hp.SearchSpace([hp.Float("x", 0, 1)])
+    with pytest.raises(TypeError, match="predict"):
+        hp.partial_dependence(object(), space, "x")
+    with pytest.raises(ValueError, match="level"):
+        hp.partial_dependence(
+            type("M", (), {"predict": lambda self, X, return_std=False: (X[:, 0], X[:, 0])})(),
+            space, "x", n_samples=5).confidence_band(1.5)
