@@ -142,6 +142,14 @@ class MarginalResult:
         return pd.DataFrame(data)
 
 
+def native_grid(space: SearchSpace, col: int, encoded: NDArray[np.float64]) -> tuple[Any, ...]:
+    """The encoded grid ``encoded`` of column ``col`` in the parameter's native units."""
+    X = np.full((encoded.size, len(space)), np.nan)
+    X[:, col] = encoded
+    name = space.params[col].name
+    return tuple(row.get(name) for row in space.decode(X))
+
+
 def _json_value(v: Any) -> Any:
     if isinstance(v, np.generic):
         v = v.item()
@@ -331,16 +339,9 @@ class FanovaResult:
             a = marginal_grid(part, cols) if part.value.size else np.full([1] * len(cols), part.mean)
             cells = [part.cells_of(c, e) if part.value.size else np.zeros(e.size, np.intp) for c, e in zip(cols, enc, strict=True)]
             per_tree[t] = a[np.ix_(*cells)]
-        native = []
-        for c, e in zip(cols, enc, strict=True):
-            param = self.space.params[c]
-            X = np.full((e.size, len(self.space)), np.nan)
-            X[:, c] = e
-            decoded = self.space.decode(X)
-            native.append(tuple(row.get(param.name) for row in decoded))
         return MarginalResult(
             params=tuple(names),
-            grid=tuple(native),
+            grid=tuple(native_grid(self.space, c, e) for c, e in zip(cols, enc, strict=True)),
             encoded_grid=tuple(readonly(e) for e in enc),
             per_tree=readonly(per_tree),
             mean=readonly(per_tree.mean(axis=0)),

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ._encoding import measure_of
+from ._fanova import FanovaResult, _json_value, native_grid
 from ._forest import Forest, readonly
 from ._validation import check_choice, check_int, check_seed
 
@@ -132,7 +133,7 @@ class PartialDependenceResult:
         """JSON-safe summary: grid, PD mean and std, and the method (no ICE curves)."""
         return {
             "params": list(self.params),
-            "grid": [[_json(v) for v in g] for g in self.grid],
+            "grid": [[_json_value(v) for v in g] for g in self.grid],
             "mean": self.mean.tolist(),
             "std": self.std.tolist(),
             "variance_method": self.variance_method,
@@ -194,8 +195,6 @@ def partial_dependence(
     >>> bool((lower <= pd.mean).all() and (pd.mean <= upper).all())
     True
     """
-    from ._fanova import FanovaResult
-
     if isinstance(surrogate, FanovaResult):
         space = surrogate.space if space is None else space
         predict = _forest_predictor(surrogate.forest)
@@ -239,14 +238,9 @@ def partial_dependence(
         ice_mean[:, g], ice_var[:, g] = m, v
         pd_var[g] = total if method == "covariance" else v.mean()
     shape = tuple(e.size for e in enc)
-    native = []
-    for c, e in zip(cols, enc, strict=True):
-        Z = np.full((e.size, len(space)), np.nan)
-        Z[:, c] = e
-        native.append(tuple(row.get(space.params[c].name) for row in space.decode(Z)))
     return PartialDependenceResult(
         params=names,
-        grid=tuple(native),
+        grid=tuple(native_grid(space, c, e) for c, e in zip(cols, enc, strict=True)),
         encoded_grid=tuple(readonly(e) for e in enc),
         mean=readonly(ice_mean.mean(axis=0).reshape(shape)),
         variance=readonly(pd_var.reshape(shape)),
@@ -284,7 +278,3 @@ def _model_predictor(model: Any) -> tuple[Any, str]:
         return np.asarray(m).reshape(-1), np.asarray(s).reshape(-1) ** 2, 0.0
 
     return predict, "gaussian process" if is_gp else type(model).__name__
-
-
-def _json(value: Any) -> Any:
-    return value.item() if hasattr(value, "item") else value
