@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ._fanova import FanovaResult, Importance, MarginalResult, fanova
 from ._history import TrialHistory
 from ._pdp import PartialDependenceResult, partial_dependence
+from ._regions import RegionNode, RegionTree, confidence_split
 from ._space import AnyOf, Categorical, Condition, Float, Int, SearchSpace
 from .exceptions import (
     ChangedDistributionWarning,
@@ -43,9 +44,12 @@ __all__ = [
     "InvalidSpaceError",
     "MarginalResult",
     "PartialDependenceResult",
+    "RegionNode",
+    "RegionTree",
     "SearchSpace",
     "TrialHistory",
     "__version__",
+    "confidence_split",
     "fanova",
     "integrations",
     "partial_dependence",

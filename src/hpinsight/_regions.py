@@ -1,0 +1,471 @@
+"""Confidence splitting: regions of the search space where a PDP can be trusted.
+
+Moosbauer et al. (NeurIPS 2021), Sec. 5 and Algorithm 1. The Monte Carlo sample of
+a :class:`~hpinsight.PartialDependenceResult` is split recursively, CART-like, on the
+parameters *not* in the PDP (``C``), so that every region keeps the whole range of
+``λ_S``. A split is chosen to minimise the impurity of Eq. (6): for each child, the
+L2 spread of its ICE curves of the predictive variance around their mean, summed over
+the grid,
+
+    R(N') = Σ_g Σ_(i ∈ N') (ŝ²(λ_S^g, λ_C^i) − ŝ²_(S|N')(λ_S^g))².
+
+Candidate splits: every threshold between distinct sample values of a numerical
+parameter (in the encoded coordinate, so log parameters split in log space), and
+for a categorical parameter every subset of its levels when it has at most
+``exact_levels`` levels, else the splits along the levels ordered by the first
+principal component of their mean variance curves (the ordering shortcut of
+Coppersmith et al. for multi-output CART; exact for one grid point). Every scan is
+a cumulative sum over the sorted sample, so a split costs ``O(n G)`` per parameter.
+
+Growth is breadth first: every node at one depth is split (if its best split meets
+``min_node_size`` and improves the impurity by ``min_improvement``, relative to the
+root's) before the next depth, until ``max_splits`` splits are made. One split is a
+depth-1 tree; three splits a full depth-2 tree, as in the paper's Table 1.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._space import AnyOf, Categorical, Float, Int, SearchSpace
+from ._validation import check_int, check_real
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ._pdp import PartialDependenceResult
+
+__all__ = ["RegionNode", "RegionTree", "confidence_split"]
+
+_FUNC = "confidence_split"
+
+
+@dataclass(frozen=True, slots=True)
+class RegionNode:
+    """One region of the tree: a box over the non-PDP parameters and its regional PDP.
+
+    Attributes
+    ----------
+    conditions : tuple of str
+        The region, readable (``"momentum <= 0.42"``, ``"optimizer in {'adam'}"``).
+    bounds : mapping of str to (low, high) or tuple of choices
+        The same in native units, per restricted parameter.
+    indices : ndarray of int
+        Monte Carlo samples in the region.
+    mean, variance : ndarray
+        Regional PD (Eq. 3 over the region's ICE curves) and its variance (Eq. 5).
+    impurity : float
+        Eq. (6) of the region.
+    depth : int
+    split : tuple or None
+        ``(name, threshold)`` for a numerical split (encoded coordinate; left is
+        ``<=``) or ``(name, left_choices)`` for a categorical one.
+    left, right : RegionNode or None
+    """
+
+    conditions: tuple[str, ...]
+    bounds: Mapping[str, Any]
+    indices: NDArray[np.intp]
+    mean: NDArray[np.float64]
+    variance: NDArray[np.float64]
+    impurity: float
+    depth: int
+    split: tuple[str, Any] | None = None
+    left: RegionNode | None = field(default=None, repr=False)
+    right: RegionNode | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        where = " and ".join(self.conditions) or "whole space"
+        return (f"RegionNode({where}; n={self.n_samples}, "
+                f"mean_confidence={self.mean_confidence:.4g})")
+
+    @property
+    def n_samples(self) -> int:
+        """Monte Carlo samples (ICE curves) in the region."""
+        return int(self.indices.size)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.left is None
+
+    @property
+    def children(self) -> tuple[RegionNode, RegionNode]:
+        """(left, right); a leaf has none."""
+        if self.left is None or self.right is None:
+            raise ValueError("A leaf region has no children.")
+        return self.left, self.right
+
+    @property
+    def std(self) -> NDArray[np.float64]:
+        """Pointwise standard deviation of the regional PD."""
+        return np.sqrt(np.maximum(self.variance, 0.0))
+
+    @property
+    def mean_confidence(self) -> float:
+        """MC: the mean of :attr:`std` over the grid (lower is more confident)."""
+        return float(self.std.mean())
+
+
+@dataclass(frozen=True, slots=True)
+class RegionTree:
+    """The result of :func:`confidence_split`: a tree of regions with regional PDPs.
+
+    Attributes
+    ----------
+    root : RegionNode
+    pd : PartialDependenceResult
+        The PDP that was split.
+    """
+
+    root: RegionNode
+    pd: PartialDependenceResult
+
+    def __repr__(self) -> str:
+        return (f"RegionTree(params={self.pd.params}, leaves={len(self.leaves())}, "
+                f"splits={len(self.leaves()) - 1})")
+
+    def leaves(self) -> list[RegionNode]:
+        """The leaf regions, left to right; they partition the space."""
+        out, todo = [], [self.root]
+        while todo:
+            node = todo.pop()
+            if node.is_leaf:
+                out.append(node)
+            else:
+                left, right = node.children
+                todo.extend([right, left])
+        return out
+
+    def leaf_for(self, config: Mapping[str, Any]) -> RegionNode:
+        """The leaf whose region holds ``config`` (native values; e.g. the incumbent).
+
+        Parameters the splits use must be in ``config``; an inactive one is
+        routed by its value drawn nowhere, so pass a value for it.
+        """
+        space = self.pd.space
+        node = self.root
+        while node.split is not None:
+            name, rule = node.split
+            if name not in config:
+                raise KeyError(
+                    f"RegionTree.leaf_for needs a value for {name!r}, which a split uses. "
+                    f"Got a configuration with {sorted(config)}."
+                )
+            if isinstance(space[name], Categorical):
+                go_left = config[name] in rule
+            else:
+                z = space.encode([{name: config[name]}])[0, space.index(name)]
+                go_left = bool(z <= rule)
+            node = node.children[0 if go_left else 1]
+        return node
+
+    def confidence_at(self, node: RegionNode, value: Any) -> float:
+        """OC: the regional PD's std at the grid point closest to ``value`` (1-D PDPs)."""
+        if len(self.pd.params) != 1:
+            raise ValueError("confidence_at needs a one-parameter PDP.")
+        name = self.pd.params[0]
+        grid = self.pd.encoded_grid[0]
+        z = self.pd.space.encode([{name: value}])[0, self.pd.space.index(name)]
+        return float(node.std.reshape(-1)[int(np.argmin(np.abs(grid - z)))])
+
+    def to_search_space(self, node: RegionNode | None = None) -> SearchSpace:
+        """The region as a narrowed :class:`~hpinsight.SearchSpace` (default: the root).
+
+        Numerical parameters get the region's bounds (integers rounded inwards to
+        values inside it), categoricals keep the region's choices; conditions on
+        removed choices are dropped with them.
+        """
+        node = self.root if node is None else node
+        space = self.pd.space
+        params = [p if p.name not in node.bounds else _narrowed(p, node.bounds[p.name])
+                  for p in space.params]
+        kept = {p.name: p for p in params}
+        conditions = []
+        for cond in space.conditions:
+            parts = cond.conditions if hasattr(cond, "conditions") else (cond,)
+            usable = [c for c in parts if _condition_possible(c, kept)]
+            if len(usable) == len(parts):
+                conditions.append(cond)
+            elif usable:
+                conditions.append(usable[0] if len(usable) == 1 else AnyOf(tuple(usable)))
+        return SearchSpace(params, conditions=conditions)
+
+    def delta_improvement(self, node: RegionNode) -> float:
+        """δ: relative reduction of the mean confidence in ``node`` vs the whole space."""
+        return 1.0 - node.mean_confidence / self.root.mean_confidence
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form of every node (conditions, size, PD mean and std, children)."""
+
+        def one(node: RegionNode) -> dict[str, Any]:
+            out: dict[str, Any] = {
+                "conditions": list(node.conditions),
+                "n_samples": node.n_samples,
+                "mean_confidence": node.mean_confidence,
+                "mean": node.mean.tolist(),
+                "std": node.std.tolist(),
+            }
+            if not node.is_leaf:
+                out["children"] = [one(child) for child in node.children]
+            return out
+
+        return {"params": list(self.pd.params), "root": one(self.root)}
+
+
+def confidence_split(
+    pd: PartialDependenceResult,
+    *,
+    max_splits: int = 3,
+    min_node_size: int | None = None,
+    min_improvement: float = 0.0,
+    exact_levels: int = 8,
+) -> RegionTree:
+    """Split the space into regions where the PDP is more certain (Algorithm 1).
+
+    Parameters
+    ----------
+    pd : PartialDependenceResult
+        From :func:`hpinsight.partial_dependence`; its ICE variance curves and
+        Monte Carlo sample are split.
+    max_splits : int, default=3
+        Splits in all (breadth first; 1 = depth 1, 3 = a full depth-2 tree).
+    min_node_size : int, optional
+        Fewest samples in a region (default: 5 % of the sample, at least 10).
+    min_improvement : float, default=0.0
+        Smallest impurity reduction of a split, as a fraction of the root's.
+    exact_levels : int, default=8
+        Categoricals with up to this many levels are split over every subset.
+
+    Returns
+    -------
+    RegionTree
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    >>> configs = space.sample(200, seed=0)
+    >>> r = hp.fanova(configs, [c["x"] + c["z"] ** 2 for c in configs], space, seed=0, n_trees=16)
+    >>> pd = hp.partial_dependence(r, params="x", n_samples=300, seed=0)
+    >>> tree = hp.confidence_split(pd, max_splits=1)
+    >>> [leaf.conditions[0].split()[0] for leaf in tree.leaves()]
+    ['z', 'z']
+    """
+    n = pd.n_samples
+    max_splits = int(check_int(max_splits, "max_splits", _FUNC, minimum=0))  # type: ignore[arg-type]
+    min_size = max(10, int(0.05 * n)) if min_node_size is None else int(
+        check_int(min_node_size, "min_node_size", _FUNC, minimum=1))  # type: ignore[arg-type]
+    min_gain = check_real(min_improvement, "min_improvement", _FUNC, low=0.0, high=1.0)
+    exact = int(check_int(exact_levels, "exact_levels", _FUNC, minimum=2))  # type: ignore[arg-type]
+    V = pd.ice_variance.reshape(n, -1)
+    M = pd.ice_mean.reshape(n, -1)
+    space = pd.space
+    split_cols = [j for j, name in enumerate(space.names) if name not in pd.params]
+    shape = pd.mean.shape
+
+    def make(idx: NDArray[np.intp], conditions: tuple[str, ...], bounds: dict[str, Any],
+             depth: int) -> dict[str, Any]:
+        return {"idx": idx, "conditions": conditions, "bounds": bounds, "depth": depth,
+                "impurity": _impurity(V[idx]), "split": None, "children": None}
+
+    root = make(np.arange(n), (), {}, 0)
+    root_impurity = root["impurity"]
+    frontier = [root]
+    n_splits = 0
+    while frontier and n_splits < max_splits:
+        next_frontier = []
+        for node in frontier:
+            if n_splits >= max_splits:
+                break
+            best = _best_split(pd, V, node["idx"], split_cols, min_size, exact)
+            if best is None:
+                continue
+            gain, col, rule, left_mask = best
+            if gain <= min_gain * root_impurity or gain <= 0.0:
+                continue
+            name = space.names[col]
+            idx = node["idx"]
+            left_cond, right_cond, left_b, right_b = _describe(space, pd, col, rule, node["bounds"])
+            node["split"] = (name, rule)
+            node["children"] = [
+                make(idx[left_mask], (*node["conditions"], left_cond), left_b, node["depth"] + 1),
+                make(idx[~left_mask], (*node["conditions"], right_cond), right_b,
+                     node["depth"] + 1),
+            ]
+            n_splits += 1
+            next_frontier.extend(node["children"])
+        frontier = next_frontier
+
+    def freeze(node: dict[str, Any]) -> RegionNode:
+        idx = node["idx"]
+        kids = node["children"]
+        return RegionNode(
+            conditions=node["conditions"],
+            bounds=dict(node["bounds"]),
+            indices=_ro(idx),
+            mean=_ro(M[idx].mean(axis=0).reshape(shape)),
+            variance=_ro(V[idx].mean(axis=0).reshape(shape)),
+            impurity=float(node["impurity"]),
+            depth=int(node["depth"]),
+            split=node["split"],
+            left=None if kids is None else freeze(kids[0]),
+            right=None if kids is None else freeze(kids[1]),
+        )
+
+    return RegionTree(freeze(root), pd)
+
+
+# ---------------------------------------------------------------------------- internals
+def _impurity(V: NDArray[np.float64]) -> float:
+    """Eq. (6): Σ_g Σ_i (v_ig − mean_g)²."""
+    if V.shape[0] == 0:
+        return 0.0
+    return float(((V - V.mean(axis=0)) ** 2).sum())
+
+
+def _scan(V: NDArray[np.float64], order: NDArray[np.intp]) -> NDArray[np.float64]:
+    """Impurity of left + right for every prefix split of ``V[order]`` (length n - 1)."""
+    Vs = V[order]
+    n = Vs.shape[0]
+    csum = np.cumsum(Vs, axis=0)  # (n, G)
+    csq = np.cumsum((Vs**2).sum(axis=1))  # (n,)
+    total, total_sq = csum[-1], csq[-1]
+    k = np.arange(1, n)
+    left = csq[:-1] - (csum[:-1] ** 2).sum(axis=1) / k
+    right_sum = total - csum[:-1]
+    right = (total_sq - csq[:-1]) - (right_sum**2).sum(axis=1) / (n - k)
+    return np.asarray(left + right, dtype=np.float64)
+
+
+def _best_split(
+    pd: PartialDependenceResult,
+    V_all: NDArray[np.float64],
+    idx: NDArray[np.intp],
+    cols: list[int],
+    min_size: int,
+    exact: int,
+) -> tuple[float, int, Any, NDArray[np.bool_]] | None:
+    V = V_all[idx]
+    n = idx.size
+    if n < 2 * min_size:
+        return None
+    parent = _impurity(V)
+    best: tuple[float, int, Any, NDArray[np.bool_]] | None = None
+    for col in cols:
+        x = pd.samples[idx, col]
+        param = pd.space.params[col]
+        if isinstance(param, Categorical):
+            found = _categorical_split(V, x, len(param.choices), min_size, exact)
+            if found is None:
+                continue
+            cost, left_levels = found
+            mask = np.isin(x, left_levels)
+            rule: Any = tuple(param.choices[int(i)] for i in left_levels)
+        else:
+            order = np.argsort(x, kind="stable")
+            xs = x[order]
+            costs = _scan(V, order)
+            k = np.arange(1, n)
+            valid = (xs[1:] > xs[:-1]) & (k >= min_size) & (n - k >= min_size)
+            if not valid.any():
+                continue
+            costs = np.where(valid, costs, np.inf)
+            at = int(np.argmin(costs))
+            cost = float(costs[at])
+            threshold = float((xs[at] + xs[at + 1]) / 2.0)
+            mask = x <= threshold
+            rule = threshold
+        gain = parent - cost
+        if best is None or gain > best[0] + 1e-12 * max(parent, 1.0):
+            best = (gain, col, rule, mask)
+    return best
+
+
+def _categorical_split(
+    V: NDArray[np.float64], x: NDArray[np.float64], n_levels: int, min_size: int, exact: int
+) -> tuple[float, NDArray[np.intp]] | None:
+    levels = np.arange(n_levels)
+    counts = np.bincount(x.astype(np.intp), minlength=n_levels)
+    present = levels[counts > 0]
+    if present.size < 2:
+        return None
+    sums = np.zeros((n_levels, V.shape[1]))
+    np.add.at(sums, x.astype(np.intp), V)
+    sq = np.bincount(x.astype(np.intp), weights=(V**2).sum(axis=1), minlength=n_levels)
+    total_sum, total_sq, n = sums.sum(axis=0), sq.sum(), x.size
+
+    def cost_of(left: tuple[int, ...]) -> float:
+        ls, lq, ln = sums[list(left)].sum(axis=0), sq[list(left)].sum(), counts[list(left)].sum()
+        if ln < min_size or n - ln < min_size:
+            return math.inf
+        rs = total_sum - ls
+        return float(lq - (ls**2).sum() / ln + (total_sq - lq) - (rs**2).sum() / (n - ln))
+
+    if present.size <= exact:
+        first, rest = int(present[0]), [int(p) for p in present[1:]]
+        candidates = [(first, *c) for r in range(len(rest)) for c in itertools.combinations(rest, r)]
+    else:  # order the levels along the first principal component of their mean curves
+        means = sums[present] / counts[present, None]
+        centred = means - np.average(means, axis=0, weights=counts[present])
+        direction = np.linalg.svd(centred * np.sqrt(counts[present, None]),
+                                  full_matrices=False)[2][0]
+        ordered = [int(i) for i in present[np.argsort(centred @ direction, kind="stable")]]
+        candidates = [tuple(ordered[:k]) for k in range(1, len(ordered))]
+    scored = [(cost_of(c), c) for c in candidates]
+    cost, left = min(scored, key=lambda t: t[0])
+    if not math.isfinite(cost):
+        return None
+    return cost, np.asarray(left, dtype=np.intp)
+
+
+def _describe(
+    space: SearchSpace, pd: PartialDependenceResult, col: int, rule: Any, bounds: dict[str, Any]
+) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
+    param = space.params[col]
+    name = param.name
+    if isinstance(param, Categorical):
+        here = tuple(bounds.get(name, param.choices))
+        left = tuple(c for c in here if c in rule)
+        right = tuple(c for c in here if c not in rule)
+        return (f"{name} in {set(left)!r}", f"{name} in {set(right)!r}",
+                {**bounds, name: left}, {**bounds, name: right})
+    value = math.exp(rule) if param.log else rule  # the encoded coordinate is log for log=True
+    low, high = bounds.get(name, (param.low, param.high))
+    shown = f"{value:.4g}"
+    return (f"{name} <= {shown}", f"{name} > {shown}",
+            {**bounds, name: (low, min(high, value))}, {**bounds, name: (max(low, value), high)})
+
+
+def _narrowed(p: Any, b: Any) -> Any:
+    """Parameter ``p`` restricted to a region's bounds ``b`` (choices, or native low/high)."""
+    if isinstance(p, Categorical):
+        return Categorical(p.name, list(b), default=p.default if p.default in b else b[0])
+    step = p.step or (1 if isinstance(p, Int) else None)
+    low, high = float(b[0]), float(b[1])
+    if step is not None:  # inwards onto the parameter's grid
+        low = p.low + math.ceil((low - p.low) / step - 1e-9) * step
+        high = p.low + math.floor((high - p.low) / step + 1e-9) * step
+    if not low < high:
+        return Categorical(p.name, [round(low) if isinstance(p, Int) else low])
+    if isinstance(p, Int):
+        return Int(p.name, round(low), round(high), log=p.log, step=p.step)
+    return Float(p.name, low, high, log=p.log, step=p.step)
+
+
+def _condition_possible(cond: Any, params: Mapping[str, Any]) -> bool:
+    parent = params.get(cond.parent)
+    if cond.values is None or not isinstance(parent, Categorical):
+        return True
+    return any(v in parent.choices for v in cond.values)
+
+
+def _ro(a: NDArray[Any]) -> NDArray[Any]:
+    out = np.array(a)
+    out.flags.writeable = False
+    return out

@@ -1,0 +1,133 @@
+"""confidence_split (Moosbauer et al. 2021, Algorithm 1): the known best split, Eq. (6)
+against brute force, categorical subsets, regions that hold exactly their samples, and
+regions handed back as search spaces."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hpinsight as hp
+
+
+class Uncertain:
+    """Mean x + z; predictive std 0.1 where z < 0.3 (well explored), else 1 + w."""
+
+    def __init__(self, space: hp.SearchSpace) -> None:
+        self.iz, self.iw, self.ix = space.index("z"), space.index("w"), space.index("x")
+
+    def predict(self, X, return_std=False):
+        m = X[:, self.ix] + X[:, self.iz]
+        s = np.where(X[:, self.iz] < 0.3, 0.1, 1.0 + X[:, self.iw])
+        return (m, s) if return_std else m
+
+
+@pytest.fixture
+def numeric():
+    space = hp.SearchSpace([hp.Float("x", 0.0, 1.0), hp.Float("z", 0.0, 1.0),
+                            hp.Float("w", 0.0, 1.0)])
+    pd = hp.partial_dependence(Uncertain(space), space, "x", grid_size=8, n_samples=400, seed=0)
+    return space, pd
+
+
+def _eq6(V):
+    return float(((V - V.mean(axis=0)) ** 2).sum())
+
+
+def test_the_first_split_separates_the_well_explored_region(numeric):
+    space, pd = numeric
+    tree = hp.confidence_split(pd, max_splits=1)
+    name, threshold = tree.root.split
+    assert name == "z"
+    z = pd.samples[:, space.index("z")]
+    assert z[z < 0.3].max() <= threshold <= z[z >= 0.3].min()  # exactly between the groups
+    left, right = tree.root.children
+    np.testing.assert_allclose(left.std, 0.1)
+    assert right.mean_confidence > 1.0
+    assert tree.delta_improvement(left) > 0.8
+    assert left.conditions == (f"z <= {threshold:.4g}",)
+    # Eq. (6) by brute force over every threshold gives the same choice
+    V = pd.ice_variance
+    order = np.argsort(z)
+    costs = [_eq6(V[order[:k]]) + _eq6(V[order[k:]]) for k in range(20, len(z) - 20)]
+    k_best = 20 + int(np.argmin(costs))
+    assert set(order[:k_best]) == set(left.indices.tolist())
+
+
+def test_regions_partition_the_sample_and_hold_exactly_their_samples(numeric):
+    space, pd = numeric
+    tree = hp.confidence_split(pd, max_splits=3)
+    leaves = tree.leaves()
+    assert len(leaves) == 4  # three splits breadth first: a full depth-2 tree
+    assert all(leaf.depth == 2 for leaf in leaves)
+    everything = np.concatenate([leaf.indices for leaf in leaves])
+    assert sorted(everything.tolist()) == list(range(pd.n_samples))
+    configs = space.decode(pd.samples)
+    for leaf in leaves:
+        for i in range(pd.n_samples):
+            inside = tree.leaf_for(configs[i]) is leaf
+            assert inside == (i in set(leaf.indices.tolist()))
+        for name, (low, high) in leaf.bounds.items():
+            values = pd.samples[leaf.indices, space.index(name)]
+            assert (values >= low).all()
+            assert (values <= high).all()
+    # the global PD is the size-weighted average of the regional ones
+    weighted = sum(leaf.n_samples * leaf.mean for leaf in leaves) / pd.n_samples
+    np.testing.assert_allclose(weighted, pd.mean)
+    assert "x" not in {leaf.split[0] for leaf in [tree.root] if leaf.split}
+
+
+def test_a_region_becomes_a_search_space_the_optimizer_can_use(numeric):
+    space, pd = numeric
+    tree = hp.confidence_split(pd, max_splits=3)
+    best = min(tree.leaves(), key=lambda leaf: leaf.mean_confidence)
+    narrowed = tree.to_search_space(best)
+    assert narrowed.names == space.names
+    for name, (low, high) in best.bounds.items():
+        assert narrowed[name].low == pytest.approx(max(low, space[name].low))
+        assert narrowed[name].high == pytest.approx(min(high, space[name].high))
+    for config in narrowed.sample(50, seed=1):
+        assert tree.leaf_for(config) is best
+    incumbent = {"x": 0.9, "z": 0.05, "w": 0.5}
+    assert tree.leaf_for(incumbent).bounds["z"][1] < 0.3
+    assert tree.confidence_at(tree.leaf_for(incumbent), 0.9) == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("exact_levels", [10, 2], ids=["all-subsets", "ordering-shortcut"])
+def test_categorical_levels_are_grouped_by_their_uncertainty(exact_levels):
+    levels = [f"l{i}" for i in range(10)]
+    noisy = {"l1", "l4", "l5", "l8"}
+    space = hp.SearchSpace([hp.Float("x", 0.0, 1.0), hp.Categorical("kind", levels)])
+
+    class ByLevel:
+        def predict(self, X, return_std=False):
+            s = np.where(np.isin(X[:, 1], [levels.index(v) for v in noisy]), 2.0, 0.2)
+            return (X[:, 0], s) if return_std else X[:, 0]
+
+    pd = hp.partial_dependence(ByLevel(), space, "x", grid_size=4, n_samples=500, seed=0)
+    tree = hp.confidence_split(pd, max_splits=1, exact_levels=exact_levels,
+                               min_node_size=20)
+    name, left_levels = tree.root.split
+    assert name == "kind"
+    assert set(left_levels) in (noisy, set(levels) - noisy)
+    left, right = tree.root.children
+    assert sorted([left.mean_confidence, right.mean_confidence]) == pytest.approx([0.2, 2.0])
+    quiet = left if left.mean_confidence < 1 else right
+    assert set(tree.to_search_space(quiet)["kind"].choices) == set(levels) - noisy
+
+
+def test_stopping_rules_and_bad_arguments(numeric):
+    _, pd = numeric
+    assert hp.confidence_split(pd, max_splits=0).root.is_leaf
+    assert hp.confidence_split(pd, max_splits=5, min_node_size=250).root.is_leaf  # n=400
+    assert hp.confidence_split(pd, max_splits=3, min_improvement=0.99).root.is_leaf
+    with pytest.raises(ValueError, match="max_splits"):
+        hp.confidence_split(pd, max_splits=-1)
+    with pytest.raises(ValueError, match="min_improvement"):
+        hp.confidence_split(pd, min_improvement=2.0)
+    tree = hp.confidence_split(pd, max_splits=1)
+    d = tree.to_dict()
+    assert d["params"] == ["x"]
+    assert len(d["root"]["children"]) == 2
+    with pytest.raises(KeyError, match="needs a value for 'z'"):
+        tree.leaf_for({"x": 0.5})
