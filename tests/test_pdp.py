@@ -120,6 +120,11 @@ def test_any_model_with_predict_std_and_two_dimensional_grids():
     expected = np.add.outer(np.arange(1, 5), 2.0 * np.log(np.asarray(pd.grid[1])))
     np.testing.assert_allclose(pd.mean, expected)
     np.testing.assert_allclose(pd.std, 0.5)
+    # NLL of the true PD: the Gaussian density with std 0.5 at zero error
+    assert pd.nll(expected) == pytest.approx(0.5 * np.log(2 * np.pi * 0.25))
+    assert pd.nll(expected + 0.5) == pytest.approx(0.5 * np.log(2 * np.pi * 0.25) + 0.5)
+    with pytest.raises(ValueError, match="grid's shape"):
+        pd.nll(expected[0])
     lower, upper = pd.confidence_band(0.95)
     np.testing.assert_allclose(upper - lower, 2 * 1.959963984540054 * 0.5)
     d = pd.to_dict()

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     from ._space import SearchSpace
 
-__all__ = ["PartialDependenceResult", "partial_dependence"]
+__all__ = ["PartialDependenceResult", "gaussian_nll", "partial_dependence"]
 
 _FUNC = "partial_dependence"
 
@@ -128,6 +128,17 @@ class PartialDependenceResult:
             )
         q = NormalDist().inv_cdf(0.5 + float(level) / 2.0)
         return self.mean - q * self.std, self.mean + q * self.std
+
+    def nll(self, true_pd: Any) -> float:
+        """Mean pointwise negative log-likelihood of a known PD under this estimate.
+
+        Parameters
+        ----------
+        true_pd : array-like, same shape as :attr:`mean`
+            The true partial dependence at the grid points (e.g. of a
+            synthetic benchmark), as the paper's reliability measure.
+        """
+        return gaussian_nll(self.mean, self.variance, true_pd)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe summary: grid, PD mean and std, and the method (no ICE curves)."""
@@ -251,6 +262,18 @@ def partial_dependence(
         surrogate=kind,
         space=space,
     )
+
+
+def gaussian_nll(mean: Any, variance: Any, truth: Any) -> float:
+    """Mean over the grid of ``-log N(truth; mean, variance)``."""
+    m = np.asarray(mean, dtype=np.float64)
+    t = np.asarray(truth, dtype=np.float64)
+    if t.shape != m.shape:
+        raise ValueError(
+            f"The true PD must have the grid's shape {m.shape}. Got shape {t.shape} instead."
+        )
+    v = np.maximum(np.asarray(variance, dtype=np.float64), np.finfo(float).tiny)
+    return float(np.mean(0.5 * np.log(2.0 * np.pi * v) + (t - m) ** 2 / (2.0 * v)))
 
 
 def _forest_predictor(forest: Forest) -> Any:

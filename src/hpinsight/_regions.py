@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._pdp import gaussian_nll
 from ._space import AnyOf, Categorical, Float, Int, SearchSpace
 from ._validation import check_int, check_real
 
@@ -110,6 +111,10 @@ class RegionNode:
     def mean_confidence(self) -> float:
         """MC: the mean of :attr:`std` over the grid (lower is more confident)."""
         return float(self.std.mean())
+
+    def nll(self, true_pd: Any) -> float:
+        """Mean pointwise NLL of a known PD under the regional estimate."""
+        return gaussian_nll(self.mean, self.variance, true_pd)
 
 
 @dataclass(frozen=True, slots=True)
