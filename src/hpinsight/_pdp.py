@@ -51,8 +51,41 @@ __all__ = ["PartialDependenceResult", "gaussian_nll", "partial_dependence"]
 _FUNC = "partial_dependence"
 
 
+class PDBand:
+    """What a PD estimate with a variance offers: std, mean confidence, NLL of a known PD.
+
+    Shared by :class:`PartialDependenceResult` and the regions of a
+    :class:`~hpinsight.RegionTree`; subclasses hold ``mean`` and ``variance``.
+    """
+
+    __slots__ = ()
+    mean: NDArray[np.float64]
+    variance: NDArray[np.float64]
+
+    @property
+    def std(self) -> NDArray[np.float64]:
+        """``ŝ_S``: the square root of the variance."""
+        return np.sqrt(np.maximum(self.variance, 0.0))
+
+    @property
+    def mean_confidence(self) -> float:
+        """MC: the mean of :attr:`std` over the grid (lower is more confident)."""
+        return float(self.std.mean())
+
+    def nll(self, true_pd: Any) -> float:
+        """Mean pointwise negative log-likelihood of a known PD under this estimate.
+
+        Parameters
+        ----------
+        true_pd : array-like, same shape as ``mean``
+            The true partial dependence at the grid points (e.g. of a
+            synthetic benchmark), as the paper's reliability measure.
+        """
+        return gaussian_nll(self.mean, self.variance, true_pd)
+
+
 @dataclass(frozen=True, slots=True)
-class PartialDependenceResult:
+class PartialDependenceResult(PDBand):
     """A partial dependence estimate with its uncertainty.
 
     Attributes
@@ -100,16 +133,6 @@ class PartialDependenceResult:
         """Number of Monte Carlo samples (ICE curves)."""
         return int(self.ice_mean.shape[0])
 
-    @property
-    def std(self) -> NDArray[np.float64]:
-        """``ŝ_S``: the square root of :attr:`variance`."""
-        return np.sqrt(np.maximum(self.variance, 0.0))
-
-    @property
-    def mean_confidence(self) -> float:
-        """MC: the mean of :attr:`std` over the grid (lower is more confident)."""
-        return float(self.std.mean())
-
     def confidence_band(self, level: float = 0.95) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Pointwise band ``m̂_S ± q_(1-α/2) ŝ_S`` under the normal approximation.
 
@@ -128,17 +151,6 @@ class PartialDependenceResult:
             )
         q = NormalDist().inv_cdf(0.5 + float(level) / 2.0)
         return self.mean - q * self.std, self.mean + q * self.std
-
-    def nll(self, true_pd: Any) -> float:
-        """Mean pointwise negative log-likelihood of a known PD under this estimate.
-
-        Parameters
-        ----------
-        true_pd : array-like, same shape as :attr:`mean`
-            The true partial dependence at the grid points (e.g. of a
-            synthetic benchmark), as the paper's reliability measure.
-        """
-        return gaussian_nll(self.mean, self.variance, true_pd)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe summary: grid, PD mean and std, and the method (no ICE curves)."""

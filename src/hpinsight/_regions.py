@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._pdp import gaussian_nll
+from ._pdp import PDBand
 from ._space import AnyOf, Categorical, Float, Int, SearchSpace
 from ._validation import check_int, check_real
 
@@ -48,7 +48,7 @@ _FUNC = "confidence_split"
 
 
 @dataclass(frozen=True, slots=True)
-class RegionNode:
+class RegionNode(PDBand):
     """One region of the tree: a box over the non-PDP parameters and its regional PDP.
 
     Attributes
@@ -102,19 +102,6 @@ class RegionNode:
             raise ValueError("A leaf region has no children.")
         return self.left, self.right
 
-    @property
-    def std(self) -> NDArray[np.float64]:
-        """Pointwise standard deviation of the regional PD."""
-        return np.sqrt(np.maximum(self.variance, 0.0))
-
-    @property
-    def mean_confidence(self) -> float:
-        """MC: the mean of :attr:`std` over the grid (lower is more confident)."""
-        return float(self.std.mean())
-
-    def nll(self, true_pd: Any) -> float:
-        """Mean pointwise NLL of a known PD under the regional estimate."""
-        return gaussian_nll(self.mean, self.variance, true_pd)
 
 
 @dataclass(frozen=True, slots=True)
