@@ -14,8 +14,10 @@ categorical not at all):
 Prints one JSON document: per seed the two incumbents' costs (the optimum is 0), the
 parameters kept, and the mean over seeds.
 
-    python benchmarks/bench_smac_shrink.py                   # 3 seeds, 60 trials, shrink at 30
-    python benchmarks/bench_smac_shrink.py --seeds 0,1,2,3,4 --keep 4 --cap 0.5
+    PYTHONHASHSEED=0 python benchmarks/bench_smac_shrink.py          # 3 seeds, 60 trials, shrink at 30
+    PYTHONHASHSEED=0 python benchmarks/bench_smac_shrink.py --n-trials 100 --shrink-at 60
+
+SMAC 2.4 repeats a seeded run in a new process only with a fixed hash seed.
 """
 
 from __future__ import annotations
