@@ -79,6 +79,7 @@ def test_live_importances_rank_the_known_parameters_and_are_written(hpo_run):
     assert counts == sorted(set(counts))
     assert counts[0] >= 20
     assert counts[-1] == N_TRIALS  # on_end flushed the last runs
+    assert cb._fitter.worker_pid is None  # ... and stopped the refit process
     assert set(cb.sources) == {"hpinsight"}
     assert set(list(cb.history[-1].importances)[:2]) == {"lr", "kind"}
     post_hoc = hp.fanova(hp.TrialHistory.from_smac(facade), seed=0, n_trees=32, n_jobs=1)

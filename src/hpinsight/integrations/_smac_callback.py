@@ -237,7 +237,9 @@ class ImportanceCallback(LiveResults, Callback):
                 self._requested_at = self._seen
             if flush:
                 self._refits.request(self._job(smbo))
-            if not self._refits.wait(self.final_timeout):
+            if self._refits.wait(self.final_timeout):
+                self._fitter.close()  # the run is over: free the refit process (restarts if needed)
+            else:
                 _logger.warning("hpinsight: the last refit did not finish within %.0f s; it goes "
                                 "on in the background (cb.wait() waits for it).", self.final_timeout)
         except Exception as exc:
