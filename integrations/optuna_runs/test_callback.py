@@ -199,3 +199,33 @@ def test_a_killed_refit_process_falls_back_to_a_thread(log_lines: list[str]) -> 
     post_hoc = hp.fanova(hp.TrialHistory.from_optuna(study), seed=0, n_trees=8, n_jobs=1)
     assert cb.latest is not None
     np.testing.assert_array_equal(cb.latest.variances, post_hoc.variances)
+
+
+@pytest.mark.parametrize("isolation", ["process", "thread"])
+def test_incumbent_region_pdps_are_kept_current(isolation: str) -> None:
+    cb = ImportanceCallback(every_n_trials=20, min_trials=20, seed=0, n_trees=16, regions=2,
+                            region_splits=3, isolation=isolation)
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=0))
+    study.optimize(_objective, n_trials=60, callbacks=[cb])
+    assert cb.close(120)
+    assert not cb.errors
+    assert cb.latest is not None
+    top2 = [i.params[0] for i in cb.latest.ranking(order=1)[:2]]
+    assert list(cb.region_trees) == top2
+    regions = cb.incumbent_regions
+    assert list(regions) == top2
+    best = study.best_params
+    for name, region in regions.items():
+        tree = cb.region_trees[name]
+        assert tree.pd.params == (name,)
+        assert len(tree.leaves()) == 4  # three splits
+        assert region in tree.leaves()
+        full = {p.name: p.default for p in tree.pd.space.params} | best
+        assert tree.leaf_for(full) is region
+        # the regional PDP is computed from the newest forest, at the space's grid
+        assert region.mean.shape == (len(tree.pd.grid[0]),)
+        assert region.mean_confidence > 0
+    # the PDPs belong to the newest refit: recompute them from cb.latest and compare
+    again = hp.partial_dependence(cb.latest, params=top2[0], n_samples=500, seed=0)
+    np.testing.assert_allclose(cb.region_trees[top2[0]].pd.mean, again.mean)
+    assert ImportanceCallback().incumbent_regions == {}

@@ -61,7 +61,7 @@ def hpo_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     out = tmp_path_factory.mktemp("smac")
     scenario = smac.Scenario(space(), deterministic=True, n_trials=N_TRIALS, seed=0,
                              output_directory=out / "smac3_output", name="hpo")
-    own = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, n_trees=32)
+    own = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, n_trees=32, regions=2)
     theirs = ImportanceCallback(every_n_trials=10, min_trials=20, surrogate="smac")
     facade = smac.HyperparameterOptimizationFacade(
         scenario, target, overwrite=True, logging_level=40, callbacks=[own, theirs])
@@ -85,6 +85,13 @@ def test_live_importances_rank_the_known_parameters_and_are_written(hpo_run):
     post_hoc = hp.fanova(hp.TrialHistory.from_smac(facade), seed=0, n_trees=32, n_jobs=1)
     assert cb.latest is not None
     np.testing.assert_array_equal(cb.latest.variances, post_hoc.variances)
+    # the incumbent's confidence regions of the two most important parameters
+    incumbent = dict(facade.intensifier.get_incumbent())
+    assert set(cb.incumbent_regions) == {"lr", "kind"}
+    for name, region in cb.incumbent_regions.items():
+        tree = cb.region_trees[name]
+        full = {p.name: p.default for p in tree.pd.space.params} | incumbent
+        assert tree.leaf_for(full) is region
     written = json.loads((hpo_run["folder"] / RESULT_FILE).read_text())
     assert written["surrogate"] == "hpinsight"
     assert written["target"] == "cost"

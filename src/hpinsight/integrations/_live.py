@@ -28,14 +28,17 @@ from ._worker import RefitWorker, WorkerError
 if TYPE_CHECKING:
     from .._fanova import FanovaResult
     from .._history import TrialHistory
+    from .._regions import RegionNode, RegionTree
 
 __all__ = [
     "DISPLAY_LIMIT",
+    "TASKS",
     "BackgroundRefits",
     "ImportanceSnapshot",
     "LiveFanova",
     "LiveResults",
     "compact_summary",
+    "confidence_regions",
 ]
 
 DISPLAY_LIMIT = 1024  # optuna-dashboard truncates longer attribute values
@@ -141,6 +144,12 @@ class LiveFanova:
         ``"process"`` computes in a :class:`~._worker.RefitWorker`; if that
         fails, a warning is logged and every later fit runs in this process.
     logger : logging.Logger
+    regions : int, default=0
+        After each fit, also compute the PDPs of this many of the most
+        important parameters, split them into confidence regions and keep the
+        incumbent's region (see :func:`confidence_regions`).
+    region_splits : int, default=3
+        ``max_splits`` of those confidence splits.
     """
 
     def __init__(
@@ -152,11 +161,17 @@ class LiveFanova:
         n_jobs: int | None,
         isolation: str,
         logger: logging.Logger,
+        regions: int = 0,
+        region_splits: int = 3,
     ) -> None:
         self.options: dict[str, Any] = {
             "n_trees": n_trees, "seed": seed, "cap_quantile": cap_quantile, "n_jobs": n_jobs,
         }
         self.logger = logger
+        self.regions = regions
+        self.region_splits = region_splits
+        self.latest_regions: Mapping[str, RegionTree] = MappingProxyType({})
+        self.latest_incumbent: Mapping[str, Any] = MappingProxyType({})
         self._worker = RefitWorker() if isolation == "process" else None
 
     @property
@@ -172,14 +187,23 @@ class LiveFanova:
     def fit(self, history: TrialHistory) -> tuple[FanovaResult, ImportanceSnapshot]:
         """fANOVA of ``history`` and the snapshot of its main effects."""
         started = time.perf_counter()
-        return self.summarize(history, self._fanova(history), started)
+        return self.summarize(history, self._run("fanova", history, **self.options), started)
 
     def summarize(
         self, history: TrialHistory, result: FanovaResult, started: float | None = None
     ) -> tuple[FanovaResult, ImportanceSnapshot]:
-        """``result`` and the snapshot of its main effects (``started``: a perf_counter)."""
+        """``result`` and the snapshot of its main effects (``started``: a perf_counter).
+
+        With ``regions``, the incumbent's confidence regions are refreshed too.
+        """
         started = time.perf_counter() if started is None else started
         ranking = result.ranking(order=1)
+        if self.regions and not result.is_constant:
+            incumbent = dict(history.best()[1])
+            trees = self._run("regions", result, top=self.regions,
+                              max_splits=self.region_splits, seed=self.options["seed"])
+            self.latest_regions = MappingProxyType(dict(trees))
+            self.latest_incumbent = MappingProxyType(incumbent)
         snapshot = ImportanceSnapshot(
             n_trials=history.n_trials,
             last_trial=max(history.trial_ids),
@@ -191,10 +215,10 @@ class LiveFanova:
         )
         return result, snapshot
 
-    def _fanova(self, history: TrialHistory) -> FanovaResult:
+    def _run(self, task: str, *args: Any, **kwargs: Any) -> Any:
         if self._worker is not None:
             try:
-                result, caught = self._worker.run("fanova", history, **self.options)
+                out, caught = self._worker.run(task, *args, **kwargs)
             except WorkerError as exc:
                 self._worker = None
                 self.logger.warning(
@@ -204,8 +228,42 @@ class LiveFanova:
             else:
                 for message in caught:
                     self.logger.info("hpinsight: refit: %s", message)
-                return result  # type: ignore[no-any-return]
-        return fanova(history, **self.options)
+                return out
+        return TASKS[task](*args, **kwargs)
+
+
+def confidence_regions(
+    result: FanovaResult,
+    *,
+    top: int,
+    max_splits: int = 3,
+    n_samples: int = 500,
+    seed: int | None = None,
+) -> dict[str, RegionTree]:
+    """PDPs with bands of the ``top`` most important parameters, split into regions.
+
+    Returns ``{name: RegionTree}``; ``tree.leaf_for(incumbent)`` is the incumbent's
+    region (see :attr:`LiveResults.incumbent_regions`).
+    """
+    from .._pdp import partial_dependence
+    from .._regions import confidence_split
+
+    names = [imp.params[0] for imp in result.ranking(order=1)[:top]]
+    return {
+        name: confidence_split(
+            partial_dependence(result, params=name, n_samples=n_samples, seed=seed),
+            max_splits=max_splits,
+        )
+        for name in names
+    }
+
+
+def _fanova_task(*args: Any, **kwargs: Any) -> Any:
+    return fanova(*args, **kwargs)
+
+
+#: What :class:`LiveFanova` computes, by name, here or in the refit process.
+TASKS: dict[str, Callable[..., Any]] = {"fanova": _fanova_task, "regions": confidence_regions}
 
 
 Outcome = tuple["FanovaResult", ImportanceSnapshot]
@@ -330,9 +388,10 @@ class BackgroundRefits:
 
 
 class LiveResults:
-    """What a live callback exposes, read from its :class:`BackgroundRefits`."""
+    """What a live callback exposes, read from its :class:`BackgroundRefits` and fitter."""
 
     _refits: BackgroundRefits
+    _fitter: LiveFanova
 
     @property
     def latest(self) -> FanovaResult | None:
@@ -348,3 +407,26 @@ class LiveResults:
     def errors(self) -> tuple[Exception, ...]:
         """Exceptions caught instead of raised (the last 100)."""
         return self._refits.errors
+
+    @property
+    def region_trees(self) -> Mapping[str, RegionTree]:
+        """Confidence-split PDPs of the most important parameters, from the newest refit.
+
+        Empty unless the callback was made with ``regions=k``.
+        """
+        return self._fitter.latest_regions
+
+    @property
+    def incumbent_regions(self) -> dict[str, RegionNode]:
+        """Per parameter in :attr:`region_trees`: the region holding the incumbent.
+
+        Each is a :class:`~hpinsight.RegionNode` with the regional PDP and its
+        band (``mean``, ``std``, ``mean_confidence``). Parameters the incumbent
+        has inactive are routed by their default value.
+        """
+        trees, incumbent = self._fitter.latest_regions, self._fitter.latest_incumbent
+        out = {}
+        for name, tree in trees.items():
+            full = {p.name: p.default for p in tree.pd.space.params} | dict(incumbent)
+            out[name] = tree.leaf_for(full)
+        return out

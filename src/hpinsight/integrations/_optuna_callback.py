@@ -74,6 +74,13 @@ class ImportanceCallback(LiveResults):
         and can exclude a second one; release undoes it.
     n_jobs : int, optional, default=1
         Cores for fitting the forest; 1 leaves the others to the study.
+    regions : int, default=0
+        After each refit, also compute the PDPs (with confidence bands) of
+        this many of the most important parameters, split each into
+        confidence regions (Moosbauer et al. 2021) and keep the region of the
+        best trial: :attr:`incumbent_regions`, :attr:`region_trees`.
+    region_splits : int, default=3
+        Splits of each of those trees.
     isolation : {"process", "thread"}, default="process"
         Where refits run. ``"process"``: in one child process (started at
         the first refit, stopped by :meth:`close`), so the study's own
@@ -89,6 +96,8 @@ class ImportanceCallback(LiveResults):
     latest : FanovaResult or None
     history : tuple of ImportanceSnapshot
     errors : tuple of Exception
+    incumbent_regions : dict of str to RegionNode
+    region_trees : mapping of str to RegionTree
 
     Examples
     --------
@@ -128,6 +137,8 @@ class ImportanceCallback(LiveResults):
         narrow_quantile: float | None = None,
         n_jobs: int | None = 1,
         isolation: Literal["process", "thread"] = "process",
+        regions: int = 0,
+        region_splits: int = 3,
     ) -> None:
         func = "ImportanceCallback"
         self.every_n_trials: int = check_int(every_n_trials, "every_n_trials", func, minimum=1)  # type: ignore[assignment]
@@ -157,7 +168,10 @@ class ImportanceCallback(LiveResults):
                             low_open=True),
             logger=_logger,
             isolation=check_choice(isolation, "isolation", func, ("process", "thread")),
+            regions=check_int(regions, "regions", func, minimum=0),  # type: ignore[arg-type]
+            region_splits=check_int(region_splits, "region_splits", func, minimum=0),  # type: ignore[arg-type]
         )
+        self._fitter = self._refitter.fitter
         self._refits = BackgroundRefits(self._refitter.refit, _logger, "hpinsight-importance")
         self._lock = threading.Lock()
         self._study: optuna.Study | None = None

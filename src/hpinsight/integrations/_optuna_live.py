@@ -47,6 +47,8 @@ class Refitter:
         logger: logging.Logger,
         narrow_quantile: float | None = None,
         isolation: str = "thread",
+        regions: int = 0,
+        region_splits: int = 3,
     ) -> None:
         self.min_trials = min_trials
         self.objective = objective
@@ -58,7 +60,8 @@ class Refitter:
         self.narrow_quantile = narrow_quantile
         self.logger = logger
         self.fitter = LiveFanova(n_trees=n_trees, seed=seed, cap_quantile=cap_quantile,
-                                 n_jobs=n_jobs, isolation=isolation, logger=logger)
+                                 n_jobs=n_jobs, isolation=isolation, logger=logger,
+                                 regions=regions, region_splits=region_splits)
         self._last_n: int | None = None
         self._told_changed: set[str] = set()
 

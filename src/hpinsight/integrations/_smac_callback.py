@@ -109,6 +109,10 @@ class ImportanceCallback(LiveResults, Callback):
         Cores for fitting the forest.
     isolation : {"process", "thread"}, default="process"
         Where refits run (see :class:`hpinsight.integrations.optuna.ImportanceCallback`).
+    regions, region_splits : int, default=0 and 3
+        Keep confidence-split PDPs of the ``regions`` most important
+        parameters and the incumbent's region (see
+        :class:`hpinsight.integrations.optuna.ImportanceCallback`).
 
     Attributes
     ----------
@@ -135,6 +139,8 @@ class ImportanceCallback(LiveResults, Callback):
         final_timeout: float = 120.0,
         n_jobs: int | None = 1,
         isolation: Literal["process", "thread"] = "process",
+        regions: int = 0,
+        region_splits: int = 3,
     ) -> None:
         super().__init__()
         func = "ImportanceCallback"
@@ -165,6 +171,8 @@ class ImportanceCallback(LiveResults, Callback):
             seed=self._seed, cap_quantile=self.cap_quantile, n_jobs=n_jobs,
             isolation=check_choice(isolation, "isolation", func, ("process", "thread")),
             logger=_logger,
+            regions=check_int(regions, "regions", func, minimum=0),  # type: ignore[arg-type]
+            region_splits=check_int(region_splits, "region_splits", func, minimum=0),  # type: ignore[arg-type]
         )
         self._refits = BackgroundRefits(self._refit, _logger, "hpinsight-smac-importance")
         self._lock = threading.Lock()

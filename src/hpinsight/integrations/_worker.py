@@ -39,9 +39,9 @@ class WorkerError(RuntimeError):
 
 
 def _tasks() -> dict[str, Any]:
-    from .._fanova import fanova
+    from ._live import TASKS
 
-    return {"fanova": fanova}
+    return TASKS
 
 
 def _write(stream: IO[bytes], obj: Any) -> None:
