@@ -191,3 +191,43 @@ def test_restrict_rejects_bad_ranges() -> None:
     with pytest.raises(ValueError, match="both fixed and narrowed"):
         restrict(study, {"x": 1}, ranges={"x": (0, 2)}, why="test")
     assert read_ranges(study) == {}
+
+
+def test_watch_shrinks_and_narrows_a_stored_study_for_its_workers(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'w.db'}"
+    storage = optuna.storages.RDBStorage(url)
+    try:
+        study = optuna.create_study(study_name="w", storage=storage,
+                                    sampler=optuna.samplers.RandomSampler(seed=0))
+        study.optimize(objective, n_trials=60)
+        base = [sys.executable, "-m", "hpinsight", "watch", "--storage", url, "--study", "w",
+                "--once", "--seed", "0", "--n-trees", "32"]
+        bad = subprocess.run([*base, "--narrow-quantile", "0.2"], capture_output=True, text=True,
+                             timeout=120)
+        assert bad.returncode == 2
+        assert "--narrow-quantile needs --shrink-to" in bad.stderr
+        done = subprocess.run([*base, "--publish", "--shrink-to", "3", "--shrink-after", "40",
+                               "--narrow-quantile", "0.25"], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        study = optuna.load_study(study_name="w", storage=storage)
+        fixed, ranges = read_restriction(study), read_ranges(study)
+        kept = set(study.user_attrs["hpinsight:importance"]["importance"]) - set(fixed)
+        assert kept == set(IMPORTANT)  # random search: the ranking is right
+        assert set(ranges) == set(IMPORTANT)  # all three kept ones are numerical
+        best = sorted(study.trials, key=lambda t: t.value)[:15]
+        for name, (low, high) in ranges.items():
+            assert (low, high) == (min(t.params[name] for t in best),
+                                   max(t.params[name] for t in best))
+        # a worker process with a ShrinkingSampler follows what watch decided
+        worker = optuna.load_study(study_name="w", storage=storage,
+                                   sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=1)))
+        worker.optimize(objective, n_trials=10)
+        for t in worker.trials[60:]:
+            assert {n: t.params[n] for n in fixed} == fixed
+            assert all(low <= t.params[n] <= high for n, (low, high) in ranges.items())
+    finally:
+        storage.engine.dispose()

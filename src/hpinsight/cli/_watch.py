@@ -54,6 +54,9 @@ def add_parser(sub: Any) -> None:
                    help="with --publish: fix all but the K most important parameters for "
                    "workers using ShrinkingSampler")
     p.add_argument("--shrink-after", type=int, default=50, help="trials before shrinking (50)")
+    p.add_argument("--narrow-quantile", type=float, default=None, metavar="Q",
+                   help="with --shrink-to: also narrow the kept numerical parameters to the "
+                   "range of the best Q fraction of trials (a heuristic; 0 < Q <= 1)")
     p.add_argument("--objective", type=int, default=None,
                    help="objective index of a multi-objective study")
     p.add_argument("--n-trees", type=int, default=64)
@@ -71,6 +74,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.shrink_to is not None and not args.publish:
         _logger.error("--shrink-to needs --publish: the restriction is published to the study.")
         return 2
+    if args.narrow_quantile is not None and (
+        args.shrink_to is None or not 0.0 < args.narrow_quantile <= 1.0
+    ):
+        _logger.error("--narrow-quantile needs --shrink-to and a value in (0, 1].")
+        return 2
     if args.interval <= 0 or args.every < 1 or args.min_trials < 2:
         _logger.error("--interval must be > 0, --every >= 1 and --min-trials >= 2.")
         return 2
@@ -85,6 +93,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         min_trials=args.min_trials, n_trees=args.n_trees, seed=args.seed,
         objective=args.objective, target=None, cap_quantile=None, n_jobs=-1,
         publish=args.publish, shrink_to=args.shrink_to, shrink_after=args.shrink_after,
+        narrow_quantile=args.narrow_quantile,
         defaults={}, logger=_refit_logger,
     )
     _write(out, f"watching study {args.study!r} ({_describe(args.storage)}); Ctrl-C stops")
