@@ -64,6 +64,8 @@ __all__ = [
     "find_run_folder",
     "history_from_records",
     "history_from_smac",
+    "records_from_runhistory",
+    "run_context",
 ]
 
 _STATUS = {0: "RUNNING", 1: "SUCCESS", 2: "CRASHED", 3: "TIMEOUT", 4: "MEMORYOUT"}
@@ -95,25 +97,29 @@ def history_from_smac(
         return _history_from_folder(cls, Path(source), objective=objective, instances=instances)
     runhistory = getattr(source, "runhistory", None)
     scenario = getattr(source, "scenario", None)
-    objectives: Sequence[str] | None = None
-    known = Instances()
-    if runhistory is not None and scenario is not None:  # a facade
-        configspace = scenario.configspace if configspace is None else configspace
-        objectives = _names(scenario.objectives)
-        known = Instances.from_scenario(scenario.instances, scenario.instance_features)
-    elif _looks_like_runhistory(source):
-        runhistory = source
-    else:
-        raise TypeError(
-            f"The 'source' parameter of {_FUNC} must be a SMAC facade, a smac.RunHistory (with "
-            "configspace=...) or the path of a saved SMAC run. Got "
-            f"{type(source).__name__} instead."
-        )
-    if configspace is None:
-        configspace = _configspace_of(runhistory)
+    if runhistory is None or scenario is None:  # not a facade
+        if not _looks_like_runhistory(source):
+            raise TypeError(
+                f"The 'source' parameter of {_FUNC} must be a SMAC facade, a smac.RunHistory "
+                "(with configspace=...) or the path of a saved SMAC run. Got "
+                f"{type(source).__name__} instead."
+            )
+        runhistory, scenario = source, None
+    own_space, objectives, known = run_context(scenario, runhistory)
+    configspace = own_space if configspace is None else configspace
     records, configs = records_from_runhistory(runhistory)
     return history_from_records(cls, configspace, records, configs, objective=objective,
                                 objectives=objectives, instances=instances, known=known)
+
+
+def run_context(scenario: Any, runhistory: Any) -> tuple[Any, list[str] | None, Instances]:
+    """A run's ConfigurationSpace, objective names and instances (``scenario`` may be None)."""
+    configspace = getattr(scenario, "configspace", None)
+    if configspace is None:
+        configspace = _configspace_of(runhistory)
+    known = Instances.from_scenario(getattr(scenario, "instances", None),
+                                    getattr(scenario, "instance_features", None))
+    return configspace, _names(getattr(scenario, "objectives", None)), known
 
 
 def records_from_runhistory(runhistory: Any) -> tuple[list[RunRecord], dict[int, dict[str, Any]]]:

@@ -22,6 +22,8 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .._fanova import fanova
 from ._worker import RefitWorker, WorkerError
 
@@ -173,6 +175,7 @@ class LiveFanova:
         self.latest_regions: Mapping[str, RegionTree] = MappingProxyType({})
         self.latest_incumbent: Mapping[str, Any] = MappingProxyType({})
         self._worker = RefitWorker() if isolation == "process" else None
+        self._last_n: int | None = None
 
     @property
     def worker_pid(self) -> int | None:
@@ -183,6 +186,21 @@ class LiveFanova:
         """Stop the child process, if any."""
         if self._worker is not None:
             self._worker.close()
+
+    def worth_fitting(self, history: TrialHistory, min_trials: int, unit: str = "trials") -> bool:
+        """Whether ``history`` brings news: enough entries, more than the last fit, not constant.
+
+        A constant objective is logged (once per count) instead of fitted.
+        """
+        n = history.n_trials
+        if n < min_trials or n == self._last_n:
+            return False
+        self._last_n = n
+        if np.ptp(history.y) == 0.0:
+            self.logger.info("hpinsight: %d %s, all with the same value; nothing to rank yet.",
+                             n, unit)
+            return False
+        return True
 
     def fit(self, history: TrialHistory) -> tuple[FanovaResult, ImportanceSnapshot]:
         """fANOVA of ``history`` and the snapshot of its main effects."""

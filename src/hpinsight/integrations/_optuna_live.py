@@ -62,7 +62,6 @@ class Refitter:
         self.fitter = LiveFanova(n_trees=n_trees, seed=seed, cap_quantile=cap_quantile,
                                  n_jobs=n_jobs, isolation=isolation, logger=logger,
                                  regions=regions, region_splits=region_splits)
-        self._last_n: int | None = None
         self._told_changed: set[str] = set()
 
     def refit(self, study: optuna.Study) -> tuple[FanovaResult, ImportanceSnapshot] | None:
@@ -75,14 +74,7 @@ class Refitter:
                 "hpinsight: the distribution of %s changed during study %r; importances use "
                 "the union of its ranges.", ", ".join(map(repr, new)), study.study_name,
             )
-        if history is None or history.n_trials < self.min_trials or history.n_trials == self._last_n:
-            return None
-        self._last_n = history.n_trials
-        if np.ptp(history.y) == 0.0:
-            self.logger.info(
-                "hpinsight: %d trials, all with the same value; nothing to rank yet.",
-                history.n_trials,
-            )
+        if history is None or not self.fitter.worth_fitting(history, self.min_trials):
             return None
         result, snapshot = self.fitter.fit(history)
         if self.publish:

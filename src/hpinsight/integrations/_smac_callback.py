@@ -12,13 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 from smac.callback import Callback
 
 from .._fanova import fanova
 from .._history import TrialHistory
 from .._validation import check_choice, check_int, check_real, check_seed
-from ..adapters._smac import Instances, RunRecord, history_from_records, records_from_runhistory
+from ..adapters._smac import (
+    Instances,
+    RunRecord,
+    history_from_records,
+    records_from_runhistory,
+    run_context,
+)
 from ._live import BackgroundRefits, ImportanceSnapshot, LiveFanova, LiveResults
 from ._smac_forest import (
     SmacModelUnavailable,
@@ -181,7 +186,6 @@ class ImportanceCallback(LiveResults, Callback):
         self._seen = 0
         self._requested_at = 0
         self._output: Path | None = None
-        self._last_n: int | None = None
 
     def __repr__(self) -> str:
         return (
@@ -269,11 +273,8 @@ class ImportanceCallback(LiveResults, Callback):
     def _job(self, smbo: Any) -> _Job:
         """Copy what a refit needs, on SMAC's thread (the runhistory changes as SMAC runs)."""
         records, configs = records_from_runhistory(smbo.runhistory)
-        scenario = getattr(smbo, "_scenario", None)
-        objectives = getattr(scenario, "objectives", None)
-        configspace = getattr(scenario, "configspace", None)
-        if configspace is None:
-            configspace = next(iter(smbo.runhistory.ids_config.values())).config_space
+        configspace, objectives, known = run_context(getattr(smbo, "_scenario", None),
+                                                     smbo.runhistory)
         model = None
         target = None
         if self.surrogate == "smac":
@@ -282,12 +283,7 @@ class ImportanceCallback(LiveResults, Callback):
                 target = smac_target_of(smbo)
             except SmacModelUnavailable as exc:
                 self._tell_fallback(str(exc))
-        known = Instances.from_scenario(getattr(scenario, "instances", None),
-                                        getattr(scenario, "instance_features", None))
-        return _Job(records, configs, configspace,
-                    None if objectives is None else
-                    ([objectives] if isinstance(objectives, str) else list(objectives)),
-                    known, model, target)
+        return _Job(records, configs, configspace, objectives, known, model, target)
 
     def _refit(self, job: _Job) -> tuple[FanovaResult, ImportanceSnapshot] | None:
         history = history_from_records(
@@ -295,13 +291,8 @@ class ImportanceCallback(LiveResults, Callback):
             objectives=job.objectives, instances=self.instances, known=job.instances,
             seed=0 if self._seed is None else self._seed,
         )
-        if history.n_trials < self.min_trials or history.n_trials == self._last_n:
+        if not self._fitter.worth_fitting(history, self.min_trials, "configurations"):
             return None
-        if np.ptp(history.y) == 0.0:
-            _logger.info("hpinsight: %d configurations, all with the same cost; nothing to rank "
-                         "yet.", history.n_trials)
-            return None
-        self._last_n = history.n_trials
         source = "hpinsight"
         out: tuple[FanovaResult, ImportanceSnapshot] | None = None
         if job.model is not None:
