@@ -275,7 +275,7 @@ def confidence_split(
         for node in frontier:
             if n_splits >= max_splits:
                 break
-            best = _best_split(pd, V, node["idx"], split_cols, min_size, exact)
+            best = _best_split(pd, V, node["idx"], node["impurity"], split_cols, min_size, exact)
             if best is None:
                 continue
             gain, col, rule, left_mask = best
@@ -339,15 +339,16 @@ def _best_split(
     pd: PartialDependenceResult,
     V_all: NDArray[np.float64],
     idx: NDArray[np.intp],
+    parent: float,
     cols: list[int],
     min_size: int,
     exact: int,
 ) -> tuple[float, int, Any, NDArray[np.bool_]] | None:
+    """The split of the node ``idx`` (impurity ``parent``) that reduces Eq. (6) most."""
     V = V_all[idx]
     n = idx.size
     if n < 2 * min_size:
         return None
-    parent = _impurity(V)
     best: tuple[float, int, Any, NDArray[np.bool_]] | None = None
     for col in cols:
         x = pd.samples[idx, col]
