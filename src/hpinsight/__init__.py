@@ -9,10 +9,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._defaults import DefaultValues, default_values
 from ._fanova import FanovaResult, Importance, MarginalResult, fanova
 from ._history import TrialHistory
 from ._pdp import PartialDependenceResult, partial_dependence
 from ._regions import RegionNode, RegionTree, confidence_split
+from ._risk import (
+    NonInferiorityResult,
+    TuningRiskResult,
+    TuningRiskRow,
+    holm_bonferroni,
+    noninferiority_test,
+    tuning_risk,
+)
 from ._space import AnyOf, Categorical, Condition, Float, Int, SearchSpace
 from .exceptions import (
     ChangedDistributionWarning,
@@ -33,6 +42,7 @@ __all__ = [
     "ChangedDistributionWarning",
     "Condition",
     "ConstantObjectiveWarning",
+    "DefaultValues",
     "ExcludedTrialsWarning",
     "FanovaResult",
     "Float",
@@ -43,16 +53,23 @@ __all__ = [
     "InvalidDataError",
     "InvalidSpaceError",
     "MarginalResult",
+    "NonInferiorityResult",
     "PartialDependenceResult",
     "RegionNode",
     "RegionTree",
     "SearchSpace",
     "TrialHistory",
+    "TuningRiskResult",
+    "TuningRiskRow",
     "__version__",
     "confidence_split",
+    "default_values",
     "fanova",
+    "holm_bonferroni",
     "integrations",
+    "noninferiority_test",
     "partial_dependence",
+    "tuning_risk",
 ]
 
 

@@ -1,0 +1,456 @@
+"""Tuning risk and the non-inferiority test of fixing a hyperparameter (Weerts 2018, Sec. 3.3.2).
+
+For a parameter ``i`` and paired runs ``k`` (a dataset and a search seed), ``x_f`` is
+the risk (a loss, lower is better) when ``i`` is fixed at its default and the others
+are tuned, ``x_nf`` the risk when everything is tuned with the same seed. Then
+
+* tuning risk, Eq. (4)-(5): ``d_k = x_f - x_nf``, its mean ``d_i`` and standard
+  deviation ``s_i``;
+* relative tuning risk, Eq. (6)-(7): ``d^R_k = (x_f - x_nf) / x_nf``, mean ``d^R_i``,
+  standard deviation ``s^R_i``;
+* the one-sided non-parametric non-inferiority test on the relative risk with margin
+  ``δ``, Eq. (8)-(10): ``H0: median(d^R) >= δ`` against ``H1: median(d^R) < δ``. The
+  differences ``d^R_k - δ`` are ranked by absolute value; ``s_nr`` is the sum of the
+  ranks of the negative ones and ``z = (s_nr - N(N+1)/4) / sqrt(N(N+1)(2N+1)/24)``.
+  A large ``z`` (many pairs clearly below the margin) rejects ``H0``: fixing is
+  non-inferior;
+* Holm–Bonferroni across parameters (Holm 1979) controls the family-wise error.
+
+What this module does beyond the paper, and why:
+
+* **Zeros** (a pair exactly on the margin, ``d^R_k = δ``) carry no sign. By default
+  they are dropped before ranking, Wilcoxon's own rule (``zero_method="wilcox"``);
+  ``"pratt"`` ranks them and then drops their ranks, ``"zsplit"`` splits their ranks
+  between both signs. ``N`` counts the pairs that remain.
+* **Ties** get their average rank, and the variance in ``z`` is corrected for them,
+  ``N(N+1)(2N+1)/24 - Σ(t³ - t)/48`` over tie groups of size ``t``. Without ties this
+  is exactly Eq. (10). Differences are rounded to 12 significant digits before
+  ranking so that mathematically equal relative risks count as ties.
+* **p-values** come from ``scipy.stats.wilcoxon`` (the same signed-rank statistic,
+  ``alternative="less"``; scipy's ``z`` is ours with the opposite sign). With
+  ``method="approx"`` the p-value is ``1 - Φ(z)``, the paper's normal approximation,
+  without continuity correction; the default ``method="auto"`` uses scipy's exact null
+  distribution when it applies (small N without ties or zeros), which is more
+  accurate for the few datasets a laptop experiment has.
+* **Undefined relative risk**: a pair whose non-fixed risk is 0 has no relative risk;
+  it is excluded from the relative statistics and the test and counted in
+  ``n_excluded`` (the paper left such datasets out, Sec. 5.2.1).
+* Standard deviations use ``ddof=1`` (the sample standard deviation); the paper does
+  not say which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from ._validation import check_choice, check_real
+from .exceptions import InvalidDataError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "NonInferiorityResult",
+    "TuningRiskResult",
+    "TuningRiskRow",
+    "holm_bonferroni",
+    "noninferiority_test",
+    "tuning_risk",
+]
+
+ZeroMethod = Literal["wilcox", "pratt", "zsplit"]
+Method = Literal["auto", "exact", "approx"]
+
+
+@dataclass(frozen=True)
+class NonInferiorityResult:
+    """One non-inferiority test (see :func:`noninferiority_test`).
+
+    Attributes
+    ----------
+    statistic : float
+        ``s_nr``: the sum of the ranks of the pairs below the margin.
+    zstatistic : float
+        Eq. (10) (tie-corrected variance); large means non-inferior. NaN when no pair
+        is left to rank.
+    pvalue : float
+        One-sided p-value of ``H0: median >= margin``.
+    n : int
+        Pairs ranked (after dropping zeros with ``zero_method="wilcox"``).
+    n_zeros : int
+        Pairs exactly on the margin.
+    n_ties : int
+        Pairs that share their absolute difference with another pair.
+    margin : float
+    method, zero_method : str
+    """
+
+    statistic: float
+    zstatistic: float
+    pvalue: float
+    n: int
+    n_zeros: int
+    n_ties: int
+    margin: float
+    method: str
+    zero_method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe representation."""
+        return {k: _finite_or_none(v) for k, v in self.__dict__.items()}
+
+
+def noninferiority_test(
+    differences: ArrayLike,
+    *,
+    margin: float = 0.01,
+    zero_method: ZeroMethod = "wilcox",
+    method: Method = "auto",
+) -> NonInferiorityResult:
+    """One-sided signed-rank test that the median of ``differences`` is below ``margin``.
+
+    Parameters
+    ----------
+    differences : array-like of shape (n_pairs,)
+        Paired differences, for tuning risk the relative risks ``(x_f - x_nf) / x_nf``.
+    margin : float, default=0.01
+        Non-inferiority margin ``δ`` (the paper's 1 %).
+    zero_method : {"wilcox", "pratt", "zsplit"}, default="wilcox"
+        What to do with pairs exactly on the margin (module docstring).
+    method : {"auto", "exact", "approx"}, default="auto"
+        How the p-value is computed; "approx" is the paper's normal approximation.
+
+    Returns
+    -------
+    NonInferiorityResult
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> test = hp.noninferiority_test([-0.02, -0.05, 0.0, -0.01, -0.03, 0.005],
+    ...                               margin=0.01, method="approx")
+    >>> round(test.zstatistic, 3), test.pvalue < 0.05
+    (2.201, True)
+    """
+    func = "noninferiority_test"
+    margin = check_real(margin, "margin", func, low=-np.inf, high=np.inf)
+    zero_method = check_choice(zero_method, "zero_method", func, ("wilcox", "pratt", "zsplit"))  # type: ignore[assignment]
+    method = check_choice(method, "method", func, ("auto", "exact", "approx"))  # type: ignore[assignment]
+    x = np.asarray(differences, dtype=np.float64).ravel()
+    if not np.all(np.isfinite(x)):
+        raise InvalidDataError(f"{func}: the differences contain NaN or infinite values; "
+                               "drop those pairs first (and report them).")
+    d = _round_sig(x - margin)
+    n_zeros = int(np.count_nonzero(d == 0.0))
+    s_nr, z, n_ranked, n_ties = _signed_rank_z(d, zero_method)
+    if n_ranked == 0 or not np.isfinite(z):
+        # nothing to rank: no evidence for non-inferiority
+        return NonInferiorityResult(statistic=float(s_nr), zstatistic=float("nan"), pvalue=1.0,
+                                    n=n_ranked, n_zeros=n_zeros, n_ties=n_ties, margin=margin,
+                                    method=method, zero_method=zero_method)
+    pvalue = _scipy_pvalue(d, zero_method=zero_method, method=method, z=z)
+    return NonInferiorityResult(statistic=float(s_nr), zstatistic=float(z), pvalue=pvalue,
+                                n=n_ranked, n_zeros=n_zeros, n_ties=n_ties, margin=margin,
+                                method=method, zero_method=zero_method)
+
+
+def _round_sig(x: NDArray[np.float64], digits: int = 12) -> NDArray[np.float64]:
+    out = np.zeros_like(x)
+    nz = x != 0.0
+    mag = np.floor(np.log10(np.abs(x[nz])))
+    scale = 10.0 ** (digits - 1 - mag)
+    out[nz] = np.round(x[nz] * scale) / scale
+    return out
+
+
+def _signed_rank_z(d: NDArray[np.float64], zero_method: str) -> tuple[float, float, int, int]:
+    """``s_nr``, tie-corrected ``z`` of Eq. (10), ranked pairs and tied pairs."""
+    from scipy.stats import rankdata
+
+    zeros = d == 0.0
+    if zero_method == "wilcox":
+        d = d[~zeros]
+        zeros = np.zeros(d.size, dtype=bool)
+    n = d.size
+    if n == 0:
+        return 0.0, float("nan"), 0, 0
+    ranks = rankdata(np.abs(d))
+    s_nr = float(ranks[d < 0].sum())
+    mean = n * (n + 1) / 4.0
+    _, counts = np.unique(np.abs(d), return_counts=True)
+    var = n * (n + 1) * (2 * n + 1) / 24.0 - float(np.sum(counts**3 - counts)) / 48.0
+    if zero_method == "pratt":
+        n_z = int(zeros.sum())
+        mean -= n_z * (n_z + 1) / 4.0
+        var -= n_z * (n_z + 1) * (2 * n_z + 1) / 24.0
+    elif zero_method == "zsplit":
+        s_nr += float(ranks[zeros].sum()) / 2.0
+    n_ties = int(counts[counts > 1].sum())
+    z = (s_nr - mean) / np.sqrt(var) if var > 0 else float("nan")
+    return s_nr, float(z), n, n_ties
+
+
+def _scipy_pvalue(d: NDArray[np.float64], *, zero_method: str, method: str, z: float) -> float:
+    import warnings
+
+    from scipy.stats import wilcoxon
+
+    if method == "approx":
+        # the paper's normal approximation of Eq. (10); scipy's z has the opposite sign
+        return float(1.0 - NormalDist().cdf(z))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy warns when it falls back to the approximation
+        res = wilcoxon(d, alternative="less", zero_method=zero_method, correction=False,
+                       method=method)
+    return float(res.pvalue)
+
+
+def holm_bonferroni(pvalues: ArrayLike, alpha: float = 0.05) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """Holm's step-down adjusted p-values and rejections (Holm 1979).
+
+    Sort the ``m`` p-values ascending; the k-th smallest (k = 1..m) is compared to
+    ``α / (m - k + 1)`` and the procedure stops at the first that is not below. The
+    adjusted p-values are ``max_{j <= k} min(1, (m - j + 1) p_(j))`` in that order, so a
+    hypothesis is rejected exactly when its adjusted p-value is at most ``α``.
+
+    Parameters
+    ----------
+    pvalues : array-like of shape (m,)
+    alpha : float, default=0.05
+        Family-wise error rate.
+
+    Returns
+    -------
+    adjusted : ndarray of shape (m,)
+    reject : ndarray of bool, shape (m,)
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> adjusted, reject = hp.holm_bonferroni([0.01, 0.04, 0.03], alpha=0.05)
+    >>> adjusted.round(3).tolist(), reject.tolist()
+    ([0.03, 0.06, 0.06], [True, False, False])
+    """
+    alpha = check_real(alpha, "alpha", "holm_bonferroni", low=0.0, high=1.0, low_open=True)
+    p = np.asarray(pvalues, dtype=np.float64).ravel()
+    if np.any(np.isnan(p)) or np.any((p < 0) | (p > 1)):
+        raise InvalidDataError("holm_bonferroni: p-values must lie in [0, 1].")
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    stepped = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.maximum.accumulate(stepped)
+    return adjusted, adjusted <= alpha
+
+
+@dataclass(frozen=True)
+class TuningRiskRow:
+    """Tuning risk of one parameter (see :func:`tuning_risk`).
+
+    Attributes
+    ----------
+    param : str
+    n_pairs : int
+        Paired runs given.
+    n_excluded : int
+        Pairs without a relative risk (non-fixed risk 0), left out of the relative
+        statistics and the test.
+    risk_mean, risk_std : float
+        ``d_i`` and ``s_i`` (Eq. 4-5), over all pairs.
+    relative_mean, relative_std : float
+        ``d^R_i`` and ``s^R_i`` (Eq. 6-7).
+    test : NonInferiorityResult
+    pvalue_adjusted : float
+        Holm-adjusted p-value across the parameters of the table.
+    non_inferior : bool
+        ``H0`` rejected after Holm: fixing the parameter at its default is
+        non-inferior to tuning it, within the margin.
+    """
+
+    param: str
+    n_pairs: int
+    n_excluded: int
+    risk_mean: float
+    risk_std: float
+    relative_mean: float
+    relative_std: float
+    test: NonInferiorityResult
+    pvalue_adjusted: float
+    non_inferior: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe representation."""
+        out = {k: _finite_or_none(v) for k, v in self.__dict__.items() if k != "test"}
+        out["test"] = self.test.to_dict()
+        return out
+
+
+@dataclass(frozen=True)
+class TuningRiskResult:
+    """Tuning risk and non-inferiority of several parameters (Weerts 2018, Tables 5-6).
+
+    Attributes
+    ----------
+    rows : tuple of TuningRiskRow
+        One per parameter, in the order given.
+    margin : float
+    alpha : float
+    """
+
+    rows: tuple[TuningRiskRow, ...]
+    margin: float
+    alpha: float
+
+    def __getitem__(self, param: str) -> TuningRiskRow:
+        for row in self.rows:
+            if row.param == param:
+                return row
+        raise KeyError(f"No parameter {param!r}; the table has {[r.param for r in self.rows]!r}.")
+
+    @property
+    def non_inferior(self) -> tuple[str, ...]:
+        """Parameters that may be left at their default (``H0`` rejected after Holm)."""
+        return tuple(r.param for r in self.rows if r.non_inferior)
+
+    def table(self) -> str:
+        """The result as a fixed-width text table (Tables 5 and 6 of the paper side by side)."""
+        head = (f"{'parameter':<24}{'pairs':>6}{'d':>10}{'s':>9}{'d^R':>9}{'s^R':>9}"
+                f"{'z':>8}{'p':>10}{'p_holm':>10}  H0")
+        lines = [head]
+        for r in self.rows:
+            verdict = "rejected (non-inferior)" if r.non_inferior else "not rejected"
+            lines.append(
+                f"{r.param:<24}{r.n_pairs - r.n_excluded:>6}{r.risk_mean:>10.4f}"
+                f"{r.risk_std:>9.4f}{r.relative_mean:>9.4f}{r.relative_std:>9.4f}"
+                f"{r.test.zstatistic:>8.2f}{r.test.pvalue:>10.2e}{r.pvalue_adjusted:>10.2e}"
+                f"  {verdict}"
+            )
+        lines.append(f"margin {self.margin:g}, Holm-Bonferroni at alpha = {self.alpha:g}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe representation."""
+        return {"margin": self.margin, "alpha": self.alpha,
+                "rows": [r.to_dict() for r in self.rows]}
+
+    def to_frame(self) -> Any:
+        """The table as a ``pandas.DataFrame`` indexed by parameter (needs pandas)."""
+        from ._optional import import_optional
+
+        pd = import_optional("pandas", "TuningRiskResult.to_frame")
+        records = []
+        for r in self.rows:
+            records.append({
+                "param": r.param, "n_pairs": r.n_pairs, "n_excluded": r.n_excluded,
+                "d": r.risk_mean, "s": r.risk_std, "d_rel": r.relative_mean,
+                "s_rel": r.relative_std, "z": r.test.zstatistic, "p": r.test.pvalue,
+                "p_holm": r.pvalue_adjusted, "non_inferior": r.non_inferior,
+            })
+        return pd.DataFrame.from_records(records).set_index("param")
+
+
+def tuning_risk(
+    fixed: Mapping[str, ArrayLike],
+    free: ArrayLike | Mapping[str, ArrayLike],
+    *,
+    margin: float = 0.01,
+    alpha: float = 0.05,
+    zero_method: ZeroMethod = "wilcox",
+    method: Method = "auto",
+) -> TuningRiskResult:
+    """Tuning risk of each parameter from paired fixed/non-fixed runs, with Holm's decisions.
+
+    Parameters
+    ----------
+    fixed : mapping of str to array-like of shape (n_pairs,)
+        Per parameter, the risks (losses, >= 0) of the runs with that parameter fixed
+        at its default, one per (dataset, seed).
+    free : array-like of shape (n_pairs,), or mapping like ``fixed``
+        The risks of the matching runs that tune everything. One array serves all
+        parameters when every parameter's pairs share the same non-fixed runs (as in
+        the paper's design).
+    margin : float, default=0.01
+        Non-inferiority margin on the relative risk.
+    alpha : float, default=0.05
+        Family-wise error rate of the Holm–Bonferroni procedure.
+    zero_method, method : see :func:`noninferiority_test`
+
+    Returns
+    -------
+    TuningRiskResult
+
+    Raises
+    ------
+    InvalidDataError
+        Mismatched lengths, negative or non-finite risks, no parameters.
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> free = [0.10, 0.20, 0.15, 0.30, 0.05, 0.12]
+    >>> result = hp.tuning_risk({"shrinking": [0.10, 0.20, 0.15, 0.30, 0.05, 0.12],
+    ...                          "gamma": [0.20, 0.35, 0.15, 0.50, 0.09, 0.20]}, free)
+    >>> result.non_inferior
+    ('shrinking',)
+    """
+    func = "tuning_risk"
+    if not isinstance(fixed, Mapping) or not fixed:
+        raise InvalidDataError(f"{func}: 'fixed' must be a non-empty dict of parameter name "
+                               "to the risks of its fixed runs.")
+    alpha = check_real(alpha, "alpha", func, low=0.0, high=1.0, low_open=True)
+    rows: list[dict[str, Any]] = []
+    for name, xf_in in fixed.items():
+        if isinstance(free, Mapping) and name not in free:
+            raise InvalidDataError(f"{func}: 'free' has no runs for {name!r}.", name=name)
+        xnf_in = free[name] if isinstance(free, Mapping) else free
+        xf = _risks(xf_in, f"fixed[{name!r}]", func)
+        xnf = _risks(xnf_in, f"free for {name!r}", func)
+        if xf.size != xnf.size:
+            raise InvalidDataError(
+                f"{func}: {name!r} has {xf.size} fixed and {xnf.size} non-fixed runs; runs "
+                "are paired by (dataset, seed), so the counts must match.", name=name)
+        d = xf - xnf
+        ok = xnf > 0
+        rel = d[ok] / xnf[ok]
+        test = noninferiority_test(rel, margin=margin, zero_method=zero_method, method=method)
+        rows.append({
+            "param": name, "n_pairs": int(xf.size), "n_excluded": int((~ok).sum()),
+            "risk_mean": float(d.mean()), "risk_std": _std(d),
+            "relative_mean": float(rel.mean()) if rel.size else float("nan"),
+            "relative_std": _std(rel), "test": test,
+        })
+    adjusted, reject = holm_bonferroni([r["test"].pvalue for r in rows], alpha)
+    out = tuple(TuningRiskRow(**r, pvalue_adjusted=float(a), non_inferior=bool(rj))
+                for r, a, rj in zip(rows, adjusted, reject, strict=True))
+    return TuningRiskResult(rows=out, margin=float(margin), alpha=alpha)
+
+
+def _risks(values: Any, what: str, func: str) -> NDArray[np.float64]:
+    x = np.asarray(values, dtype=np.float64).ravel()
+    if x.size == 0:
+        raise InvalidDataError(f"{func}: {what} is empty.")
+    if not np.all(np.isfinite(x)):
+        raise InvalidDataError(f"{func}: {what} contains NaN or infinite risks; drop those "
+                               "pairs from both conditions first.")
+    if np.any(x < 0):
+        raise InvalidDataError(
+            f"{func}: {what} contains negative values. Tuning risk compares losses (lower "
+            "is better, >= 0, e.g. 1 - accuracy); convert scores before passing them.")
+    return x
+
+
+def _std(x: NDArray[np.float64]) -> float:
+    return float(x.std(ddof=1)) if x.size > 1 else float("nan")
+
+
+def _finite_or_none(v: Any) -> Any:
+    if isinstance(v, float | np.floating) and not np.isfinite(v):
+        return None
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
