@@ -23,6 +23,7 @@ from ._risk import (
     tuning_risk,
 )
 from ._space import AnyOf, Categorical, Condition, Float, Int, SearchSpace
+from ._subspace import SubspaceResult, SurrogateRisk, suggest_subspace, surrogate_tuning_risk
 from .exceptions import (
     ChangedDistributionWarning,
     ConstantObjectiveWarning,
@@ -58,6 +59,8 @@ __all__ = [
     "RegionNode",
     "RegionTree",
     "SearchSpace",
+    "SubspaceResult",
+    "SurrogateRisk",
     "TrialHistory",
     "TuningRiskResult",
     "TuningRiskRow",
@@ -69,6 +72,8 @@ __all__ = [
     "integrations",
     "noninferiority_test",
     "partial_dependence",
+    "suggest_subspace",
+    "surrogate_tuning_risk",
     "tuning_risk",
 ]
 

@@ -1,0 +1,461 @@
+"""Which parameters may be fixed: surrogate tuning risk and the subspace suggestion.
+
+Two questions decide whether a parameter can leave the search:
+
+1. **Does it matter where it counts?** fANOVA on the objective capped at the best
+   ``top_quantile`` of trials, and capped at the (predicted) value of the default
+   configuration (Hutter, Hoos & Leyton-Brown 2014, Sec. 3.3): the variance a parameter
+   explains *among good configurations* and *in improving on the default*. A parameter
+   may explain much variance overall and still have one setting that is always good;
+   capping removes the variance that only separates bad configurations.
+2. **What does fixing it cost?** Tuning risk (Weerts 2018, Eq. 4) estimated on one
+   study's forest instead of paired experiments: the best predicted value with the
+   parameter at its default and all others free, minus the best with everything free.
+
+:func:`surrogate_tuning_risk` answers (2). The search on the surrogate is a documented
+random search: ``n_candidates`` configurations drawn from the space's measure plus the
+study's own configurations; for parameter ``i`` the same candidates with ``i`` set to
+its default. The free optimum is taken over all of these (tuning everything includes
+the default), so the risk is never negative for the forest's mean. Both optima are
+chosen on the forest's mean; the risk's uncertainty is the spread over trees of
+``tree(best fixed) - tree(best free)``, a paired difference per tree.
+
+:func:`suggest_subspace` combines both: a parameter is *kept* if its capped importance
+reaches ``importance_threshold``, or if fixing it is not safely cheap: the
+``confidence`` quantile over trees of its risk exceeds ``risk_margin`` times the
+improvement the study has achieved (median trial to best trial). Everything else is
+fixed at its default. The importance that counts is, by default, the one for improving
+on the default configuration when enough trials beat it (Sec. 3.3's second notion: a
+parameter best left at its default explains none of the improvements), else the one
+among the best ``top_quantile`` of trials. Capping at a quantile still credits a
+parameter with one always-good setting (its bad settings sit at the cap, its good one
+dips below), so that notion keeps more.
+
+Deviation from Weerts (2018): the paper's margin is on the *relative* risk
+``(x_f - x_nf) / x_nf``, which needs a loss >= 0. A live study's objective can be
+anything (a negative log-likelihood, a score to maximize), so the margin here is
+relative to the tuning gain observed so far, which has the objective's units and sign
+conventions built in.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from ._defaults import DefaultValues, default_values
+from ._encoding import encode_value, measure_of, snap
+from ._fanova import FanovaResult, _json_value, fanova
+from ._forest import impute_inactive
+from ._history import TrialHistory
+from ._space import Categorical, Int
+from ._validation import check_choice, check_int, check_real, check_seed
+from .exceptions import InvalidDataError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ._space import SearchSpace
+
+__all__ = ["SubspaceResult", "SurrogateRisk", "suggest_subspace", "surrogate_tuning_risk"]
+
+
+@dataclass(frozen=True)
+class SurrogateRisk:
+    """Predicted cost of fixing one parameter at its default (see :func:`surrogate_tuning_risk`).
+
+    Attributes
+    ----------
+    param : str
+    default : value
+    mean, std : float
+        Over trees, of ``tree(best fixed) - tree(best free)`` in objective units, oriented
+        so that positive means worse (for a maximized objective, the score lost).
+    quantiles : dict of float to float
+        Quantiles of the per-tree risks (0.5, 0.9, 0.95).
+    per_tree : ndarray of shape (n_trees,)
+    best_fixed, best_free : dict
+        The configurations the search found.
+    """
+
+    param: str
+    default: Any
+    mean: float
+    std: float
+    quantiles: dict[float, float]
+    per_tree: NDArray[np.float64] = field(repr=False)
+    best_fixed: dict[str, Any] = field(repr=False)
+    best_free: dict[str, Any] = field(repr=False)
+
+    def quantile(self, q: float) -> float:
+        """The ``q`` quantile of the per-tree risks."""
+        return float(np.quantile(self.per_tree, q))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe representation."""
+        return {
+            "param": self.param, "default": _json_value(self.default), "mean": self.mean,
+            "std": self.std, "quantiles": {str(k): v for k, v in self.quantiles.items()},
+            "best_fixed": {k: _json_value(v) for k, v in self.best_fixed.items()},
+            "best_free": {k: _json_value(v) for k, v in self.best_free.items()},
+        }
+
+
+def surrogate_tuning_risk(
+    result: FanovaResult,
+    defaults: Mapping[str, Any],
+    *,
+    configs: Sequence[Mapping[str, Any]] = (),
+    n_candidates: int = 2000,
+    seed: int | None = None,
+) -> dict[str, SurrogateRisk]:
+    """Predicted tuning risk of each parameter in ``defaults``, from one study's forest.
+
+    Parameters
+    ----------
+    result : FanovaResult
+        A fANOVA result whose forest was fit on the raw (uncapped) objective.
+    defaults : mapping of str to value
+        The value each parameter would be fixed at; parameters not named are not assessed.
+    configs : sequence of mapping, optional
+        Configurations to add to the random candidates (typically the study's trials).
+    n_candidates : int, default=2000
+        Random configurations drawn from the space's measure.
+    seed : int, optional
+
+    Returns
+    -------
+    dict of str to SurrogateRisk
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("noise", 0, 1)])
+    >>> configs = space.sample(200, seed=0)
+    >>> y = [(c["x"] - 0.3) ** 2 for c in configs]
+    >>> result = hp.fanova(configs, y, space, seed=0)
+    >>> risks = hp.surrogate_tuning_risk(result, {"x": 0.9, "noise": 0.5}, seed=0)
+    >>> risks["x"].mean > 0.2 > risks["noise"].mean
+    True
+    """
+    func = "surrogate_tuning_risk"
+    if not isinstance(result, FanovaResult):
+        raise TypeError(f"{func} needs a FanovaResult (from hpinsight.fanova); got "
+                        f"{type(result).__name__}.")
+    n_candidates = check_int(n_candidates, "n_candidates", func, minimum=1)  # type: ignore[assignment]
+    seed = check_seed(seed, func)
+    space = result.space
+    rng = np.random.default_rng(seed)
+    X = _candidates(space, configs, n_candidates, rng)
+    cols = {}
+    for name, value in defaults.items():
+        j = space.index(name)
+        param = space.params[j]
+        if not param.contains(value):
+            raise InvalidDataError(f"{func}: the default {value!r} of {name!r} is outside its "
+                                   "range in the search space.", name=name)
+        cols[name] = (j, encode_value(param, value))
+    sign = 1.0 if result.direction == "minimize" else -1.0
+    free_pred = _per_tree(result, X) * sign  # (T, n): lower is better
+    fixed_preds = {}
+    for name, (j, v) in cols.items():
+        Xi = X.copy()
+        Xi[:, j] = v
+        fixed_preds[name] = (Xi, _per_tree(result, Xi) * sign)
+    # the free optimum over every candidate, including all fixed variants
+    pool_X = np.vstack([X, *(Xi for Xi, _ in fixed_preds.values())])
+    pool_P = np.hstack([free_pred, *(P for _, P in fixed_preds.values())])
+    k_free = int(np.argmin(pool_P.mean(axis=0)))
+    best_free = space.decode(pool_X[k_free : k_free + 1])[0]
+    out = {}
+    for name, (Xi, P) in fixed_preds.items():
+        k = int(np.argmin(P.mean(axis=0)))
+        per_tree = P[:, k] - pool_P[:, k_free]
+        out[name] = SurrogateRisk(
+            param=name, default=defaults[name], mean=float(per_tree.mean()),
+            std=float(per_tree.std()),
+            quantiles={q: float(np.quantile(per_tree, q)) for q in (0.5, 0.9, 0.95)},
+            per_tree=per_tree, best_fixed=space.decode(Xi[k : k + 1])[0], best_free=best_free,
+        )
+    return out
+
+
+def _candidates(
+    space: SearchSpace, configs: Sequence[Mapping[str, Any]], n: int, rng: np.random.Generator
+) -> NDArray[np.float64]:
+    # every column drawn (inactive parameters too): the forest was trained on imputed
+    # draws, and a condition's child is ignored by the objective where it is inactive
+    X = np.empty((n, len(space)))
+    for j, param in enumerate(space.params):
+        X[:, j] = snap(param, measure_of(param).sample(rng, n))
+    if configs:
+        X = np.vstack([X, impute_inactive(space, space.encode(list(configs)), rng)])
+    return X
+
+
+def _per_tree(result: FanovaResult, X: NDArray[np.float64]) -> NDArray[np.float64]:
+    return np.stack([t.value[t.apply(X)] for t in result.forest.trees])
+
+
+@dataclass(frozen=True)
+class SubspaceResult:
+    """Which parameters to keep searching and which to fix (see :func:`suggest_subspace`).
+
+    Attributes
+    ----------
+    keep : tuple of str
+        Parameters to keep tuning, most important (among the best trials) first.
+    fixed : dict of str to value
+        Parameters that may be fixed, and the value to fix them at.
+    reasons : dict of str to str
+        One sentence per parameter: why it was kept or fixed.
+    importance_top, importance_default : dict of str to float
+        Mean fraction of variance with the objective capped at the best
+        ``top_quantile`` of trials, and at the default configuration's predicted value.
+        The second is NaN when it was not computed (too few trials beat the default
+        configuration, or ``good="quantile"``).
+    notion : {"default", "quantile"}
+        Which of the two importances decided.
+    risks : dict of str to SurrogateRisk
+    defaults : dict of str to value
+        The default of every parameter, and ``default_sources`` where it came from.
+    default_sources : dict of str to str
+        "given", "space" (declared in the search space) or "data".
+    margin : float
+        The risk margin in objective units (``risk_margin`` times the tuning gain).
+    n_trials : int
+    """
+
+    keep: tuple[str, ...]
+    fixed: dict[str, Any]
+    reasons: dict[str, str]
+    importance_top: dict[str, float]
+    importance_default: dict[str, float]
+    notion: str
+    risks: dict[str, SurrogateRisk] = field(repr=False)
+    defaults: dict[str, Any] = field(repr=False)
+    default_sources: dict[str, str] = field(repr=False)
+    margin: float = float("nan")
+    n_trials: int = 0
+
+    def explain(self) -> str:
+        """The reasons, one line per parameter, kept ones first."""
+        names = list(self.keep) + list(self.fixed)
+        return "\n".join(f"{n}: {self.reasons[n]}" for n in names)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe representation."""
+        return {
+            "keep": list(self.keep),
+            "fixed": {k: _json_value(v) for k, v in self.fixed.items()},
+            "reasons": dict(self.reasons),
+            "notion": self.notion,
+            "importance_top": dict(self.importance_top),
+            "importance_default": {k: None if math.isnan(v) else v
+                                   for k, v in self.importance_default.items()},
+            "risks": {k: r.to_dict() for k, r in self.risks.items()},
+            "defaults": {k: _json_value(v) for k, v in self.defaults.items()},
+            "default_sources": dict(self.default_sources),
+            "margin": self.margin,
+            "n_trials": self.n_trials,
+        }
+
+
+def suggest_subspace(
+    source: Any,
+    *,
+    defaults: Mapping[str, Any] | DefaultValues | None = None,
+    top_quantile: float = 0.25,
+    good: Literal["auto", "default", "quantile"] = "auto",
+    importance_threshold: float = 0.05,
+    risk_margin: float = 0.05,
+    confidence: float = 0.9,
+    min_keep: int = 1,
+    n_trees: int = 64,
+    n_candidates: int = 2000,
+    seed: int | None = None,
+    n_jobs: int | None = -1,
+) -> SubspaceResult:
+    """Suggest the parameters to keep tuning and fix the rest at defaults.
+
+    Parameters
+    ----------
+    source : TrialHistory or optuna.Study
+        The trials so far (a study is read with ``TrialHistory.from_optuna``).
+    defaults : mapping or DefaultValues, optional
+        Values to fix parameters at. Missing parameters take the search space's
+        declared default, else the data-driven default from the study's best
+        ``top_quantile`` of trials (:func:`~hpinsight.default_values`).
+    top_quantile : float in (0, 1), default=0.25
+        The "good part of the space" of the quantile notion (Sec. 3.3).
+    good : {"auto", "default", "quantile"}, default="auto"
+        Which capped importance decides: improving on the default configuration
+        ("default"; "auto" picks it when at least max(5, 10 %) of the trials beat the
+        default's predicted value) or the best ``top_quantile`` of trials ("quantile").
+    importance_threshold : float, default=0.05
+        Keep a parameter whose capped importance reaches this.
+    risk_margin : float, default=0.05
+        Fixing must cost less than this fraction of the tuning gain so far
+        (median trial to best trial)...
+    confidence : float in (0.5, 1), default=0.9
+        ...in this fraction of the trees.
+    min_keep : int, default=1
+        Keep at least this many parameters (the most important among the best trials).
+    n_trees, n_candidates, seed, n_jobs
+        Forest size, surrogate search size, seed and cores.
+
+    Returns
+    -------
+    SubspaceResult
+
+    Raises
+    ------
+    InvalidDataError
+        Fewer than 10 trials, or a default outside the space.
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("lr", 1e-4, 1, log=True), hp.Float("a", 0, 1),
+    ...                         hp.Float("b", 0, 1)])
+    >>> configs = space.sample(150, seed=1)
+    >>> import math
+    >>> y = [(math.log10(c["lr"]) + 2) ** 2 + 0.001 * c["a"] for c in configs]
+    >>> sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
+    >>> sub.keep, sorted(sub.fixed)
+    (('lr',), ['a', 'b'])
+    """
+    func = "suggest_subspace"
+    history = _as_history(source, func)
+    top_quantile = check_real(top_quantile, "top_quantile", func, low=0.0, high=1.0, low_open=True)
+    importance_threshold = check_real(importance_threshold, "importance_threshold", func,
+                                      low=0.0, high=1.0)
+    risk_margin = check_real(risk_margin, "risk_margin", func, low=0.0, high=math.inf)
+    confidence = check_real(confidence, "confidence", func, low=0.5, high=1.0)
+    min_keep = check_int(min_keep, "min_keep", func, minimum=0)  # type: ignore[assignment]
+    seed = check_seed(seed, func)
+    good = check_choice(good, "good", func, ("auto", "default", "quantile"))  # type: ignore[assignment]
+    if history.n_trials < 10:
+        raise InvalidDataError(f"{func} needs at least 10 trials to judge importance and "
+                               f"risk; the history has {history.n_trials}. Run more trials.")
+    space = history.space
+    chosen, sources = _defaults_for(history, defaults, top_quantile)
+    opts: dict[str, Any] = {"n_trees": n_trees, "seed": seed, "n_jobs": n_jobs}
+    sign = 1.0 if history.direction == "minimize" else -1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # constant capped objectives are expected here
+        plain = fanova(history, **opts)
+        capped_top = fanova(history, cap_quantile=top_quantile, **opts)
+        imp_top = _main_effects(capped_top)
+        # predicted value of the default configuration, and how many trials beat it
+        default_X = np.array([[encode_value(p, chosen[p.name]) for p in space.params]])
+        default_value = float(_per_tree(plain, default_X).mean())
+        n_better = int(np.sum(sign * history.y < sign * default_value))
+        enough = n_better >= max(5, 0.1 * history.n_trials)
+        if good == "default" and not enough:
+            raise InvalidDataError(
+                f"{func}: only {n_better} of {history.n_trials} trials beat the default "
+                "configuration's predicted value; importance for improving on it needs at "
+                "least max(5, 10 %) of them. Use good='quantile' or run more trials.")
+        if enough and good != "quantile":
+            imp_default = _main_effects(fanova(history, cap_value=default_value, **opts))
+        else:
+            imp_default = dict.fromkeys(space.names, math.nan)
+    notion = "default" if enough and good != "quantile" else "quantile"
+    importance = imp_default if notion == "default" else imp_top
+    risks = surrogate_tuning_risk(plain, chosen, configs=history.configs,
+                                  n_candidates=n_candidates, seed=seed)
+    best = float(np.min(sign * history.y))
+    gain = float(np.median(sign * history.y)) - best
+    margin = risk_margin * gain
+
+    ranked = sorted(space.names, key=lambda n: (-importance[n], -imp_top[n]))
+    top_n = max(5, math.ceil(top_quantile * history.n_trials))
+    origin = {"given": "given", "space": "the space's default",
+              "data": f"most frequent in the best {top_n} trials"}
+    keep: list[str] = []
+    reasons: dict[str, str] = {}
+    for name in ranked:
+        risk = risks[name]
+        upper = risk.quantile(confidence)
+        important = importance[name] >= importance_threshold
+        risky = gain <= 0 or upper > margin
+        over_default = ("" if math.isnan(imp_default[name]) else
+                        f" and {imp_default[name]:.2f} of the improvement over the default")
+        numbers = (f"explains {imp_top[name]:.2f} of the variance among the best "
+                   f"{top_quantile:.0%}{over_default}; fixing it at {_fmt(chosen[name])} "
+                   f"({origin[sources[name]]}) costs "
+                   f"{risk.mean:.3g} ± {risk.std:.3g} ({confidence:.0%} of trees: "
+                   f"<= {upper:.3g}; margin {margin:.3g})")
+        if important or risky or len(keep) < min_keep:
+            why = ("important" if important else "risky to fix" if risky
+                   else f"kept to keep at least {min_keep}")
+            keep.append(name)
+            reasons[name] = f"kept ({why}): {numbers}"
+        else:
+            reasons[name] = f"fixed (unimportant and safe to fix): {numbers}"
+    fixed = {n: chosen[n] for n in ranked if n not in keep}
+    return SubspaceResult(
+        keep=tuple(keep), fixed=fixed, reasons=reasons, importance_top=imp_top,
+        importance_default=imp_default, notion=notion, risks=risks, defaults=dict(chosen),
+        default_sources=sources, margin=float(margin), n_trials=history.n_trials,
+    )
+
+
+def _as_history(source: Any, func: str) -> TrialHistory:
+    if isinstance(source, TrialHistory):
+        return source
+    if type(source).__module__.startswith("optuna"):
+        return TrialHistory.from_optuna(source)
+    raise TypeError(f"{func} needs a TrialHistory or an optuna.Study; got "
+                    f"{type(source).__name__}. For SMAC use TrialHistory.from_smac(facade).")
+
+
+def _defaults_for(
+    history: TrialHistory, given: Mapping[str, Any] | DefaultValues | None, top_quantile: float
+) -> tuple[dict[str, Any], dict[str, str]]:
+    space = history.space
+    given_values = dict(given.values) if isinstance(given, DefaultValues) else dict(given or {})
+    unknown = sorted(set(given_values) - set(space.names))
+    if unknown:
+        raise InvalidDataError(f"Defaults were given for {unknown!r}, which are not in the "
+                               f"search space {list(space.names)!r}.")
+    top_n = max(5, math.ceil(top_quantile * history.n_trials))
+    data = default_values(history, top_n=top_n).values
+    declared = space.defaults
+    chosen: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for param in space.params:
+        n = param.name
+        if n in given_values:
+            chosen[n], sources[n] = given_values[n], "given"
+        elif n in declared:
+            chosen[n], sources[n] = declared[n], "space"
+        elif n in data:
+            chosen[n], sources[n] = data[n], "data"
+        else:  # inactive in every top trial: it matters little where it is fixed
+            chosen[n], sources[n] = _midpoint(param), "data"
+    return chosen, sources
+
+
+def _midpoint(param: Any) -> Any:
+    if isinstance(param, Categorical):
+        return param.choices[0]
+    low, high = float(param.low), float(param.high)
+    mid = math.sqrt(low * high) if param.log else 0.5 * (low + high)
+    return round(mid) if isinstance(param, Int) else mid
+
+
+def _main_effects(result: FanovaResult) -> dict[str, float]:
+    if result.is_constant:
+        return dict.fromkeys(result.space.names, 0.0)
+    return {n: result.importance(n).mean for n in result.space.names}
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else repr(value)

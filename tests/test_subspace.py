@@ -1,0 +1,154 @@
+"""Surrogate tuning risk and subspace suggestions: known separable objectives, the
+"important but one setting is always good" case, risk-driven keeping, and errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import hpinsight as hp
+
+
+def _separable(n=400, seed=0):
+    space = hp.SearchSpace([hp.Float("x", 0.0, 1.0), hp.Float("z", 0.0, 1.0)])
+    configs = space.sample(n, seed=seed)
+    y = [(c["x"] - 0.3) ** 2 + 0.5 * (c["z"] - 0.8) ** 2 for c in configs]
+    return space, configs, y
+
+
+def test_surrogate_risk_recovers_a_separable_cost():
+    space, configs, y = _separable()
+    result = hp.fanova(configs, y, space, seed=0, n_trees=32)
+    risks = hp.surrogate_tuning_risk(result, {"x": 0.3, "z": 0.2}, configs=configs, seed=0)
+    # fixing z at 0.2 loses 0.5 * 0.6^2 = 0.18; fixing x at its optimum loses nothing
+    assert risks["z"].mean == pytest.approx(0.18, abs=0.03)
+    assert abs(risks["x"].mean) < 0.01
+    assert risks["z"].best_fixed["z"] == 0.2
+    assert risks["z"].best_free["z"] == pytest.approx(0.8, abs=0.1)
+    assert risks["z"].quantile(0.9) == risks["z"].quantiles[0.9]
+
+
+def test_free_optimum_includes_the_default_so_the_mean_risk_is_never_negative():
+    space, configs, y = _separable(n=60, seed=3)
+    result = hp.fanova(configs, y, space, seed=0, n_trees=16)
+    for default in (0.0, 0.3, 0.55, 1.0):
+        risks = hp.surrogate_tuning_risk(result, {"x": default, "z": default}, n_candidates=50,
+                                         seed=1)
+        assert all(r.mean >= 0.0 for r in risks.values())
+
+
+def test_maximizing_flips_the_sign_convention():
+    space, configs, y = _separable()
+    mini = hp.fanova(configs, y, space, seed=0, n_trees=16)
+    maxi = hp.fanova(hp.TrialHistory(space, configs, [-v for v in y], direction="maximize"),
+                     seed=0, n_trees=16)
+    a = hp.surrogate_tuning_risk(mini, {"z": 0.2}, seed=0)["z"]
+    b = hp.surrogate_tuning_risk(maxi, {"z": 0.2}, seed=0)["z"]
+    assert a.mean == pytest.approx(b.mean, rel=1e-9)
+    assert a.mean > 0.1
+
+
+def test_capping_discounts_a_parameter_with_one_always_good_setting():
+    # 'solver' explains most of the variance overall, but 'good' is always best: capped
+    # at the default it explains far less, fixing it at 'good' costs nothing, and only
+    # importance (the conservative half of the rule) keeps it
+    space = hp.SearchSpace([hp.Categorical("solver", ["bad", "good"]),
+                            hp.Float("x", 0.0, 1.0), hp.Float("noise", 0.0, 1.0)])
+    configs = space.sample(300, seed=0)
+    y = [10.0 * (c["solver"] == "bad") + (c["x"] - 0.5) ** 2 for c in configs]
+    history = hp.TrialHistory(space, configs, y)
+    overall = hp.fanova(history, seed=0)
+    assert overall.importance("solver").mean > 0.9
+    sub = hp.suggest_subspace(history, seed=0)
+    assert sub.notion == "default"
+    assert sub.defaults["solver"] == "good"
+    assert sub.default_sources["solver"] == "data"
+    assert sub.importance_default["solver"] < 0.5 * sub.importance_default["x"]
+    assert sub.risks["solver"].quantile(0.9) == 0.0
+    assert sub.keep[0] == "x"
+    assert sub.reasons["solver"].startswith("kept (important)")
+    assert list(sub.fixed) == ["noise"]
+    assert sub.reasons["noise"].startswith("fixed (unimportant and safe to fix)")
+    # with a stricter importance threshold the risk decides and 'solver' is fixed
+    strict = hp.suggest_subspace(history, importance_threshold=0.3, seed=0)
+    assert strict.keep == ("x",)
+    assert strict.fixed["solver"] == "good"
+    quantile = hp.suggest_subspace(history, good="quantile", seed=0)
+    assert quantile.notion == "quantile"
+    assert math.isnan(quantile.importance_default["x"])
+    assert quantile.to_dict()["importance_default"]["x"] is None
+
+
+def test_a_costly_default_keeps_an_unimportant_parameter():
+    space = hp.SearchSpace([hp.Float("x", 0.0, 1.0), hp.Float("z", 0.0, 1.0)])
+    configs = space.sample(300, seed=2)
+    y = [(c["x"] - 0.3) ** 2 + 0.2 * (c["z"] - 0.8) ** 2 for c in configs]
+    history = hp.TrialHistory(space, configs, y)
+    # importance switched off: only the risk decides
+    costly = hp.suggest_subspace(history, defaults={"z": 0.0}, importance_threshold=1.0,
+                                 min_keep=0, seed=0)
+    assert "z" in costly.keep
+    assert costly.reasons["z"].startswith("kept (risky to fix)")
+    assert costly.default_sources["z"] == "given"
+    cheap = hp.suggest_subspace(history, defaults={"z": 0.8}, importance_threshold=1.0,
+                                min_keep=0, seed=0)
+    assert cheap.fixed.get("z") == 0.8
+
+
+def test_declared_defaults_enable_improvement_over_the_default():
+    space = hp.SearchSpace([hp.Float("x", 0.0, 1.0, default=0.9),
+                            hp.Float("z", 0.0, 1.0, default=0.5)])
+    configs = space.sample(300, seed=4)
+    y = [(c["x"] - 0.3) ** 2 + 0.001 * c["z"] for c in configs]
+    sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), good="default", seed=0)
+    assert sub.default_sources == {"x": "space", "z": "space"}
+    assert sub.importance_default["x"] > 0.5
+    assert sub.keep == ("x",)
+    assert sub.fixed == {"z": 0.5}
+
+
+def test_min_keep_and_reproducibility():
+    space = hp.SearchSpace([hp.Float("a", 0.0, 1.0), hp.Float("b", 0.0, 1.0)])
+    configs = space.sample(50, seed=0)
+    y = np.random.default_rng(0).normal(size=50) * 1e-3 + [c["a"] * 1e-4 for c in configs]
+    history = hp.TrialHistory(space, configs, y)
+    one = hp.suggest_subspace(history, min_keep=1, importance_threshold=1.0, risk_margin=10.0,
+                              seed=5)
+    assert len(one.keep) == 1
+    assert one.reasons[one.keep[0]].startswith("kept (kept to keep at least 1)")
+    again = hp.suggest_subspace(history, min_keep=1, importance_threshold=1.0,
+                                risk_margin=10.0, seed=5)
+    assert again.to_dict() == one.to_dict()
+
+
+def test_errors_name_the_problem():
+    space, configs, y = _separable(n=9)
+    with pytest.raises(hp.InvalidDataError, match="at least 10 trials"):
+        hp.suggest_subspace(hp.TrialHistory(space, configs, y))
+    space, configs, y = _separable(n=40)
+    history = hp.TrialHistory(space, configs, y)
+    with pytest.raises(hp.InvalidDataError, match="not in the search space"):
+        hp.suggest_subspace(history, defaults={"nope": 1})
+    with pytest.raises(hp.InvalidDataError, match="beat the default"):
+        hp.suggest_subspace(history, defaults={"x": 0.3, "z": 0.8}, good="default")
+    with pytest.raises(TypeError, match=r"TrialHistory or an optuna\.Study"):
+        hp.suggest_subspace([1, 2, 3])
+    result = hp.fanova(history, seed=0, n_trees=8)
+    with pytest.raises(hp.InvalidDataError, match="outside its range"):
+        hp.surrogate_tuning_risk(result, {"x": 2.0})
+    with pytest.raises(KeyError):
+        hp.surrogate_tuning_risk(result, {"nope": 0.5})
+
+
+def test_an_optuna_study_is_read_directly():
+    optuna = pytest.importorskip("optuna")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2
+                   + 0.0 * t.suggest_float("unused", 0, 1), n_trials=60)
+    sub = hp.suggest_subspace(study, seed=0)
+    assert sub.keep == ("x",)
+    assert set(sub.fixed) == {"unused"}
+    assert sub.n_trials == 60
