@@ -61,7 +61,9 @@ def test_capping_discounts_a_parameter_with_one_always_good_setting():
     history = hp.TrialHistory(space, configs, y)
     overall = hp.fanova(history, seed=0)
     assert overall.importance("solver").mean > 0.9
-    sub = hp.suggest_subspace(history, seed=0)
+    # data-driven defaults: "auto" judges importance among the best quarter of trials
+    assert hp.suggest_subspace(history, seed=0).notion == "quantile"
+    sub = hp.suggest_subspace(history, good="default", seed=0)
     assert sub.notion == "default"
     assert sub.defaults["solver"] == "good"
     assert sub.default_sources["solver"] == "data"
@@ -72,7 +74,7 @@ def test_capping_discounts_a_parameter_with_one_always_good_setting():
     assert list(sub.fixed) == ["noise"]
     assert sub.reasons["noise"].startswith("fixed (unimportant and safe to fix)")
     # with a stricter importance threshold the risk decides and 'solver' is fixed
-    strict = hp.suggest_subspace(history, importance_threshold=0.3, seed=0)
+    strict = hp.suggest_subspace(history, good="default", importance_threshold=0.3, seed=0)
     assert strict.keep == ("x",)
     assert strict.fixed["solver"] == "good"
     quantile = hp.suggest_subspace(history, good="quantile", seed=0)
@@ -102,7 +104,8 @@ def test_declared_defaults_enable_improvement_over_the_default():
                             hp.Float("z", 0.0, 1.0, default=0.5)])
     configs = space.sample(300, seed=4)
     y = [(c["x"] - 0.3) ** 2 + 0.001 * c["z"] for c in configs]
-    sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), good="default", seed=0)
+    sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
+    assert sub.notion == "default"  # declared defaults, and enough trials beat them
     assert sub.default_sources == {"x": "space", "z": "space"}
     assert sub.importance_default["x"] > 0.5
     assert sub.keep == ("x",)

@@ -231,3 +231,67 @@ def test_watch_shrinks_and_narrows_a_stored_study_for_its_workers(tmp_path: Any)
             assert all(low <= t.params[n] <= high for n, (low, high) in ranges.items())
     finally:
         storage.engine.dispose()
+
+
+@pytest.mark.parametrize(
+    "base",
+    [
+        pytest.param(lambda: optuna.samplers.TPESampler(seed=0), id="tpe"),
+        pytest.param(lambda: optuna.samplers.RandomSampler(seed=0), id="random"),
+    ],
+)
+def test_auto_fixes_only_what_the_statistics_call_safe(base: Any) -> None:
+    cb = ImportanceCallback(every_n_trials=10, min_trials=20, shrink_to="auto", shrink_after=60,
+                            seed=0, n_trees=32, defaults={"k": "q"})
+    study = optuna.create_study(sampler=ShrinkingSampler(base()))
+    study.optimize(objective, n_trials=60, callbacks=[cb])
+    assert cb.wait(120)
+    assert not cb.errors
+    sub = cb.subspace
+    assert sub is not None
+    assert sub.n_trials == 60
+    fixed = read_restriction(study)
+    assert fixed == sub.fixed
+    assert fixed  # on this objective something is always safe to fix after 60 trials
+    for name, value in fixed.items():
+        assert sub.reasons[name].startswith("fixed (unimportant and safe to fix)")
+        assert sub.risks[name].mean <= sub.margin
+        assert value == sub.defaults[name]
+    if "k" in fixed:
+        assert fixed["k"] == "q"  # a given default wins
+    assert "a" not in fixed  # the strongest effect, never cheap to fix this early
+    (decision,) = study.user_attrs[DECISIONS_KEY]
+    assert "shrink_to='auto'" in decision["why"]
+    study.optimize(objective, n_trials=20, callbacks=[cb])
+    assert cb.close(120)
+    for t in study.trials[60:]:
+        assert {k: t.params[k] for k in fixed} == fixed
+
+
+def test_watch_shrink_to_auto(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    storage = optuna.storages.RDBStorage(url)
+    try:
+        study = optuna.create_study(study_name="a", storage=storage,
+                                    sampler=optuna.samplers.RandomSampler(seed=0))
+        study.optimize(objective, n_trials=60)
+        base = [sys.executable, "-m", "hpinsight", "watch", "--storage", url, "--study", "a",
+                "--once", "--seed", "0", "--n-trees", "32", "--publish"]
+        bad = subprocess.run([*base, "--shrink-to", "most"], capture_output=True, text=True,
+                             timeout=120)
+        assert bad.returncode == 2
+        assert "a whole number or 'auto'" in bad.stderr
+        done = subprocess.run([*base, "--shrink-to", "auto", "--shrink-after", "40"],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        study = optuna.load_study(study_name="a", storage=storage)
+        fixed = read_restriction(study)
+        assert fixed
+        assert "a" not in fixed
+        (decision,) = study.user_attrs[DECISIONS_KEY]
+        assert "shrink_to='auto' after 60 trials" in decision["why"]
+    finally:
+        storage.engine.dispose()

@@ -82,3 +82,36 @@ def test_continued_run_searches_only_new_configurations_of_the_subspace(tmp_path
     assert run.output_directory.parent.parent == old_folder.parent.parent  # beside it
     assert run.output_directory.parent.name == "full-shrunk"
     assert (run.output_directory / "runhistory.json").is_file()
+
+
+@pytest.mark.slow
+def test_auto_fixes_what_the_statistics_call_safe_at_the_space_defaults(tmp_path: Path) -> None:
+    evaluated.clear()
+    cs = space()
+    scenario = smac.Scenario(cs, deterministic=True, n_trials=60, seed=0,
+                             output_directory=tmp_path, name="full")
+    first = smac.HyperparameterOptimizationFacade(scenario, target, overwrite=True,
+                                                  logging_level=40)
+    first.optimize()
+    run = shrink_and_continue(first, target, n_trials=20, keep="auto", seed=0)
+    sub = run.subspace
+    assert sub is not None
+    assert dict(run.fixed) == sub.fixed
+    assert set(run.kept) == set(sub.keep)
+    for name, value in run.fixed.items():
+        # ConfigSpace declares every default; "auto" fixes there, and only when safe
+        assert value == pytest.approx(cs[name].default_value)
+        assert sub.default_sources[name] == "space"
+        assert sub.reasons[name].startswith("fixed (unimportant and safe to fix)")
+        risk = sub.risks[name]
+        assert risk.mean <= sub.margin
+        assert risk.quantile(0.9) <= sub.margin
+    for name in sub.keep:
+        assert sub.reasons[name].startswith("kept")
+    assert "a" in sub.keep  # the strongest effect, and its default (0) costs 1 per trial
+    evaluated.clear()
+    run.facade.optimize()
+    assert evaluated  # the continued run searched ...
+    for config in evaluated:  # ... only the subspace
+        for name, value in run.fixed.items():
+            assert config[name] == pytest.approx(value)

@@ -21,13 +21,13 @@ chosen on the forest's mean; the risk's uncertainty is the spread over trees of
 ``tree(best fixed) - tree(best free)``, a paired difference per tree.
 
 :func:`suggest_subspace` combines both: a parameter is *kept* if its capped importance
-reaches ``importance_threshold``, or if fixing it is not safely cheap: the
-``confidence`` quantile over trees of its risk exceeds ``risk_margin`` times the
+reaches ``importance_threshold``, or if fixing it is not safely cheap: its mean risk or
+the ``confidence`` quantile over trees of its risk exceeds ``risk_margin`` times the
 improvement the study has achieved (median trial to best trial). Everything else is
 fixed at its default. The importance that counts is, by default, the one for improving
-on the default configuration when enough trials beat it (Sec. 3.3's second notion: a
-parameter best left at its default explains none of the improvements), else the one
-among the best ``top_quantile`` of trials. Capping at a quantile still credits a
+on the default configuration when the defaults are real (given, or declared by the
+space) and enough trials beat it (Sec. 3.3's second notion), else the one among the
+best ``top_quantile`` of trials. Capping at a quantile still credits a
 parameter with one always-good setting (its bad settings sit at the cap, its good one
 dips below), so that notion keeps more.
 
@@ -273,7 +273,7 @@ def suggest_subspace(
     top_quantile: float = 0.25,
     good: Literal["auto", "default", "quantile"] = "auto",
     importance_threshold: float = 0.05,
-    risk_margin: float = 0.05,
+    risk_margin: float = 0.02,
     confidence: float = 0.9,
     min_keep: int = 1,
     n_trees: int = 64,
@@ -295,15 +295,16 @@ def suggest_subspace(
         The "good part of the space" of the quantile notion (Sec. 3.3).
     good : {"auto", "default", "quantile"}, default="auto"
         Which capped importance decides: improving on the default configuration
-        ("default"; "auto" picks it when at least max(5, 10 %) of the trials beat the
-        default's predicted value) or the best ``top_quantile`` of trials ("quantile").
+        ("default"; "auto" picks it when every default was given or declared by the
+        space and at least max(5, 10 %) of the trials beat the default configuration's
+        predicted value) or the best ``top_quantile`` of trials ("quantile").
     importance_threshold : float, default=0.05
         Keep a parameter whose capped importance reaches this.
-    risk_margin : float, default=0.05
+    risk_margin : float, default=0.02
         Fixing must cost less than this fraction of the tuning gain so far
-        (median trial to best trial)...
+        (median trial to best trial), on average over trees...
     confidence : float in (0.5, 1), default=0.9
-        ...in this fraction of the trees.
+        ...and in this fraction of the trees.
     min_keep : int, default=1
         Keep at least this many parameters (the most important among the best trials).
     n_trees, n_candidates, seed, n_jobs
@@ -357,16 +358,20 @@ def suggest_subspace(
         default_value = float(_per_tree(plain, default_X).mean())
         n_better = int(np.sum(sign * history.y < sign * default_value))
         enough = n_better >= max(5, 0.1 * history.n_trials)
+        # data-driven defaults sit among the best trials, so "improving on them" is mostly
+        # noise: "auto" uses that notion only for given or declared defaults
+        real = all(origin != "data" for origin in sources.values())
         if good == "default" and not enough:
             raise InvalidDataError(
                 f"{func}: only {n_better} of {history.n_trials} trials beat the default "
                 "configuration's predicted value; importance for improving on it needs at "
                 "least max(5, 10 %) of them. Use good='quantile' or run more trials.")
-        if enough and good != "quantile":
+        notion = "default" if good == "default" or (good == "auto" and enough and real) \
+            else "quantile"
+        if notion == "default":
             imp_default = _main_effects(fanova(history, cap_value=default_value, **opts))
         else:
             imp_default = dict.fromkeys(space.names, math.nan)
-    notion = "default" if enough and good != "quantile" else "quantile"
     importance = imp_default if notion == "default" else imp_top
     risks = surrogate_tuning_risk(plain, chosen, configs=history.configs,
                                   n_candidates=n_candidates, seed=seed)
@@ -384,7 +389,7 @@ def suggest_subspace(
         risk = risks[name]
         upper = risk.quantile(confidence)
         important = importance[name] >= importance_threshold
-        risky = gain <= 0 or upper > margin
+        risky = gain <= 0 or upper > margin or risk.mean > margin
         over_default = ("" if math.isnan(imp_default[name]) else
                         f" and {imp_default[name]:.2f} of the improvement over the default")
         numbers = (f"explains {imp_top[name]:.2f} of the variance among the best "

@@ -28,6 +28,15 @@ _refit_logger = logging.getLogger("hpinsight.cli.watch.refit")
 _refit_logger.setLevel(logging.WARNING)
 
 
+def _shrink_to(text: str) -> int | str:
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number or 'auto', got {text!r}") from None
+
+
 def add_parser(sub: Any) -> None:
     """Register the ``watch`` subcommand."""
     p = sub.add_parser(
@@ -50,9 +59,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--min-trials", type=int, default=20, help="first refit at this many (20)")
     p.add_argument("--publish", action="store_true",
                    help="store the summary in the study user attribute 'hpinsight:importance'")
-    p.add_argument("--shrink-to", type=int, default=None, metavar="K",
+    p.add_argument("--shrink-to", type=_shrink_to, default=None, metavar="K|auto",
                    help="with --publish: fix all but the K most important parameters for "
-                   "workers using ShrinkingSampler")
+                   "workers using ShrinkingSampler; 'auto': fix those that are unimportant "
+                   "among good trials and safely cheap to fix (tuning risk)")
     p.add_argument("--shrink-after", type=int, default=50, help="trials before shrinking (50)")
     p.add_argument("--narrow-quantile", type=float, default=None, metavar="Q",
                    help="with --shrink-to: also narrow the kept numerical parameters to the "

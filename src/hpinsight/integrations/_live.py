@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .._fanova import FanovaResult
     from .._history import TrialHistory
     from .._regions import RegionNode, RegionTree
+    from .._subspace import SubspaceResult
 
 __all__ = [
     "DISPLAY_LIMIT",
@@ -233,6 +234,12 @@ class LiveFanova:
         )
         return result, snapshot
 
+    def suggest_subspace(self, history: TrialHistory, **kwargs: Any) -> SubspaceResult:
+        """:func:`~hpinsight.suggest_subspace` of ``history``, with this fitter's forest options."""
+        opts = {"n_trees": self.options["n_trees"], "seed": self.options["seed"],
+                "n_jobs": self.options["n_jobs"], **kwargs}
+        return self._run("subspace", history, **opts)  # type: ignore[no-any-return]
+
     def _run(self, task: str, *args: Any, **kwargs: Any) -> Any:
         if self._worker is not None:
             try:
@@ -280,8 +287,16 @@ def _fanova_task(*args: Any, **kwargs: Any) -> Any:
     return fanova(*args, **kwargs)
 
 
+def _subspace_task(*args: Any, **kwargs: Any) -> Any:
+    from .._subspace import suggest_subspace
+
+    return suggest_subspace(*args, **kwargs)
+
+
 #: What :class:`LiveFanova` computes, by name, here or in the refit process.
-TASKS: dict[str, Callable[..., Any]] = {"fanova": _fanova_task, "regions": confidence_regions}
+TASKS: dict[str, Callable[..., Any]] = {
+    "fanova": _fanova_task, "regions": confidence_regions, "subspace": _subspace_task,
+}
 
 
 Outcome = tuple["FanovaResult", ImportanceSnapshot]

@@ -16,6 +16,8 @@ from ._optuna_shrink import ShrinkingSampler
 if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
 
+    from .._subspace import SubspaceResult
+
 
 __all__ = ["ImportanceCallback"]
 
@@ -56,12 +58,17 @@ class ImportanceCallback(LiveResults):
         Importance among the best trials: cap the objective at this quantile.
     publish : bool, default=True
         Store the summary in the study's user attributes.
-    shrink_to : int, optional
+    shrink_to : int or "auto", optional
         After ``shrink_after`` trials, keep the ``shrink_to`` most important
         parameters free and fix the others, to their ``defaults`` value if
-        given, else to the best trial's value. Takes effect in studies whose
-        sampler is a :class:`ShrinkingSampler`; done once per study (a
-        ``release()`` is never undone by a later refit).
+        given, else to the best trial's value. With ``"auto"``, fix exactly the
+        parameters :func:`hpinsight.suggest_subspace` finds unimportant among good
+        trials *and* safely cheap to fix (tuning risk on the forest), at their
+        ``defaults`` value, else the space's or the best trials' most frequent
+        setting; until some parameter qualifies, it asks again at every refit
+        (:attr:`subspace` holds the latest answer, with reasons). Takes effect in
+        studies whose sampler is a :class:`ShrinkingSampler`; done once per
+        study (a ``release()`` is never undone by a later refit).
     shrink_after : int, default=50
         COMPLETE trials needed before shrinking.
     defaults : mapping of str to value, optional
@@ -131,7 +138,7 @@ class ImportanceCallback(LiveResults):
         target: Callable[[FrozenTrial], float] | None = None,
         cap_quantile: float | None = None,
         publish: bool = True,
-        shrink_to: int | None = None,
+        shrink_to: int | Literal["auto"] | None = None,
         shrink_after: int = 50,
         defaults: Mapping[str, Any] | None = None,
         narrow_quantile: float | None = None,
@@ -159,7 +166,8 @@ class ImportanceCallback(LiveResults):
             else check_real(cap_quantile, "cap_quantile", func, low=0.0, high=1.0, low_open=True),
             n_jobs=n_jobs,
             publish=bool(publish),
-            shrink_to=check_int(shrink_to, "shrink_to", func, minimum=1, allow_none=True),
+            shrink_to="auto" if shrink_to == "auto" else check_int(
+                shrink_to, "shrink_to", func, minimum=1, allow_none=True),
             shrink_after=check_int(shrink_after, "shrink_after", func, minimum=2),  # type: ignore[arg-type]
             defaults=dict(defaults or {}),
             narrow_quantile=None
@@ -186,6 +194,11 @@ class ImportanceCallback(LiveResults):
         )
 
     # ---------------------------------------------------------------- public state
+    @property
+    def subspace(self) -> SubspaceResult | None:
+        """With ``shrink_to="auto"``: the latest subspace suggestion, with its reasons."""
+        return self._refitter.subspace
+
     @property
     def summary_key(self) -> str:
         """The study user attribute the summary is published under."""
@@ -275,7 +288,7 @@ class ImportanceCallback(LiveResults):
         self._warned_sampler = True
         if not isinstance(study.sampler, ShrinkingSampler):
             _logger.warning(
-                "hpinsight: shrink_to=%d is recorded in the study but this process's sampler "
+                "hpinsight: shrink_to=%r is recorded in the study but this process's sampler "
                 "(%s) ignores it; create the study with sampler=ShrinkingSampler(%s) to follow it.",
                 self._refitter.shrink_to, type(study.sampler).__name__,
                 type(study.sampler).__name__ + "(...)",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import optuna
@@ -21,6 +21,7 @@ from ._optuna_shrink import DECISIONS_KEY, read_restriction, restrict
 
 if TYPE_CHECKING:
     from .._fanova import FanovaResult
+    from .._subspace import SubspaceResult
 
 __all__ = ["SUMMARY_KEY", "Refitter", "best_ranges"]
 
@@ -41,7 +42,7 @@ class Refitter:
         cap_quantile: float | None,
         n_jobs: int | None,
         publish: bool,
-        shrink_to: int | None,
+        shrink_to: int | Literal["auto"] | None,
         shrink_after: int,
         defaults: Mapping[str, Any],
         logger: logging.Logger,
@@ -63,6 +64,8 @@ class Refitter:
                                  n_jobs=n_jobs, isolation=isolation, logger=logger,
                                  regions=regions, region_splits=region_splits)
         self._told_changed: set[str] = set()
+        #: The latest ``shrink_to="auto"`` suggestion (None before the first).
+        self.subspace: SubspaceResult | None = None
 
     def refit(self, study: optuna.Study) -> tuple[FanovaResult, ImportanceSnapshot] | None:
         """Refit if there are enough new trials; None when there was nothing to do."""
@@ -99,7 +102,10 @@ class Refitter:
         decisions = study.user_attrs.get(DECISIONS_KEY)
         if isinstance(decisions, list) and decisions:
             return  # decided before (and maybe released by the user): never shrink twice
-        assert self.shrink_to is not None
+        if self.shrink_to == "auto":
+            self._shrink_auto(study, history, snapshot)
+            return
+        assert isinstance(self.shrink_to, int)
         keep = list(snapshot.importances)[: self.shrink_to]
         best_id, incumbent, _ = history.best()
         fixed: dict[str, Any] = {}
@@ -125,6 +131,34 @@ class Refitter:
                     f"{self.narrow_quantile:.0%} of trials")
         restrict(study, fixed, ranges=ranges, why=why, after_trial=snapshot.last_trial)
         self.logger.info("hpinsight: %s", why)
+
+
+    def _shrink_auto(
+        self, study: optuna.Study, history: TrialHistory, snapshot: ImportanceSnapshot
+    ) -> None:
+        subspace = self.fitter.suggest_subspace(history, defaults=self.defaults)
+        self.subspace = subspace
+        if not subspace.fixed:
+            self.logger.info(
+                "hpinsight: shrink_to='auto' after %d trials: no parameter is both unimportant "
+                "and safely cheap to fix yet; asking again after the next refit.",
+                history.n_trials)
+            return
+        ranges = {} if self.narrow_quantile is None else best_ranges(
+            history, list(subspace.keep), self.narrow_quantile)
+        fixed = ", ".join(f"{n}={v!r}" for n, v in subspace.fixed.items())
+        why = (
+            f"shrink_to='auto' after {history.n_trials} trials: fixed {fixed}, each "
+            f"unimportant among good trials ({subspace.notion} notion) and costing at most "
+            f"{subspace.margin:.3g} by the forest; kept {', '.join(subspace.keep)}"
+        )
+        if ranges:
+            why += (f"; narrowed {', '.join(ranges)} to the range of the best "
+                    f"{self.narrow_quantile:.0%} of trials")
+        restrict(study, subspace.fixed, ranges=ranges, why=why, after_trial=snapshot.last_trial)
+        self.logger.info("hpinsight: %s", why)
+        for name in subspace.fixed:
+            self.logger.info("hpinsight:   %s: %s", name, subspace.reasons[name])
 
 
 def best_ranges(

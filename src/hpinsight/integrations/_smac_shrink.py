@@ -29,11 +29,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import ConfigSpace as CS
 
 from ..exceptions import InvalidSpaceError
+
+if TYPE_CHECKING:
+    from .._subspace import SubspaceResult
 
 __all__ = ["ContinuedRun", "reduce_configspace", "shrink_and_continue"]
 
@@ -170,6 +173,8 @@ class ContinuedRun:
         Old runs left out: not successful, or forbidden in the subspace.
     output_directory : pathlib.Path
         Where the new run writes its files.
+    subspace : SubspaceResult or None
+        With ``keep="auto"``: the suggestion the choice came from, with its reasons.
     """
 
     facade: Any
@@ -179,6 +184,7 @@ class ContinuedRun:
     n_merged: int
     n_skipped: int
     output_directory: Path
+    subspace: SubspaceResult | None = None
 
     def __repr__(self) -> str:
         return (f"ContinuedRun(kept={list(self.kept)}, fixed={dict(self.fixed)}, "
@@ -190,7 +196,7 @@ def shrink_and_continue(
     target_function: Any,
     *,
     n_trials: int,
-    keep: int | None = None,
+    keep: int | Literal["auto"] | None = None,
     fixed: Mapping[str, Any] | None = None,
     importances: Sequence[str] | None = None,
     name: str | None = None,
@@ -207,10 +213,14 @@ def shrink_and_continue(
         The function SMAC evaluates (facades do not expose it).
     n_trials : int
         New evaluations for the continued run.
-    keep : int, optional
+    keep : int or "auto", optional
         Keep this many parameters, the most important first; fix the others
         to the incumbent's value (to the parameter's default where the
-        incumbent has it inactive).
+        incumbent has it inactive). ``"auto"``: fix exactly the parameters
+        :func:`hpinsight.suggest_subspace` finds unimportant among good
+        configurations and safely cheap to fix, at the configuration space's
+        default values (SMAC spaces always declare one); nothing is fixed when
+        none qualifies (the run simply continues).
     fixed : mapping of str to value, optional
         Fix exactly these instead of ``keep``.
     importances : sequence of str, optional
@@ -239,8 +249,14 @@ def shrink_and_continue(
     if (keep is None) == (fixed is None):
         raise ValueError("shrink_and_continue needs exactly one of 'keep' (a number of "
                          "parameters to keep) and 'fixed' (the values to fix).")
-    if fixed is None:
-        assert keep is not None
+    subspace = None
+    if keep == "auto":
+        from .._subspace import suggest_subspace
+
+        subspace = suggest_subspace(TrialHistory.from_smac(facade), seed=seed)
+        fixed = subspace.fixed
+    elif fixed is None:
+        assert isinstance(keep, int)
         ranked = list(importances) if importances is not None else [
             i.params[0] for i in fanova(TrialHistory.from_smac(facade), seed=seed).ranking(order=1)]
         order = ranked + [n for n in cs if n not in ranked]
@@ -282,7 +298,7 @@ def shrink_and_continue(
     kept = tuple(n for n in reduced if n not in fixed)
     return ContinuedRun(new, MappingProxyType(dict(fixed)), kept, n_told,
                         sum(len(r) for r in merged.values()) - n_told, n_skipped,
-                        Path(new_scenario.output_directory))
+                        Path(new_scenario.output_directory), subspace)
 
 
 # ---------------------------------------------------------------------------- internals
