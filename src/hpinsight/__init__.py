@@ -35,7 +35,8 @@ from .exceptions import (
 )
 
 if TYPE_CHECKING:
-    from . import integrations
+    from . import integrations, plotting
+    from .plotting import plot_partial_dependence, plot_regions
 
 __all__ = [
     "AnyOf",
@@ -72,6 +73,9 @@ __all__ = [
     "integrations",
     "noninferiority_test",
     "partial_dependence",
+    "plot_partial_dependence",
+    "plot_regions",
+    "plotting",
     "suggest_subspace",
     "surrogate_tuning_risk",
     "tuning_risk",
@@ -87,10 +91,14 @@ def __getattr__(name: str) -> Any:
             return version("hpinsight")
         except PackageNotFoundError:  # running from a source tree that is not installed
             return "0+unknown"
-    if name == "integrations":
+    if name in ("integrations", "plotting"):
         import importlib
 
-        return importlib.import_module(".integrations", __name__)
+        return importlib.import_module(f".{name}", __name__)
+    if name in ("plot_partial_dependence", "plot_regions"):
+        from . import plotting
+
+        return getattr(plotting, name)
     raise AttributeError(f"module 'hpinsight' has no attribute {name!r}")
 
 

@@ -152,6 +152,12 @@ class PartialDependenceResult(PDBand):
         q = NormalDist().inv_cdf(0.5 + float(level) / 2.0)
         return self.mean - q * self.std, self.mean + q * self.std
 
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Draw the PDP with its band; see :func:`hpinsight.plot_partial_dependence`."""
+        from .plotting import plot_partial_dependence
+
+        return plot_partial_dependence(self, ax=ax, **kwargs)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe summary: grid, PD mean and std, and the method (no ICE curves)."""
         return {

@@ -122,6 +122,12 @@ class RegionTree:
         return (f"RegionTree(params={self.pd.params}, leaves={len(self.leaves())}, "
                 f"splits={len(self.leaves()) - 1})")
 
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Draw the global and regional PDPs; see :func:`hpinsight.plot_regions`."""
+        from .plotting import plot_regions
+
+        return plot_regions(self, ax=ax, **kwargs)
+
     def leaves(self) -> list[RegionNode]:
         """The leaf regions, left to right; they partition the space."""
         out, todo = [], [self.root]

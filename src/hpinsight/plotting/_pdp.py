@@ -1,0 +1,170 @@
+"""Matplotlib rendering of partial dependence plots and confidence-split regions."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._optional import import_optional
+from ._data import PD2PlotData, PDPlotData, pd2_plot_data, pd_plot_data, region_plot_data
+
+if TYPE_CHECKING:
+    from .._pdp import PartialDependenceResult
+    from .._regions import RegionNode, RegionTree
+
+__all__ = ["plot_partial_dependence", "plot_regions"]
+
+_MARK_STYLE = {"incumbent": ("tab:red", "--"), "default": ("0.3", ":")}
+
+
+def plot_partial_dependence(
+    result: PartialDependenceResult,
+    *,
+    ax: Any = None,
+    level: float = 0.95,
+    ice: int = 0,
+    marks: dict[str, Any] | None = None,
+    seed: int | None = 0,
+) -> Any:
+    """Draw a PDP with its confidence band (Moosbauer et al. 2021, Fig. 3).
+
+    Parameters
+    ----------
+    result : PartialDependenceResult
+        One parameter: the PD line with a shaded band (error bars for categoricals),
+        on a log axis for log parameters. Two parameters: a heatmap of the PD with
+        contour lines of its standard deviation.
+    ax : matplotlib Axes, optional
+        Where to draw (default: a new figure).
+    level : float, default=0.95
+        Coverage of the band.
+    ice : int, default=0
+        Also draw this many ICE curves (randomly chosen, thin) behind the PD.
+    marks : dict of str to value, optional
+        Vertical lines at native values, e.g. ``{"incumbent": study.best_params["lr"]}``.
+    seed : int, optional
+        Which ICE curves are drawn.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("lr", 1e-4, 1, log=True), hp.Float("x", 0, 1)])
+    >>> configs = space.sample(100, seed=0)
+    >>> result = hp.fanova(configs, [c["x"] + c["lr"] for c in configs], space, seed=0)
+    >>> pd = hp.partial_dependence(result, params="lr", n_samples=100, seed=0)
+    >>> ax = hp.plot_partial_dependence(pd, ice=10)
+    >>> ax.get_xscale()
+    'log'
+    """
+    plt = import_optional("matplotlib.pyplot", "plot_partial_dependence")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.5, 3.6))
+    if len(result.params) == 2:
+        _draw_2d(ax, pd2_plot_data(result))
+        return ax
+    data = pd_plot_data(result, level=level, ice=ice, seed=seed, marks=marks)
+    _draw_1d(ax, data)
+    ax.set_title(f"Partial dependence of {data.param}")
+    return ax
+
+
+def plot_regions(
+    tree: RegionTree,
+    *,
+    ax: Any = None,
+    level: float = 0.95,
+    highlight: RegionNode | dict[str, Any] | None = None,
+    marks: dict[str, Any] | None = None,
+) -> Any:
+    """Draw a confidence-split PDP: the global band and each leaf region's PD and band.
+
+    Parameters
+    ----------
+    tree : RegionTree
+        From :func:`~hpinsight.confidence_split` of a one-parameter PDP.
+    ax : matplotlib Axes, optional
+    level : float, default=0.95
+    highlight : RegionNode or configuration, optional
+        The region to emphasize, or a configuration (e.g. the incumbent's parameters)
+        whose region is emphasized and whose value is marked.
+    marks : dict of str to value, optional
+        Vertical lines at native values.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    plt = import_optional("matplotlib.pyplot", "plot_regions")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 3.8))
+    marks = dict(marks or {})
+    node = highlight
+    if isinstance(highlight, dict):
+        node = tree.leaf_for(highlight)
+        name = tree.pd.params[0]
+        if name in highlight:
+            marks.setdefault("incumbent", highlight[name])
+    data = region_plot_data(tree, level=level, highlight=node,  # type: ignore[arg-type]
+                            marks=marks)
+    _draw_1d(ax, data)
+    ax.set_title(f"Partial dependence of {data.param} by confidence region")
+    return ax
+
+
+def _draw_1d(ax: Any, data: PDPlotData) -> None:
+    categorical = data.tick_labels is not None
+    for row in data.ice:
+        ax.plot(data.x, row, color="0.75", linewidth=0.6, zorder=1)
+    colors = iter(["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown",
+                   "tab:pink", "tab:olive", "tab:cyan"])
+    for i, curve in enumerate(data.curves):
+        color = "black" if i == 0 and len(data.curves) > 1 else next(colors)
+        width = 2.6 if curve.highlight else (1.2 if i == 0 and len(data.curves) > 1 else 1.8)
+        label = curve.label + ("  ← incumbent's region" if curve.highlight else "")
+        if categorical:
+            offset = 0.0 if len(data.curves) == 1 else (i - (len(data.curves) - 1) / 2) * 0.12
+            ax.errorbar(data.x + offset, curve.mean,
+                        yerr=[curve.mean - curve.lower, curve.upper - curve.mean],
+                        fmt="o", color=color, capsize=3, linewidth=width, label=label, zorder=3)
+        else:
+            ax.plot(data.x, curve.mean, color=color, linewidth=width, label=label, zorder=3)
+            alpha = 0.25 if len(data.curves) == 1 or curve.highlight else 0.12
+            ax.fill_between(data.x, curve.lower, curve.upper, color=color, alpha=alpha,
+                            linewidth=0, zorder=2)
+    for label, pos in data.marks.items():
+        color, style = _MARK_STYLE.get(label, ("0.4", "-."))
+        ax.axvline(pos, color=color, linestyle=style, linewidth=1.2, label=label, zorder=4)
+    if data.log:
+        ax.set_xscale("log")
+    if categorical:
+        ax.set_xticks(data.x)
+        ax.set_xticklabels(list(data.tick_labels or ()))
+    ax.set_xlabel(data.param)
+    ax.set_ylabel(data.ylabel)
+    ax.legend(fontsize="small", title=f"{data.level:.0%} band", title_fontsize="small")
+
+
+def _draw_2d(ax: Any, data: PD2PlotData) -> None:
+    mesh = ax.pcolormesh(data.x, data.y, data.mean, shading="nearest", cmap="viridis")
+    ax.figure.colorbar(mesh, ax=ax, label="partial dependence")
+    if np.ptp(data.std) > 0:
+        lines = ax.contour(data.x, data.y, data.std, colors="white", linewidths=0.8)
+        ax.clabel(lines, fontsize="x-small", fmt="sd %.2g")
+    for axis, labels, log in (("x", data.tick_labels[0], data.log[0]),
+                              ("y", data.tick_labels[1], data.log[1])):
+        if log:
+            getattr(ax, f"set_{axis}scale")("log")
+        if labels is not None:
+            positions = data.x if axis == "x" else data.y
+            getattr(ax, f"set_{axis}ticks")(positions)
+            getattr(ax, f"set_{axis}ticklabels")(list(labels))
+    ax.set_xlabel(data.params[0])
+    ax.set_ylabel(data.params[1])
+    ax.set_title(f"Partial dependence of {data.params[0]} and {data.params[1]}")
