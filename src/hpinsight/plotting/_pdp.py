@@ -120,6 +120,7 @@ def plot_regions(
 
 def _draw_1d(ax: Any, data: PDPlotData) -> None:
     categorical = data.tick_labels is not None
+    any_highlight = any(c.highlight for c in data.curves)
     for row in data.ice:
         ax.plot(data.x, row, color="0.75", linewidth=0.6, zorder=1)
     colors = iter(["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown",
@@ -135,9 +136,14 @@ def _draw_1d(ax: Any, data: PDPlotData) -> None:
                         fmt="o", color=color, capsize=3, linewidth=width, label=label, zorder=3)
         else:
             ax.plot(data.x, curve.mean, color=color, linewidth=width, label=label, zorder=3)
-            alpha = 0.25 if len(data.curves) == 1 or curve.highlight else 0.12
-            ax.fill_between(data.x, curve.lower, curve.upper, color=color, alpha=alpha,
-                            linewidth=0, zorder=2)
+            if len(data.curves) == 1 or curve.highlight or (i == 0 and not any_highlight):
+                # regions: shade the whole space's band, or the emphasized region's only
+                ax.fill_between(data.x, curve.lower, curve.upper, color=color,
+                                alpha=0.25 if curve.highlight or len(data.curves) == 1
+                                else 0.12, linewidth=0, zorder=2)
+            elif not any_highlight:
+                ax.plot(data.x, curve.lower, color=color, linewidth=0.7, linestyle=":")
+                ax.plot(data.x, curve.upper, color=color, linewidth=0.7, linestyle=":")
     for label, pos in data.marks.items():
         color, style = _MARK_STYLE.get(label, ("0.4", "-."))
         ax.axvline(pos, color=color, linestyle=style, linewidth=1.2, label=label, zorder=4)
@@ -148,7 +154,11 @@ def _draw_1d(ax: Any, data: PDPlotData) -> None:
         ax.set_xticklabels(list(data.tick_labels or ()))
     ax.set_xlabel(data.param)
     ax.set_ylabel(data.ylabel)
-    ax.legend(fontsize="small", title=f"{data.level:.0%} band", title_fontsize="small")
+    if len(data.curves) > 1:  # region labels are long: beside the axes
+        ax.legend(fontsize="small", title=f"{data.level:.0%} band", title_fontsize="small",
+                  loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    else:
+        ax.legend(fontsize="small", title=f"{data.level:.0%} band", title_fontsize="small")
 
 
 def _draw_2d(ax: Any, data: PD2PlotData) -> None:
