@@ -432,10 +432,10 @@ def _describe(
         here = tuple(bounds.get(name, param.choices))
         left = tuple(c for c in here if c in rule)
         right = tuple(c for c in here if c not in rule)
-        def shown(choices: tuple[Any, ...]) -> str:  # in the parameter's own order
+        def listed(choices: tuple[Any, ...]) -> str:  # in the parameter's own order
             return "{" + ", ".join(map(repr, choices)) + "}"
 
-        return (f"{name} in {shown(left)}", f"{name} in {shown(right)}",
+        return (f"{name} in {listed(left)}", f"{name} in {listed(right)}",
                 {**bounds, name: left}, {**bounds, name: right})
     value = math.exp(rule) if param.log else rule  # the encoded coordinate is log for log=True
     low, high = bounds.get(name, (param.low, param.high))
