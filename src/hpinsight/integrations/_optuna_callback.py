@@ -65,8 +65,9 @@ class ImportanceCallback(LiveResults):
         parameters :func:`hpinsight.suggest_subspace` finds unimportant among good
         trials *and* safely cheap to fix (tuning risk on the forest), at their
         ``defaults`` value, else the space's or the best trials' most frequent
-        setting; until some parameter qualifies, it asks again at every refit
-        (:attr:`subspace` holds the latest answer, with reasons). Takes effect in
+        setting; decided once, at the first refit with ``shrink_after`` trials (a
+        "keep" decision is recorded when nothing qualifies; :attr:`subspace` holds
+        the answer, with reasons). Takes effect in
         studies whose sampler is a :class:`ShrinkingSampler`; done once per
         study (a ``release()`` is never undone by a later refit).
     shrink_after : int, default=50

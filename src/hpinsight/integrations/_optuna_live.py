@@ -17,7 +17,7 @@ import optuna
 
 from .._history import TrialHistory
 from ._live import ImportanceSnapshot, LiveFanova, compact_summary
-from ._optuna_shrink import DECISIONS_KEY, read_restriction, restrict
+from ._optuna_shrink import DECISIONS_KEY, read_restriction, record_decision, restrict
 
 if TYPE_CHECKING:
     from .._fanova import FanovaResult
@@ -138,24 +138,26 @@ class Refitter:
     ) -> None:
         subspace = self.fitter.suggest_subspace(history, defaults=self.defaults)
         self.subspace = subspace
-        if not subspace.fixed:
-            self.logger.info(
-                "hpinsight: shrink_to='auto' after %d trials: no parameter is both unimportant "
-                "and safely cheap to fix yet; asking again after the next refit.",
-                history.n_trials)
-            return
-        ranges = {} if self.narrow_quantile is None else best_ranges(
+        # decided once, like shrink_to=k: asking again at every refit would be testing
+        # again and again until noise calls something safe
+        ranges = {} if self.narrow_quantile is None or not subspace.fixed else best_ranges(
             history, list(subspace.keep), self.narrow_quantile)
-        fixed = ", ".join(f"{n}={v!r}" for n, v in subspace.fixed.items())
-        why = (
-            f"shrink_to='auto' after {history.n_trials} trials: fixed {fixed}, each "
-            f"unimportant among good trials ({subspace.notion} notion) and costing at most "
-            f"{subspace.margin:.3g} by the forest; kept {', '.join(subspace.keep)}"
-        )
+        if subspace.fixed:
+            fixed = ", ".join(f"{n}={v!r}" for n, v in subspace.fixed.items())
+            why = (f"shrink_to='auto' after {history.n_trials} trials: fixed {fixed}, each "
+                   f"unimportant and costing at most {subspace.margin:.3g} by the forest; kept "
+                   f"{', '.join(subspace.keep)}")
+        else:
+            why = (f"shrink_to='auto' after {history.n_trials} trials: kept every parameter; "
+                   "none is both unimportant and safely cheap to fix")
         if ranges:
             why += (f"; narrowed {', '.join(ranges)} to the range of the best "
                     f"{self.narrow_quantile:.0%} of trials")
-        restrict(study, subspace.fixed, ranges=ranges, why=why, after_trial=snapshot.last_trial)
+        if subspace.fixed or ranges:
+            restrict(study, subspace.fixed, ranges=ranges, why=why,
+                     after_trial=snapshot.last_trial)
+        else:
+            record_decision(study, "keep", {}, why, snapshot.last_trial)
         self.logger.info("hpinsight: %s", why)
         for name in subspace.fixed:
             self.logger.info("hpinsight:   %s: %s", name, subspace.reasons[name])

@@ -357,6 +357,14 @@ def _append_decision(study: optuna.Study, decision: dict[str, Any]) -> None:
     study.set_user_attr(DECISIONS_KEY, log)
 
 
+def record_decision(
+    study: optuna.Study, action: str, params: Mapping[str, Any], why: str,
+    after_trial: int | None,
+) -> None:
+    """Append a decision that changes no restriction (e.g. "keep") to the study's log."""
+    _append_decision(study, _decision(action, params, why, after_trial))
+
+
 def _last_finished(study: optuna.Study) -> int | None:
     finished = [t.number for t in study.get_trials(deepcopy=False) if t.state.is_finished()]
     return max(finished) if finished else None
