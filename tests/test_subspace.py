@@ -107,7 +107,7 @@ def test_declared_defaults_enable_improvement_over_the_default():
     space = hp.SearchSpace([hp.Float("x", 0.0, 1.0, default=0.9),
                             hp.Float("z", 0.0, 1.0, default=0.5)])
     configs = space.sample(300, seed=4)
-    y = [(c["x"] - 0.3) ** 2 + 0.001 * c["z"] for c in configs]
+    y = [(c["x"] - 0.3) ** 2 + 1e-5 * c["z"] for c in configs]
     sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
     assert sub.notion == "default"  # declared defaults, and enough trials beat them
     assert sub.default_sources == {"x": "space", "z": "space"}

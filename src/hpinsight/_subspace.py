@@ -34,8 +34,8 @@ risk means the default beat what the search found.
   parameter's optimum and predicts no cost for fixing it, which
   ``benchmarks/bench_subspace.py`` showed fixing such parameters at a poor value;
 * or fixing it is not safely cheap: its mean risk, or the ``confidence`` quantile of its
-  per-tree risks, exceeds ``risk_margin`` times the improvement the study has achieved
-  (median trial to best trial).
+  per-tree risks, exceeds ``risk_margin`` times the spread of the good trials (from the
+  best trial to the ``top_quantile`` quantile).
 
 Everything else is fixed at its default. Capping at a quantile still credits a parameter
 with one always-good setting (its bad settings sit at the cap, its good one dips
@@ -44,8 +44,9 @@ below), so the rule errs towards keeping.
 Deviation from Weerts (2018): the paper's margin is on the *relative* risk
 ``(x_f - x_nf) / x_nf``, which needs a loss >= 0. A live study's objective can be
 anything (a negative log-likelihood, a score to maximize), so the margin here is
-relative to the tuning gain observed so far, which has the objective's units and sign
-conventions built in.
+relative to the spread among the good trials, which has the objective's units and sign
+conventions built in and, like the capped analysis, looks at what separates good from
+best rather than good from bad.
 """
 
 from __future__ import annotations
@@ -241,7 +242,8 @@ class SubspaceResult:
     default_sources : dict of str to str
         "given", "space" (declared in the search space) or "data".
     margin : float
-        The risk margin in objective units (``risk_margin`` times the tuning gain).
+        The risk margin in objective units (``risk_margin`` times the good trials'
+        spread).
     n_trials : int
     """
 
@@ -293,7 +295,7 @@ def suggest_subspace(
     good: Literal["auto", "default", "quantile"] = "auto",
     overall: bool = True,
     importance_threshold: float = 0.05,
-    risk_margin: float = 0.02,
+    risk_margin: float = 0.05,
     confidence: float = 0.9,
     shadows: int = 3,
     min_keep: int = 1,
@@ -334,9 +336,9 @@ def suggest_subspace(
         Columns of random numbers added to the forests as a null reference: a
         parameter counts as important only if it explains more than every shadow
         (0: the threshold alone decides).
-    risk_margin : float, default=0.02
-        Fixing must cost less than this fraction of the tuning gain so far
-        (median trial to best trial), on average over trees...
+    risk_margin : float, default=0.05
+        Fixing must cost less than this fraction of the spread of the good trials
+        (best trial to the ``top_quantile`` quantile), on average over trees...
     confidence : float in (0.5, 1), default=0.9
         ...and in this fraction of the trees.
     min_keep : int, default=1
@@ -422,7 +424,7 @@ def suggest_subspace(
     risks = surrogate_tuning_risk(plain, chosen, configs=aug.configs,
                                   n_candidates=n_candidates, seed=seed)
     best = float(np.min(sign * history.y))
-    gain = float(np.median(sign * history.y)) - best
+    gain = float(np.quantile(sign * history.y, top_quantile)) - best
     margin = risk_margin * gain
 
     ranked = sorted(space.names, key=lambda n: (-importance[n], -imp_top[n]))
