@@ -2,8 +2,24 @@
 
 from __future__ import annotations
 
+from ._defaults import DefaultValues
 from ._fanova import FanovaResult, Importance, MarginalResult
 from ._pdp import PartialDependenceResult
-from ._regions import RegionTree
+from ._regions import RegionNode, RegionTree
+from ._risk import NonInferiorityResult, TuningRiskResult, TuningRiskRow
+from ._subspace import SubspaceResult, SurrogateRisk
 
-__all__ = ["FanovaResult", "Importance", "MarginalResult", "PartialDependenceResult", "RegionTree"]
+__all__ = [
+    "DefaultValues",
+    "FanovaResult",
+    "Importance",
+    "MarginalResult",
+    "NonInferiorityResult",
+    "PartialDependenceResult",
+    "RegionNode",
+    "RegionTree",
+    "SubspaceResult",
+    "SurrogateRisk",
+    "TuningRiskResult",
+    "TuningRiskRow",
+]
