@@ -47,7 +47,7 @@ __all__ = ["DefaultValues", "default_values", "most_frequent_setting"]
 _FUNC = "default_values"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DefaultValues:
     """Data-driven defaults (see :func:`default_values`).
 

@@ -42,7 +42,7 @@ What this module does beyond the paper, and why:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -67,7 +67,7 @@ ZeroMethod = Literal["wilcox", "pratt", "zsplit"]
 Method = Literal["auto", "exact", "approx"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NonInferiorityResult:
     """One non-inferiority test (see :func:`noninferiority_test`).
 
@@ -102,7 +102,7 @@ class NonInferiorityResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation."""
-        return {k: _finite_or_none(v) for k, v in self.__dict__.items()}
+        return {f.name: _finite_or_none(getattr(self, f.name)) for f in fields(self)}
 
 
 def noninferiority_test(
@@ -248,7 +248,7 @@ def holm_bonferroni(pvalues: ArrayLike, alpha: float = 0.05) -> tuple[NDArray[np
     return adjusted, adjusted <= alpha
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TuningRiskRow:
     """Tuning risk of one parameter (see :func:`tuning_risk`).
 
@@ -285,12 +285,13 @@ class TuningRiskRow:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation."""
-        out = {k: _finite_or_none(v) for k, v in self.__dict__.items() if k != "test"}
+        out = {f.name: _finite_or_none(getattr(self, f.name)) for f in fields(self)
+               if f.name != "test"}
         out["test"] = self.test.to_dict()
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TuningRiskResult:
     """Tuning risk and non-inferiority of several parameters (Weerts 2018, Tables 5-6).
 

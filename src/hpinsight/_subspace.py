@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 __all__ = ["SubspaceResult", "SurrogateRisk", "suggest_subspace", "surrogate_tuning_risk"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SurrogateRisk:
     """Predicted cost of fixing one parameter at its default (see :func:`surrogate_tuning_risk`).
 
@@ -212,7 +212,7 @@ def _per_tree(result: FanovaResult, X: NDArray[np.float64]) -> NDArray[np.float6
     return np.stack([t.value[t.apply(X)] for t in result.forest.trees])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SubspaceResult:
     """Which parameters to keep searching and which to fix (see :func:`suggest_subspace`).
 
