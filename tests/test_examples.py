@@ -35,3 +35,41 @@ def test_smac_example_watches_both_forests_and_reads_the_run_back():
     assert lines[3].startswith("SMAC's forest ")
     assert lines[5].startswith("saved run: 40 configurations, result in ")
     assert lines[6].startswith("Importance(learning_rate: ")
+
+
+def test_tuning_risk_example_quick_mode_runs_both_algorithms():
+    pytest.importorskip("optuna")
+    out = subprocess.run(
+        [sys.executable, str(EXAMPLES / "tuning_risk_sklearn.py"), "--quick"],
+        check=True, capture_output=True, text=True, timeout=120,
+    ).stdout
+    lines = out.splitlines()
+    assert lines[0].startswith("datasets: iris, wine; 2 seeds, 3 trials, 2x2 nested CV")
+    assert [line.split(":")[0] for line in lines if line.startswith("== ")] == [
+        "== random forest", "== SVM"]
+    assert sum(line.startswith("parameter ") for line in lines) == 2
+    verdicts = [line.split() for line in lines if line.endswith(("agrees", "differs"))]
+    assert [v[0] for v in verdicts] == [
+        "bootstrap", "criterion", "max_features", "min_samples_leaf", "min_samples_split",
+        "svc__C", "svc__gamma", "svc__tol", "svc__shrinking"]
+    agree = sum(v[-1] == "agrees" for v in verdicts)
+    assert lines[-1] == f"{agree} of 9 verdicts agree with the paper's Table 6"
+
+
+def test_pdp_example_finds_a_narrower_incumbent_region_and_saves_the_figure(tmp_path):
+    pytest.importorskip("optuna")
+    pytest.importorskip("matplotlib")
+    figure = tmp_path / "pdp.png"
+    out = subprocess.run(
+        [sys.executable, str(EXAMPLES / "pdp_confidence_regions.py"), "--out", str(figure)],
+        check=True, capture_output=True, text=True, timeout=300,
+    ).stdout
+    lines = out.splitlines()
+    assert lines[0].startswith("most important: lr ")
+    global_mc = float(lines[1].rsplit(" ", 1)[1])
+    assert lines[2].startswith("incumbent's region: ")
+    region_mc = float(lines[2].split("mean confidence ")[1].split()[0])
+    assert region_mc < global_mc
+    assert figure.stat().st_size > 10_000
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert lines[4].startswith("20 more trials in the region: best ")
