@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import subprocess
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import optuna
@@ -204,18 +208,23 @@ def test_restrict_rejects_bad_ranges() -> None:
     assert read_ranges(study) == {}
 
 
-def test_watch_shrinks_and_narrows_a_stored_study_for_its_workers(tmp_path: Any) -> None:
-    import subprocess
-    import sys
-
-    url = f"sqlite:///{tmp_path / 'w.db'}"
+@contextlib.contextmanager
+def stored_study(tmp_path: Any, name: str) -> Iterator[tuple[Any, list[str]]]:
+    """A 60-trial random-search study in SQLite, and the ``hpinsight watch --once`` command."""
+    url = f"sqlite:///{tmp_path / (name + '.db')}"
     storage = optuna.storages.RDBStorage(url)
     try:
-        study = optuna.create_study(study_name="w", storage=storage,
+        study = optuna.create_study(study_name=name, storage=storage,
                                     sampler=optuna.samplers.RandomSampler(seed=0))
         study.optimize(objective, n_trials=60)
-        base = [sys.executable, "-m", "hpinsight", "watch", "--storage", url, "--study", "w",
-                "--once", "--seed", "0", "--n-trees", "32"]
+        yield storage, [sys.executable, "-m", "hpinsight", "watch", "--storage", url, "--study",
+                        name, "--once", "--seed", "0", "--n-trees", "32"]
+    finally:
+        storage.engine.dispose()
+
+
+def test_watch_shrinks_and_narrows_a_stored_study_for_its_workers(tmp_path: Any) -> None:
+    with stored_study(tmp_path, "w") as (storage, base):
         bad = subprocess.run([*base, "--narrow-quantile", "0.2"], capture_output=True, text=True,
                              timeout=120)
         assert bad.returncode == 2
@@ -240,8 +249,6 @@ def test_watch_shrinks_and_narrows_a_stored_study_for_its_workers(tmp_path: Any)
         for t in worker.trials[60:]:
             assert {n: t.params[n] for n in fixed} == fixed
             assert all(low <= t.params[n] <= high for n, (low, high) in ranges.items())
-    finally:
-        storage.engine.dispose()
 
 
 @pytest.mark.parametrize(
@@ -285,17 +292,8 @@ def test_auto_fixes_only_what_the_statistics_call_safe(base: Any) -> None:
 
 
 def test_watch_shrink_to_auto(tmp_path: Any) -> None:
-    import subprocess
-    import sys
-
-    url = f"sqlite:///{tmp_path / 'a.db'}"
-    storage = optuna.storages.RDBStorage(url)
-    try:
-        study = optuna.create_study(study_name="a", storage=storage,
-                                    sampler=optuna.samplers.RandomSampler(seed=0))
-        study.optimize(objective, n_trials=60)
-        base = [sys.executable, "-m", "hpinsight", "watch", "--storage", url, "--study", "a",
-                "--once", "--seed", "0", "--n-trees", "32", "--publish"]
+    with stored_study(tmp_path, "a") as (storage, base):
+        base = [*base, "--publish"]
         bad = subprocess.run([*base, "--shrink-to", "most"], capture_output=True, text=True,
                              timeout=120)
         assert bad.returncode == 2
@@ -309,5 +307,3 @@ def test_watch_shrink_to_auto(tmp_path: Any) -> None:
         (decision,) = study.user_attrs[DECISIONS_KEY]
         assert decision["action"] == ("fix" if fixed else "keep")
         assert "shrink_to='auto' after 60 trials" in decision["why"]
-    finally:
-        storage.engine.dispose()
