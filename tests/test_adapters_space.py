@@ -721,3 +721,24 @@ def test_adapter_modules_import_no_optimizer():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_is_active_reads_only_the_parents_and_order_puts_parents_first():
+    space = hp.SearchSpace(
+        [hp.Float("momentum", 0.0, 1.0), hp.Categorical("opt", ["sgd", "adam"]),
+         hp.Float("nesterov_gamma", 0.0, 1.0), hp.Float("lr", 1e-4, 1.0, log=True)],
+        conditions=[hp.Condition("momentum", "opt", values=["sgd"]),
+                    hp.Condition("nesterov_gamma", "momentum", gt=0.5)],
+    )
+    order = space.names_parents_first
+    assert order.index("opt") < order.index("momentum") < order.index("nesterov_gamma")
+    assert space.is_active("lr", {})
+    assert space.is_active("momentum", {"opt": "sgd"})
+    assert not space.is_active("momentum", {"opt": "adam"})
+    assert not space.is_active("momentum", {})  # a missing parent is inactive
+    assert space.is_active("nesterov_gamma", {"opt": "sgd", "momentum": 0.9})
+    assert not space.is_active("nesterov_gamma", {"opt": "sgd", "momentum": 0.2})
+    # the same answer as the encoded activity of a full configuration
+    config = {"opt": "sgd", "momentum": 0.7, "nesterov_gamma": 0.1, "lr": 0.01}
+    mask = space.active_mask(space.encode([config]))[0]
+    assert [space.is_active(n, config) for n in space.names] == mask.tolist()

@@ -125,3 +125,20 @@ def test_constant_half_takes_the_repeated_value():
     result = hp.default_values(_history(space, configs), top_n=6)
     assert result.values["x"] == 0.3
     assert math.isclose(result.support["x"], 4 / 6)
+
+
+def test_defaults_land_on_the_parameters_step_grid():
+    space = hp.SearchSpace([hp.Float("x", 0.0, 1.0, step=0.01), hp.Int("n", 10, 1000, step=10)])
+    configs = [{"x": round(0.1 * v, 2), "n": 10 * (1 + int(9 * v))} for v in VALUES]
+    result = hp.default_values(_history(space, configs), top_n=9)
+    assert space["x"].contains(result.values["x"])
+    assert space["n"].contains(result.values["n"])
+    assert result.values["x"] == pytest.approx(0.35)
+
+
+def test_tightly_clustered_best_values_do_not_ask_for_billions_of_bins():
+    space = hp.SearchSpace([hp.Float("lr", 1e-6, 1.0, log=True)])
+    configs = [{"lr": 0.01 * (1 + 1e-12 * i)} for i in range(30)]
+    configs += [{"lr": 10.0 ** -k} for k in range(1, 6)] + [{"lr": 0.5}] * 5
+    result = hp.default_values(_history(space, configs), top_n=40)
+    assert result.values["lr"] == pytest.approx(0.01, rel=1e-3)

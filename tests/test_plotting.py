@@ -111,3 +111,9 @@ def test_errors_name_the_fix(result):
     pd1 = hp.partial_dependence(result, params="x", n_samples=50, seed=0)
     with pytest.raises(ValueError, match="two-parameter"):
         pd2_plot_data(pd1)
+
+
+def test_two_parameter_pdp_refuses_ice_and_marks(result):
+    pd2 = hp.partial_dependence(result, params=("x", "lr"), n_samples=50, grid_size=5, seed=0)
+    with pytest.raises(ValueError, match="Leave out 'ice' and 'marks'"):
+        hp.plot_partial_dependence(pd2, ice=5)

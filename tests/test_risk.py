@@ -162,3 +162,22 @@ def test_inputs_are_not_mutated():
     hp.tuning_risk(fixed, free)
     np.testing.assert_array_equal(free, [0.1, 0.2, 0.3])
     np.testing.assert_array_equal(fixed["a"], [0.1, 0.25, 0.3])
+
+
+def test_pairs_exactly_on_the_margin_are_zeros():
+    free = np.array([0.13, 0.27, 0.31, 0.07, 0.52, 0.19])
+    result = hp.tuning_risk({"a": 1.01 * free}, free, margin=0.01)
+    test = result["a"].test
+    assert (test.n, test.n_zeros, test.n_ties) == (0, 6, 0)
+    assert test.pvalue == 1.0
+
+
+def test_pratt_with_several_zeros_matches_scipy():
+    rel = np.array([0.01, 0.01, -0.02, 0.03, -0.02, -0.04, 0.0, -0.05])
+    test = hp.noninferiority_test(rel, margin=0.01, zero_method="pratt", method="approx")
+    ref = wilcoxon(rel - 0.01, alternative="less", zero_method="pratt", correction=False,
+                   method="approx")
+    assert test.zstatistic == pytest.approx(-ref.zstatistic, rel=1e-12)
+    assert test.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
+    assert test.n_zeros == 2
+    assert test.n_ties == 2  # the two -0.03: zeros are not a tie group

@@ -108,3 +108,21 @@ def test_or_conditions_fold_by_the_fixed_part():
     assert [p.name for p in rest.parents_of["decay"]] == ["layers"]
     assert all(("decay" in c) == (c["layers"] > 3) for c in rest.sample_configuration(40))
     assert "decay" not in reduce_configspace(cs, {"optimizer": "adam", "layers": 2})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"keep": "Auto"}, r"positive int or 'auto'\. Got 'Auto'"),
+        ({"keep": 0}, r"positive int or 'auto'\. Got 0"),
+        ({"keep": 2.5}, r"positive int or 'auto'"),
+        ({"keep": "auto", "importances": ["a"]}, "importances"),
+        ({"keep": 2, "fixed": {"a": 1}}, "exactly one of"),
+    ],
+)
+def test_shrink_and_continue_rejects_bad_keep_before_touching_the_run(kwargs, match):
+    pytest.importorskip("smac")
+    from hpinsight.integrations.smac import shrink_and_continue
+
+    with pytest.raises(ValueError, match=match):
+        shrink_and_continue(None, None, n_trials=1, **kwargs)

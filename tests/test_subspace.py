@@ -182,3 +182,22 @@ def test_noise_parameters_cost_nothing_and_score_like_shadows():
     clash = hp.SearchSpace([hp.Float("__shadow0__", 0.0, 1.0), hp.Float("x", 0.0, 1.0)])
     with pytest.raises(hp.InvalidDataError, match="reserved"):
         hp.suggest_subspace(hp.TrialHistory(clash, clash.sample(20, seed=0), list(range(20))))
+
+
+def test_reported_configurations_hold_only_the_users_active_parameters():
+    space = hp.SearchSpace(
+        [hp.Categorical("opt", ["sgd", "adam"]), hp.Float("momentum", 0.0, 1.0),
+         hp.Float("x", 0.0, 1.0)],
+        conditions=[hp.Condition("momentum", "opt", values=["sgd"])],
+    )
+    configs = space.sample(120, seed=3)
+    y = [(c["x"] - 0.4) ** 2 + (0.5 if c["opt"] == "adam" else 0.1 * c["momentum"])
+         for c in configs]
+    sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
+    for risk in sub.risks.values():
+        for config in (risk.best_free, risk.best_fixed):
+            assert set(config) <= set(space.names)  # no shadow columns
+            if config["opt"] == "adam":
+                assert "momentum" not in config  # inactive: not reported
+        assert not risk.per_tree.flags.writeable
+    assert "__shadow0__" not in str(sub.to_dict())

@@ -118,6 +118,12 @@ def test_a_fixed_value_outside_a_changed_range_is_not_forced() -> None:
     assert len({t.params["x"] for t in study.trials}) == 5
 
 
+def test_shrink_to_must_be_a_positive_int_or_auto() -> None:
+    for wrong in (0, -1, "all", 2.0, True):
+        with pytest.raises(ValueError, match=r"positive int .* or 'auto'"):
+            ImportanceCallback(shrink_to=wrong)
+
+
 def test_restrict_rejects_values_optuna_cannot_store() -> None:
     study = optuna.create_study()
     with pytest.raises(TypeError, match="number, string, bool or None"):
@@ -294,10 +300,11 @@ def test_auto_fixes_only_what_the_statistics_call_safe(base: Any) -> None:
 def test_watch_shrink_to_auto(tmp_path: Any) -> None:
     with stored_study(tmp_path, "a") as (storage, base):
         base = [*base, "--publish"]
-        bad = subprocess.run([*base, "--shrink-to", "most"], capture_output=True, text=True,
-                             timeout=120)
-        assert bad.returncode == 2
-        assert "a whole number or 'auto'" in bad.stderr
+        for wrong in ("most", "0"):
+            bad = subprocess.run([*base, "--shrink-to", wrong], capture_output=True, text=True,
+                                 timeout=120)
+            assert bad.returncode == 2
+            assert "(1 or more) or 'auto'" in bad.stderr
         done = subprocess.run([*base, "--shrink-to", "auto", "--shrink-after", "40"],
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr

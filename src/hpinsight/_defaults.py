@@ -8,9 +8,10 @@ parameter, the default is the setting that occurs most often in the pool:
 * integers with at most ``max_levels`` values on a linear scale: the mode of the
   integers (the paper discretizes only "large" integer domains, more than 50 values);
 * other numeric parameters: a histogram with Freedman–Diaconis bins (Eq. 3,
-  ``b = 2 IQR / N^(1/3)``, numpy's ``"fd"`` rule over the range of the pooled values)
-  on the parameter's own scale (the logarithm for log parameters), and the centre of
-  the fullest bin (the geometric centre for log parameters; rounded for integers).
+  ``b = 2 IQR / N^(1/3)``, as many as the range of the pooled values needs, at most
+  1,000) on the parameter's own scale (the logarithm for log parameters), and the centre
+  of the fullest bin (the geometric centre for log parameters), moved to the nearest
+  value the parameter can take (its step; integers).
 
 With several studies, each study's default is computed *leave-one-out*, from the
 other studies' top configurations only, so an experiment that evaluates the default on
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._encoding import snap
 from ._fanova import _json_value
 from ._history import TrialHistory
 from ._space import Categorical, Float, Int
@@ -40,11 +42,14 @@ from .exceptions import InvalidDataError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from ._space import Parameter, SearchSpace
+    from ._space import Parameter
 
 __all__ = ["DefaultValues", "default_values", "most_frequent_setting"]
 
 _FUNC = "default_values"
+#: Freedman-Diaconis asks for range / width bins; when the best values cluster tightly
+#: (a converged optimizer) that can be billions. Beyond this many, wider bins are used.
+_MAX_BINS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +178,20 @@ def most_frequent_setting(
 ) -> tuple[Any, float]:
     """The most frequent level or Freedman–Diaconis bin centre of ``values``, and its share.
 
-    See the module docstring for the rules. ``values`` are native values of ``param``.
+    Parameters
+    ----------
+    param : Float, Int or Categorical
+    values : sequence
+        Native values of ``param`` (at least one).
+    max_levels : int, default=50
+        Integer parameters on a linear scale with at most this many values take the mode.
+
+    Returns
+    -------
+    value
+        A valid value of ``param`` (see the module docstring for the rules).
+    share : float
+        Fraction of ``values`` on that level or in that bin.
     """
     n = len(values)
     if n == 0:
@@ -193,15 +211,18 @@ def most_frequent_setting(
     q25, q75 = np.percentile(scaled, [25, 75])
     if q75 - q25 <= 0.0:
         return _mode(x, integer=isinstance(param, Int))
-    edges = np.histogram_bin_edges(scaled, bins="fd")
-    counts, _ = np.histogram(scaled, bins=edges)
+    span = float(scaled.max() - scaled.min())
+    width = 2.0 * float(q75 - q25) / n ** (1.0 / 3.0)  # Eq. (3)
+    n_bins = min(math.ceil(span / width), _MAX_BINS)
+    counts, edges = np.histogram(scaled, bins=max(n_bins, 1))
     k = int(np.argmax(counts))
     centre = 0.5 * (edges[k] + edges[k + 1])
-    value = math.exp(centre) if param.log else float(centre)
-    value = min(max(value, float(param.low)), float(param.high))
+    # back on the parameter's grid: its own scale, its step, its bounds
+    snapped = float(snap(param, np.array([centre]))[0])
+    value = math.exp(snapped) if param.log else snapped
     if isinstance(param, Int):
         return round(value), float(counts[k]) / n
-    return value, float(counts[k]) / n
+    return min(max(value, float(param.low)), float(param.high)), float(counts[k]) / n
 
 
 def _mode(x: NDArray[np.float64], *, integer: bool) -> tuple[Any, float]:
@@ -244,12 +265,3 @@ def _top_configs(history: TrialHistory, top_n: int) -> tuple[Mapping[str, Any], 
     y = history.y if history.direction == "minimize" else -history.y
     order = np.argsort(y, kind="stable")[:top_n]
     return tuple(history.configs[int(i)] for i in order)
-
-
-def space_defaults_for(space: SearchSpace, values: Mapping[str, Any]) -> dict[str, Any]:
-    """``values`` restricted to the parameters of ``space`` whose values fit it."""
-    out: dict[str, Any] = {}
-    for param in space.params:
-        if param.name in values and param.contains(values[param.name]):
-            out[param.name] = values[param.name]
-    return out

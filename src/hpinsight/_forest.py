@@ -70,6 +70,10 @@ class Forest:
     n_features: int
     oob_r2: float | None = None
 
+    def predict_per_tree(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Every tree's prediction at every row of encoded ``X``: shape (n_trees, n_rows)."""
+        return np.stack([t.value[t.apply(X)] for t in self.trees])
+
 
 def readonly(a: Any) -> NDArray[Any]:
     """Return ``a`` as an array that cannot be written to (results and trees are frozen)."""

@@ -72,6 +72,25 @@ class PDBand:
         """MC: the mean of :attr:`std` over the grid (lower is more confident)."""
         return float(self.std.mean())
 
+    def confidence_band(self, level: float = 0.95) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Pointwise band ``m̂_S ± q_(1-α/2) ŝ_S`` under the normal approximation.
+
+        Parameters
+        ----------
+        level : float in (0, 1), default=0.95
+
+        Returns
+        -------
+        lower, upper : ndarray, same shape as :attr:`mean`
+        """
+        if not 0.0 < float(level) < 1.0:
+            raise ValueError(
+                f"The 'level' parameter of confidence_band must be in (0, 1). Got {level!r} "
+                "instead."
+            )
+        q = NormalDist().inv_cdf(0.5 + float(level) / 2.0)
+        return self.mean - q * self.std, self.mean + q * self.std
+
     def nll(self, true_pd: Any) -> float:
         """Mean pointwise negative log-likelihood of a known PD under this estimate.
 
@@ -132,25 +151,6 @@ class PartialDependenceResult(PDBand):
     def n_samples(self) -> int:
         """Number of Monte Carlo samples (ICE curves)."""
         return int(self.ice_mean.shape[0])
-
-    def confidence_band(self, level: float = 0.95) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Pointwise band ``m̂_S ± q_(1-α/2) ŝ_S`` under the normal approximation.
-
-        Parameters
-        ----------
-        level : float in (0, 1), default=0.95
-
-        Returns
-        -------
-        lower, upper : ndarray, same shape as :attr:`mean`
-        """
-        if not 0.0 < float(level) < 1.0:
-            raise ValueError(
-                f"The 'level' parameter of confidence_band must be in (0, 1). Got {level!r} "
-                "instead."
-            )
-        q = NormalDist().inv_cdf(0.5 + float(level) / 2.0)
-        return self.mean - q * self.std, self.mean + q * self.std
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """Draw the PDP with its band; see :func:`hpinsight.plot_partial_dependence`."""
@@ -296,7 +296,7 @@ def gaussian_nll(mean: Any, variance: Any, truth: Any) -> float:
 
 def _forest_predictor(forest: Forest) -> Any:
     def predict(X: NDArray[np.float64], cov: bool) -> tuple[Any, Any, float]:
-        per_tree = np.stack([t.value[t.apply(X)] for t in forest.trees])  # (T, n)
+        per_tree = forest.predict_per_tree(X)  # (T, n)
         total = float(per_tree.mean(axis=1).var()) if cov else 0.0  # Eq. 4 over trees
         return per_tree.mean(axis=0), per_tree.var(axis=0), total
 

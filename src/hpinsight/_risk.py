@@ -29,9 +29,10 @@ What this module does beyond the paper, and why:
 * **p-values** come from ``scipy.stats.wilcoxon`` (the same signed-rank statistic,
   ``alternative="less"``; scipy's ``z`` is ours with the opposite sign). With
   ``method="approx"`` the p-value is ``1 - Φ(z)``, the paper's normal approximation,
-  without continuity correction; the default ``method="auto"`` uses scipy's exact null
-  distribution when it applies (small N without ties or zeros), which is more
-  accurate for the few datasets a laptop experiment has.
+  without continuity correction. The default ``method="auto"`` is scipy's choice (1.15
+  or later): for small samples the exact null distribution, or an exact permutation
+  test when there are ties or zeros; the normal approximation for large ones. That is
+  more accurate for the few datasets a laptop experiment has.
 * **Undefined relative risk**: a pair whose non-fixed risk is 0 has no relative risk;
   it is excluded from the relative statistics and the test and counted in
   ``n_excluded`` (the paper left such datasets out, Sec. 5.2.1).
@@ -48,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ._fanova import _json_value
 from ._validation import check_choice, check_real
 from .exceptions import InvalidDataError
 
@@ -102,7 +104,7 @@ class NonInferiorityResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation."""
-        return {f.name: _finite_or_none(getattr(self, f.name)) for f in fields(self)}
+        return {f.name: _json_value(getattr(self, f.name)) for f in fields(self)}
 
 
 def noninferiority_test(
@@ -145,7 +147,9 @@ def noninferiority_test(
     if not np.all(np.isfinite(x)):
         raise InvalidDataError(f"{func}: the differences contain NaN or infinite values; "
                                "drop those pairs first (and report them).")
-    d = _round_sig(x - margin)
+    # round the relative risks first: a pair exactly on the margin (x_f = 1.01 x_nf)
+    # must give 0, not a floating-point leftover of either sign
+    d = _round_sig(_round_sig(x) - margin)
     n_zeros = int(np.count_nonzero(d == 0.0))
     s_nr, z, n_ranked, n_ties = _signed_rank_z(d, zero_method)
     if n_ranked == 0 or not np.isfinite(z):
@@ -182,7 +186,7 @@ def _signed_rank_z(d: NDArray[np.float64], zero_method: str) -> tuple[float, flo
     ranks = rankdata(np.abs(d))
     s_nr = float(ranks[d < 0].sum())
     mean = n * (n + 1) / 4.0
-    _, counts = np.unique(np.abs(d), return_counts=True)
+    _, counts = np.unique(np.abs(d[~zeros]), return_counts=True)  # zeros are no tie group
     var = n * (n + 1) * (2 * n + 1) / 24.0 - float(np.sum(counts**3 - counts)) / 48.0
     if zero_method == "pratt":
         n_z = int(zeros.sum())
@@ -190,23 +194,19 @@ def _signed_rank_z(d: NDArray[np.float64], zero_method: str) -> tuple[float, flo
         var -= n_z * (n_z + 1) * (2 * n_z + 1) / 24.0
     elif zero_method == "zsplit":
         s_nr += float(ranks[zeros].sum()) / 2.0
-    n_ties = int(counts[counts > 1].sum())
+    n_ties = int(counts[counts > 1].sum())  # tied pairs, zeros not counted
     z = (s_nr - mean) / np.sqrt(var) if var > 0 else float("nan")
     return s_nr, float(z), n, n_ties
 
 
 def _scipy_pvalue(d: NDArray[np.float64], *, zero_method: str, method: str, z: float) -> float:
-    import warnings
-
     from scipy.stats import wilcoxon
 
     if method == "approx":
         # the paper's normal approximation of Eq. (10); scipy's z has the opposite sign
         return float(1.0 - NormalDist().cdf(z))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # scipy warns when it falls back to the approximation
-        res = wilcoxon(d, alternative="less", zero_method=zero_method, correction=False,
-                       method=method)
+    res = wilcoxon(d, alternative="less", zero_method=zero_method, correction=False,
+                   method=method)
     return float(res.pvalue)
 
 
@@ -285,7 +285,7 @@ class TuningRiskRow:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation."""
-        out = {f.name: _finite_or_none(getattr(self, f.name)) for f in fields(self)
+        out = {f.name: _json_value(getattr(self, f.name)) for f in fields(self)
                if f.name != "test"}
         out["test"] = self.test.to_dict()
         return out
@@ -319,14 +319,18 @@ class TuningRiskResult:
         return tuple(r.param for r in self.rows if r.non_inferior)
 
     def table(self) -> str:
-        """The result as a fixed-width text table (Tables 5 and 6 of the paper side by side)."""
-        head = (f"{'parameter':<24}{'pairs':>6}{'d':>10}{'s':>9}{'d^R':>9}{'s^R':>9}"
-                f"{'z':>8}{'p':>10}{'p_holm':>10}  H0")
+        """The result as a fixed-width text table (Tables 5 and 6 of the paper side by side).
+
+        ``pairs`` counts all paired runs (``d`` and ``s`` use them all), ``excl`` those
+        without a relative risk (left out of ``d^R``, ``s^R`` and the test).
+        """
+        head = (f"{'parameter':<24}{'pairs':>6}{'excl':>5}{'d':>10}{'s':>9}{'d^R':>9}"
+                f"{'s^R':>9}{'z':>8}{'p':>10}{'p_holm':>10}  H0")
         lines = [head]
         for r in self.rows:
             verdict = "rejected (non-inferior)" if r.non_inferior else "not rejected"
             lines.append(
-                f"{r.param:<24}{r.n_pairs - r.n_excluded:>6}{r.risk_mean:>10.4f}"
+                f"{r.param:<24}{r.n_pairs:>6}{r.n_excluded:>5}{r.risk_mean:>10.4f}"
                 f"{r.risk_std:>9.4f}{r.relative_mean:>9.4f}{r.relative_std:>9.4f}"
                 f"{r.test.zstatistic:>8.2f}{r.test.pvalue:>10.2e}{r.pvalue_adjusted:>10.2e}"
                 f"  {verdict}"
@@ -447,11 +451,3 @@ def _risks(values: Any, what: str, func: str) -> NDArray[np.float64]:
 
 def _std(x: NDArray[np.float64]) -> float:
     return float(x.std(ddof=1)) if x.size > 1 else float("nan")
-
-
-def _finite_or_none(v: Any) -> Any:
-    if isinstance(v, float | np.floating) and not np.isfinite(v):
-        return None
-    if isinstance(v, np.generic):
-        return v.item()
-    return v

@@ -712,6 +712,28 @@ class SearchSpace:
 
         return active_mask(self, np.asarray(X, dtype=float))
 
+    @property
+    def names_parents_first(self) -> tuple[str, ...]:
+        """Parameter names with every condition's parents before its child."""
+        return tuple(self.names[j] for j in self._order)
+
+    def is_active(self, name: str, config: Mapping[str, Any]) -> bool:
+        """Whether ``name`` is active given the (possibly partial) native ``config``.
+
+        Only the parents' values are read; a parent missing from ``config`` counts as
+        inactive, so its children are too.
+        """
+        from ._encoding import active_mask, encode_value
+
+        j = self.index(name)
+        if name not in self._conditions:
+            return True
+        row = np.full((1, len(self)), np.nan)
+        for k, param in enumerate(self._params):
+            if param.name in config and param.name != name:
+                row[0, k] = encode_value(param, config[param.name])
+        return bool(active_mask(self, row)[0, j])
+
     def sample(self, n: int, *, seed: int | None = None) -> list[dict[str, Any]]:
         """Draw configurations from the space's own measure.
 

@@ -54,15 +54,15 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from ._defaults import DefaultValues, default_values
-from ._encoding import encode_value, measure_of, snap
+from ._encoding import active_mask, encode_value, measure_of, snap
 from ._fanova import FanovaResult, _json_value, fanova
-from ._forest import impute_inactive
+from ._forest import impute_inactive, readonly
 from ._history import TrialHistory
 from ._space import Categorical, Float, Int, SearchSpace
 from ._validation import check_choice, check_int, check_real, check_seed
@@ -171,17 +171,17 @@ def surrogate_tuning_risk(
                                    "range in the search space.", name=name)
         cols[name] = (j, encode_value(param, value))
     sign = 1.0 if result.direction == "minimize" else -1.0
-    free_pred = _per_tree(result, X) * sign  # (T, n): lower is better
+    free_pred = result.forest.predict_per_tree(X) * sign  # (T, n): lower is better
     fixed_preds = {}
     for name, (j, v) in cols.items():
         Xi = X.copy()
         Xi[:, j] = v
-        fixed_preds[name] = (Xi, _per_tree(result, Xi) * sign)
+        fixed_preds[name] = (Xi, result.forest.predict_per_tree(Xi) * sign)
     # free and fixed searches over equally many paired candidates, so both optima carry
     # the same winner's-curse bias (a pool with every fixed variant in it would favour
     # the free side by its size alone)
     k_free = int(np.argmin(free_pred.mean(axis=0)))
-    best_free = space.decode(X[k_free : k_free + 1])[0]
+    best_free = _config_at(space, X[k_free])
     out = {}
     for name, (Xi, P) in fixed_preds.items():
         k = int(np.argmin(P.mean(axis=0)))
@@ -190,7 +190,8 @@ def surrogate_tuning_risk(
             param=name, default=defaults[name], mean=float(per_tree.mean()),
             std=float(per_tree.std()),
             quantiles={q: float(np.quantile(per_tree, q)) for q in (0.5, 0.9, 0.95)},
-            per_tree=per_tree, best_fixed=space.decode(Xi[k : k + 1])[0], best_free=best_free,
+            per_tree=readonly(per_tree), best_fixed=_config_at(space, Xi[k]),
+            best_free=best_free,
         )
     return out
 
@@ -208,8 +209,15 @@ def _candidates(
     return X
 
 
-def _per_tree(result: FanovaResult, X: NDArray[np.float64]) -> NDArray[np.float64]:
-    return np.stack([t.value[t.apply(X)] for t in result.forest.trees])
+def _config_at(space: SearchSpace, row: NDArray[np.float64]) -> dict[str, Any]:
+    """The configuration of an encoded candidate, with its active parameters only."""
+    X = row[None, :].copy()
+    X[~active_mask(space, X)] = np.nan  # drawn everywhere, but only active ones exist
+    return space.decode(X)[0]
+
+
+def _without(config: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    return {k: v for k, v in config.items() if k not in names}
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,7 +389,8 @@ def suggest_subspace(
         raise InvalidDataError(f"{func} needs at least 10 trials to judge importance and "
                                f"risk; the history has {history.n_trials}. Run more trials.")
     space = history.space
-    chosen, sources = _defaults_for(history, defaults, top_quantile)
+    top_n = max(5, math.ceil(top_quantile * history.n_trials))  # "the best trials"
+    chosen, sources = _defaults_for(history, defaults, top_n)
     shadows = check_int(shadows, "shadows", func, minimum=0)  # type: ignore[assignment]
     aug, shadow_names = _with_shadows(history, shadows, seed)
     opts: dict[str, Any] = {"n_trees": n_trees, "seed": seed, "n_jobs": n_jobs}
@@ -395,7 +404,7 @@ def suggest_subspace(
         # and how many trials beat it
         full_default = {**chosen, **dict.fromkeys(shadow_names, 0.5)}
         default_X = np.array([[encode_value(p, full_default[p.name]) for p in aug.space.params]])
-        default_value = float(_per_tree(plain, default_X).mean())
+        default_value = float(plain.forest.predict_per_tree(default_X).mean())
         n_better = int(np.sum(sign * history.y < sign * default_value))
         enough = n_better >= max(5, 0.1 * history.n_trials)
         # data-driven defaults sit among the best trials, so "improving on them" is mostly
@@ -419,16 +428,19 @@ def suggest_subspace(
     imp_all, imp_top, imp_default = ({n: imp[n] for n in space.names}
                                      for imp in (imp_all, imp_top, imp_default))
     importance = imp_default if notion == "default" else imp_top
-    threshold = max(importance_threshold, null[notion if notion == "default" else "top"])
+    threshold = max(importance_threshold, null["default" if notion == "default" else "top"])
     threshold_all = max(0.1 * importance_threshold, null["all"])
-    risks = surrogate_tuning_risk(plain, chosen, configs=aug.configs,
-                                  n_candidates=n_candidates, seed=seed)
+    risks = {  # the shadow columns are ours, not the user's: out of the configurations
+        name: replace(risk, best_fixed=_without(risk.best_fixed, shadow_names),
+                      best_free=_without(risk.best_free, shadow_names))
+        for name, risk in surrogate_tuning_risk(plain, chosen, configs=aug.configs,
+                                                n_candidates=n_candidates, seed=seed).items()
+    }
     best = float(np.min(sign * history.y))
     gain = float(np.quantile(sign * history.y, top_quantile)) - best
     margin = risk_margin * gain
 
     ranked = sorted(space.names, key=lambda n: (-importance[n], -imp_top[n]))
-    top_n = max(5, math.ceil(top_quantile * history.n_trials))
     origin = {"given": "given", "space": "the space's default",
               "data": f"most frequent in the best {top_n} trials"}
     keep: list[str] = []
@@ -495,7 +507,7 @@ def _as_history(source: Any, func: str) -> TrialHistory:
 
 
 def _defaults_for(
-    history: TrialHistory, given: Mapping[str, Any] | DefaultValues | None, top_quantile: float
+    history: TrialHistory, given: Mapping[str, Any] | DefaultValues | None, top_n: int
 ) -> tuple[dict[str, Any], dict[str, str]]:
     space = history.space
     given_values = dict(given.values) if isinstance(given, DefaultValues) else dict(given or {})
@@ -503,7 +515,6 @@ def _defaults_for(
     if unknown:
         raise InvalidDataError(f"Defaults were given for {unknown!r}, which are not in the "
                                f"search space {list(space.names)!r}.")
-    top_n = max(5, math.ceil(top_quantile * history.n_trials))
     data = default_values(history, top_n=top_n).values
     declared = space.defaults
     chosen: dict[str, Any] = {}

@@ -32,9 +32,13 @@ def _shrink_to(text: str) -> int | str:
     if text == "auto":
         return text
     try:
-        return int(text)
+        k = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number or 'auto', got {text!r}") from None
+        k = 0
+    if k < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of parameters to keep (1 or more) or 'auto', got {text!r}")
+    return k
 
 
 def add_parser(sub: Any) -> None:

@@ -167,8 +167,7 @@ class ImportanceCallback(LiveResults):
             else check_real(cap_quantile, "cap_quantile", func, low=0.0, high=1.0, low_open=True),
             n_jobs=n_jobs,
             publish=bool(publish),
-            shrink_to="auto" if shrink_to == "auto" else check_int(
-                shrink_to, "shrink_to", func, minimum=1, allow_none=True),
+            shrink_to=_check_shrink_to(shrink_to, func),
             shrink_after=check_int(shrink_after, "shrink_after", func, minimum=2),  # type: ignore[arg-type]
             defaults=dict(defaults or {}),
             narrow_quantile=None
@@ -294,3 +293,14 @@ class ImportanceCallback(LiveResults):
                 self._refitter.shrink_to, type(study.sampler).__name__,
                 type(study.sampler).__name__ + "(...)",
             )
+
+
+def _check_shrink_to(value: Any, func: str) -> int | Literal["auto"] | None:
+    if value is None or value == "auto":
+        return value  # type: ignore[no-any-return]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"The 'shrink_to' parameter of {func} must be a positive int (how many parameters "
+            f"to keep) or 'auto' (keep what suggest_subspace keeps). Got {value!r} instead."
+        )
+    return value

@@ -136,11 +136,13 @@ class Refitter:
     def _shrink_auto(
         self, study: optuna.Study, history: TrialHistory, snapshot: ImportanceSnapshot
     ) -> None:
-        subspace = self.fitter.suggest_subspace(history, defaults=self.defaults)
+        names = set(history.space.names)  # a default for a parameter not seen yet waits
+        subspace = self.fitter.suggest_subspace(
+            history, defaults={k: v for k, v in self.defaults.items() if k in names})
         self.subspace = subspace
         # decided once, like shrink_to=k: asking again at every refit would be testing
         # again and again until noise calls something safe
-        ranges = {} if self.narrow_quantile is None or not subspace.fixed else best_ranges(
+        ranges = {} if self.narrow_quantile is None else best_ranges(
             history, list(subspace.keep), self.narrow_quantile)
         if subspace.fixed:
             fixed = ", ".join(f"{n}={v!r}" for n, v in subspace.fixed.items())

@@ -75,9 +75,10 @@ import optuna
 
 from .._defaults import DefaultValues, default_values
 from .._fanova import _json_value
+from .._forest import readonly
 from .._history import TrialHistory
 from .._risk import tuning_risk
-from .._space import AnyOf, Categorical, Float, Int, SearchSpace
+from .._space import Categorical, Float, Int, SearchSpace
 from .._validation import check_int
 from ..exceptions import InvalidDataError, InvalidSpaceError
 
@@ -85,7 +86,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from .._risk import TuningRiskResult
-    from .._space import Condition, Parameter
+    from .._space import Parameter
 
 __all__ = ["CONFIG_KEY", "FoldRecord", "RunRecord", "TuningRiskExperiment", "tuning_risk_experiment"]
 
@@ -246,12 +247,13 @@ class TuningRiskExperiment:
     @property
     def free(self) -> NDArray[np.float64]:
         """Risks of the non-fixed runs, shape (n_datasets * n_seeds,), by (dataset, seed)."""
-        return _readonly([r.risk for r in self.records if r.fixed is None])
+        return readonly(np.array([r.risk for r in self.records if r.fixed is None]))
 
     @property
     def fixed(self) -> dict[str, NDArray[np.float64]]:
         """Per parameter, the risks of its fixed runs, in the order of :attr:`free`."""
-        return {p: _readonly([r.risk for r in self.records if r.fixed == p]) for p in self.params}
+        return {p: readonly(np.array([r.risk for r in self.records if r.fixed == p]))
+                for p in self.params}
 
     def run(self, dataset: Hashable, seed: int, fixed: str | None = None) -> RunRecord:
         """The record of one run; ``fixed=None`` for the non-fixed run.
@@ -554,7 +556,7 @@ def _validate(
     )
     plan = _Plan(n_iter=n_iter, outer_folds=outer_folds, inner_folds=inner_folds, scorer=scorer,
                  scoring_name=scoring_name, entropy=entropy, seed_params=seed_params,
-                 order=_parents_first(space))
+                 order=space.names_parents_first)
     return plan, data, tested, seed_list, given
 
 
@@ -771,13 +773,13 @@ def _draw(
     """Draw a configuration; in a fixed run, overwrite ``fixed`` after the shared draws."""
     drawn: dict[str, Any] = {}
     for name in order:
-        if _active(space, name, drawn):
+        if space.is_active(name, drawn):
             drawn[name] = _suggest(trial, space[name])
     if fixed is None:
         return drawn
     used: dict[str, Any] = {}
     for name in order:
-        if not _active(space, name, used):
+        if not space.is_active(name, used):
             continue
         if name == fixed:
             used[name] = default
@@ -800,43 +802,6 @@ def _suggest(trial: optuna.Trial, param: Parameter) -> Any:
         return trial.suggest_int(param.name, param.low, param.high, step=param.step, log=param.log)
     assert isinstance(param, Float)
     return trial.suggest_float(param.name, param.low, param.high, step=param.step, log=param.log)
-
-
-def _parents_first(space: SearchSpace) -> tuple[str, ...]:
-    """Parameter names with every parent before its children, else in column order."""
-    placed: list[str] = []
-    remaining = list(space.names)
-    while remaining:  # the space rejects cycles, so every pass places one name
-        for name in remaining:
-            parents = {p for c in space.conditions_of(name) for p in c.parents}
-            if parents.issubset(placed):
-                placed.append(name)
-                remaining.remove(name)
-                break
-    return tuple(placed)
-
-
-def _active(space: SearchSpace, name: str, config: Mapping[str, Any]) -> bool:
-    return all(_holds(space, c, config) for c in space.conditions_of(name))
-
-
-def _holds(space: SearchSpace, cond: Condition | AnyOf, config: Mapping[str, Any]) -> bool:
-    if isinstance(cond, AnyOf):
-        return any(_holds(space, part, config) for part in cond.conditions)
-    if cond.parent not in config:
-        return False
-    value = config[cond.parent]
-    parent = space[cond.parent]
-    if cond.values is not None:
-        if isinstance(parent, Categorical):
-            return parent.index_of(value) in {parent.index_of(v) for v in cond.values}
-        return any(float(value) == float(v) for v in cond.values)  # type: ignore[arg-type]
-    ok = True
-    if cond.gt is not None:
-        ok = ok and float(value) > cond.gt
-    if cond.lt is not None:
-        ok = ok and float(value) < cond.lt
-    return ok
 
 
 # --------------------------------------------------------------------------------------
@@ -959,12 +924,6 @@ def _quiet_optuna() -> Iterator[None]:
         yield
     finally:
         optuna.logging.set_verbosity(before)
-
-
-def _readonly(values: Sequence[float]) -> NDArray[np.float64]:
-    out = np.asarray(values, dtype=np.float64)
-    out.flags.writeable = False
-    return out
 
 
 def _json_config(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -244,19 +244,25 @@ def shrink_and_continue(
     from .._fanova import fanova
     from .._history import TrialHistory
 
-    scenario = facade.scenario
-    cs = scenario.configspace
     if (keep is None) == (fixed is None):
         raise ValueError("shrink_and_continue needs exactly one of 'keep' (a number of "
                          "parameters to keep) and 'fixed' (the values to fix).")
+    if keep is not None and keep != "auto" and (
+            isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
+        raise ValueError(f"The 'keep' parameter of shrink_and_continue must be a positive int "
+                         f"or 'auto'. Got {keep!r} instead.")
+    if keep == "auto" and importances is not None:
+        raise ValueError("shrink_and_continue: keep='auto' decides from its own analysis; "
+                         "'importances' only orders parameters for keep=<int>. Pass one.")
+    scenario = facade.scenario
+    cs = scenario.configspace
     subspace = None
     if keep == "auto":
         from .._subspace import suggest_subspace
 
         subspace = suggest_subspace(TrialHistory.from_smac(facade), seed=seed)
         fixed = subspace.fixed
-    elif fixed is None:
-        assert isinstance(keep, int)
+    elif fixed is None and isinstance(keep, int):
         ranked = list(importances) if importances is not None else [
             i.params[0] for i in fanova(TrialHistory.from_smac(facade), seed=seed).ranking(order=1)]
         order = ranked + [n for n in cs if n not in ranked]
@@ -265,6 +271,7 @@ def shrink_and_continue(
             raise ValueError("shrink_and_continue: the run has no incumbent yet; run it longer.")
         values = dict(incumbent)
         fixed = {n: values.get(n, cs[n].default_value) for n in order[keep:]}
+    assert fixed is not None  # one of the three branches above set it
     fixed = {k: _plain(v) for k, v in fixed.items()}
     reduced = reduce_configspace(cs, fixed)
     new_name = name or f"{scenario.name}-shrunk"

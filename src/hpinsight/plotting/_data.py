@@ -8,7 +8,6 @@ backend could render the same data.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -89,7 +88,24 @@ def pd_plot_data(
     seed: int | None = 0,
     marks: dict[str, Any] | None = None,
 ) -> PDPlotData:
-    """Plot data of a one-parameter PDP with its band (and ``ice`` random ICE curves)."""
+    """Plot data of a one-parameter PDP with its band.
+
+    Parameters
+    ----------
+    result : PartialDependenceResult
+        A one-parameter PDP.
+    level : float, default=0.95
+        Coverage of the band.
+    ice : int, default=0
+        How many ICE curves to include, chosen at random with ``seed``.
+    seed : int, optional
+    marks : dict of str to value, optional
+        Native values to mark (an unknown categorical choice is left out).
+
+    Returns
+    -------
+    PDPlotData
+    """
     if len(result.params) != 1:
         raise ValueError(
             f"pd_plot_data draws one-parameter PDPs; this one has {result.params!r}. "
@@ -107,19 +123,34 @@ def region_plot_data(
     highlight: RegionNode | None = None,
     marks: dict[str, Any] | None = None,
 ) -> PDPlotData:
-    """Plot data of a confidence-split PDP: the global curve and one curve per leaf region."""
+    """Plot data of a confidence-split PDP: the global curve and one curve per leaf region.
+
+    Parameters
+    ----------
+    tree : RegionTree
+        From a one-parameter PDP.
+    level : float, default=0.95
+        Coverage of every band.
+    highlight : RegionNode, optional
+        The leaf to emphasize.
+    marks : dict of str to value, optional
+
+    Returns
+    -------
+    PDPlotData
+        The whole space's curve first, then the leaves left to right.
+    """
     pd = tree.pd
     if len(pd.params) != 1:
         raise ValueError("region_plot_data draws one-parameter PDPs.")
     lower, upper = pd.confidence_band(level)
     curves = [CurveData(label="all of the space", mean=pd.mean, lower=lower, upper=upper,
                         n_samples=pd.n_samples)]
-    z = NormalDist().inv_cdf(0.5 + float(level) / 2.0)
     for leaf in tree.leaves():
         where = " and ".join(leaf.conditions) or "all of the space"
+        low, high = leaf.confidence_band(level)
         curves.append(CurveData(
-            label=f"{where} (n={leaf.n_samples})", mean=leaf.mean,
-            lower=leaf.mean - z * leaf.std, upper=leaf.mean + z * leaf.std,
+            label=f"{where} (n={leaf.n_samples})", mean=leaf.mean, lower=low, upper=high,
             n_samples=leaf.n_samples, highlight=leaf is highlight,
         ))
     return _assemble(pd, tuple(curves), level=level, ice=0, seed=None, marks=marks)
@@ -187,7 +218,17 @@ class PD2PlotData:
 
 
 def pd2_plot_data(result: PartialDependenceResult) -> PD2PlotData:
-    """Plot data of a two-parameter PDP (the first parameter on the x axis)."""
+    """Plot data of a two-parameter PDP.
+
+    Parameters
+    ----------
+    result : PartialDependenceResult
+        A two-parameter PDP; the first parameter goes on the x axis.
+
+    Returns
+    -------
+    PD2PlotData
+    """
     if len(result.params) != 2:
         raise ValueError(f"pd2_plot_data draws two-parameter PDPs; got {result.params!r}.")
     axes: list[tuple[NDArray[np.float64], tuple[str, ...] | None, bool]] = []

@@ -40,7 +40,8 @@ def plot_partial_dependence(
     level : float, default=0.95
         Coverage of the band.
     ice : int, default=0
-        Also draw this many ICE curves (randomly chosen, thin) behind the PD.
+        Also draw this many ICE curves (randomly chosen, thin) behind the PD
+        (one-parameter PDPs).
     marks : dict of str to value, optional
         Vertical lines at native values, e.g. ``{"incumbent": study.best_params["lr"]}``.
     seed : int, optional
@@ -67,6 +68,10 @@ def plot_partial_dependence(
     if ax is None:
         _, ax = plt.subplots(figsize=(5.5, 3.6))
     if len(result.params) == 2:
+        if ice or marks:
+            raise ValueError("plot_partial_dependence draws ICE curves and marks for "
+                             "one-parameter PDPs only; a two-parameter PDP is a heatmap of "
+                             "the PD with contours of its std. Leave out 'ice' and 'marks'.")
         _draw_2d(ax, pd2_plot_data(result))
         return ax
     data = pd_plot_data(result, level=level, ice=ice, seed=seed, marks=marks)
@@ -100,6 +105,20 @@ def plot_regions(
     Returns
     -------
     matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Categorical("k", ["a", "b"])])
+    >>> configs = space.sample(200, seed=0)
+    >>> y = [c["x"] * (3 if c["k"] == "b" else -1) for c in configs]
+    >>> result = hp.fanova(configs, y, space, seed=0)
+    >>> tree = hp.confidence_split(hp.partial_dependence(result, params="x", seed=0))
+    >>> ax = hp.plot_regions(tree, highlight={"x": 0.2, "k": "b"})
+    >>> len(ax.get_lines()) >= 3
+    True
     """
     plt = import_optional("matplotlib.pyplot", "plot_regions")
     if ax is None:
