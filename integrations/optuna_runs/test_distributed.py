@@ -110,5 +110,13 @@ def test_watch_reports_a_missing_study_and_stops_on_sigterm(tmp_path: Path) -> N
         once = _watch(spec, "there", "--once")
         out, _ = once.communicate(timeout=60)
         assert "not enough COMPLETE trials" in out
+        # started the way a script starts a background job (SIGINT ignored), Ctrl-C still stops
+        ignoring = _watch(spec, "there", "--interval", "0.2",
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        time.sleep(2.0)
+        ignoring.send_signal(signal.SIGINT)
+        out, err = ignoring.communicate(timeout=60)
+        assert ignoring.returncode == 0, err
+        assert out.splitlines()[-1] == "stopped"
     finally:
         storage.engine.dispose()

@@ -111,7 +111,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         defaults={}, logger=_refit_logger,
     )
     _write(out, f"watching study {args.study!r} ({_describe(args.storage)}); Ctrl-C stops")
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    # Ctrl-C and SIGTERM stop the watcher, also when it was started from a script that
+    # runs it in the background (a shell then starts it with SIGINT ignored)
+    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         refitted_at = -1
         while True:
@@ -136,7 +138,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         _write(out, "stopped")
         return 0
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         engine = getattr(storage, "engine", None)
         if engine is not None:
             engine.dispose()
