@@ -117,3 +117,100 @@ def test_two_parameter_pdp_refuses_ice_and_marks(result):
     pd2 = hp.partial_dependence(result, params=("x", "lr"), n_samples=50, grid_size=5, seed=0)
     with pytest.raises(ValueError, match="Leave out 'ice' and 'marks'"):
         hp.plot_partial_dependence(pd2, ice=5)
+
+
+# -- importances, marginals, interactions, trajectories, tuning risk -------------------------
+from hpinsight.plotting import (  # noqa: E402
+    importance_plot_data,
+    marginal_plot_data,
+    risk_plot_data,
+    trajectory_plot_data,
+)
+
+
+@pytest.fixture(scope="module")
+def pair_result():
+    space = hp.SearchSpace([hp.Float("lr", 1e-4, 1.0, log=True), hp.Float("x", -1.0, 1.0),
+                            hp.Categorical("kind", ["a", "b", "c"])])
+    configs = space.sample(300, seed=1)
+    y = [(math.log10(c["lr"]) + 2) ** 2 + {"a": 0.0, "b": 1.0, "c": 2.0}[c["kind"]] * c["x"]
+         for c in configs]
+    return (hp.fanova(configs, y, space, seed=0, n_trees=16, max_order=2),
+            hp.fanova(configs, y, space, seed=0, n_trees=16, max_order=2, cap_quantile=0.25))
+
+
+def test_importance_bars_carry_the_ranking_with_whiskers_and_the_capped_twin(pair_result):
+    result, capped = pair_result
+    data = importance_plot_data(result, top=4, capped=capped)
+    ranked = result.ranking()[:4]
+    assert data.labels == tuple(" x ".join(i.params) for i in ranked)
+    np.testing.assert_allclose(data.mean, [i.mean for i in ranked])
+    np.testing.assert_allclose(data.capped_mean, [capped.importance(*i.params).mean
+                                                  for i in ranked])
+    assert data.capped_label == "best 25% (capped)"
+    ax = hp.plot_importance(result, top=4, capped=capped)
+    bars = [c for c in ax.containers if isinstance(c, mpl.container.BarContainer)]
+    assert len(bars) == 2  # all trials, and the capped analysis beside it
+    np.testing.assert_allclose([b.get_width() for b in bars[0]], data.mean)
+    np.testing.assert_allclose([b.get_width() for b in bars[1]], data.capped_mean)
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(data.labels)
+
+
+def test_marginal_band_is_one_std_over_trees_and_marks_land_on_the_axis(pair_result):
+    result, _ = pair_result
+    m = result.marginal("lr", grid_size=50)
+    data = marginal_plot_data(result, "lr", grid_size=50,
+                              marks={"default": 0.01, "incumbent": 5.0})
+    np.testing.assert_array_equal(data.mean, m.mean)
+    np.testing.assert_allclose(data.upper - data.mean, m.std)
+    assert data.marks == {"default": 0.01}  # 5.0 is outside the range: not drawn
+    ax = hp.plot_marginal(result, "lr", marks={"default": 0.01})
+    assert ax.get_xscale() == "log"
+    assert [ln.get_label() for ln in ax.get_lines()][-1] == "default"
+    cat = hp.plot_marginal(result, "kind", marks={"incumbent": "c"})
+    assert [t.get_text() for t in cat.get_xticklabels()] == ["a", "b", "c"]
+    (bars,) = [c for c in cat.containers if isinstance(c, mpl.container.BarContainer)]
+    heights = [b.get_height() for b in bars]
+    np.testing.assert_allclose(heights, result.marginal("kind").mean)
+
+
+def test_interaction_heatmap_is_the_joint_marginal(pair_result):
+    result, _ = pair_result
+    ax = hp.plot_interaction(result, "x", "kind", grid_size=10)
+    mesh = ax.collections[0]
+    expected = result.marginal("x", "kind", grid_size=10).mean.T
+    np.testing.assert_allclose(np.asarray(mesh.get_array()).reshape(expected.shape), expected)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
+
+
+def test_trajectory_follows_the_callbacks_snapshots():
+    from hpinsight.integrations._live import ImportanceSnapshot
+
+    snaps = [
+        ImportanceSnapshot(20, 19, {"a": 0.5, "b": 0.3}, {"a": 0.1, "b": 0.1}, 1.0, 0, 0.1),
+        ImportanceSnapshot(30, 29, {"b": 0.6, "a": 0.2, "c": 0.1}, {"a": 0.05, "b": 0.2, "c": 0.0},
+                           0.5, 0, 0.1),
+    ]
+    data = trajectory_plot_data(snaps, top=3)
+    assert data.params == ("b", "a", "c")
+    np.testing.assert_array_equal(data.n_trials, [20, 30])
+    np.testing.assert_allclose(data.mean[0], [0.3, 0.6])
+    assert np.isnan(data.mean[2, 0])  # 'c' did not exist at the first refit
+    ax = hp.plot_importance_history(snaps, top=3)
+    np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), [0.3, 0.6])
+    with pytest.raises(ValueError, match="history is empty"):
+        trajectory_plot_data([])
+
+
+def test_tuning_risk_plot_colours_the_verdicts_and_draws_the_margin():
+    free = np.linspace(0.05, 0.3, 30)
+    rng = np.random.default_rng(0)
+    result = hp.tuning_risk({"safe": free * (1 - rng.uniform(0, 0.02, 30)),
+                             "costly": free * (1 + rng.uniform(0.1, 0.3, 30))}, free)
+    data = risk_plot_data(result)
+    assert data.non_inferior.tolist() == [True, False]
+    np.testing.assert_allclose(data.mean, [r.relative_mean for r in result.rows])
+    ax = hp.plot_tuning_risk(result)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["safe  (can fix)", "costly  (tune)"]
+    assert any(ln.get_label() == "margin 0.01" for ln in ax.get_lines())

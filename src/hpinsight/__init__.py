@@ -36,7 +36,15 @@ from .exceptions import (
 
 if TYPE_CHECKING:
     from . import integrations, plotting
-    from .plotting import plot_partial_dependence, plot_regions
+    from .plotting import (
+        plot_importance,
+        plot_importance_history,
+        plot_interaction,
+        plot_marginal,
+        plot_partial_dependence,
+        plot_regions,
+        plot_tuning_risk,
+    )
 
 __all__ = [
     "AnyOf",
@@ -73,13 +81,25 @@ __all__ = [
     "integrations",
     "noninferiority_test",
     "partial_dependence",
+    "plot_importance",
+    "plot_importance_history",
+    "plot_interaction",
+    "plot_marginal",
     "plot_partial_dependence",
     "plot_regions",
+    "plot_tuning_risk",
     "plotting",
     "suggest_subspace",
     "surrogate_tuning_risk",
     "tuning_risk",
 ]
+
+
+#: Plot functions re-exported here, loaded (with matplotlib) on first access.
+_PLOTS = frozenset({
+    "plot_importance", "plot_importance_history", "plot_interaction", "plot_marginal",
+    "plot_partial_dependence", "plot_regions", "plot_tuning_risk",
+})
 
 
 def __getattr__(name: str) -> Any:
@@ -95,7 +115,7 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
-    if name in ("plot_partial_dependence", "plot_regions"):
+    if name in _PLOTS:
         from . import plotting
 
         return getattr(plotting, name)

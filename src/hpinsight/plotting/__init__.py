@@ -15,15 +15,45 @@ from ._data import (
     pd_plot_data,
     region_plot_data,
 )
+from ._importance import (
+    plot_importance,
+    plot_importance_history,
+    plot_interaction,
+    plot_marginal,
+    plot_tuning_risk,
+)
+from ._importance_data import (
+    ImportancePlotData,
+    MarginalPlotData,
+    RiskPlotData,
+    TrajectoryPlotData,
+    importance_plot_data,
+    marginal_plot_data,
+    risk_plot_data,
+    trajectory_plot_data,
+)
 from ._pdp import plot_partial_dependence, plot_regions
 
 __all__ = [
     "CurveData",
+    "ImportancePlotData",
+    "MarginalPlotData",
     "PD2PlotData",
     "PDPlotData",
+    "RiskPlotData",
+    "TrajectoryPlotData",
+    "importance_plot_data",
+    "marginal_plot_data",
     "pd2_plot_data",
     "pd_plot_data",
+    "plot_importance",
+    "plot_importance_history",
+    "plot_interaction",
+    "plot_marginal",
     "plot_partial_dependence",
     "plot_regions",
+    "plot_tuning_risk",
     "region_plot_data",
+    "risk_plot_data",
+    "trajectory_plot_data",
 ]

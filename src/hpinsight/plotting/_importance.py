@@ -1,0 +1,229 @@
+"""Matplotlib rendering of importances, marginals, interactions, trajectories and risk."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._optional import import_optional
+from .._space import Categorical, Float, Int
+from ._importance_data import (
+    importance_plot_data,
+    marginal_plot_data,
+    risk_plot_data,
+    trajectory_plot_data,
+)
+
+if TYPE_CHECKING:
+    from .._fanova import FanovaResult
+    from .._risk import TuningRiskResult
+
+__all__ = [
+    "plot_importance",
+    "plot_importance_history",
+    "plot_interaction",
+    "plot_marginal",
+    "plot_tuning_risk",
+]
+
+_MARKS = {"incumbent": ("tab:red", "--"), "default": ("0.3", ":")}
+
+
+def _axes(ax: Any, caller: str, size: tuple[float, float]) -> Any:
+    plt = import_optional("matplotlib.pyplot", caller)
+    if ax is None:
+        _, ax = plt.subplots(figsize=size)
+    return ax
+
+
+def plot_importance(
+    result: FanovaResult, *, ax: Any = None, top: int = 10, capped: FanovaResult | None = None
+) -> Any:
+    """Horizontal bars of the fractions of variance, with std-over-trees whiskers.
+
+    Parameters
+    ----------
+    result : FanovaResult
+        Main effects and, when computed (``max_order=2``), interactions.
+    ax : matplotlib Axes, optional
+    top : int, default=10
+        Effects shown, most important on top.
+    capped : FanovaResult, optional
+        A capped analysis (e.g. ``fanova(..., cap_quantile=0.25)``), drawn beside each bar.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    >>> configs = space.sample(100, seed=0)
+    >>> result = hp.fanova(configs, [c["x"] for c in configs], space, seed=0)
+    >>> [t.get_text() for t in hp.plot_importance(result).get_yticklabels()]
+    ['x', 'z']
+    """
+    data = importance_plot_data(result, top=top, capped=capped)
+    ax = _axes(ax, "plot_importance", (6.0, 0.45 * len(data.labels) + 1.2))
+    y = np.arange(len(data.labels), dtype=np.float64)
+    height = 0.38 if data.capped_mean is not None else 0.7
+    ax.barh(y, data.mean, height=height, xerr=data.std, color="tab:blue", capsize=3,
+            label="all trials")
+    if data.capped_mean is not None:
+        ax.barh(y + height, data.capped_mean, height=height, xerr=data.capped_std,
+                color="tab:orange", capsize=3, label=data.capped_label)
+        ax.legend(fontsize="small", loc="lower right")
+    ax.set_yticks(y + (height / 2 if data.capped_mean is not None else 0.0))
+    ax.set_yticklabels(list(data.labels))
+    ax.invert_yaxis()
+    ax.set_xlim(left=0.0)
+    ax.set_xlabel("fraction of variance (mean ± std over trees)")
+    ax.set_title("Importance")
+    return ax
+
+
+def plot_marginal(
+    result: FanovaResult, name: str, *, ax: Any = None,
+    marks: Mapping[str, Any] | None = None, grid_size: int = 100,
+) -> Any:
+    """The exact marginal of one parameter with a ±1 std band (Hutter et al. 2014, Fig. 1).
+
+    Parameters
+    ----------
+    result : FanovaResult
+    name : str
+    ax : matplotlib Axes, optional
+    marks : mapping of str to value, optional
+        Native values to mark, e.g. ``{"default": ..., "incumbent": ...}``.
+    grid_size : int, default=100
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    data = marginal_plot_data(result, name, grid_size=grid_size, marks=marks)
+    ax = _axes(ax, "plot_marginal", (5.0, 3.4))
+    if data.tick_labels is not None:
+        ax.bar(data.x, data.mean, yerr=[data.mean - data.lower, data.upper - data.mean],
+               color="tab:blue", alpha=0.8, capsize=4, label="mean ± std")
+        ax.set_xticks(data.x)
+        ax.set_xticklabels(list(data.tick_labels))
+    else:
+        ax.plot(data.x, data.mean, color="tab:blue", label="mean ± std")
+        ax.fill_between(data.x, data.lower, data.upper, color="tab:blue", alpha=0.25,
+                        linewidth=0)
+        if data.log:
+            ax.set_xscale("log")
+    for label, pos in data.marks.items():
+        color, style = _MARKS.get(label, ("0.4", "-."))
+        ax.axvline(pos, color=color, linestyle=style, linewidth=1.2, label=label)
+    ax.set_xlabel(name)
+    ax.set_ylabel(f"predicted {'objective' if result.cap_value is None else 'capped objective'}")
+    ax.set_title(f"Marginal of {name}")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_interaction(
+    result: FanovaResult, first: str, second: str, *, ax: Any = None, grid_size: int = 40
+) -> Any:
+    """Heatmap of the exact joint marginal of two parameters (Hutter et al. 2014, Fig. 2).
+
+    Parameters
+    ----------
+    result : FanovaResult
+    first, second : str
+        Parameters on the x and y axes.
+    ax : matplotlib Axes, optional
+    grid_size : int, default=40
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    m = result.marginal(first, second, grid_size=grid_size)
+    ax = _axes(ax, "plot_interaction", (5.4, 4.2))
+    axes: list[tuple[Any, list[str] | None, bool]] = []
+    for name, grid in zip((first, second), m.grid, strict=True):
+        param = result.space[name]
+        if isinstance(param, Categorical):
+            axes.append((np.arange(len(grid), dtype=float), list(map(str, grid)), False))
+        else:
+            axes.append((np.asarray(grid, dtype=float), None,
+                         bool(isinstance(param, Float | Int) and param.log)))
+    (x, xt, xlog), (y, yt, ylog) = axes
+    mesh = ax.pcolormesh(x, y, m.mean.T, shading="nearest", cmap="viridis")
+    ax.figure.colorbar(mesh, ax=ax, label="predicted objective")
+    for axis, ticks, log, pos in (("x", xt, xlog, x), ("y", yt, ylog, y)):
+        if log:
+            getattr(ax, f"set_{axis}scale")("log")
+        if ticks is not None:
+            getattr(ax, f"set_{axis}ticks")(pos)
+            getattr(ax, f"set_{axis}ticklabels")(ticks)
+    ax.set_xlabel(first)
+    ax.set_ylabel(second)
+    ax.set_title(f"Joint marginal of {first} and {second}")
+    return ax
+
+
+def plot_importance_history(snapshots: Sequence[Any], *, ax: Any = None, top: int = 5) -> Any:
+    """Importance over trials from a live callback's refits (``cb.history``).
+
+    Parameters
+    ----------
+    snapshots : sequence of ImportanceSnapshot
+    ax : matplotlib Axes, optional
+    top : int, default=5
+        Parameters shown: the most important at the last refit.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    data = trajectory_plot_data(snapshots, top=top)
+    ax = _axes(ax, "plot_importance_history", (6.0, 3.4))
+    for name, mean, std in zip(data.params, data.mean, data.std, strict=True):
+        (line,) = ax.plot(data.n_trials, mean, marker="o", markersize=3, label=name)
+        ax.fill_between(data.n_trials, mean - std, mean + std, color=line.get_color(),
+                        alpha=0.15, linewidth=0)
+    ax.set_xlabel("trials")
+    ax.set_ylabel("fraction of variance")
+    ax.set_ylim(bottom=0.0)
+    ax.set_title("Importance while the study ran")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_tuning_risk(result: TuningRiskResult, *, ax: Any = None) -> Any:
+    """Relative tuning risk per parameter (mean ± std), the margin, and the verdicts.
+
+    Parameters
+    ----------
+    result : TuningRiskResult
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    data = risk_plot_data(result)
+    ax = _axes(ax, "plot_tuning_risk", (6.0, 0.45 * len(data.params) + 1.4))
+    y = np.arange(len(data.params), dtype=np.float64)
+    colors = np.where(data.non_inferior, "tab:green", "tab:red")
+    ax.barh(y, data.mean, xerr=np.nan_to_num(data.std), color=colors, capsize=3, height=0.6)
+    ax.axvline(data.margin, color="0.3", linestyle="--", linewidth=1.0,
+               label=f"margin {data.margin:g}")
+    ax.axvline(0.0, color="black", linewidth=0.8)
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"{p}  ({'can fix' if ok else 'tune'})"
+                        for p, ok in zip(data.params, data.non_inferior, strict=True)])
+    ax.invert_yaxis()
+    ax.set_xlabel("relative tuning risk (fixed - tuned) / tuned, mean ± std")
+    ax.set_title("Tuning risk of fixing each parameter at its default")
+    ax.legend(fontsize="small")
+    return ax

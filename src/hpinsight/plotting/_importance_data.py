@@ -1,0 +1,242 @@
+"""Plot data of importances, marginals, importance trajectories and tuning risk."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._space import Categorical, Float, Int
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from .._fanova import FanovaResult
+    from .._risk import TuningRiskResult
+
+__all__ = [
+    "ImportancePlotData",
+    "MarginalPlotData",
+    "RiskPlotData",
+    "TrajectoryPlotData",
+    "importance_plot_data",
+    "marginal_plot_data",
+    "risk_plot_data",
+    "trajectory_plot_data",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportancePlotData:
+    """Bars with whiskers: fractions of variance, most important first.
+
+    Attributes
+    ----------
+    labels : tuple of str
+        One per effect: a parameter, or ``"a x b"`` for an interaction.
+    mean, std : ndarray of shape (n,)
+    capped_mean, capped_std : ndarray of shape (n,) or None
+        The same effects in a capped analysis (Sec. 3.3), side by side.
+    capped_label : str
+    """
+
+    labels: tuple[str, ...]
+    mean: NDArray[np.float64]
+    std: NDArray[np.float64]
+    capped_mean: NDArray[np.float64] | None
+    capped_std: NDArray[np.float64] | None
+    capped_label: str
+
+
+def importance_plot_data(
+    result: FanovaResult, *, top: int = 10, capped: FanovaResult | None = None
+) -> ImportancePlotData:
+    """Plot data of the ``top`` effects of ``result`` (interactions too, if computed).
+
+    Parameters
+    ----------
+    result : FanovaResult
+    top : int, default=10
+        How many effects, ranked by ``result``.
+    capped : FanovaResult, optional
+        A capped analysis of the same space, shown beside each bar.
+
+    Returns
+    -------
+    ImportancePlotData
+    """
+    ranked = result.ranking()[:top]
+    labels = tuple(" x ".join(imp.params) for imp in ranked)
+    mean = np.array([imp.mean for imp in ranked])
+    std = np.array([imp.std for imp in ranked])
+    cmean = cstd = None
+    label = ""
+    if capped is not None:
+        pairs = [capped.importance(*imp.params) if len(imp.params) <= capped.max_order
+                 else None for imp in ranked]
+        cmean = np.array([np.nan if p is None else p.mean for p in pairs])
+        cstd = np.array([np.nan if p is None else p.std for p in pairs])
+        label = (f"best {capped.cap_quantile:.0%} (capped)" if capped.cap_quantile is not None
+                 else "capped")
+    return ImportancePlotData(labels=labels, mean=mean, std=std, capped_mean=cmean,
+                              capped_std=cstd, capped_label=label)
+
+
+@dataclass(frozen=True, slots=True)
+class MarginalPlotData:
+    """A main-effect marginal with a ±1 std band over trees (the paper's Fig. 1).
+
+    Attributes
+    ----------
+    param : str
+    x : ndarray of shape (G,)
+        Native values (``0..G-1`` for categoricals).
+    tick_labels : tuple of str or None
+    log : bool
+    mean, lower, upper : ndarray of shape (G,)
+        Mean over trees and mean ± 1 std.
+    marks : dict of str to float
+        Positions of e.g. the default and the incumbent on ``x``'s scale.
+    """
+
+    param: str
+    x: NDArray[np.float64]
+    tick_labels: tuple[str, ...] | None
+    log: bool
+    mean: NDArray[np.float64]
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    marks: dict[str, float]
+
+
+def marginal_plot_data(
+    result: FanovaResult, name: str, *, grid_size: int = 100,
+    marks: Mapping[str, Any] | None = None,
+) -> MarginalPlotData:
+    """Plot data of the exact marginal of ``name`` (see :meth:`FanovaResult.marginal`).
+
+    Parameters
+    ----------
+    result : FanovaResult
+    name : str
+    grid_size : int, default=100
+    marks : mapping of str to value, optional
+        Native values to mark, e.g. ``{"default": 0.1, "incumbent": 0.03}``; values
+        outside the parameter's range or choices are left out.
+
+    Returns
+    -------
+    MarginalPlotData
+    """
+    m = result.marginal(name, grid_size=grid_size)
+    param = result.space[name]
+    grid = m.grid[0]
+    positions: dict[str, float] = {}
+    if isinstance(param, Categorical):
+        x = np.arange(len(grid), dtype=np.float64)
+        ticks: tuple[str, ...] | None = tuple(map(str, grid))
+        for label, value in (marks or {}).items():
+            if value in grid:
+                positions[label] = float(list(grid).index(value))
+    else:
+        x = np.asarray(grid, dtype=np.float64)
+        ticks = None
+        for label, value in (marks or {}).items():
+            if value is not None and param.contains(value):
+                positions[label] = float(value)
+    log = bool(isinstance(param, Float | Int) and param.log)
+    return MarginalPlotData(param=name, x=x, tick_labels=ticks, log=log, mean=m.mean,
+                            lower=m.mean - m.std, upper=m.mean + m.std, marks=positions)
+
+
+@dataclass(frozen=True, slots=True)
+class TrajectoryPlotData:
+    """Importance of each parameter over the course of a study.
+
+    Attributes
+    ----------
+    n_trials : ndarray of shape (k,)
+        Trials behind each refit.
+    params : tuple of str
+        Shown parameters: the most important at the last refit.
+    mean, std : ndarray of shape (len(params), k)
+        NaN where a parameter did not exist yet.
+    """
+
+    n_trials: NDArray[np.float64]
+    params: tuple[str, ...]
+    mean: NDArray[np.float64]
+    std: NDArray[np.float64]
+
+
+def trajectory_plot_data(snapshots: Sequence[Any], *, top: int = 5) -> TrajectoryPlotData:
+    """Plot data of a live callback's refits (``cb.history``: ImportanceSnapshot objects).
+
+    Parameters
+    ----------
+    snapshots : sequence of ImportanceSnapshot
+        In refit order.
+    top : int, default=5
+        Parameters shown: the most important at the last refit.
+
+    Returns
+    -------
+    TrajectoryPlotData
+    """
+    if not snapshots:
+        raise ValueError("No refits to plot yet: the callback's history is empty. Run more "
+                         "trials (at least min_trials) first.")
+    params = tuple(list(snapshots[-1].importances)[:top])
+    mean = np.full((len(params), len(snapshots)), np.nan)
+    std = np.full_like(mean, np.nan)
+    for k, snap in enumerate(snapshots):
+        for i, name in enumerate(params):
+            if name in snap.importances:
+                mean[i, k] = snap.importances[name]
+                std[i, k] = snap.stds.get(name, np.nan)
+    n = np.array([float(s.n_trials) for s in snapshots])
+    return TrajectoryPlotData(n_trials=n, params=params, mean=mean, std=std)
+
+
+@dataclass(frozen=True, slots=True)
+class RiskPlotData:
+    """Relative tuning risk per parameter with its spread, the margin and the verdicts.
+
+    Attributes
+    ----------
+    params : tuple of str
+    mean, std : ndarray of shape (n,)
+        ``d^R_i`` and ``s^R_i`` (Weerts 2018, Eq. 6-7).
+    non_inferior : ndarray of bool, shape (n,)
+        Holm-corrected verdicts.
+    margin : float
+    """
+
+    params: tuple[str, ...]
+    mean: NDArray[np.float64]
+    std: NDArray[np.float64]
+    non_inferior: NDArray[np.bool_]
+    margin: float
+
+
+def risk_plot_data(result: TuningRiskResult) -> RiskPlotData:
+    """Plot data of a tuning-risk table (see :func:`~hpinsight.tuning_risk`).
+
+    Parameters
+    ----------
+    result : TuningRiskResult
+
+    Returns
+    -------
+    RiskPlotData
+    """
+    rows = result.rows
+    return RiskPlotData(
+        params=tuple(r.param for r in rows),
+        mean=np.array([r.relative_mean for r in rows]),
+        std=np.array([r.relative_std for r in rows]),
+        non_inferior=np.array([r.non_inferior for r in rows], dtype=bool),
+        margin=result.margin,
+    )
