@@ -214,3 +214,18 @@ def test_tuning_risk_plot_colours_the_verdicts_and_draws_the_margin():
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels == ["safe  (can fix)", "costly  (tune)"]
     assert any(ln.get_label() == "margin 0.01" for ln in ax.get_lines())
+
+
+def test_a_configuration_without_a_split_parameter_is_marked_but_not_routed(result):
+    pd = hp.partial_dependence(result, params="x", n_samples=300, seed=0)
+    tree = hp.confidence_split(pd, max_splits=2)
+    split_params = {leaf_cond.split()[0] for leaf in tree.leaves() for leaf_cond in
+                    (c for c in leaf.conditions)}
+    partial = {"x": 0.5, **{k: v for k, v in {"lr": 0.01, "kind": "c"}.items()
+                            if k not in split_params}}
+    with pytest.raises(KeyError):
+        tree.leaf_for(partial)
+    ax = hp.plot_regions(tree, highlight=partial)
+    labels = [ln.get_label() for ln in ax.get_lines()]
+    assert not any("incumbent's region" in lbl for lbl in labels)
+    assert "incumbent" in labels

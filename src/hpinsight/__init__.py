@@ -14,6 +14,7 @@ from ._fanova import FanovaResult, Importance, MarginalResult, fanova
 from ._history import TrialHistory
 from ._pdp import PartialDependenceResult, partial_dependence
 from ._regions import RegionNode, RegionTree, confidence_split
+from ._reporting import Report, report
 from ._risk import (
     NonInferiorityResult,
     TuningRiskResult,
@@ -67,6 +68,7 @@ __all__ = [
     "PartialDependenceResult",
     "RegionNode",
     "RegionTree",
+    "Report",
     "SearchSpace",
     "SubspaceResult",
     "SurrogateRisk",
@@ -89,6 +91,7 @@ __all__ = [
     "plot_regions",
     "plot_tuning_risk",
     "plotting",
+    "report",
     "suggest_subspace",
     "surrogate_tuning_risk",
     "tuning_risk",

@@ -1,4 +1,4 @@
-"""The ``hpinsight`` command line: ``hpinsight watch ...`` (also ``python -m hpinsight``).
+"""The ``hpinsight`` command line: ``hpinsight watch|report ...`` (also ``python -m hpinsight``).
 
 :func:`main` parses the arguments, configures logging (the only place hpinsight
 does) and dispatches to one module per subcommand; each subcommand is a thin
@@ -17,7 +17,7 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import _watch
+    from . import _report, _watch
 
     parser = argparse.ArgumentParser(
         prog="hpinsight",
@@ -26,6 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log debugging details")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _watch.add_parser(sub)
+    _report.add_parser(sub)
     return parser
 
 

@@ -98,7 +98,9 @@ def plot_regions(
     level : float, default=0.95
     highlight : RegionNode or configuration, optional
         The region to emphasize, or a configuration (e.g. the incumbent's parameters)
-        whose region is emphasized and whose value is marked.
+        whose region is emphasized and whose value is marked. A configuration without
+        a value for a parameter the splits use (inactive in it) has no region to
+        emphasize; its value is still marked.
     marks : dict of str to value, optional
         Vertical lines at native values.
 
@@ -126,7 +128,10 @@ def plot_regions(
     marks = dict(marks or {})
     node = highlight
     if isinstance(highlight, dict):
-        node = tree.leaf_for(highlight)
+        try:
+            node = tree.leaf_for(highlight)
+        except KeyError:  # a split uses a parameter inactive in this configuration
+            node = None
         name = tree.pd.params[0]
         if name in highlight:
             marks.setdefault("incumbent", highlight[name])

@@ -1,0 +1,61 @@
+"""``hpinsight report`` on real Optuna studies in SQLite, run as a user runs it."""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import optuna
+import pytest
+
+pytest.importorskip("matplotlib")
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def objective(t: optuna.Trial) -> float:
+    lr = t.suggest_float("lr", 1e-4, 1.0, log=True)
+    opt = t.suggest_categorical("optimizer", ["sgd", "adam"])
+    if opt == "sgd":
+        t.suggest_float("momentum", 0.0, 0.99)
+    t.suggest_int("depth", 1, 8)
+    return (math.log10(lr) + 2) ** 2 + (0.3 if opt == "sgd" else 0.0)
+
+
+def _report(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hpinsight", "report", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_report_of_a_sqlite_study_and_clear_failures(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    storage = optuna.storages.RDBStorage(url)
+    try:
+        study = optuna.create_study(study_name="r", storage=storage,
+                                    sampler=optuna.samplers.TPESampler(seed=0))
+        study.optimize(objective, n_trials=40)
+        optuna.create_study(study_name="empty", storage=storage)
+    finally:
+        storage.engine.dispose()
+
+    target = tmp_path / "out" / "report.html"
+    done = _report("--storage", url, "--study", "r", "--out", str(target), "--n-trees", "16")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"report: {target.resolve()}"
+    assert "computing fANOVA of all trials" in done.stderr  # progress, on stderr
+    page = target.read_text(encoding="utf-8")
+    assert "study &#x27;r&#x27;" in page
+    assert len(re.findall(r'src="data:image/png;base64,', page)) >= 5
+
+    missing = _report("--storage", url, "--study", "nope", "--out", str(tmp_path / "x.html"))
+    assert missing.returncode == 1
+    assert "cannot open study 'nope'" in missing.stderr
+    assert "studies there: 'r', 'empty'" in missing.stderr
+    empty = _report("--storage", url, "--study", "empty", "--out", str(tmp_path / "e.html"))
+    assert empty.returncode == 1
+    assert "found no COMPLETE trial" in empty.stderr
+    bad = _report("--storage", str(tmp_path / "no-such-journal.log"), "--study", "r")
+    assert bad.returncode == 1
+    assert "neither an RDB URL" in bad.stderr

@@ -1,0 +1,232 @@
+"""Build a report: every analysis of a study, computed once, held in one frozen object.
+
+The computation lives in the library's own functions (fANOVA, PDPs, confidence
+splitting, subspace suggestions); this module only decides what a report contains.
+Rendering (HTML, JSON) is in :mod:`hpinsight._reporting._html`; figures are drawn
+from the held results when the page is rendered.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .._fanova import FanovaResult, _json_value, fanova
+from .._history import TrialHistory
+from .._pdp import PartialDependenceResult, partial_dependence
+from .._regions import RegionTree, confidence_split
+from .._validation import check_int, check_seed
+from ..exceptions import HPInsightError, InvalidDataError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .._subspace import SubspaceResult
+
+__all__ = ["Report", "report"]
+
+#: Pairwise interactions are computed up to this many parameters (all pairs).
+MAX_PARAMS_FOR_PAIRS = 12
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """What hpinsight found in one study (see :func:`hpinsight.report`).
+
+    Attributes
+    ----------
+    title : str
+    source : str
+        Where the trials came from (storage and study, or a SMAC run folder).
+    history : TrialHistory
+    result : FanovaResult
+        All trials, main effects and (up to 12 parameters) pairwise interactions.
+    capped : FanovaResult
+        The best ``cap_quantile`` of trials (Hutter et al. 2014, Sec. 3.3).
+    top : tuple of str
+        The most important parameters, shown in detail.
+    pdps : dict of str to RegionTree
+        PDP with confidence bands of each top parameter, split into regions.
+    subspace : SubspaceResult or None
+        Which parameters could be fixed, with reasons (None with fewer than 10 trials).
+    notes : tuple of str
+        What could not be computed, and why.
+    seed : int or None
+    """
+
+    title: str
+    source: str
+    history: TrialHistory = field(repr=False)
+    result: FanovaResult = field(repr=False)
+    capped: FanovaResult = field(repr=False)
+    top: tuple[str, ...]
+    pdps: dict[str, RegionTree] = field(repr=False)
+    subspace: SubspaceResult | None = field(repr=False)
+    notes: tuple[str, ...]
+    seed: int | None
+
+    @property
+    def incumbent(self) -> dict[str, Any]:
+        """The best trial's configuration."""
+        return dict(self.history.best()[1])
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe representation of every number the report shows."""
+        trial_id, config, value = self.history.best()
+        return {
+            "title": self.title,
+            "source": self.source,
+            "n_trials": self.history.n_trials,
+            "excluded": dict(self.history.excluded),
+            "direction": self.history.direction,
+            "best": {"trial": trial_id, "value": value,
+                     "params": {k: _json_value(v) for k, v in config.items()}},
+            "forest": {"n_trees": self.result.n_trees, "oob_r2": _json_value(self.result.oob_r2),
+                       "seed": self.seed},
+            "fanova": self.result.to_dict(),
+            "fanova_capped": self.capped.to_dict(),
+            "top": list(self.top),
+            "pdps": {name: {"pd": tree.pd.to_dict(), "regions": tree.to_dict(),
+                            "incumbent_region": list(tree.leaf_for(config).conditions)
+                            if _routable(tree, config) else None}
+                     for name, tree in self.pdps.items()},
+            "subspace": None if self.subspace is None else self.subspace.to_dict(),
+            "notes": list(self.notes),
+        }
+
+    def html(self) -> str:
+        """The report as one self-contained HTML page (figures embedded; needs matplotlib)."""
+        from ._html import render_html
+
+        return render_html(self)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the report: HTML, or JSON when ``path`` ends in ``.json``. Returns the path."""
+        import json
+        from pathlib import Path as _Path
+
+        target = _Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.suffix.lower() == ".json":
+            target.write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False))
+        else:
+            target.write_text(self.html(), encoding="utf-8")
+        return target
+
+
+def report(
+    source: Any,
+    *,
+    title: str | None = None,
+    top: int = 3,
+    cap_quantile: float = 0.25,
+    n_trees: int = 64,
+    seed: int | None = 0,
+    subspace: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> Report:
+    """Analyse a finished (or running) study for a report.
+
+    Parameters
+    ----------
+    source : TrialHistory or optuna.Study
+        The trials (for a SMAC run: ``TrialHistory.from_smac(...)`` or
+        ``hpinsight.integrations.smac.load_run(path)``).
+    title : str, optional
+        Heading of the page (default: from the study).
+    top : int, default=3
+        Parameters shown in detail (marginals, PDPs with regions).
+    cap_quantile : float, default=0.25
+        The "good part" of the space for the capped importances.
+    n_trees : int, default=64
+    seed : int, optional, default=0
+        Same seed, same report.
+    subspace : bool, default=True
+        Also suggest which parameters could be fixed (:func:`~hpinsight.suggest_subspace`).
+    progress : callable, optional
+        Called with a short description before each step (a progress display).
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    InvalidDataError
+        Fewer than two usable trials.
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    >>> configs = space.sample(60, seed=0)
+    >>> history = hp.TrialHistory(space, configs, [(c["x"] - 0.3) ** 2 for c in configs])
+    >>> rep = hp.report(history, top=1, n_trees=16)
+    >>> rep.top, sorted(rep.to_dict())[:3]
+    (('x',), ['best', 'direction', 'excluded'])
+    """
+    func = "report"
+    top = check_int(top, "top", func, minimum=1)  # type: ignore[assignment]
+    seed = check_seed(seed, func)
+    step = progress or (lambda _what: None)
+    history, where = _history_of(source, func)
+    if history.n_trials < 2:
+        raise InvalidDataError(
+            f"{func}: {where} has {history.n_trials} usable trial(s)"
+            f"{'; ' + history.excluded_summary() if history.n_excluded else ''}. A report "
+            "needs at least 2 finished trials with a finite value; run the study longer.")
+    notes: list[str] = []
+    max_order = 2 if len(history.space) <= MAX_PARAMS_FOR_PAIRS else 1
+    if max_order == 1:
+        notes.append(f"Interactions were not computed: {len(history.space)} parameters "
+                     f"(pairs are computed up to {MAX_PARAMS_FOR_PAIRS}).")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a constant capped objective is reported, not warned
+        step("fANOVA of all trials")
+        result = fanova(history, n_trees=n_trees, seed=seed, max_order=max_order)
+        step(f"fANOVA of the best {cap_quantile:.0%}")
+        capped = fanova(history, n_trees=n_trees, seed=seed, cap_quantile=cap_quantile)
+    names = tuple(i.params[0] for i in result.ranking(order=1)[:top])
+    pdps: dict[str, RegionTree] = {}
+    if result.is_constant:
+        notes.append("Every trial has the same value: there is no variation to explain.")
+    else:
+        for name in names:
+            step(f"partial dependence of {name}")
+            pd: PartialDependenceResult = partial_dependence(result, params=name,
+                                                             n_samples=500, seed=seed)
+            pdps[name] = confidence_split(pd, max_splits=3)
+    found = None
+    if subspace:
+        step("which parameters could be fixed")
+        try:
+            from .._subspace import suggest_subspace
+
+            found = suggest_subspace(history, n_trees=n_trees, seed=seed)
+        except HPInsightError as exc:
+            notes.append(f"No subspace suggestion: {exc}")
+    return Report(
+        title=title or f"hpinsight report: {where}", source=where, history=history,
+        result=result, capped=capped, top=names, pdps=pdps, subspace=found,
+        notes=tuple(notes), seed=seed,
+    )
+
+
+def _history_of(source: Any, func: str) -> tuple[TrialHistory, str]:
+    if isinstance(source, TrialHistory):
+        return source, "the given trials"
+    if type(source).__module__.startswith("optuna"):
+        return TrialHistory.from_optuna(source), f"study {source.study_name!r}"
+    raise TypeError(f"{func} needs a TrialHistory or an optuna.Study; got "
+                    f"{type(source).__name__}. For a SMAC run pass "
+                    "hpinsight.integrations.smac.load_run(path).")
+
+
+def _routable(tree: RegionTree, config: Mapping[str, Any]) -> bool:
+    try:
+        tree.leaf_for(config)
+    except KeyError:
+        return False
+    return True

@@ -1,0 +1,177 @@
+"""Render a :class:`~hpinsight._reporting.Report` as one self-contained HTML page.
+
+No computation happens here: figures are drawn from the report's results with the
+plotting layer and embedded as base64 PNG, so the page needs no network and no files.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from typing import TYPE_CHECKING, Any
+
+from .._optional import import_optional
+
+if TYPE_CHECKING:
+    from ._build import Report
+
+__all__ = ["render_html"]
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2430;
+background:#f6f7f9}
+main{max-width:1100px;margin:0 auto;padding:24px}
+h1{font-size:1.6em;margin:0 0 4px}h2{font-size:1.2em;margin:28px 0 8px;
+border-bottom:1px solid #d9dde3;padding-bottom:4px}
+.sub{color:#5b6472;margin:0 0 16px}
+.cards{display:flex;gap:12px;flex-wrap:wrap}
+.card{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:10px 14px;min-width:150px}
+.card b{display:block;font-size:1.3em}
+table{border-collapse:collapse;background:#fff;font-size:.92em}
+td,th{border:1px solid #d9dde3;padding:4px 8px;text-align:left}
+th{background:#eef1f5}
+.grid{display:flex;flex-wrap:wrap;gap:12px}
+figure{margin:0;background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:6px}
+img{max-width:100%;display:block}
+.keep{color:#1f6f3a;font-weight:600}.fix{color:#8a5a00;font-weight:600}
+pre{background:#fff;border:1px solid #d9dde3;padding:10px;overflow-x:auto}
+.note{color:#5b6472;font-size:.9em}
+"""
+
+
+def render_html(report: Report) -> str:
+    """The page; figures drawn with matplotlib (Agg) and closed after encoding."""
+    import_optional("matplotlib", "Report.html")
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    plt = import_optional("matplotlib.pyplot", "Report.html")
+    from .. import plotting
+
+    def figure(draw: Any, size: tuple[float, float], caption: str) -> str:
+        fig, ax = plt.subplots(figsize=size)
+        try:
+            draw(ax)
+            fig.tight_layout()
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=90)
+        finally:
+            plt.close(fig)
+        data = base64.b64encode(buf.getvalue()).decode("ascii")
+        return (f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
+                f"</figure>")
+
+    esc = html.escape
+    h = report.history
+    r = report.result
+    trial_id, best_config, best_value = h.best()
+    parts = [f"<h1>{esc(report.title)}</h1>",
+             f'<p class="sub">{esc(report.source)}: which hyperparameters matter, how they '
+             "act, and which ones you can stop tuning.</p>"]
+
+    excluded = ", ".join(f"{n} {why}" for why, n in h.excluded.items()) or "none"
+    oob = "n/a" if r.oob_r2 is None else f"{r.oob_r2:.2f}"
+    parts.append('<div class="cards">'
+                 f"<div class=card>trials analysed<b>{h.n_trials}</b></div>"
+                 f"<div class=card>left out<b>{h.n_excluded}</b>{esc(excluded)}</div>"
+                 f"<div class=card>best {esc(h.objective_name)}<b>{best_value:.6g}</b>"
+                 f"trial {trial_id} ({esc(h.direction)})</div>"
+                 f"<div class=card>forest fit (out-of-bag R²)<b>{oob}</b>{r.n_trees} trees"
+                 "</div></div>")
+
+    parts.append("<h2>What matters</h2>")
+    rows = "".join(
+        f"<tr><td>{esc(' x '.join(i.params))}</td><td>{i.mean:.3f} ± {i.std:.3f}</td>"
+        f"<td>{_capped(report, i.params)}</td></tr>"
+        for i in r.ranking()[:10])
+    parts.append('<div class="grid"><table><tr><th>effect</th><th>share of variance'
+                 f"</th><th>best {_quantile(report)}</th></tr>{rows}</table>")
+    parts.append(figure(lambda ax: plotting.plot_importance(r, ax=ax, top=8,
+                                                            capped=report.capped),
+                        (6.0, 4.0), "importance") + "</div>")
+    parts.append('<p class="note">Shares are fractions of the forest\'s prediction variance '
+                 "over the search space (mean ± std over trees); a std larger than the mean "
+                 "means the effect is not resolved by these trials.</p>")
+
+    parts.append("<h2>How the top parameters act</h2><div class=grid>")
+    for name in report.top:
+        marks = {"incumbent": best_config.get(name)}
+        default = h.space[name].default
+        if default is not None:
+            marks["default"] = default
+        parts.append(figure(lambda ax, n=name, m=marks: plotting.plot_marginal(r, n, ax=ax,
+                                                                               marks=m),
+                            (4.6, 3.2), f"marginal of {name}"))
+    parts.append("</div>")
+    pairs = list(r.ranking(order=2)[:2]) if r.max_order >= 2 else []
+    if pairs:
+        parts.append("<h2>Strongest interactions</h2><div class=grid>")
+        for imp in pairs:
+            a, b = imp.params
+            parts.append(figure(lambda ax, a=a, b=b: plotting.plot_interaction(r, a, b, ax=ax),
+                                (4.8, 3.8), f"joint marginal of {a} and {b}"))
+        parts.append("</div>")
+
+    if report.pdps:
+        parts.append("<h2>Partial dependence you can trust</h2>"
+                     '<p class="note">PDPs with 95 % bands (Moosbauer et al. 2021), split '
+                     "into regions where the surrogate is more certain; the incumbent's "
+                     "region is emphasized.</p><div class=grid>")
+        for name, tree in report.pdps.items():
+            parts.append(figure(lambda ax, t=tree: plotting.plot_regions(
+                t, ax=ax, highlight=dict(best_config)), (8.5, 3.4), f"PDP of {name}"))
+        parts.append("</div>")
+
+    parts.append("<h2>Which ones you can stop tuning</h2>")
+    if report.subspace is None:
+        parts.append('<p class="note">No suggestion (see notes below).</p>')
+    else:
+        sub = report.subspace
+        items = "".join(
+            f"<tr><td>{esc(n)}</td><td class={'keep' if n in sub.keep else 'fix'}>"
+            f"{'keep tuning' if n in sub.keep else 'fix at ' + esc(_fmt(sub.fixed[n]))}</td>"
+            f"<td>{esc(sub.reasons[n])}</td></tr>"
+            for n in (*sub.keep, *sub.fixed))
+        parts.append(f"<table><tr><th>parameter</th><th>suggestion</th><th>why</th></tr>"
+                     f"{items}</table>")
+
+    if report.notes:
+        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in report.notes)
+                     + "</ul>")
+    parts.append("<h2>Reproduce in Python</h2><pre>" + esc(_snippet(report)) + "</pre>")
+    body = "\n".join(parts)
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{esc(report.title)}</title><style>{_CSS}</style></head>"
+            f"<body><main>{body}</main></body></html>\n")
+
+
+def _capped(report: Report, params: tuple[str, ...]) -> str:
+    if len(params) > report.capped.max_order:
+        return ""
+    imp = report.capped.importance(*params)
+    return f"{imp.mean:.3f} ± {imp.std:.3f}"
+
+
+def _quantile(report: Report) -> str:
+    q = report.capped.cap_quantile
+    return f"{q:.0%}" if q is not None else "trials"
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _snippet(report: Report) -> str:
+    seed = report.seed
+    return (
+        "import hpinsight as hp\n"
+        "history = hp.TrialHistory.from_optuna(study)   # or integrations.smac.load_run(path)\n"
+        f"result = hp.fanova(history, seed={seed}, max_order={report.result.max_order})\n"
+        "result.ranking()\n"
+        f"pd = hp.partial_dependence(result, params={report.top[0]!r}, seed={seed})\n"
+        "hp.confidence_split(pd).plot(highlight=dict(history.best()[1]))\n"
+        f"hp.suggest_subspace(history, seed={seed}).explain()\n"
+        if report.top else "import hpinsight as hp\n"
+    )

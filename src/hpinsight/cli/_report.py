@@ -1,0 +1,97 @@
+"""``hpinsight report``: one self-contained HTML page (or JSON) from a study or a SMAC run."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+from typing import Any, TextIO
+
+from .._optional import import_optional
+
+__all__ = ["add_parser"]
+
+_logger = logging.getLogger("hpinsight.cli")
+
+
+def add_parser(sub: Any) -> None:
+    """Register the ``report`` subcommand."""
+    p = sub.add_parser(
+        "report",
+        help="write an HTML (or JSON) report of an Optuna study or a SMAC run",
+        description="Analyse a finished or running study and write one self-contained HTML "
+                    "page (figures embedded, no network needed) or a JSON document.",
+    )
+    src = p.add_argument_group("what to analyse (one of)")
+    src.add_argument("--storage", help="Optuna storage: an RDB URL or a journal file path")
+    src.add_argument("--study", help="Optuna study name (with --storage)")
+    src.add_argument("--smac-run", type=Path, metavar="PATH",
+                     help="a SMAC run folder (<output_directory>/<name>/<seed>)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="where to write (default: hpinsight-report.html, or .json with --json)")
+    p.add_argument("--json", action="store_true", help="write JSON for machines instead of HTML")
+    p.add_argument("--top", type=int, default=3, help="parameters shown in detail (3)")
+    p.add_argument("--objective", type=int, default=None, help="objective index (multi-objective)")
+    p.add_argument("--seed", type=int, default=0, help="forest seed (0)")
+    p.add_argument("--n-trees", type=int, default=64, help="trees per forest (64)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Build and write the report; the exit status of the command."""
+    from .._reporting import report
+    from ..exceptions import HPInsightError
+
+    if (args.smac_run is None) == (args.storage is None):
+        _logger.error("give either --storage and --study (Optuna) or --smac-run PATH (SMAC).")
+        return 2
+    if args.storage is not None and not args.study:
+        _logger.error("--storage needs --study NAME.")
+        return 2
+    if args.top < 1 or args.n_trees < 1:
+        _logger.error("--top and --n-trees must be at least 1.")
+        return 2
+    try:
+        history, where = _load(args)
+    except Exception as exc:  # a bad URL, a missing study or folder: say which, exit 1
+        _logger.error("%s", exc)
+        return 1
+    target = args.out or Path("hpinsight-report.json" if args.json else "hpinsight-report.html")
+    if args.json and target.suffix.lower() != ".json":
+        target = target.with_suffix(".json")
+    try:
+        rep = report(history, title=f"hpinsight report: {where}", top=args.top,
+                     n_trees=args.n_trees, seed=args.seed,
+                     progress=lambda what: _logger.info("computing %s ...", what))
+    except HPInsightError as exc:
+        _logger.error("%s: %s", where, exc)
+        return 1
+    if not args.json:
+        import_optional("matplotlib", "hpinsight report")
+    _logger.info("drawing and writing %s ...", target)
+    path = rep.save(target)
+    out.write(f"report: {path.resolve()}\n")
+    return 0
+
+
+def _load(args: argparse.Namespace) -> tuple[Any, str]:
+    from .._history import TrialHistory
+
+    if args.smac_run is not None:
+        if not args.smac_run.exists():
+            raise FileNotFoundError(f"no SMAC run at {str(args.smac_run)!r}")
+        return (TrialHistory.from_smac(args.smac_run, objective=args.objective),
+                f"SMAC run {args.smac_run}")
+    optuna = import_optional("optuna", "hpinsight report --storage")
+    from ._watch import _describe, _known_studies, _open_storage
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    storage = None
+    try:
+        storage = _open_storage(optuna, args.storage)
+        study = optuna.load_study(study_name=args.study, storage=storage)
+    except Exception as exc:
+        raise RuntimeError(f"cannot open study {args.study!r} in {_describe(args.storage)}: "
+                           f"{exc}{_known_studies(optuna, storage)}") from exc
+    return (TrialHistory.from_optuna(study, objective=args.objective),
+            f"study {args.study!r} ({_describe(args.storage)})")

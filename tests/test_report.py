@@ -1,0 +1,108 @@
+"""Reports: what a report holds, the self-contained HTML page, JSON, and the CLI's exit codes."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+import hpinsight as hp
+from hpinsight.cli import main
+
+pytest.importorskip("matplotlib")
+
+SMAC_RUN = Path(__file__).parent / "data" / "smac20_run"
+
+
+@pytest.fixture(scope="module")
+def history():
+    space = hp.SearchSpace([hp.Float("lr", 1e-4, 1.0, log=True, default=1e-3),
+                            hp.Float("x", -1.0, 1.0), hp.Categorical("kind", ["a", "b", "c"]),
+                            hp.Int("depth", 1, 10)])
+    configs = space.sample(120, seed=1)
+    y = [(math.log10(c["lr"]) + 2) ** 2 + {"a": 0.0, "b": 1.0, "c": 2.0}[c["kind"]] * c["x"]
+         for c in configs]
+    return hp.TrialHistory(space, configs, y, excluded={"FAIL": 3})
+
+
+@pytest.fixture(scope="module")
+def rep(history):
+    steps: list[str] = []
+    out = hp.report(history, top=2, n_trees=16, progress=steps.append)
+    assert steps[0] == "fANOVA of all trials"
+    assert "which parameters could be fixed" in steps
+    return out
+
+
+def test_report_holds_the_analyses_it_shows(rep, history):
+    assert rep.top == ("lr", "x")
+    assert rep.result.max_order == 2
+    assert rep.capped.cap_quantile == 0.25
+    assert set(rep.pdps) == {"lr", "x"}
+    assert rep.subspace is not None
+    same = hp.fanova(history, n_trees=16, seed=0, max_order=2)
+    assert rep.result.to_dict() == same.to_dict()  # the report adds no numbers of its own
+
+
+def test_json_is_strict_and_says_what_was_excluded(rep, tmp_path):
+    data = rep.to_dict()
+    text = json.dumps(data, allow_nan=False)
+    assert data["n_trials"] == 120
+    assert data["excluded"] == {"FAIL": 3}
+    assert data["top"] == ["lr", "x"]
+    assert data["pdps"]["lr"]["incumbent_region"] is not None
+    path = rep.save(tmp_path / "r.json")
+    assert json.loads(path.read_text()) == json.loads(text)
+
+
+def test_html_page_is_self_contained_with_every_figure_decodable(rep, tmp_path):
+    page = rep.save(tmp_path / "r.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    for heading in ("What matters", "How the top parameters act", "Strongest interactions",
+                    "Partial dependence you can trust", "Which ones you can stop tuning",
+                    "Reproduce in Python"):
+        assert f"<h2>{heading}" in page
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
+    # importance + 2 marginals + 2 interactions + 2 PDPs
+    assert len(images) == 7
+    for data in images:
+        assert base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing fetched from a network
+    assert "3 FAIL" in page  # excluded trials are named, with the reason
+    assert "keep tuning" in page
+
+
+def test_few_trials_and_wrong_sources_are_clear_errors(history):
+    one = hp.TrialHistory(history.space, history.configs[:1], history.y[:1])
+    with pytest.raises(hp.InvalidDataError, match="at least 2 finished trials"):
+        hp.report(one)
+    with pytest.raises(TypeError, match="load_run"):
+        hp.report([1, 2])
+    small = hp.TrialHistory(history.space, history.configs[:5], history.y[:5])
+    rep = hp.report(small, n_trees=8)
+    assert rep.subspace is None
+    assert any("at least 10 trials" in note for note in rep.notes)
+
+
+def test_cli_writes_a_report_of_a_saved_smac_run(tmp_path, capsys):
+    pytest.importorskip("ConfigSpace")
+    target = tmp_path / "smac.html"
+    assert main(["report", "--smac-run", str(SMAC_RUN), "--out", str(target),
+                 "--n-trees", "8"]) == 0
+    assert capsys.readouterr().out.strip() == f"report: {target.resolve()}"
+    assert "SMAC run" in target.read_text(encoding="utf-8")
+    assert main(["report", "--smac-run", str(SMAC_RUN), "--json", "--out",
+                 str(tmp_path / "smac.html"), "--n-trees", "8"]) == 0
+    assert json.loads((tmp_path / "smac.json").read_text())["n_trials"] > 0
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    assert main(["report"]) == 2  # no source
+    assert main(["report", "--smac-run", str(SMAC_RUN), "--storage", "x.db"]) == 2
+    assert main(["report", "--smac-run", str(tmp_path / "nothing")]) == 1
+    err = capsys.readouterr().err
+    assert "no SMAC run at" in err
