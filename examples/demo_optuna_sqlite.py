@@ -6,8 +6,9 @@ on the optimizer (and on momentum, which exists only for SGD), a little on
 dropout, and not at all on two nuisance knobs.
 
 Run it with ``bash scripts/demo.sh`` (or ``python examples/demo_optuna_sqlite.py``).
-It writes ``hpinsight-demo/study.db`` and ``hpinsight-demo/report.json`` and prints
-the final ranking.
+It writes ``hpinsight-demo/study.db``, the report ``hpinsight-demo/report.html`` (one
+self-contained page: open it in a browser) and ``hpinsight-demo/report.json``, and
+prints the final ranking.
 """
 
 from __future__ import annotations
@@ -105,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
           "treat such effects as unresolved.")
     print(f"\nmomentum was active in {result.n_trials - result.n_inactive['momentum']} trials "
           "(SGD only); no trial was dropped.")
-    print(f"report: {path.resolve()}\nstudy:  {db.resolve()}")
+    page = hp.report(study, seed=args.seed).save(args.out / "report.html")
+    print(f"report: {page.resolve()}  (open it in a browser)\njson:   {path.resolve()}\n"
+          f"study:  {db.resolve()}")
     return 0
 
 

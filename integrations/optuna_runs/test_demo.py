@@ -40,4 +40,7 @@ def test_demo_writes_study_and_report(tmp_path):
     assert len(study.trials) == 60
     assert study.best_value == pytest.approx(report["study"]["best_value"])
     assert "report:" in proc.stdout
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    assert "<h2>What matters</h2>" in page
     assert study.user_attrs["hpinsight:importance"]["n_trials"] == 60

@@ -108,9 +108,10 @@ def plot_marginal(
     """
     data = marginal_plot_data(result, name, grid_size=grid_size, marks=marks)
     ax = _axes(ax, "plot_marginal", (5.0, 3.4))
-    if data.tick_labels is not None:
-        ax.bar(data.x, data.mean, yerr=[data.mean - data.lower, data.upper - data.mean],
-               color="tab:blue", alpha=0.8, capsize=4, label="mean ± std")
+    if data.tick_labels is not None:  # points, not bars: differences matter, not zero
+        ax.errorbar(data.x, data.mean, yerr=[data.mean - data.lower, data.upper - data.mean],
+                    fmt="o", color="tab:blue", capsize=4, label="mean ± std")
+        ax.set_xlim(-0.5, len(data.x) - 0.5)
         ax.set_xticks(data.x)
         ax.set_xticklabels(list(data.tick_labels))
     else:
