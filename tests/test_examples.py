@@ -73,3 +73,20 @@ def test_pdp_example_finds_a_narrower_incumbent_region_and_saves_the_figure(tmp_
     assert figure.stat().st_size > 10_000
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert lines[4].startswith("20 more trials in the region: best ")
+
+
+def test_shrink_example_fixes_only_knobs_that_do_nothing():
+    pytest.importorskip("optuna")
+    out = subprocess.run(
+        [sys.executable, str(EXAMPLES / "shrink_optuna.py")],
+        check=True, capture_output=True, text=True, timeout=300,
+    ).stdout
+    lines = out.splitlines()
+    assert lines[0] == "decision after trial 59: fix"
+    fixed = [item.split("=")[0] for item in lines[1].removeprefix("fixed: ").split(", ")]
+    assert fixed
+    assert all(name.startswith("knob") for name in fixed)  # never lr, depth or dropout
+    kept = lines[2].removeprefix("kept: ").split(", ")
+    assert {"lr", "depth", "dropout"} <= set(kept)
+    assert sum(line.startswith("  ") for line in lines) == 10  # a reason per parameter
+    assert lines[-1].startswith("best value after 120 trials: ")

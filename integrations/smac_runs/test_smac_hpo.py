@@ -215,3 +215,23 @@ def test_multi_objective_runs_are_analysed_per_named_objective(tmp_path):
     saved = load_run(scenario.output_directory, objective=0)
     assert saved.objective_name == "error"
     assert saved.n_trials == 30
+
+
+@pytest.mark.slow
+def test_report_of_the_saved_run_from_the_command_line(hpo_run, tmp_path):
+    import subprocess
+    import sys
+
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "smac.html"
+    done = subprocess.run([sys.executable, "-m", "hpinsight", "report", "--smac-run",
+                           str(hpo_run["folder"]), "--out", str(target), "--n-trees", "16"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = target.read_text(encoding="utf-8")
+    assert f"SMAC run {hpo_run['folder']}" in page
+    assert page.count("data:image/png;base64,") >= 6
+    # the table's first row is the run's most important effect, as the library ranks it
+    top = hp.fanova(hp.TrialHistory.from_smac(hpo_run["folder"]), seed=0, n_trees=16,
+                    max_order=2).ranking()[0]
+    assert f"<tr><td>{' x '.join(top.params)}</td>" in page

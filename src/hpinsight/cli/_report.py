@@ -59,19 +59,44 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     target = args.out or Path("hpinsight-report.json" if args.json else "hpinsight-report.html")
     if args.json and target.suffix.lower() != ".json":
         target = target.with_suffix(".json")
-    try:
-        rep = report(history, title=f"hpinsight report: {where}", top=args.top,
-                     n_trees=args.n_trees, seed=args.seed,
-                     progress=lambda what: _logger.info("computing %s ...", what))
-    except HPInsightError as exc:
-        _logger.error("%s: %s", where, exc)
-        return 1
     if not args.json:
         import_optional("matplotlib", "hpinsight report")
-    _logger.info("drawing and writing %s ...", target)
-    path = rep.save(target)
+    bar = _Progress(total=3 + args.top + (0 if args.json else 1))
+    try:
+        rep = report(history, title=f"hpinsight report: {where}", top=args.top,
+                     n_trees=args.n_trees, seed=args.seed, progress=bar.step)
+        bar.step(f"writing {target.name}")
+        path = rep.save(target)
+    except HPInsightError as exc:
+        bar.close()
+        _logger.error("%s: %s", where, exc)
+        return 1
+    bar.close()
     out.write(f"report: {path.resolve()}\n")
     return 0
+
+
+class _Progress:
+    """A progress bar on stderr (tqdm, which comes with Optuna), else one log line per step."""
+
+    def __init__(self, total: int) -> None:
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            self._bar = None
+        else:
+            self._bar = tqdm(total=total, unit="step", leave=False, dynamic_ncols=True)
+
+    def step(self, what: str) -> None:
+        if self._bar is None:
+            _logger.info("%s ...", what)
+        else:
+            self._bar.set_description(what)
+            self._bar.update(1)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, str]:

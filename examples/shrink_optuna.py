@@ -1,0 +1,69 @@
+"""Stop tuning what does not matter: an Optuna study that shrinks its own search space.
+
+Ten hyperparameters, three of which matter. The first 60 trials are random (TPE's
+start-up phase, here as long as the wait before deciding: importances judged on
+unbiased trials are more reliable than on TPE's concentrated ones). Then the live
+callback asks ``suggest_subspace`` which parameters are unimportant among good trials
+*and* safely cheap to fix (tuning risk on the forest); the study's ``ShrinkingSampler``
+holds those at their defaults while TPE searches the rest. The decision, with a reason
+per parameter, is stored in the study and printed here.
+
+    python examples/shrink_optuna.py [--trials 120] [--shrink-after 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import optuna
+
+from hpinsight.integrations.optuna import (
+    DECISIONS_KEY,
+    ImportanceCallback,
+    ShrinkingSampler,
+    read_restriction,
+)
+
+
+def objective(t: optuna.Trial) -> float:
+    lr = t.suggest_float("lr", 1e-4, 1.0, log=True)
+    depth = t.suggest_int("depth", 1, 20)
+    dropout = t.suggest_float("dropout", 0.0, 0.8)
+    nuisance = [t.suggest_float(f"knob{i}", 0.0, 1.0) for i in range(6)]
+    t.suggest_categorical("tokenizer", ["bpe", "wordpiece", "unigram"])
+    return ((math.log10(lr) + 2) ** 2 + 0.05 * (depth - 7) ** 2 + (dropout - 0.2) ** 2
+            + 1e-3 * sum(nuisance))
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--trials", type=int, default=120)
+    p.add_argument("--shrink-after", type=int, default=60)
+    args = p.parse_args(argv)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+    callback = ImportanceCallback(every_n_trials=10, min_trials=20, shrink_to="auto",
+                                  shrink_after=args.shrink_after, seed=0)
+    # random search until the decision (unbiased trials to judge importance on), TPE after
+    tpe = optuna.samplers.TPESampler(seed=0, n_startup_trials=args.shrink_after)
+    study = optuna.create_study(sampler=ShrinkingSampler(tpe))
+    study.optimize(objective, n_trials=args.shrink_after, callbacks=[callback])
+    callback.wait(120)  # let the refit at shrink_after decide before going on
+    study.optimize(objective, n_trials=args.trials - args.shrink_after, callbacks=[callback])
+    callback.close(120)
+
+    (decision,) = study.user_attrs[DECISIONS_KEY]
+    fixed = read_restriction(study)
+    print(f"decision after trial {decision['after_trial']}: {decision['action']}")
+    print(f"fixed: {', '.join(f'{k}={v!r}' for k, v in fixed.items()) or 'nothing'}")
+    sub = callback.subspace
+    assert sub is not None
+    print(f"kept: {', '.join(sub.keep)}")
+    for line in sub.explain().splitlines():
+        print(f"  {line}")
+    print(f"best value after {len(study.trials)} trials: {study.best_value:.4f}")
+
+
+if __name__ == "__main__":
+    main()
