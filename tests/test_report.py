@@ -106,3 +106,13 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert main(["report", "--smac-run", str(tmp_path / "nothing")]) == 1
     err = capsys.readouterr().err
     assert "no SMAC run at" in err
+
+
+def test_label_and_title_name_what_was_analysed(history):
+    rep = hp.report(history, label="my 120 runs", top=1, n_trees=8, subspace=False)
+    assert rep.title == "hpinsight report: my 120 runs"
+    custom = hp.report(history, title="Weekly tuning", label="my 120 runs", top=1, n_trees=8,
+                       subspace=False)
+    page = custom.html()
+    assert "<h1>Weekly tuning</h1>" in page
+    assert "my 120 runs. Which hyperparameters matter" in page

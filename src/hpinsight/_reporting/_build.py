@@ -120,6 +120,7 @@ def report(
     source: Any,
     *,
     title: str | None = None,
+    label: str | None = None,
     top: int = 3,
     cap_quantile: float = 0.25,
     n_trees: int = 64,
@@ -135,7 +136,9 @@ def report(
         The trials (for a SMAC run: ``TrialHistory.from_smac(...)`` or
         ``hpinsight.integrations.smac.load_run(path)``).
     title : str, optional
-        Heading of the page (default: from the study).
+        Heading of the page (default: from ``label``).
+    label : str, optional
+        What the trials are, in words (default: ``"study NAME"`` for a study).
     top : int, default=3
         Parameters shown in detail (marginals, PDPs with regions).
     cap_quantile : float, default=0.25
@@ -172,6 +175,7 @@ def report(
     seed = check_seed(seed, func)
     step = progress or (lambda _what: None)
     history, where = _history_of(source, func)
+    where = label or where
     if history.n_trials < 2:
         raise InvalidDataError(
             f"{func}: {where} has {history.n_trials} usable trial(s)"

@@ -66,9 +66,10 @@ def render_html(report: Report) -> str:
     h = report.history
     r = report.result
     trial_id, best_config, best_value = h.best()
-    parts = [f"<h1>{esc(report.title)}</h1>",
-             f'<p class="sub">{esc(report.source)}: which hyperparameters matter, how they '
-             "act, and which ones you can stop tuning.</p>"]
+    tagline = "Which hyperparameters matter, how they act, and which ones you can stop tuning."
+    if report.source not in report.title:  # a custom title: say what was analysed
+        tagline = f"{report.source}. {tagline}"
+    parts = [f"<h1>{esc(report.title)}</h1>", f'<p class="sub">{esc(tagline)}</p>']
 
     excluded = ", ".join(f"{n} {why}" for why, n in h.excluded.items()) or "none"
     oob = "n/a" if r.oob_r2 is None else f"{r.oob_r2:.2f}"

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         import_optional("matplotlib", "hpinsight report")
     bar = _Progress(total=3 + args.top + (0 if args.json else 1))
     try:
-        rep = report(history, title=f"hpinsight report: {where}", top=args.top,
+        rep = report(history, label=where, top=args.top,
                      n_trees=args.n_trees, seed=args.seed, progress=bar.step)
         bar.step(f"writing {target.name}")
         path = rep.save(target)
