@@ -96,13 +96,28 @@ def test_cli_writes_a_report_of_a_saved_smac_run(tmp_path, capsys):
     assert capsys.readouterr().out.strip() == f"report: {target.resolve()}"
     assert "SMAC run" in target.read_text(encoding="utf-8")
     assert main(["report", "--smac-run", str(SMAC_RUN), "--json", "--out",
-                 str(tmp_path / "smac.html"), "--n-trees", "8"]) == 0
+                 str(tmp_path / "smac.json"), "--n-trees", "8"]) == 0
     assert json.loads((tmp_path / "smac.json").read_text())["n_trials"] > 0
+    page = target.read_text(encoding="utf-8")
+    assert "load_run(" in page  # the snippet reproduces a SMAC run, not an Optuna study
+    assert "n_trees=8" in page
 
 
 def test_cli_exit_codes(tmp_path, capsys):
     assert main(["report"]) == 2  # no source
     assert main(["report", "--smac-run", str(SMAC_RUN), "--storage", "x.db"]) == 2
+    assert main(["report", "--storage", "x.db"]) == 2  # no --study
+    assert main(["report", "--smac-run", str(SMAC_RUN), "--seed", "-1"]) == 2
+    assert main(["report", "--smac-run", str(SMAC_RUN), "--top", "0"]) == 2
+    assert main(["report", "--smac-run", str(SMAC_RUN), "--json", "--out", "r.html"]) == 2
+    assert "give --out a .json path" in capsys.readouterr().err
+    assert main(["report", "--smac-run", str(SMAC_RUN), "--out", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    assert main(["report", "--smac-run", str(SMAC_RUN), "--n-trees", "4",
+                 "--out", str(blocked / "r.html")]) == 1  # a file where a folder must go
+    assert "cannot write" in capsys.readouterr().err
     assert main(["report", "--smac-run", str(tmp_path / "nothing")]) == 1
     err = capsys.readouterr().err
     assert "no SMAC run at" in err
@@ -116,3 +131,43 @@ def test_label_and_title_name_what_was_analysed(history):
     page = custom.html()
     assert "<h1>Weekly tuning</h1>" in page
     assert "my 120 runs. Which hyperparameters matter" in page
+
+
+def test_one_parameter_constant_and_maximized_studies_render(history):
+    one = hp.SearchSpace([hp.Float("x", 0.0, 1.0)])
+    configs = one.sample(30, seed=0)
+    rep = hp.report(hp.TrialHistory(one, configs, [c["x"] ** 2 for c in configs]), n_trees=8)
+    assert rep.result.max_order == 1
+    assert rep.top == ("x",)
+    assert "<h2>What matters" in rep.html()
+    flat = hp.report(hp.TrialHistory(history.space, history.configs, [1.0] * 120), n_trees=8)
+    assert flat.top == ()
+    page = flat.html()
+    assert "How the top parameters act" not in page
+    assert "Strongest interactions" not in page
+    assert "no variation to explain" in page
+    maxi = hp.TrialHistory(history.space, history.configs, -history.y, direction="maximize")
+    assert hp.report(maxi, top=1, n_trees=8).to_dict()["best"]["value"] == max(-history.y)
+
+
+def test_rendering_leaves_the_users_matplotlib_alone(rep):
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    before = matplotlib.get_backend()
+    open_before = plt.get_fignums()
+    rep.html()
+    assert matplotlib.get_backend() == before
+    assert plt.get_fignums() == open_before
+
+
+def test_user_strings_are_escaped():
+    space = hp.SearchSpace([hp.Categorical("<b>kind</b>", ["<script>x</script>", "ok"]),
+                            hp.Float("x", 0.0, 1.0)])
+    configs = space.sample(40, seed=0)
+    y = [c["x"] + (c["<b>kind</b>"] == "ok") for c in configs]
+    page = hp.report(hp.TrialHistory(space, configs, y), label="<i>runs</i>", n_trees=8,
+                     top=2).html()
+    assert "<script>x</script>" not in page
+    assert "<b>kind</b>" not in page
+    assert "&lt;i&gt;runs&lt;/i&gt;" in page

@@ -29,6 +29,8 @@ __all__ = ["Report", "report"]
 
 #: Pairwise interactions are computed up to this many parameters (all pairs).
 MAX_PARAMS_FOR_PAIRS = 12
+#: Monte Carlo samples behind each PDP of a report.
+PDP_SAMPLES = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,9 @@ class Report:
     notes : tuple of str
         What could not be computed, and why.
     seed : int or None
+    n_trees : int
+    pdp_samples : int
+        Monte Carlo samples behind each PDP.
     """
 
     title: str
@@ -66,6 +71,8 @@ class Report:
     subspace: SubspaceResult | None = field(repr=False)
     notes: tuple[str, ...]
     seed: int | None
+    n_trees: int = 64
+    pdp_samples: int = 500
 
     @property
     def incumbent(self) -> dict[str, Any]:
@@ -172,6 +179,7 @@ def report(
     """
     func = "report"
     top = check_int(top, "top", func, minimum=1)  # type: ignore[assignment]
+    n_trees = check_int(n_trees, "n_trees", func, minimum=1)  # type: ignore[assignment]
     seed = check_seed(seed, func)
     step = progress or (lambda _what: None)
     history, where = _history_of(source, func)
@@ -182,8 +190,8 @@ def report(
             f"{'; ' + history.excluded_summary() if history.n_excluded else ''}. A report "
             "needs at least 2 finished trials with a finite value; run the study longer.")
     notes: list[str] = []
-    max_order = 2 if len(history.space) <= MAX_PARAMS_FOR_PAIRS else 1
-    if max_order == 1:
+    max_order = 2 if 2 <= len(history.space) <= MAX_PARAMS_FOR_PAIRS else 1
+    if len(history.space) > MAX_PARAMS_FOR_PAIRS:
         notes.append(f"Interactions were not computed: {len(history.space)} parameters "
                      f"(pairs are computed up to {MAX_PARAMS_FOR_PAIRS}).")
     with warnings.catch_warnings():
@@ -192,7 +200,8 @@ def report(
         result = fanova(history, n_trees=n_trees, seed=seed, max_order=max_order)
         step(f"fANOVA of the best {cap_quantile:.0%}")
         capped = fanova(history, n_trees=n_trees, seed=seed, cap_quantile=cap_quantile)
-    names = tuple(i.params[0] for i in result.ranking(order=1)[:top])
+    names = () if result.is_constant else tuple(
+        i.params[0] for i in result.ranking(order=1)[:top])
     pdps: dict[str, RegionTree] = {}
     if result.is_constant:
         notes.append("Every trial has the same value: there is no variation to explain.")
@@ -200,7 +209,7 @@ def report(
         for name in names:
             step(f"partial dependence of {name}")
             pd: PartialDependenceResult = partial_dependence(result, params=name,
-                                                             n_samples=500, seed=seed)
+                                                             n_samples=PDP_SAMPLES, seed=seed)
             pdps[name] = confidence_split(pd, max_splits=3)
     found = None
     if subspace:
@@ -214,7 +223,7 @@ def report(
     return Report(
         title=title or f"hpinsight report: {where}", source=where, history=history,
         result=result, capped=capped, top=names, pdps=pdps, subspace=found,
-        notes=tuple(notes), seed=seed,
+        notes=tuple(notes), seed=seed, n_trees=n_trees, pdp_samples=PDP_SAMPLES,
     )
 
 

@@ -41,23 +41,20 @@ pre{background:#fff;border:1px solid #d9dde3;padding:10px;overflow-x:auto}
 
 
 def render_html(report: Report) -> str:
-    """The page; figures drawn with matplotlib (Agg) and closed after encoding."""
-    import_optional("matplotlib", "Report.html")
-    import matplotlib
+    """The page; figures drawn on stand-alone matplotlib Figures (no pyplot, no backend).
 
-    matplotlib.use("Agg", force=False)
-    plt = import_optional("matplotlib.pyplot", "Report.html")
+    Drawing on :class:`matplotlib.figure.Figure` directly leaves the user's backend and
+    pyplot's figure list alone, in a notebook as in a script.
+    """
+    mfigure = import_optional("matplotlib.figure", "Report.html")
     from .. import plotting
 
     def figure(draw: Any, size: tuple[float, float], caption: str) -> str:
-        fig, ax = plt.subplots(figsize=size)
-        try:
-            draw(ax)
-            fig.tight_layout()
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=90)
-        finally:
-            plt.close(fig)
+        fig = mfigure.Figure(figsize=size)
+        draw(fig.subplots())
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=90)
         data = base64.b64encode(buf.getvalue()).decode("ascii")
         return (f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
                 f"</figure>")
@@ -95,7 +92,8 @@ def render_html(report: Report) -> str:
                  "over the search space (mean ± std over trees); a std larger than the mean "
                  "means the effect is not resolved by these trials.</p>")
 
-    parts.append("<h2>How the top parameters act</h2><div class=grid>")
+    if report.top:
+        parts.append("<h2>How the top parameters act</h2><div class=grid>")
     for name in report.top:
         marks = {"incumbent": best_config.get(name)}
         default = h.space[name].default
@@ -104,8 +102,9 @@ def render_html(report: Report) -> str:
         parts.append(figure(lambda ax, n=name, m=marks: plotting.plot_marginal(r, n, ax=ax,
                                                                                marks=m),
                             (4.6, 3.2), f"marginal of {name}"))
-    parts.append("</div>")
-    pairs = list(r.ranking(order=2)[:2]) if r.max_order >= 2 else []
+    if report.top:
+        parts.append("</div>")
+    pairs = list(r.ranking(order=2)[:2]) if r.max_order >= 2 and not r.is_constant else []
     if pairs:
         parts.append("<h2>Strongest interactions</h2><div class=grid>")
         for imp in pairs:
@@ -165,14 +164,23 @@ def _fmt(value: Any) -> str:
 
 
 def _snippet(report: Report) -> str:
-    seed = report.seed
-    return (
-        "import hpinsight as hp\n"
-        "history = hp.TrialHistory.from_optuna(study)   # or integrations.smac.load_run(path)\n"
-        f"result = hp.fanova(history, seed={seed}, max_order={report.result.max_order})\n"
-        "result.ranking()\n"
-        f"pd = hp.partial_dependence(result, params={report.top[0]!r}, seed={seed})\n"
-        "hp.confidence_split(pd).plot(highlight=dict(history.best()[1]))\n"
-        f"hp.suggest_subspace(history, seed={seed}).explain()\n"
-        if report.top else "import hpinsight as hp\n"
-    )
+    src = report.source
+    if src.startswith("study "):
+        load = "history = hp.TrialHistory.from_optuna(study)"
+    elif src.startswith("SMAC run "):
+        load = ("from hpinsight.integrations.smac import load_run\n"
+                f"history = load_run({src.removeprefix('SMAC run ')!r})")
+    else:
+        load = "history = ...  # the TrialHistory the report was made from"
+    seed, trees = report.seed, report.n_trees
+    lines = ["import hpinsight as hp", load,
+             f"result = hp.fanova(history, seed={seed}, n_trees={trees}, "
+             f"max_order={report.result.max_order})",
+             "result.ranking()"]
+    if report.top:
+        lines += [f"pd = hp.partial_dependence(result, params={report.top[0]!r}, "
+                  f"n_samples={report.pdp_samples}, seed={seed})",
+                  "hp.confidence_split(pd, max_splits=3).plot(highlight=dict(history.best()[1]))"]
+    if report.subspace is not None:
+        lines.append(f"hp.suggest_subspace(history, n_trees={trees}, seed={seed}).explain()")
+    return "\n".join(lines) + "\n"

@@ -28,7 +28,8 @@ def add_parser(sub: Any) -> None:
     src.add_argument("--smac-run", type=Path, metavar="PATH",
                      help="a SMAC run folder (<output_directory>/<name>/<seed>)")
     p.add_argument("--out", type=Path, default=None,
-                   help="where to write (default: hpinsight-report.html, or .json with --json)")
+                   help="the file to write (default: hpinsight-report.html, or "
+                        "hpinsight-report.json with --json; an existing file is replaced)")
     p.add_argument("--json", action="store_true", help="write JSON for machines instead of HTML")
     p.add_argument("--top", type=int, default=3, help="parameters shown in detail (3)")
     p.add_argument("--objective", type=int, default=None, help="objective index (multi-objective)")
@@ -48,8 +49,15 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.storage is not None and not args.study:
         _logger.error("--storage needs --study NAME.")
         return 2
-    if args.top < 1 or args.n_trees < 1:
-        _logger.error("--top and --n-trees must be at least 1.")
+    if args.top < 1 or args.n_trees < 1 or args.seed < 0:
+        _logger.error("--top and --n-trees must be at least 1, --seed at least 0.")
+        return 2
+    if args.out is not None and args.json and args.out.suffix.lower() != ".json":
+        _logger.error("--json writes JSON: give --out a .json path (got %s).", args.out)
+        return 2
+    if args.out is not None and args.out.is_dir():
+        _logger.error("--out %s is a folder; give a file path, e.g. %s.", args.out,
+                      args.out / ("report.json" if args.json else "report.html"))
         return 2
     try:
         history, where = _load(args)
@@ -57,21 +65,23 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         _logger.error("%s", exc)
         return 1
     target = args.out or Path("hpinsight-report.json" if args.json else "hpinsight-report.html")
-    if args.json and target.suffix.lower() != ".json":
-        target = target.with_suffix(".json")
     if not args.json:
         import_optional("matplotlib", "hpinsight report")
-    bar = _Progress(total=3 + args.top + (0 if args.json else 1))
+    # fANOVA twice, one PDP per shown parameter, the subspace, writing
+    bar = _Progress(total=4 + min(args.top, len(history.space)))
     try:
         rep = report(history, label=where, top=args.top,
                      n_trees=args.n_trees, seed=args.seed, progress=bar.step)
         bar.step(f"writing {target.name}")
         path = rep.save(target)
     except HPInsightError as exc:
-        bar.close()
         _logger.error("%s: %s", where, exc)
         return 1
-    bar.close()
+    except OSError as exc:
+        _logger.error("cannot write %s: %s", target, exc)
+        return 1
+    finally:
+        bar.close()
     out.write(f"report: {path.resolve()}\n")
     return 0
 
