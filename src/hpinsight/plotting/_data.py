@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._space import Categorical, Float, Int
+from .._space import Categorical
+from ._common import axis_of
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -168,12 +169,7 @@ def _assemble(
     name = result.params[0]
     param = result.space[name]
     grid = result.grid[0]
-    if isinstance(param, Categorical):
-        x = np.arange(len(grid), dtype=np.float64)
-        ticks: tuple[str, ...] | None = tuple(str(v) for v in grid)
-    else:
-        x = np.asarray(grid, dtype=np.float64)
-        ticks = None
+    x, ticks, log = axis_of(param, grid)
     k = min(int(ice), result.n_samples)
     rows = np.random.default_rng(seed).choice(result.n_samples, size=k, replace=False) \
         if k else np.zeros(0, dtype=np.intp)
@@ -187,7 +183,6 @@ def _assemble(
                 positions[label] = float(list(grid).index(value))
         else:
             positions[label] = float(value)
-    log = bool(isinstance(param, Float | Int) and param.log)
     return PDPlotData(param=name, x=x, tick_labels=ticks, log=log, curves=curves,
                       ice=ice_curves, marks=positions, level=float(level),
                       ylabel=f"partial dependence ({result.surrogate})")
@@ -231,14 +226,8 @@ def pd2_plot_data(result: PartialDependenceResult) -> PD2PlotData:
     """
     if len(result.params) != 2:
         raise ValueError(f"pd2_plot_data draws two-parameter PDPs; got {result.params!r}.")
-    axes: list[tuple[NDArray[np.float64], tuple[str, ...] | None, bool]] = []
-    for name, grid in zip(result.params, result.grid, strict=True):
-        param = result.space[name]
-        if isinstance(param, Categorical):
-            axes.append((np.arange(len(grid), dtype=np.float64), tuple(map(str, grid)), False))
-        else:
-            axes.append((np.asarray(grid, dtype=np.float64), None, bool(param.log)))
-    (x, tx, lx), (y, ty, ly) = axes
+    (x, tx, lx), (y, ty, ly) = (axis_of(result.space[name], grid)
+                                for name, grid in zip(result.params, result.grid, strict=True))
     return PD2PlotData(params=(result.params[0], result.params[1]), x=x, y=y,
                        tick_labels=(tx, ty), log=(lx, ly), mean=result.mean.T,
                        std=result.std.T)

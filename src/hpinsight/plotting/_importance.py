@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._optional import import_optional
-from .._space import Categorical, Float, Int
+from ._common import MARK_STYLES, OTHER_MARK, axis_of, new_axes, style_axes_2d
 from ._importance_data import (
     importance_plot_data,
     marginal_plot_data,
@@ -28,14 +27,6 @@ __all__ = [
     "plot_tuning_risk",
 ]
 
-_MARKS = {"incumbent": ("tab:red", "--"), "default": ("0.3", ":")}
-
-
-def _axes(ax: Any, caller: str, size: tuple[float, float]) -> Any:
-    plt = import_optional("matplotlib.pyplot", caller)
-    if ax is None:
-        _, ax = plt.subplots(figsize=size)
-    return ax
 
 
 def plot_importance(
@@ -69,7 +60,7 @@ def plot_importance(
     ['x', 'z']
     """
     data = importance_plot_data(result, top=top, capped=capped)
-    ax = _axes(ax, "plot_importance", (6.0, 0.45 * len(data.labels) + 1.2))
+    ax = new_axes(ax, "plot_importance", (6.0, 0.45 * len(data.labels) + 1.2))
     y = np.arange(len(data.labels), dtype=np.float64)
     height = 0.38 if data.capped_mean is not None else 0.7
     ax.barh(y, data.mean, height=height, xerr=data.std, color="tab:blue", capsize=3,
@@ -107,7 +98,7 @@ def plot_marginal(
     matplotlib.axes.Axes
     """
     data = marginal_plot_data(result, name, grid_size=grid_size, marks=marks)
-    ax = _axes(ax, "plot_marginal", (5.0, 3.4))
+    ax = new_axes(ax, "plot_marginal", (5.0, 3.4))
     if data.tick_labels is not None:  # points, not bars: differences matter, not zero
         ax.errorbar(data.x, data.mean, yerr=[data.mean - data.lower, data.upper - data.mean],
                     fmt="o", color="tab:blue", capsize=4, label="mean ± std")
@@ -121,7 +112,7 @@ def plot_marginal(
         if data.log:
             ax.set_xscale("log")
     for label, pos in data.marks.items():
-        color, style = _MARKS.get(label, ("0.4", "-."))
+        color, style = MARK_STYLES.get(label, OTHER_MARK)
         ax.axvline(pos, color=color, linestyle=style, linewidth=1.2, label=label)
     ax.set_xlabel(name)
     ax.set_ylabel(f"predicted {'objective' if result.cap_value is None else 'capped objective'}")
@@ -148,24 +139,12 @@ def plot_interaction(
     matplotlib.axes.Axes
     """
     m = result.marginal(first, second, grid_size=grid_size)
-    ax = _axes(ax, "plot_interaction", (5.4, 4.2))
-    axes: list[tuple[Any, list[str] | None, bool]] = []
-    for name, grid in zip((first, second), m.grid, strict=True):
-        param = result.space[name]
-        if isinstance(param, Categorical):
-            axes.append((np.arange(len(grid), dtype=float), list(map(str, grid)), False))
-        else:
-            axes.append((np.asarray(grid, dtype=float), None,
-                         bool(isinstance(param, Float | Int) and param.log)))
-    (x, xt, xlog), (y, yt, ylog) = axes
+    ax = new_axes(ax, "plot_interaction", (5.4, 4.2))
+    (x, xt, xlog), (y, yt, ylog) = (axis_of(result.space[name], grid)
+                                    for name, grid in zip((first, second), m.grid, strict=True))
     mesh = ax.pcolormesh(x, y, m.mean.T, shading="nearest", cmap="viridis")
     ax.figure.colorbar(mesh, ax=ax, label="predicted objective")
-    for axis, ticks, log, pos in (("x", xt, xlog, x), ("y", yt, ylog, y)):
-        if log:
-            getattr(ax, f"set_{axis}scale")("log")
-        if ticks is not None:
-            getattr(ax, f"set_{axis}ticks")(pos)
-            getattr(ax, f"set_{axis}ticklabels")(ticks)
+    style_axes_2d(ax, x, y, (xt, yt), (xlog, ylog))
     ax.set_xlabel(first)
     ax.set_ylabel(second)
     ax.set_title(f"Joint marginal of {first} and {second}")
@@ -187,7 +166,7 @@ def plot_importance_history(snapshots: Sequence[Any], *, ax: Any = None, top: in
     matplotlib.axes.Axes
     """
     data = trajectory_plot_data(snapshots, top=top)
-    ax = _axes(ax, "plot_importance_history", (6.0, 3.4))
+    ax = new_axes(ax, "plot_importance_history", (6.0, 3.4))
     for name, mean, std in zip(data.params, data.mean, data.std, strict=True):
         (line,) = ax.plot(data.n_trials, mean, marker="o", markersize=3, label=name)
         ax.fill_between(data.n_trials, mean - std, mean + std, color=line.get_color(),
@@ -213,7 +192,7 @@ def plot_tuning_risk(result: TuningRiskResult, *, ax: Any = None) -> Any:
     matplotlib.axes.Axes
     """
     data = risk_plot_data(result)
-    ax = _axes(ax, "plot_tuning_risk", (6.0, 0.45 * len(data.params) + 1.4))
+    ax = new_axes(ax, "plot_tuning_risk", (6.0, 0.45 * len(data.params) + 1.4))
     y = np.arange(len(data.params), dtype=np.float64)
     colors = np.where(data.non_inferior, "tab:green", "tab:red")
     ax.barh(y, data.mean, xerr=np.nan_to_num(data.std), color=colors, capsize=3, height=0.6)

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._space import Categorical, Float, Int
+from .._space import Categorical
+from ._common import axis_of
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -134,19 +135,15 @@ def marginal_plot_data(
     param = result.space[name]
     grid = m.grid[0]
     positions: dict[str, float] = {}
+    x, ticks, log = axis_of(param, grid)
     if isinstance(param, Categorical):
-        x = np.arange(len(grid), dtype=np.float64)
-        ticks: tuple[str, ...] | None = tuple(map(str, grid))
         for label, value in (marks or {}).items():
             if value in grid:
                 positions[label] = float(list(grid).index(value))
     else:
-        x = np.asarray(grid, dtype=np.float64)
-        ticks = None
         for label, value in (marks or {}).items():
             if value is not None and param.contains(value):
                 positions[label] = float(value)
-    log = bool(isinstance(param, Float | Int) and param.log)
     return MarginalPlotData(param=name, x=x, tick_labels=ticks, log=log, mean=m.mean,
                             lower=m.mean - m.std, upper=m.mean + m.std, marks=positions)
 

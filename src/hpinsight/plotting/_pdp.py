@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._optional import import_optional
+from ._common import MARK_STYLES, OTHER_MARK, new_axes, style_axes_2d
 from ._data import PD2PlotData, PDPlotData, pd2_plot_data, pd_plot_data, region_plot_data
 
 if TYPE_CHECKING:
@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 
 __all__ = ["plot_partial_dependence", "plot_regions"]
 
-_MARK_STYLE = {"incumbent": ("tab:red", "--"), "default": ("0.3", ":")}
 
 
 def plot_partial_dependence(
@@ -64,9 +63,7 @@ def plot_partial_dependence(
     >>> ax.get_xscale()
     'log'
     """
-    plt = import_optional("matplotlib.pyplot", "plot_partial_dependence")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5.5, 3.6))
+    ax = new_axes(ax, "plot_partial_dependence", (5.5, 3.6))
     if len(result.params) == 2:
         if ice or marks:
             raise ValueError("plot_partial_dependence draws ICE curves and marks for "
@@ -122,9 +119,7 @@ def plot_regions(
     >>> len(ax.get_lines()) >= 3
     True
     """
-    plt = import_optional("matplotlib.pyplot", "plot_regions")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6.5, 3.8))
+    ax = new_axes(ax, "plot_regions", (6.5, 3.8))
     marks = dict(marks or {})
     node = highlight
     if isinstance(highlight, dict):
@@ -169,7 +164,7 @@ def _draw_1d(ax: Any, data: PDPlotData) -> None:
                 ax.plot(data.x, curve.lower, color=color, linewidth=0.7, linestyle=":")
                 ax.plot(data.x, curve.upper, color=color, linewidth=0.7, linestyle=":")
     for label, pos in data.marks.items():
-        color, style = _MARK_STYLE.get(label, ("0.4", "-."))
+        color, style = MARK_STYLES.get(label, OTHER_MARK)
         ax.axvline(pos, color=color, linestyle=style, linewidth=1.2, label=label, zorder=4)
     if data.log:
         ax.set_xscale("log")
@@ -191,14 +186,7 @@ def _draw_2d(ax: Any, data: PD2PlotData) -> None:
     if np.ptp(data.std) > 0:
         lines = ax.contour(data.x, data.y, data.std, colors="white", linewidths=0.8)
         ax.clabel(lines, fontsize="x-small", fmt="sd %.2g")
-    for axis, labels, log in (("x", data.tick_labels[0], data.log[0]),
-                              ("y", data.tick_labels[1], data.log[1])):
-        if log:
-            getattr(ax, f"set_{axis}scale")("log")
-        if labels is not None:
-            positions = data.x if axis == "x" else data.y
-            getattr(ax, f"set_{axis}ticks")(positions)
-            getattr(ax, f"set_{axis}ticklabels")(list(labels))
+    style_axes_2d(ax, data.x, data.y, data.tick_labels, data.log)
     ax.set_xlabel(data.params[0])
     ax.set_ylabel(data.params[1])
     ax.set_title(f"Partial dependence of {data.params[0]} and {data.params[1]}")
