@@ -257,3 +257,17 @@ class TrialHistory:
         )
         assert history is not None  # allow_empty is off, so it raised instead
         return history
+
+
+def as_history(source: Any, func: str) -> TrialHistory:
+    """``source`` as a TrialHistory: itself, or an Optuna study read with ``from_optuna``.
+
+    Raises a TypeError naming ``func`` and the ways in for anything else.
+    """
+    if isinstance(source, TrialHistory):
+        return source
+    if type(source).__module__.startswith("optuna"):
+        return TrialHistory.from_optuna(source)
+    raise TypeError(f"{func} needs a TrialHistory or an optuna.Study; got "
+                    f"{type(source).__name__}. For SMAC use TrialHistory.from_smac(facade), "
+                    "or hpinsight.integrations.smac.load_run(path) for a saved run.")

@@ -63,7 +63,7 @@ from ._defaults import DefaultValues, default_values
 from ._encoding import active_mask, encode_value, measure_of, snap
 from ._fanova import FanovaResult, _json_value, fanova
 from ._forest import impute_inactive, readonly
-from ._history import TrialHistory
+from ._history import TrialHistory, as_history
 from ._space import Categorical, Float, Int, SearchSpace
 from ._validation import check_choice, check_int, check_real, check_seed
 from .exceptions import InvalidDataError
@@ -376,7 +376,7 @@ def suggest_subspace(
     (('lr',), ['a', 'b'])
     """
     func = "suggest_subspace"
-    history = _as_history(source, func)
+    history = as_history(source, func)
     top_quantile = check_real(top_quantile, "top_quantile", func, low=0.0, high=1.0, low_open=True)
     importance_threshold = check_real(importance_threshold, "importance_threshold", func,
                                       low=0.0, high=1.0)
@@ -495,15 +495,6 @@ def _with_shadows(
     return TrialHistory(space, tuple(configs), history.y, direction=history.direction,
                         trial_ids=history.trial_ids, excluded=history.excluded,
                         objective_name=history.objective_name), names
-
-
-def _as_history(source: Any, func: str) -> TrialHistory:
-    if isinstance(source, TrialHistory):
-        return source
-    if type(source).__module__.startswith("optuna"):
-        return TrialHistory.from_optuna(source)
-    raise TypeError(f"{func} needs a TrialHistory or an optuna.Study; got "
-                    f"{type(source).__name__}. For SMAC use TrialHistory.from_smac(facade).")
 
 
 def _defaults_for(

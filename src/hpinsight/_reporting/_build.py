@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._fanova import FanovaResult, _json_value, fanova
-from .._history import TrialHistory
+from .._history import TrialHistory, as_history
 from .._pdp import PartialDependenceResult, partial_dependence
 from .._regions import RegionTree, confidence_split
 from .._validation import check_int, check_seed
@@ -182,8 +182,9 @@ def report(
     n_trees = check_int(n_trees, "n_trees", func, minimum=1)  # type: ignore[assignment]
     seed = check_seed(seed, func)
     step = progress or (lambda _what: None)
-    history, where = _history_of(source, func)
-    where = label or where
+    history = as_history(source, func)
+    where = label or (f"study {source.study_name!r}" if history is not source
+                      else "the given trials")
     if history.n_trials < 2:
         raise InvalidDataError(
             f"{func}: {where} has {history.n_trials} usable trial(s)"
@@ -225,16 +226,6 @@ def report(
         result=result, capped=capped, top=names, pdps=pdps, subspace=found,
         notes=tuple(notes), seed=seed, n_trees=n_trees, pdp_samples=PDP_SAMPLES,
     )
-
-
-def _history_of(source: Any, func: str) -> tuple[TrialHistory, str]:
-    if isinstance(source, TrialHistory):
-        return source, "the given trials"
-    if type(source).__module__.startswith("optuna"):
-        return TrialHistory.from_optuna(source), f"study {source.study_name!r}"
-    raise TypeError(f"{func} needs a TrialHistory or an optuna.Study; got "
-                    f"{type(source).__name__}. For a SMAC run pass "
-                    "hpinsight.integrations.smac.load_run(path).")
 
 
 def _routable(tree: RegionTree, config: Mapping[str, Any]) -> bool:
