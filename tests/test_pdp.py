@@ -55,7 +55,7 @@ def test_forest_covariance_variance_is_the_spread_of_per_tree_pds(forest_result)
     X = pd.samples.copy()
     for g, value in enumerate(pd.encoded_grid[0]):
         X[:, 0] = value
-        per_tree_pd = [t.value[t.apply(X)].mean() for t in forest_result.forest.trees]
+        per_tree_pd = [t.value[t.apply(X)].mean() for t in forest_result.model.trees]
         assert pd.variance[g] == pytest.approx(np.var(per_tree_pd), rel=1e-12)
     pointwise = hp.partial_dependence(forest_result, params="x", grid_size=6, n_samples=300,
                                       seed=3)

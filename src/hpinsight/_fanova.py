@@ -46,6 +46,7 @@ import numpy as np
 
 from ._encoding import measure_of
 from ._forest import Forest, fit_forest, forest_from_estimator, readonly
+from ._gp import GaussianProcessSurrogate, decompose_gp, fit_gp
 from ._history import TrialHistory
 from ._optional import import_optional
 from ._space import SearchSpace
@@ -191,8 +192,15 @@ class FanovaResult:
     cap_quantile : float or None
     direction : {"minimize", "maximize"}
     oob_r2 : float or None
-        Out-of-bag R² of the forest (when hpinsight fit it with a bootstrap).
+        Out-of-sample R² of the surrogate: out-of-bag for a forest hpinsight fit
+        with a bootstrap, leave-one-out for the Gaussian process.
     seed : int or None
+    model : Forest or GaussianProcessSurrogate
+        The fitted surrogate; ``model.predict_per_tree(X)`` gives each tree's (or
+        draw's) prediction at encoded configurations.
+    surrogate : {"forest", "gp"}
+        Which surrogate was decomposed. For "gp", "trees" are the bootstrap draws
+        of the Gaussian process (see ``hpinsight._gp``).
     """
 
     space: SearchSpace
@@ -209,7 +217,8 @@ class FanovaResult:
     direction: str
     oob_r2: float | None
     seed: int | None
-    forest: Forest = field(repr=False)
+    model: Forest | GaussianProcessSurrogate = field(repr=False)
+    surrogate: str = "forest"
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -334,7 +343,9 @@ class FanovaResult:
         measures = [measure_of(p) for p in self.space.params]
         enc = [measures[c].grid(grid_size) for c in cols]
         per_tree = np.empty((self.n_trees, *[e.size for e in enc]))
-        for t, tree in enumerate(self.forest.trees):
+        if isinstance(self.model, GaussianProcessSurrogate):
+            per_tree[...] = self.model.marginal_per_draw(cols, enc)
+        for t, tree in enumerate(getattr(self.model, "trees", ())):
             part = compute_partition(tree, measures)
             a = marginal_grid(part, cols) if part.value.size else np.full([1] * len(cols), part.mean)
             cells = [part.cells_of(c, e) if part.value.size else np.zeros(e.size, np.intp) for c, e in zip(cols, enc, strict=True)]
@@ -354,8 +365,8 @@ class FanovaResult:
         tops = ", ".join(f"{i.params[0]}={i.mean:.3f}" for i in top)
         flag = ", constant objective" if self.is_constant else ""
         return (
-            f"FanovaResult(n_trials={self.n_trials}, n_trees={self.n_trees}, "
-            f"max_order={self.max_order}, top=[{tops}]{flag})"
+            f"FanovaResult(n_trials={self.n_trials}, surrogate={self.surrogate!r}, "
+            f"n_trees={self.n_trees}, max_order={self.max_order}, top=[{tops}]{flag})"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -377,6 +388,7 @@ class FanovaResult:
             "direction": self.direction,
             "oob_r2": self.oob_r2,
             "seed": self.seed,
+            "surrogate": self.surrogate,
         }
 
     def to_frame(self) -> Any:
@@ -421,6 +433,22 @@ def decompose_tree(
     return out
 
 
+def _decompose_forest(
+    model: Forest, space: SearchSpace, index_subsets: Sequence[tuple[int, ...]], max_order: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """``V_U`` per tree and subset, and each tree's variance and mean over the space."""
+    measures = [measure_of(p) for p in space.params]
+    variances = np.empty((len(model.trees), len(index_subsets)))
+    tree_var = np.empty(len(model.trees))
+    tree_mean = np.empty(len(model.trees))
+    for t, tree in enumerate(model.trees):
+        part = compute_partition(tree, measures)
+        tree_var[t] = part.variance
+        tree_mean[t] = part.mean
+        variances[t] = decompose_tree(part, index_subsets, max_order)
+    return variances, tree_var, tree_mean
+
+
 def fanova(
     configs: Any,
     y: Any = None,
@@ -433,6 +461,8 @@ def fanova(
     cap_value: float | None = None,
     direction: Literal["minimize", "maximize"] | None = None,
     forest: Any = None,
+    surrogate: Literal["forest", "gp"] = "forest",
+    n_draws: int = 16,
     min_samples_leaf: int = 1,
     max_features: float = 1.0,
     max_samples: int | float | Literal["auto"] | None = "auto",
@@ -473,6 +503,16 @@ def fanova(
         only validated and counted; capping is not possible. A forest
         converted from an optimizer's own model (for example by
         ``hpinsight.integrations.smac.smac_forest``) is accepted as well.
+    surrogate : {"forest", "gp"}, default="forest"
+        The model whose prediction is decomposed. "forest": a random forest, the
+        paper's estimate. "gp": a Gaussian process with one length scale per
+        parameter, whose decomposition is exact for its posterior mean and which
+        stays right on the clustered samples optimizers produce, where forests
+        credit parameters that do nothing (see ``hpinsight._gp`` and
+        ``benchmarks/bench_biased.py``).
+    n_draws : int, default=16
+        With ``surrogate="gp"``: bootstrap draws of the posterior mean, over which
+        means and stds are taken (``n_trees`` is then not used).
     min_samples_leaf, max_features : forest options
         Passed to ``RandomForestRegressor``.
     max_samples : int, float, "auto" or None, default="auto"
@@ -527,6 +567,13 @@ def fanova(
             f"Got {type(space).__name__} instead; see SearchSpace.from_optuna / from_configspace."
         )
     n_trees = check_int(n_trees, "n_trees", func, minimum=1)  # type: ignore[assignment]
+    n_draws = check_int(n_draws, "n_draws", func, minimum=1)  # type: ignore[assignment]
+    surrogate = check_choice(surrogate, "surrogate", func, ("forest", "gp"))  # type: ignore[assignment]
+    if forest is not None and surrogate != "forest":
+        raise ValueError(
+            f"{func} got a fitted 'forest' and surrogate={surrogate!r}; a given forest is "
+            "decomposed as it is, so drop one of the two."
+        )
     seed = check_seed(seed, func)
     max_order = check_int(max_order, "max_order", func, minimum=1)  # type: ignore[assignment]
     if max_order > len(space):
@@ -578,25 +625,23 @@ def fanova(
     if applied_cap is not None:
         y_arr = np.minimum(y_arr, applied_cap) if direction == "minimize" else np.maximum(y_arr, applied_cap)
 
-    if forest is None:
-        model = fit_forest(
-            space, X, y_arr, n_trees=n_trees, seed=seed, min_samples_leaf=min_samples_leaf,
-            max_features=max_features, max_samples=max_samples, n_jobs=n_jobs,
-        )
-    else:
-        model = forest_from_estimator(forest, len(space))
-
     d = len(space)
     index_subsets = [s for k in range(1, max_order + 1) for s in combinations(range(d), k)]
-    measures = [measure_of(p) for p in space.params]
-    variances = np.empty((len(model.trees), len(index_subsets)))
-    tree_var = np.empty(len(model.trees))
-    tree_mean = np.empty(len(model.trees))
-    for t, tree in enumerate(model.trees):
-        part = compute_partition(tree, measures)
-        tree_var[t] = part.variance
-        tree_mean[t] = part.mean
-        variances[t] = decompose_tree(part, index_subsets, max_order)
+    model: Forest | GaussianProcessSurrogate
+    if surrogate == "gp":
+        model = fit_gp(space, X, y_arr, n_draws=n_draws, seed=seed)
+        variances, tree_var, tree_mean = decompose_gp(model, index_subsets)
+        fit_r2 = model.loo_r2
+    else:
+        if forest is None:
+            model = fit_forest(
+                space, X, y_arr, n_trees=n_trees, seed=seed, min_samples_leaf=min_samples_leaf,
+                max_features=max_features, max_samples=max_samples, n_jobs=n_jobs,
+            )
+        else:
+            model = forest_from_estimator(forest, len(space))
+        variances, tree_var, tree_mean = _decompose_forest(model, space, index_subsets, max_order)
+        fit_r2 = model.oob_r2
 
     names = space.names
     result = FanovaResult(
@@ -612,13 +657,14 @@ def fanova(
         cap_value=applied_cap,
         cap_quantile=cap_quantile,
         direction=direction,
-        oob_r2=model.oob_r2,
+        oob_r2=fit_r2,
         seed=seed,
-        forest=model,
+        model=model,
+        surrogate=surrogate,
     )
     if result.is_constant:
         warnings.warn(
-            f"The forest's prediction does not vary over the search space ({X.shape[0]} trial(s) "
+            f"The {'forest' if surrogate == 'forest' else 'Gaussian process'}'s prediction does not vary over the search space ({X.shape[0]} trial(s) "
             "used): the objective looks constant, so every importance is 0.",
             ConstantObjectiveWarning,
             stacklevel=2,

@@ -44,6 +44,7 @@ from ._validation import check_choice, check_int, check_seed
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from ._gp import GaussianProcessSurrogate
     from ._space import SearchSpace
 
 __all__ = ["PartialDependenceResult", "gaussian_nll", "partial_dependence"]
@@ -226,7 +227,7 @@ def partial_dependence(
     """
     if isinstance(surrogate, FanovaResult):
         space = surrogate.space if space is None else space
-        predict = _forest_predictor(surrogate.forest)
+        predict = _forest_predictor(surrogate.model)
         kind = "forest"
     else:
         if space is None:
@@ -294,7 +295,7 @@ def gaussian_nll(mean: Any, variance: Any, truth: Any) -> float:
     return float(np.mean(0.5 * np.log(2.0 * np.pi * v) + (t - m) ** 2 / (2.0 * v)))
 
 
-def _forest_predictor(forest: Forest) -> Any:
+def _forest_predictor(forest: Forest | GaussianProcessSurrogate) -> Any:
     def predict(X: NDArray[np.float64], cov: bool) -> tuple[Any, Any, float]:
         per_tree = forest.predict_per_tree(X)  # (T, n)
         total = float(per_tree.mean(axis=1).var()) if cov else 0.0  # Eq. 4 over trees

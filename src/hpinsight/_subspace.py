@@ -171,12 +171,12 @@ def surrogate_tuning_risk(
                                    "range in the search space.", name=name)
         cols[name] = (j, encode_value(param, value))
     sign = 1.0 if result.direction == "minimize" else -1.0
-    free_pred = result.forest.predict_per_tree(X) * sign  # (T, n): lower is better
+    free_pred = result.model.predict_per_tree(X) * sign  # (T, n): lower is better
     fixed_preds = {}
     for name, (j, v) in cols.items():
         Xi = X.copy()
         Xi[:, j] = v
-        fixed_preds[name] = (Xi, result.forest.predict_per_tree(Xi) * sign)
+        fixed_preds[name] = (Xi, result.model.predict_per_tree(Xi) * sign)
     # free and fixed searches over equally many paired candidates, so both optima carry
     # the same winner's-curse bias (a pool with every fixed variant in it would favour
     # the free side by its size alone)
@@ -404,7 +404,7 @@ def suggest_subspace(
         # and how many trials beat it
         full_default = {**chosen, **dict.fromkeys(shadow_names, 0.5)}
         default_X = np.array([[encode_value(p, full_default[p.name]) for p in aug.space.params]])
-        default_value = float(plain.forest.predict_per_tree(default_X).mean())
+        default_value = float(plain.model.predict_per_tree(default_X).mean())
         n_better = int(np.sum(sign * history.y < sign * default_value))
         enough = n_better >= max(5, 0.1 * history.n_trials)
         # data-driven defaults sit among the best trials, so "improving on them" is mostly

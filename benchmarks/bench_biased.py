@@ -1,0 +1,456 @@
+#!/usr/bin/env python
+"""Importances on the samples optimizers produce: do they credit parameters that do nothing?
+
+Functions with known truth, each with parameters that do nothing, optimized by real
+samplers; every estimator analyses the *same* trials, side by side, at several points
+of the same study (the first 100, 150 and 200 trials of one run are exactly what a
+100-, 150- or 200-trial run would have produced).
+
+Functions (the truth is the functional ANOVA of the function itself under the space's
+measure: first-order Sobol indices by pick-freeze on 2^17 uniform samples, Saltelli
+2010, Eq. (b) of Table 2):
+
+* ``quad10``: 10 floats in [-3, 3], ``4a^2 + 2b^2 + c^2``; d0..d6 do nothing.
+* ``rough``: the same space, ``4|a| + 2[b > 0.5] + floor(c)^2 + N(0, 0.5^2)`` noise.
+* ``mixed``: a 3-choice and a 60-choice categorical, two ints, a log float, and
+  do-nothing parameters of every kind (a 50-choice categorical, an int, floats).
+* ``conditional``: ``model`` in {svm, tree}; ``gamma`` (log) matters under svm,
+  ``depth`` (int) under tree, ``C`` and ``min_leaf`` are conditional and do nothing;
+  plus do-nothing floats.
+* ``sklearn``: real tuning of an SVC on scikit-learn's bundled breast-cancer data
+  (3-fold CV error) with three do-nothing parameters in the objective's signature
+  (no analytic truth: only the do-nothing mass is scored).
+
+Samplers: random, TPE, multivariate TPE, CMA-ES (continuous functions only) and SMAC's
+HPO facade (``--smac``). Estimators: hpinsight's forest fANOVA (the former default),
+hpinsight's Gaussian-process fANOVA, Optuna's fANOVA and PED-ANOVA.
+
+Metrics per (function, sampler, trials, estimator), over seeds: do-nothing mass (share
+of the normalized importances credited to parameters that do nothing; truth 0), top-3
+found (all three of the truly largest main effects in the estimated top 3), top-3
+recall, Spearman rank correlation with the truth, seconds per analysis.
+
+    python benchmarks/bench_biased.py --out biased.json          # 5 seeds (about 30 min)
+    python benchmarks/bench_biased.py --quick                    # 2 seeds, 100 trials
+    python benchmarks/bench_biased.py --functions quad10 --samplers tpe --seeds 5
+
+One JSON document on stdout (and in ``--out``); progress on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import optuna
+from scipy.stats import spearmanr
+
+import hpinsight as hp
+
+Cols = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    space: hp.SearchSpace
+    f: Callable[[Cols, np.random.Generator | None], np.ndarray]  # vectorized, native values
+    nothing: tuple[str, ...]
+    continuous: bool  # CMA-ES applies
+
+
+def _quad(c: Cols, rng: np.random.Generator | None) -> np.ndarray:
+    return 4 * c["a"] ** 2 + 2 * c["b"] ** 2 + c["c"] ** 2
+
+
+def _rough(c: Cols, rng: np.random.Generator | None) -> np.ndarray:
+    y = 4 * np.abs(c["a"]) + 2.0 * (c["b"] > 0.5) + np.floor(c["c"]) ** 2
+    return y if rng is None else y + rng.normal(0, 0.5, size=y.shape)
+
+
+_CAT60 = np.sin(np.arange(60) * 1.7) * 2.0  # a fixed, non-monotone effect of each choice
+
+
+def _mixed(c: Cols, rng: np.random.Generator | None) -> np.ndarray:
+    opt = np.select([c["opt"] == "adam", c["opt"] == "sgd"], [0.0, 1.5], 3.0)
+    emb = _CAT60[c["emb"].astype(int)] if c["emb"].dtype.kind in "iu" else _CAT60[np.array([int(v[1:]) for v in c["emb"]])]
+    return opt + emb + 0.08 * (c["layers"] - 4.0) ** 2 + (np.log10(c["lr"]) + 2.5) ** 2 + 0.02 * c["width"]
+
+
+def _conditional(c: Cols, rng: np.random.Generator | None) -> np.ndarray:
+    svm = c["model"] == "svm"
+    g = np.where(svm, (np.log10(np.where(svm, c["gamma"], 1.0)) + 1.0) ** 2, 0.0)
+    t = np.where(~svm, 0.3 * (np.where(~svm, c["depth"], 5) - 5.0) ** 2, 0.0)
+    return 1.0 * svm + g + t
+
+
+def _floats(names: list[str], low: float = -3, high: float = 3) -> list[hp.Float]:
+    return [hp.Float(n, low, high) for n in names]
+
+
+FUNCTIONS: dict[str, Function] = {
+    "quad10": Function(
+        "quad10", hp.SearchSpace(_floats(["a", "b", "c"] + [f"d{i}" for i in range(7)])), _quad,
+        tuple(f"d{i}" for i in range(7)), True),
+    "rough": Function(
+        "rough", hp.SearchSpace(_floats(["a", "b", "c"] + [f"d{i}" for i in range(7)])), _rough,
+        tuple(f"d{i}" for i in range(7)), True),
+    "mixed": Function(
+        "mixed",
+        hp.SearchSpace([
+            hp.Categorical("opt", ["adam", "sgd", "rmsprop"]),
+            hp.Categorical("emb", [f"e{i}" for i in range(60)]),
+            hp.Int("layers", 1, 8),
+            hp.Int("width", 16, 512, log=True),
+            hp.Float("lr", 1e-5, 1.0, log=True),
+            hp.Categorical("seed_tag", [f"s{i}" for i in range(50)]),
+            hp.Int("workers", 1, 16),
+            hp.Float("d0", 0, 1),
+            hp.Float("d1", 0, 1),
+        ]),
+        _mixed, ("seed_tag", "workers", "d0", "d1"), False),
+    "conditional": Function(
+        "conditional",
+        hp.SearchSpace(
+            [
+                hp.Categorical("model", ["svm", "tree"]),
+                hp.Float("gamma", 1e-4, 10, log=True),
+                hp.Float("C", 1e-2, 1e2, log=True),
+                hp.Int("depth", 1, 12),
+                hp.Int("min_leaf", 1, 20),
+                hp.Float("d0", 0, 1),
+                hp.Float("d1", 0, 1),
+                hp.Float("d2", 0, 1),
+            ],
+            conditions=[
+                hp.Condition("gamma", "model", values=["svm"]),
+                hp.Condition("C", "model", values=["svm"]),
+                hp.Condition("depth", "model", values=["tree"]),
+                hp.Condition("min_leaf", "model", values=["tree"]),
+            ],
+        ),
+        _conditional, ("C", "min_leaf", "d0", "d1", "d2"), False),
+}
+
+
+# -- truth -------------------------------------------------------------------------------
+def uniform_columns(space: hp.SearchSpace, n: int, rng: np.random.Generator) -> Cols:
+    """Draws from the space's measure, every parameter drawn (the function ignores the
+    inactive ones), written here without hpinsight's own measure code."""
+    out: Cols = {}
+    for p in space.params:
+        if isinstance(p, hp.Categorical):
+            out[p.name] = np.asarray(p.choices, dtype=object)[rng.integers(0, len(p.choices), n)]
+        elif isinstance(p, hp.Int):
+            if p.log:
+                u = rng.uniform(math.log(p.low - 0.5), math.log(p.high + 0.5), n)
+                out[p.name] = np.clip(np.round(np.exp(u)), p.low, p.high)
+            else:
+                out[p.name] = rng.integers(p.low, p.high + 1, n).astype(float)
+        else:
+            lo, hi = (math.log(p.low), math.log(p.high)) if p.log else (p.low, p.high)
+            u = rng.uniform(lo, hi, n)
+            out[p.name] = np.exp(u) if p.log else u
+    return out
+
+
+def true_first_order(fn: Function, n: int = 1 << 17, seed: int = 0) -> dict[str, float]:
+    rng = np.random.default_rng(seed)
+    A, B = uniform_columns(fn.space, n, rng), uniform_columns(fn.space, n, rng)
+    fA, fB = fn.f(A, None), fn.f(B, None)
+    var = float(np.var(np.concatenate((fA, fB))))
+    out = {}
+    for name in fn.space.names:
+        ABj = dict(A)
+        ABj[name] = B[name]
+        out[name] = max(float(np.mean(fB * (fn.f(ABj, None) - fA))) / var, 0.0)
+    return out
+
+
+# -- studies ------------------------------------------------------------------------------
+def suggest(trial: Any, space: hp.SearchSpace) -> dict[str, Any]:
+    v: dict[str, Any] = {}
+    for p in space.params:
+        parents = space.conditions_of(p.name)
+        if parents and not space.is_active(p.name, v):
+            continue
+        if isinstance(p, hp.Categorical):
+            v[p.name] = trial.suggest_categorical(p.name, list(p.choices))
+        elif isinstance(p, hp.Int):
+            v[p.name] = trial.suggest_int(p.name, p.low, p.high, log=p.log)
+        else:
+            v[p.name] = trial.suggest_float(p.name, p.low, p.high, log=p.log)
+    return v
+
+
+def evaluate(fn: Function, v: dict[str, Any], rng: np.random.Generator) -> float:
+    cols = {}
+    for p in fn.space.params:
+        val = v.get(p.name)
+        if val is None:  # inactive: any value, the function ignores it
+            val = p.choices[0] if isinstance(p, hp.Categorical) else p.low
+        cols[p.name] = np.asarray([val], dtype=object if isinstance(p, hp.Categorical) else float)
+    return float(fn.f(cols, rng)[0])
+
+
+def make_sampler(kind: str, seed: int) -> optuna.samplers.BaseSampler:
+    if kind == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    if kind == "tpe":
+        return optuna.samplers.TPESampler(seed=seed)
+    if kind == "tpe_mv":
+        return optuna.samplers.TPESampler(seed=seed, multivariate=True)
+    if kind == "cmaes":
+        return optuna.samplers.CmaEsSampler(seed=seed, n_startup_trials=10)
+    if kind == "gp":
+        return optuna.samplers.GPSampler(seed=seed)
+    raise ValueError(kind)
+
+
+def optuna_study(fn: Function, sampler: str, seed: int, n_trials: int) -> optuna.Study:
+    rng = np.random.default_rng(10_000 + seed)
+    study = optuna.create_study(sampler=make_sampler(sampler, seed))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study.optimize(lambda t: evaluate(fn, suggest(t, fn.space), rng), n_trials=n_trials)
+    return study
+
+
+def smac_study(fn: Function, seed: int, n_trials: int, workdir: str) -> optuna.Study:
+    """A SMAC HPO run, its trials copied into an in-memory Optuna study for the peers."""
+    from smac import HyperparameterOptimizationFacade, Scenario
+
+    rng = np.random.default_rng(10_000 + seed)
+    cs = fn.space.to_configspace(seed=seed)
+
+    def train(config: Any, seed: int = 0) -> float:
+        return evaluate(fn, dict(config), rng)
+
+    scen = Scenario(cs, deterministic=True, n_trials=n_trials, seed=seed,
+                    output_directory=f"{workdir}/smac_{fn.name}_{seed}")
+    smac = HyperparameterOptimizationFacade(scen, train, overwrite=True, logging_level=40)
+    smac.optimize()
+    history = hp.TrialHistory.from_smac(smac)
+    return history_to_study(fn.space, history)
+
+
+def distributions(space: hp.SearchSpace) -> dict[str, Any]:
+    D = optuna.distributions
+    out: dict[str, Any] = {}
+    for p in space.params:
+        if isinstance(p, hp.Categorical):
+            out[p.name] = D.CategoricalDistribution(list(p.choices))
+        elif isinstance(p, hp.Int):
+            out[p.name] = D.IntDistribution(p.low, p.high, log=p.log)
+        else:
+            out[p.name] = D.FloatDistribution(p.low, p.high, log=p.log)
+    return out
+
+
+def history_to_study(space: hp.SearchSpace, history: hp.TrialHistory) -> optuna.Study:
+    dists = distributions(space)
+    study = optuna.create_study()
+    for cfg, y in zip(history.configs, history.y, strict=True):
+        params = {k: v for k, v in cfg.items() if v is not None}
+        study.add_trial(optuna.trial.create_trial(
+            params=params, distributions={k: dists[k] for k in params}, value=float(y)))
+    return study
+
+
+# -- estimators ---------------------------------------------------------------------------
+def estimate(name: str, study: optuna.Study, space: hp.SearchSpace, seed: int) -> dict[str, float]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if name in ("hp_forest", "hp_gp"):
+            history = hp.TrialHistory.from_optuna(study)
+            r = hp.fanova(history, seed=seed, surrogate="forest" if name == "hp_forest" else "gp")
+            return {n: r.importance(n).mean for n in space.names}
+        if name == "optuna_fanova":
+            ev = optuna.importance.FanovaImportanceEvaluator(seed=seed)
+        elif name == "optuna_ped_anova":
+            ev = optuna.importance.PedAnovaImportanceEvaluator()
+        else:
+            raise ValueError(name)
+        imp = optuna.importance.get_param_importances(study, evaluator=ev, normalize=False)
+        return {n: float(imp.get(n, 0.0)) for n in space.names}
+
+
+def score(imp: dict[str, float], truth: dict[str, float] | None, nothing: tuple[str, ...]) -> dict[str, Any]:
+    total = sum(max(v, 0.0) for v in imp.values())
+    norm = {k: (max(v, 0.0) / total if total > 0 else 0.0) for k, v in imp.items()}
+    out: dict[str, Any] = {"nothing_mass": sum(norm[n] for n in nothing)}
+    if truth is not None:
+        names = list(truth)
+        top_true = set(sorted(names, key=lambda n: -truth[n])[:3])
+        top_est = set(sorted(names, key=lambda n: (-norm[n], n))[:3])
+        out["top3_recall"] = len(top_true & top_est) / 3
+        out["top3_found"] = top_true == top_est
+        rho = spearmanr([truth[n] for n in names], [norm[n] for n in names]).statistic
+        out["spearman"] = None if not np.isfinite(rho) else float(rho)
+    return out
+
+
+# -- sklearn tuning with do-nothing parameters ----------------------------------------------
+def sklearn_space() -> hp.SearchSpace:
+    return hp.SearchSpace([
+        hp.Float("C", 1e-3, 1e3, log=True),
+        hp.Float("gamma", 1e-5, 1e0, log=True),
+        hp.Float("tol", 1e-5, 1e-1, log=True),
+        hp.Int("data_shuffle_seed", 0, 1000),
+        hp.Float("unused_scale", 0, 1),
+        hp.Categorical("unused_tag", ["x", "y", "z"]),
+    ])
+
+
+SKLEARN_NOTHING = ("data_shuffle_seed", "unused_scale", "unused_tag")
+
+
+def sklearn_objective(trial: optuna.Trial) -> float:
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    X, y = load_breast_cancer(return_X_y=True)
+    C = trial.suggest_float("C", 1e-3, 1e3, log=True)
+    gamma = trial.suggest_float("gamma", 1e-5, 1e0, log=True)
+    tol = trial.suggest_float("tol", 1e-5, 1e-1, log=True)
+    trial.suggest_int("data_shuffle_seed", 0, 1000)  # in the signature, never used
+    trial.suggest_float("unused_scale", 0, 1)
+    trial.suggest_categorical("unused_tag", ["x", "y", "z"])
+    model = make_pipeline(StandardScaler(), SVC(C=C, gamma=gamma, tol=tol))
+    return 1.0 - float(cross_val_score(model, X, y, cv=3).mean())
+
+
+# -- driver -------------------------------------------------------------------------------
+ESTIMATORS = ("hp_forest", "hp_gp", "optuna_fanova", "optuna_ped_anova")
+
+
+def run_one(job: tuple[str, str, int, tuple[int, ...], tuple[str, ...], str]) -> list[dict[str, Any]]:
+    fname, sampler, seed, sizes, estimators, workdir = job
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    t0 = time.perf_counter()
+    if fname == "sklearn":
+        space, _nothing = sklearn_space(), SKLEARN_NOTHING
+        study = optuna.create_study(sampler=make_sampler(sampler, seed))
+        study.optimize(sklearn_objective, n_trials=max(sizes))
+        full = study
+    else:
+        fn = FUNCTIONS[fname]
+        space, _nothing = fn.space, fn.nothing
+        full = (smac_study(fn, seed, max(sizes), workdir) if sampler == "smac"
+                else optuna_study(fn, sampler, seed, max(sizes)))
+    study_s = time.perf_counter() - t0
+    trials = [t for t in full.get_trials(deepcopy=False) if t.state == optuna.trial.TrialState.COMPLETE]
+    rows = []
+    for n in sizes:
+        prefix = optuna.create_study(direction=full.direction)
+        prefix.add_trials(trials[:n])
+        for est in estimators:
+            t1 = time.perf_counter()
+            imp = estimate(est, prefix, space, seed)
+            secs = time.perf_counter() - t1
+            rows.append({"function": fname, "sampler": sampler, "seed": seed, "n_trials": n,
+                         "estimator": est, "seconds": secs, "importances": imp, "study_s": study_s})
+    print(f"{fname:12s} {sampler:7s} seed {seed}: study {study_s:.1f}s", file=sys.stderr, flush=True)
+    return rows
+
+
+def summarize(rows: list[dict[str, Any]], truths: dict[str, dict[str, float] | None]) -> list[dict[str, Any]]:
+    groups: dict[tuple[str, str, int, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        nothing = SKLEARN_NOTHING if r["function"] == "sklearn" else FUNCTIONS[r["function"]].nothing
+        r["score"] = score(r["importances"], truths[r["function"]], nothing)
+        groups.setdefault((r["function"], r["sampler"], r["n_trials"], r["estimator"]), []).append(r)
+    table = []
+    for (f, s, n, e), rs in sorted(groups.items()):
+        sc = [r["score"] for r in rs]
+        entry: dict[str, Any] = {
+            "function": f, "sampler": s, "n_trials": n, "estimator": e, "seeds": len(rs),
+            "nothing_mass": statistics.fmean(x["nothing_mass"] for x in sc),
+            "seconds": statistics.fmean(r["seconds"] for r in rs),
+        }
+        if "top3_found" in sc[0]:
+            entry["top3_found"] = sum(bool(x["top3_found"]) for x in sc)
+            entry["top3_recall"] = statistics.fmean(x["top3_recall"] for x in sc)
+            rhos = [x["spearman"] for x in sc if x["spearman"] is not None]
+            entry["spearman"] = statistics.fmean(rhos) if rhos else None
+        table.append(entry)
+    return table
+
+
+def markdown(table: list[dict[str, Any]]) -> str:
+    lines = ["| function | sampler | trials | estimator | do-nothing mass | top 3 found | Spearman | s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for e in table:
+        top = f"{e['top3_found']}/{e['seeds']}" if "top3_found" in e else "-"
+        rho = f"{e['spearman']:.2f}" if e.get("spearman") is not None else "-"
+        lines.append(f"| {e['function']} | {e['sampler']} | {e['n_trials']} | {e['estimator']} | "
+                     f"{e['nothing_mass']:.3f} | {top} | {rho} | {e['seconds']:.2f} |")
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--functions", default="quad10,rough,mixed,conditional,sklearn")
+    p.add_argument("--samplers", default="random,tpe,tpe_mv,cmaes")
+    p.add_argument("--smac", action="store_true", help="add SMAC's HPO facade")
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--sizes", default="100,150,200")
+    p.add_argument("--estimators", default=",".join(ESTIMATORS))
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--quick", action="store_true", help="2 seeds, 100 trials")
+    p.add_argument("--out")
+    p.add_argument("--markdown", action="store_true", help="print the table as Markdown on stderr")
+    p.add_argument("--workdir", default="bench-biased-work")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.quick:
+        args.seeds, args.sizes = 2, "100"
+    sizes = tuple(int(s) for s in args.sizes.split(","))
+    samplers = args.samplers.split(",") + (["smac"] if args.smac else [])
+    estimators = tuple(args.estimators.split(","))
+    jobs = []
+    for f in args.functions.split(","):
+        for s in samplers:
+            if s == "cmaes" and (f == "sklearn" or not FUNCTIONS[f].continuous):
+                continue
+            if s == "smac" and f == "sklearn":
+                continue
+            jobs.extend((f, s, seed, sizes, estimators, args.workdir) for seed in range(args.seeds))
+    truths: dict[str, dict[str, float] | None] = {
+        f: (None if f == "sklearn" else true_first_order(FUNCTIONS[f])) for f in args.functions.split(",")
+    }
+    rows: list[dict[str, Any]] = []
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        for r in pool.map(run_one, jobs):
+            rows.extend(r)
+    table = summarize(rows, truths)
+    doc = {"truth": truths, "summary": table, "runs": rows,
+           "settings": dict(vars(args).items())}
+    text = json.dumps(doc, indent=1, default=float)
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(text)
+    print(text)
+    if args.markdown:
+        print(markdown(table), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,201 @@
+"""The Gaussian-process surrogate: exact decomposition of its posterior mean."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import hpinsight as hp
+from hpinsight._gp import decompose_gp, fit_gp
+
+
+def _gauss_legendre(low: float, high: float, panels: int = 4, order: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """Composite Gauss-Legendre nodes and weights (summing to 1) on [low, high]."""
+    x, w = np.polynomial.legendre.leggauss(order)
+    edges = np.linspace(low, high, panels + 1)
+    nodes = np.concatenate([(a + b) / 2 + (b - a) / 2 * x for a, b in itertools.pairwise(edges)])
+    weights = np.concatenate([(b - a) / 2 * w for a, b in itertools.pairwise(edges)])
+    return nodes, weights / (high - low)
+
+
+def _mixed_space() -> hp.SearchSpace:
+    return hp.SearchSpace([
+        hp.Float("x", 0.0, 2.0),
+        hp.Int("k", 1, 5),
+        hp.Categorical("c", ["a", "b", "c"]),
+        hp.Float("lr", 1e-3, 1.0, log=True),
+        hp.Int("w", 2, 9, log=True),
+    ])
+
+
+def _mixed_objective(c: dict) -> float:
+    return (math.sin(3 * c["x"]) * c["k"] + 2.0 * (c["c"] == "b") + math.log(c["lr"]) * c["x"]
+            + 0.3 * math.log(c["w"]) * (c["c"] == "a"))
+
+
+def _measure_nodes() -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The space's measure written out independently of hpinsight's measure code."""
+    w_vals = np.arange(2, 10, dtype=float)
+    w_mass = np.log(w_vals + 0.5) - np.log(w_vals - 0.5)
+    nodes = [
+        _gauss_legendre(0.0, 2.0)[0], np.arange(1, 6, dtype=float), np.arange(3, dtype=float),
+        _gauss_legendre(math.log(1e-3), 0.0)[0], np.log(w_vals),
+    ]
+    weights = [
+        _gauss_legendre(0.0, 2.0)[1], np.full(5, 0.2), np.full(3, 1 / 3),
+        _gauss_legendre(math.log(1e-3), 0.0)[1], w_mass / w_mass.sum(),
+    ]
+    return nodes, weights
+
+
+def _expect(f: np.ndarray, weights: list[np.ndarray], axes: tuple[int, ...]) -> np.ndarray:
+    """E over ``axes`` of a function tabulated on the tensor grid, keeping dimensions."""
+    for ax in axes:
+        f = np.tensordot(f, weights[ax], axes=([ax], [0]))
+        f = np.expand_dims(f, ax)
+    return f
+
+
+@pytest.fixture(scope="module")
+def mixed_gp():
+    space = _mixed_space()
+    configs = space.sample(70, seed=1)
+    # observation noise keeps the kernel matrix well conditioned; with a noise-free
+    # objective the noise variance sits at its floor and the posterior weights reach
+    # 1e4, which costs the quadratic forms about 7 of their 16 digits
+    noise = np.random.default_rng(2).normal(0.0, 0.1, len(configs))
+    y = np.array([_mixed_objective(c) for c in configs]) + noise
+    return space, fit_gp(space, space.encode(configs), y, n_draws=2, seed=0)
+
+
+def test_decomposition_matches_brute_force_integration(mixed_gp) -> None:
+    space, gp = mixed_gp
+    d = len(space)
+    subsets = [s for r in range(1, d + 1) for s in itertools.combinations(range(d), r)]
+    variances, total, means = decompose_gp(gp, subsets)
+    nodes, weights = _measure_nodes()
+    mesh = np.meshgrid(*nodes, indexing="ij")
+    grid = np.column_stack([m.ravel() for m in mesh])
+    pred = gp.predict_per_tree(grid).reshape(gp.n_draws, *[n.size for n in nodes])
+    for b in range(gp.n_draws):
+        f = pred[b]
+        f0 = _expect(f, weights, tuple(range(d))).item()
+        assert means[b] == pytest.approx(f0, rel=1e-10, abs=1e-10)
+        tot = _expect((f - f0) ** 2, weights, tuple(range(d))).item()
+        assert total[b] == pytest.approx(tot, rel=1e-9)
+        comps: dict[tuple[int, ...], np.ndarray] = {(): np.full([1] * d, f0)}
+        for k, s in enumerate(subsets):
+            g = _expect(f, weights, tuple(a for a in range(d) if a not in s))
+            for t, c in comps.items():
+                if set(t) < set(s):
+                    g = g - c
+            comps[s] = g
+            v = _expect(np.broadcast_to(g, f.shape) ** 2, weights, tuple(range(d))).item()
+            assert abs(variances[b, k] - v) <= 1e-9 * tot, s
+        # all effects together are the whole variance
+        assert variances[b].sum() == pytest.approx(total[b], rel=1e-9)
+
+
+def test_marginal_matches_brute_force(mixed_gp) -> None:
+    space, gp = mixed_gp
+    nodes, weights = _measure_nodes()
+    mesh = np.meshgrid(*nodes, indexing="ij")
+    grid = np.column_stack([m.ravel() for m in mesh])
+    pred = gp.predict_per_tree(grid).reshape(gp.n_draws, *[n.size for n in nodes])
+    for cols in ((0,), (2, 3)):
+        exact = gp.marginal_per_draw(cols, [nodes[c] for c in cols])
+        others = tuple(a for a in range(len(space)) if a not in cols)
+        for b in range(gp.n_draws):
+            ref = np.squeeze(_expect(pred[b], weights, others))
+            np.testing.assert_allclose(exact[b], ref, rtol=1e-9, atol=1e-9)
+
+
+def _additive_configs(seed: int = 0, n: int = 150):
+    space = hp.SearchSpace([hp.Float(n_, -3, 3) for n_ in ("a", "b", "c", "d0", "d1")])
+    configs = space.sample(n, seed=seed)
+    y = [4 * c["a"] ** 2 + 2 * c["b"] ** 2 + c["c"] ** 2 for c in configs]
+    return space, configs, y
+
+
+def test_fanova_gp_additive_function_has_no_interactions_and_true_fractions() -> None:
+    space, configs, y = _additive_configs()
+    r = hp.fanova(configs, y, space, surrogate="gp", seed=0, max_order=2)
+    assert r.surrogate == "gp"
+    # analytic: Var(k x^2) on U(-3, 3) is k^2 * 7.2, so fractions 16:4:1
+    for name, truth in (("a", 16 / 21), ("b", 4 / 21), ("c", 1 / 21)):
+        assert r.importance(name).mean == pytest.approx(truth, abs=0.03)
+    for name in ("d0", "d1"):
+        assert r.importance(name).mean < 1e-3
+    assert max(imp.mean for imp in r.ranking(order=2)) < 0.01
+    assert r.oob_r2 is not None
+    assert r.oob_r2 > 0.99
+
+
+def test_fanova_gp_same_seed_same_result_and_permutation() -> None:
+    space, configs, y = _additive_configs(seed=3, n=60)
+    r1 = hp.fanova(configs, y, space, surrogate="gp", seed=7)
+    r2 = hp.fanova(configs, y, space, surrogate="gp", seed=7)
+    np.testing.assert_array_equal(r1.variances, r2.variances)
+    perm = hp.SearchSpace([space[n] for n in ("d1", "c", "a", "d0", "b")])
+    rp = hp.fanova(configs, y, perm, surrogate="gp", seed=7)
+    for name in space.names:
+        assert rp.importance(name).mean == pytest.approx(r1.importance(name).mean, abs=0.02)
+
+
+def test_categorical_choices_are_not_ordinal() -> None:
+    """Relabelling the choices of a categorical leaves every importance unchanged."""
+    choices = [f"c{i}" for i in range(12)]
+    effect = dict(zip(choices, np.sin(np.arange(12) * 1.7) * 2, strict=True))
+    space = hp.SearchSpace([hp.Categorical("cat", choices), hp.Float("x", 0, 1)])
+    configs = space.sample(200, seed=0)
+    y = [effect[c["cat"]] + 0.5 * c["x"] for c in configs]
+    shuffled = hp.SearchSpace([hp.Categorical("cat", choices[::-1]), hp.Float("x", 0, 1)])
+    r1 = hp.fanova(configs, y, space, surrogate="gp", seed=0, max_order=2)
+    r2 = hp.fanova(configs, y, shuffled, surrogate="gp", seed=0, max_order=2)
+    # equal up to the hyperparameter optimizer's tolerance (the gradient sums in another order)
+    np.testing.assert_allclose(r1.variances, r2.variances, rtol=1e-4, atol=1e-9)
+    assert r1.importance("cat").mean > 0.85
+
+
+def test_constant_objective_gives_zeros() -> None:
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Int("k", 0, 3)])
+    configs = space.sample(20, seed=0)
+    with pytest.warns(hp.ConstantObjectiveWarning, match="Gaussian process"):
+        r = hp.fanova(configs, [1.0] * 20, space, surrogate="gp", seed=0)
+    assert r.is_constant
+    assert r.importance("x").mean == 0.0
+
+
+def test_conditional_space_imputes_per_draw() -> None:
+    space = hp.SearchSpace(
+        [hp.Categorical("m", ["p", "q"]), hp.Float("g", 0, 1), hp.Float("z", 0, 1)],
+        conditions=[hp.Condition("g", "m", values=["p"])],
+    )
+    configs = space.sample(120, seed=0)
+    y = [(3 * (c["g"] - 0.3) ** 2 if c["m"] == "p" else 1.0) for c in configs]
+    r = hp.fanova(configs, y, space, surrogate="gp", seed=0, n_draws=4)
+    X = r.model.X
+    inactive = np.isnan(space.encode(configs)[:, 1])
+    assert inactive.any()
+    # a fresh imputation in every draw, the active entries untouched
+    assert not np.array_equal(X[0][inactive, 1], X[1][inactive, 1])
+    np.testing.assert_array_equal(X[0][~inactive, 1], X[1][~inactive, 1])
+    assert r.importance("z").mean < 0.01
+    assert r.importance("g").mean > 0.05
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"surrogate": "svm"}, ValueError, "'surrogate' parameter of fanova must be one of"),
+        ({"n_draws": 0}, ValueError, "'n_draws' parameter of fanova must be >= 1"),
+    ],
+    ids=["unknown-surrogate", "no-draws"],
+)
+def test_fanova_surrogate_errors(kwargs, error, match) -> None:
+    space, configs, y = _additive_configs(n=10)
+    with pytest.raises(error, match=match):
+        hp.fanova(configs, y, space, **kwargs)
