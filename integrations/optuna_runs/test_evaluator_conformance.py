@@ -53,3 +53,21 @@ def test_multi_objective_needs_a_choice() -> None:
     study.optimize(lambda t: (t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)), n_trials=5)
     with pytest.raises(ValueError, match=r"objective=0 .*target=lambda"):
         optuna.importance.get_param_importances(study, evaluator=FanovaImportanceEvaluator())
+
+
+class TestBasicGaussianProcess(BasicImportanceEvaluatorTestCase):
+    @pytest.fixture
+    def evaluator(self) -> Callable[..., FanovaImportanceEvaluator]:
+        return functools.partial(FanovaImportanceEvaluator, seed=0, surrogate="gp")
+
+
+class TestConditionalGaussianProcess(ConditionalImportanceEvaluatorTestCase):
+    @pytest.fixture
+    def evaluator(self) -> Callable[..., FanovaImportanceEvaluator]:
+        return functools.partial(FanovaImportanceEvaluator, seed=0, surrogate="gp")
+
+
+class TestMultiObjectiveGaussianProcess(MultiObjectiveImportanceEvaluatorTestCase):
+    @pytest.fixture
+    def evaluator(self) -> Callable[..., FanovaImportanceEvaluator]:
+        return functools.partial(FanovaImportanceEvaluator, seed=0, surrogate="gp", objective=0)

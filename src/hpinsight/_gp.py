@@ -412,27 +412,27 @@ def decompose_gp(
     total = np.zeros(B)
     means = np.zeros(B)
     scale2 = gp.y_scale**2
-    cache: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
-    for b in range(B):
-        if not gp.shared_inputs or b == 0:
-            cache = {j: gp.column_integrals(b, j) for j in range(d)}
-        logz = np.stack([np.log(cache[j][0]) for j in range(d)]) if d else np.zeros((0, n))
+    # With shared inputs every draw has the same integrals, so each effect's matrix is
+    # built once and applied to all draws' weights together; otherwise draw by draw.
+    groups = [np.arange(B)] if gp.shared_inputs else [np.array([b]) for b in range(B)]
+    for draws in groups:
+        cache = [gp.column_integrals(int(draws[0]), j) for j in range(d)]
+        logz = np.stack([np.log(z) for z, _ in cache]) if d else np.zeros((0, n))
         logp = logz.sum(axis=0)
-        beta = gp.beta[b]
-        means[b] = gp.y_mean + gp.y_scale * float(beta @ np.exp(logp))
-        for k, U in enumerate(subsets):
-            v = beta * np.exp(logp - logz[list(U)].sum(axis=0))
-            M = cache[U[0]][1]
-            for j in U[1:]:
-                M = M * cache[j][1]
-            variances[b, k] = max(float(v @ (M @ v)), 0.0) * scale2
-        # total: E[m^2] - f0^2 over the full product, as a sum over all effects would be
+        beta = gp.beta[draws].T  # (n, draws)
+        means[draws] = gp.y_mean + gp.y_scale * (np.exp(logp) @ beta)
+        # E[k(X, x_i) k(X, x_l)] - z_i z_l over the whole product: the total variance
         W = np.ones((n, n))
         ZZ = np.ones((n, n))
-        for j in range(d):
-            z, C = cache[j]
+        for z, C in cache:
             zz = np.outer(z, z)
             W *= C + zz
             ZZ *= zz
-        total[b] = max(float(beta @ ((W - ZZ) @ beta)), 0.0) * scale2
+        total[draws] = np.maximum(np.einsum("ib,ib->b", beta, (W - ZZ) @ beta), 0.0) * scale2
+        for k, U in enumerate(subsets):
+            v = beta * np.exp(logp - logz[list(U)].sum(axis=0))[:, None]
+            M = cache[U[0]][1]
+            for j in U[1:]:
+                M = M * cache[j][1]
+            variances[draws, k] = np.maximum(np.einsum("ib,ib->b", v, M @ v), 0.0) * scale2
     return variances, total, means
