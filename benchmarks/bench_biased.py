@@ -94,6 +94,36 @@ def _conditional(c: Cols, rng: np.random.Generator | None) -> np.ndarray:
     return 1.0 * svm + g + t
 
 
+def _ishigami(c: Cols, rng: np.random.Generator | None) -> np.ndarray:
+    return np.sin(c["x1"]) + 7 * np.sin(c["x2"]) ** 2 + 0.1 * c["x3"] ** 4 * np.sin(c["x1"])
+
+
+G_A = (0.0, 1.0, 4.5, 9.0, 99.0, 99.0, 99.0, 99.0)
+
+
+def _gfunc(c: Cols, rng: np.random.Generator | None) -> np.ndarray:
+    out = np.ones_like(c["x1"], dtype=float)
+    for i, a in enumerate(G_A):
+        out = out * (np.abs(4 * c[f"x{i + 1}"] - 2) + a) / (1 + a)
+    return out
+
+
+def analytic_truth(name: str) -> dict[str, float] | None:
+    """First-order Sobol indices in closed form (Saltelli et al. 2008, Sec. 4.9)."""
+    if name == "ishigami":
+        a, b = 7.0, 0.1
+        v1 = 0.5 * (1 + b * math.pi**4 / 5) ** 2
+        v2 = a**2 / 8
+        v13 = b**2 * math.pi**8 * (1 / 18 - 1 / 50)
+        v = v1 + v2 + v13
+        return {"x1": v1 / v, "x2": v2 / v, "x3": 0.0}
+    if name == "gfunc":
+        vi = [1 / (3 * (1 + a) ** 2) for a in G_A]
+        v = math.prod(1 + x for x in vi) - 1
+        return {f"x{i + 1}": x / v for i, x in enumerate(vi)}
+    return None
+
+
 def _floats(names: list[str], low: float = -3, high: float = 3) -> list[hp.Float]:
     return [hp.Float(n, low, high) for n in names]
 
@@ -140,6 +170,11 @@ FUNCTIONS: dict[str, Function] = {
             ],
         ),
         _conditional, ("C", "min_leaf", "d0", "d1", "d2"), False),
+    # uniform-sample accuracy checks (run with --samplers random --sizes 1000)
+    "ishigami": Function(
+        "ishigami", hp.SearchSpace(_floats(["x1", "x2", "x3"], -math.pi, math.pi)), _ishigami, (), True),
+    "gfunc": Function(
+        "gfunc", hp.SearchSpace(_floats([f"x{i + 1}" for i in range(8)], 0, 1)), _gfunc, (), True),
 }
 
 
@@ -290,6 +325,8 @@ def score(imp: dict[str, float], truth: dict[str, float] | None, nothing: tuple[
     norm = {k: (max(v, 0.0) / total if total > 0 else 0.0) for k, v in imp.items()}
     out: dict[str, Any] = {"nothing_mass": sum(norm[n] for n in nothing)}
     if truth is not None:
+        # raw (unnormalized) first-order fractions against the true indices
+        out["max_abs_error"] = max(abs(imp[n] - truth[n]) for n in truth)
         names = list(truth)
         top_true = set(sorted(names, key=lambda n: -truth[n])[:3])
         top_est = set(sorted(names, key=lambda n: (-norm[n], n))[:3])
@@ -386,18 +423,20 @@ def summarize(rows: list[dict[str, Any]], truths: dict[str, dict[str, float] | N
             entry["top3_recall"] = statistics.fmean(x["top3_recall"] for x in sc)
             rhos = [x["spearman"] for x in sc if x["spearman"] is not None]
             entry["spearman"] = statistics.fmean(rhos) if rhos else None
+            entry["max_abs_error"] = statistics.fmean(x["max_abs_error"] for x in sc)
         table.append(entry)
     return table
 
 
 def markdown(table: list[dict[str, Any]]) -> str:
-    lines = ["| function | sampler | trials | estimator | do-nothing mass | top 3 found | Spearman | s |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| function | sampler | trials | estimator | do-nothing mass | top 3 found | Spearman "
+             "| max abs error | s |", "|---|---|---|---|---|---|---|---|---|"]
     for e in table:
         top = f"{e['top3_found']}/{e['seeds']}" if "top3_found" in e else "-"
         rho = f"{e['spearman']:.2f}" if e.get("spearman") is not None else "-"
+        err = f"{e['max_abs_error']:.3f}" if "max_abs_error" in e else "-"
         lines.append(f"| {e['function']} | {e['sampler']} | {e['n_trials']} | {e['estimator']} | "
-                     f"{e['nothing_mass']:.3f} | {top} | {rho} | {e['seconds']:.2f} |")
+                     f"{e['nothing_mass']:.3f} | {top} | {rho} | {err} | {e['seconds']:.2f} |")
     return "\n".join(lines)
 
 
@@ -433,7 +472,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             jobs.extend((f, s, seed, sizes, estimators, args.workdir) for seed in range(args.seeds))
     truths: dict[str, dict[str, float] | None] = {
-        f: (None if f == "sklearn" else true_first_order(FUNCTIONS[f])) for f in args.functions.split(",")
+        f: (None if f == "sklearn" else analytic_truth(f) or true_first_order(FUNCTIONS[f]))
+        for f in args.functions.split(",")
     }
     rows: list[dict[str, Any]] = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:

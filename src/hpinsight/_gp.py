@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from ._space import SearchSpace
 
 #: Rows used to fit the hyperparameters (the posterior then uses up to ``max_rows``).
-FIT_ROWS = 400
+FIT_ROWS = 256
 #: Discrete columns with more values are integrated as continuous (see module docstring).
 MAX_EXACT_POINTS = 1024
 #: Length-scale bounds, in units of the rescaled range [0, 1].
@@ -208,7 +208,7 @@ def _fit_hyperparameters(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             res = minimize(_neg_log_likelihood, x0, args=(cols, U, y), jac=True,
-                           method="L-BFGS-B", bounds=bounds, options={"maxiter": 200})
+                           method="L-BFGS-B", bounds=bounds, options={"maxiter": 100})
         if best is None or res.fun < best[0]:
             best = (float(res.fun), np.asarray(res.x))
     assert best is not None
