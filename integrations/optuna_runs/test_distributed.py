@@ -33,6 +33,14 @@ def _watch(spec: str, name: str, *extra: str, **popen: Any) -> subprocess.Popen[
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 
+def _wait_until_watching(proc: subprocess.Popen[str]) -> None:
+    """Block until the watcher's first line: its signal handlers are in place by then
+    (a fixed sleep raced the interpreter's start-up on a loaded machine)."""
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("watching study"), line
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["postgres", "journal"])
 def test_four_workers_with_live_importances(
@@ -102,7 +110,7 @@ def test_watch_reports_a_missing_study_and_stops_on_sigterm(tmp_path: Path) -> N
         assert missing.returncode == 1
         assert "studies there: 'there'" in err
         waiting = _watch(spec, "there", "--interval", "0.2", env={**os.environ})
-        time.sleep(2.0)
+        _wait_until_watching(waiting)
         waiting.terminate()
         out, err = waiting.communicate(timeout=60)
         assert waiting.returncode == 0, err
@@ -113,7 +121,7 @@ def test_watch_reports_a_missing_study_and_stops_on_sigterm(tmp_path: Path) -> N
         # started the way a script starts a background job (SIGINT ignored), Ctrl-C still stops
         ignoring = _watch(spec, "there", "--interval", "0.2",
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
-        time.sleep(2.0)
+        _wait_until_watching(ignoring)
         ignoring.send_signal(signal.SIGINT)
         out, err = ignoring.communicate(timeout=60)
         assert ignoring.returncode == 0, err

@@ -110,11 +110,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         narrow_quantile=args.narrow_quantile,
         defaults={}, logger=_refit_logger,
     )
-    _write(out, f"watching study {args.study!r} ({_describe(args.storage)}); Ctrl-C stops")
     # Ctrl-C and SIGTERM stop the watcher, also when it was started from a script that
-    # runs it in the background (a shell then starts it with SIGINT ignored)
+    # runs it in the background (a shell then starts it with SIGINT ignored). The handlers
+    # are in place before the "watching" line, so whoever waits for that line can signal.
     previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
+        _write(out, f"watching study {args.study!r} ({_describe(args.storage)}); Ctrl-C stops")
         refitted_at = -1
         while True:
             counts = _counts(optuna, study)
