@@ -345,11 +345,12 @@ class FanovaResult:
         per_tree = np.empty((self.n_trees, *[e.size for e in enc]))
         if isinstance(self.model, GaussianProcessSurrogate):
             per_tree[...] = self.model.marginal_per_draw(cols, enc)
-        for t, tree in enumerate(getattr(self.model, "trees", ())):
-            part = compute_partition(tree, measures)
-            a = marginal_grid(part, cols) if part.value.size else np.full([1] * len(cols), part.mean)
-            cells = [part.cells_of(c, e) if part.value.size else np.zeros(e.size, np.intp) for c, e in zip(cols, enc, strict=True)]
-            per_tree[t] = a[np.ix_(*cells)]
+        else:
+            for t, tree in enumerate(self.model.trees):
+                part = compute_partition(tree, measures)
+                a = marginal_grid(part, cols) if part.value.size else np.full([1] * len(cols), part.mean)
+                cells = [part.cells_of(c, e) if part.value.size else np.zeros(e.size, np.intp) for c, e in zip(cols, enc, strict=True)]
+                per_tree[t] = a[np.ix_(*cells)]
         return MarginalResult(
             params=tuple(names),
             grid=tuple(native_grid(self.space, c, e) for c, e in zip(cols, enc, strict=True)),

@@ -279,22 +279,26 @@ class GaussianProcessSurrogate:
         shape (n_draws, G1[, G2])."""
         shape = [g.size for g in grids]
         out = np.empty((self.n_draws, *shape))
-        for b in range(self.n_draws):
-            logz = np.zeros(self.X.shape[1])
+        # the integrals and kernel factors depend on a draw's inputs only, so draws that
+        # share them are done together, as in decompose_gp
+        groups = [np.arange(self.n_draws)] if self.shared_inputs else [np.array([b]) for b in range(self.n_draws)]
+        for draws in groups:
+            Xb = self.X[int(draws[0])]
+            logz = np.zeros(Xb.shape[0])
             for j in range(self.n_features):
                 if j not in cols:
                     logz += np.log(_integrals(self.columns[j], float(self.length_scales[j]),
-                                              self.X[b, :, j], second=False)[0])
-            w = self.beta[b] * np.exp(logz)  # (n,)
+                                              Xb[:, j], second=False)[0])
+            w = self.beta[draws].T * np.exp(logz)[:, None]  # (n, draws)
             factors = [
-                _kernel((self.columns[c],), self.columns[c].scale(g)[:, None], self.X[b, :, c][:, None],
+                _kernel((self.columns[c],), self.columns[c].scale(g)[:, None], Xb[:, c][:, None],
                         self.length_scales[c : c + 1])
                 for c, g in zip(cols, grids, strict=True)
             ]
             if len(factors) == 1:
-                out[b] = factors[0] @ w
+                out[draws] = (factors[0] @ w).T
             else:
-                out[b] = np.einsum("an,bn,n->ab", factors[0], factors[1], w)
+                out[draws] = np.einsum("an,cn,nb->bac", factors[0], factors[1], w)
         return self.y_mean + self.y_scale * out
 
 
