@@ -70,8 +70,13 @@ def main(argv: list[str] | None = None) -> None:
 
     narrowed = tree.to_search_space(region)
     before = study.best_value
-    for _ in range(20):  # continue in the incumbent's region, ask-and-tell
-        trial = study.ask()
+    # Optuna fixes a parameter's distribution for the life of a study, and the region may
+    # narrow a categorical's choices: continue in a new study of the region, started at
+    # the incumbent, ask-and-tell
+    inside = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=1))
+    inside.enqueue_trial(dict(study.best_params))
+    for _ in range(20):
+        trial = inside.ask()
         for param in narrowed.params:
             if isinstance(param, hp.Categorical):
                 trial.suggest_categorical(param.name, list(param.choices))
@@ -79,8 +84,8 @@ def main(argv: list[str] | None = None) -> None:
                 trial.suggest_int(param.name, param.low, param.high, log=param.log)
             else:
                 trial.suggest_float(param.name, param.low, param.high, log=param.log)
-        study.tell(trial, objective(optuna.trial.FixedTrial(trial.params)))
-    print(f"20 more trials in the region: best {before:.4f} -> {study.best_value:.4f}")
+        inside.tell(trial, objective(optuna.trial.FixedTrial(trial.params)))
+    print(f"20 more trials in the region: best {before:.4f} -> {min(before, inside.best_value):.4f}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""Behaviour of the public fanova(): ground truth, measure, conditionals, capping,
-bad input, determinism and invariants."""
+"""Behaviour of the public fanova() on the paper's random forest: ground truth, measure,
+conditionals, capping, bad input, determinism and invariants. (The Gaussian process, the
+default surrogate, is tested in test_gp.py.)"""
 
 from __future__ import annotations
 
@@ -18,6 +19,11 @@ import hpinsight as hp
 from .conftest import fake_forest, fake_tree
 
 
+def fanova(*args, **kwargs):
+    """hp.fanova on the random forest."""
+    return hp.fanova(*args, surrogate="forest", **kwargs)
+
+
 def _ishigami(X: np.ndarray) -> np.ndarray:
     return np.sin(X[:, 0]) + 7 * np.sin(X[:, 1]) ** 2 + 0.1 * X[:, 2] ** 4 * np.sin(X[:, 0])
 
@@ -31,7 +37,7 @@ def test_ishigami_recovers_sobol_indices():
     space = hp.SearchSpace([hp.Float(f"x{i}", -math.pi, math.pi) for i in (1, 2, 3)])
     configs = space.sample(2000, seed=0)
     y = _ishigami(space.encode(configs))
-    r = hp.fanova(configs, y, space, seed=0, max_order=2)
+    r = fanova(configs, y, space, seed=0, max_order=2)
     assert r.importance("x1").mean == pytest.approx(0.314, abs=0.04)
     assert r.importance("x2").mean == pytest.approx(0.442, abs=0.12)
     assert r.importance("x3").mean == pytest.approx(0.0, abs=0.02)
@@ -46,7 +52,7 @@ def test_log_parameter_is_analysed_in_log_space():
     space = hp.SearchSpace([hp.Float("lr", 1e-5, 1.0, log=True), hp.Float("noise", 0.0, 1.0)])
     configs = space.sample(600, seed=1)
     y = [math.log(c["lr"]) for c in configs]
-    r = hp.fanova(configs, y, space, seed=0)
+    r = fanova(configs, y, space, seed=0)
     assert r.importance("lr").mean > 0.99
     m = r.marginal("lr", grid_size=30)
     x = np.log(np.asarray(m.grid[0], dtype=float))
@@ -62,7 +68,7 @@ def test_categorical_and_int_are_weighted_by_value_count():
     space = hp.SearchSpace([hp.Int("n", 1, 10), hp.Categorical("c", list("abcd"))])
     configs = [{"n": n, "c": c} for n in range(1, 11) for c in "abcd"] * 3
     y = [10.0 if cfg["n"] == 1 else 0.0 for cfg in configs]
-    r = hp.fanova(configs, y, space, seed=0, n_trees=8)
+    r = fanova(configs, y, space, seed=0, n_trees=8)
     assert r.tree_means == pytest.approx(np.ones(8), abs=1e-9)
     assert r.total_variance == pytest.approx(0.1 * 0.9 * 100, rel=1e-9)
     assert r.importance("n").mean == pytest.approx(1.0, abs=1e-9)
@@ -83,7 +89,7 @@ def test_conditional_child_is_ranked_by_its_effect_and_no_trial_is_dropped():
     )
     configs = space.sample(800, seed=3)
     y = [10 * c["gamma"] if c["kernel"] == "rbf" else 5.0 for c in configs]
-    r = hp.fanova(configs, y, space, seed=0, max_order=2)
+    r = fanova(configs, y, space, seed=0, max_order=2)
     n_linear = sum(c["kernel"] == "linear" for c in configs)
     assert r.n_trials == 800
     assert r.n_inactive["gamma"] == n_linear > 300
@@ -102,8 +108,8 @@ def test_capping_explains_the_good_region(direction):
     configs = space.sample(1500, seed=4)
     sign = 1.0 if direction == "minimize" else -1.0
     y = [sign * (100.0 * (c["a"] > 0.5) + (c["a"] <= 0.5) * c["b"]) for c in configs]
-    plain = hp.fanova(configs, y, space, seed=0, direction=direction)
-    capped = hp.fanova(configs, y, space, seed=0, cap_quantile=0.4, direction=direction)
+    plain = fanova(configs, y, space, seed=0, direction=direction)
+    capped = fanova(configs, y, space, seed=0, cap_quantile=0.4, direction=direction)
     # Capped at the 40% quantile (~0.8): the bad half becomes the constant cap, so `a` keeps
     # only the gap between the cap and the good half's mean, and `b` carries the rest.
     assert plain.importance("a").mean > 0.95
@@ -113,7 +119,7 @@ def test_capping_explains_the_good_region(direction):
     assert capped.cap_quantile == 0.4
     expected_cap = np.quantile(y, 0.4 if direction == "minimize" else 0.6)
     assert capped.cap_value == pytest.approx(expected_cap)
-    by_value = hp.fanova(configs, y, space, seed=0, cap_value=capped.cap_value, direction=direction)
+    by_value = fanova(configs, y, space, seed=0, cap_value=capped.cap_value, direction=direction)
     np.testing.assert_array_equal(by_value.variances, capped.variances)
 
 
@@ -122,7 +128,7 @@ def test_capping_does_not_mutate_user_data():
     configs = space.sample(50, seed=0)
     y = np.arange(50, dtype=float)
     before_cfg = [dict(c) for c in configs]
-    hp.fanova(configs, y, space, cap_quantile=0.5, seed=0, n_trees=4)
+    fanova(configs, y, space, cap_quantile=0.5, seed=0, n_trees=4)
     np.testing.assert_array_equal(y, np.arange(50, dtype=float))
     assert configs == before_cfg
 
@@ -180,13 +186,13 @@ _Y = [float(i) for i in range(10)]
 def test_bad_input_is_a_clear_error(kwargs, error, match):
     call = {"configs": _OK, "y": _Y, "space": _SPACE, "n_trees": 4, "seed": 0, **kwargs}
     with pytest.raises(error, match=match):
-        hp.fanova(call.pop("configs"), call.pop("y"), call.pop("space"), **call)
+        fanova(call.pop("configs"), call.pop("y"), call.pop("space"), **call)
 
 
 def test_non_finite_objectives_are_excluded_with_a_count():
     y = [*_Y[:7], math.nan, math.inf, -math.inf]
     with pytest.warns(hp.ExcludedTrialsWarning, match="3 of 10 trials were excluded"):
-        r = hp.fanova(_OK, y, _SPACE, n_trees=4, seed=0)
+        r = fanova(_OK, y, _SPACE, n_trees=4, seed=0)
     assert (r.n_trials, r.n_excluded) == (7, 3)
     assert r.to_dict()["n_excluded"] == 3
 
@@ -194,7 +200,7 @@ def test_non_finite_objectives_are_excluded_with_a_count():
 @pytest.mark.parametrize("n", [1, 10], ids=["one-trial", "ten-trials"])
 def test_constant_objective_gives_zero_importances_and_a_flag(n):
     with pytest.warns(hp.ConstantObjectiveWarning, match="constant"):
-        r = hp.fanova(_OK[:n], [3.0] * n, _SPACE, n_trees=4, seed=0, max_order=2)
+        r = fanova(_OK[:n], [3.0] * n, _SPACE, n_trees=4, seed=0, max_order=2)
     assert r.is_constant
     assert r.n_constant_trees == 4
     for imp in r.ranking():
@@ -205,7 +211,7 @@ def test_constant_objective_gives_zero_importances_and_a_flag(n):
 
 
 def test_importance_lookup_errors():
-    r = hp.fanova(_OK, _Y, _SPACE, n_trees=4, seed=0)
+    r = fanova(_OK, _Y, _SPACE, n_trees=4, seed=0)
     with pytest.raises(KeyError, match="valid names"):
         r.importance("nope")
     with pytest.raises(KeyError, match="max_order=2"):
@@ -219,7 +225,7 @@ def test_result_exports_are_json_safe_and_consistent():
     space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Int("n", 1, 5), hp.Categorical("c", [True, None, "s"])])
     configs = space.sample(200, seed=0)
     y = [c["x"] * c["n"] + (c["c"] is None) for c in configs]
-    r = hp.fanova(configs, y, space, seed=0, max_order=2)
+    r = fanova(configs, y, space, seed=0, max_order=2)
     d = json.loads(json.dumps(r.to_dict(), allow_nan=False))
     effects = {tuple(e["params"]): e for e in d["effects"]}
     assert set(effects) == set(r.subsets)
@@ -227,7 +233,7 @@ def test_result_exports_are_json_safe_and_consistent():
     marginal = json.loads(json.dumps(r.marginal("c").to_dict(), allow_nan=False))
     assert marginal["grid"] == [[True, None, "s"]]
     frame = r.to_frame()
-    assert list(frame.columns) == ["params", "order", "mean", "std"]
+    assert list(frame.columns) == ["params", "order", "mean", "std", "null", "verdict"]
     assert frame["mean"].is_monotonic_decreasing
     assert len(frame) == 6
     long = r.marginal("x", "n", grid_size=6).to_frame()
@@ -242,9 +248,9 @@ def test_same_seed_gives_bit_identical_results_whatever_n_jobs(make_mixed_space)
     space = make_mixed_space(conditional=True)
     configs = space.sample(300, seed=5)
     y = [c["x"] + c.get("child", 0.0) for c in configs]
-    a = hp.fanova(configs, y, space, seed=7, max_order=2, n_jobs=1)
-    b = hp.fanova(configs, y, space, seed=7, max_order=2, n_jobs=-1)
-    c = hp.fanova(configs, y, space, seed=8, max_order=2)
+    a = fanova(configs, y, space, seed=7, max_order=2, n_jobs=1)
+    b = fanova(configs, y, space, seed=7, max_order=2, n_jobs=-1)
+    c = fanova(configs, y, space, seed=8, max_order=2)
     np.testing.assert_array_equal(a.variances, b.variances)
     np.testing.assert_array_equal(a.tree_variances, b.tree_variances)
     assert not np.array_equal(a.variances, c.variances)
@@ -274,7 +280,7 @@ def test_invariants_hold_for_random_forests(n, seed, perm, leaves):
     forest = RandomForestRegressor(3, max_leaf_nodes=leaves, random_state=seed).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", hp.ConstantObjectiveWarning)
-        r = hp.fanova(configs, y, space, forest=forest, max_order=2)
+        r = fanova(configs, y, space, forest=forest, max_order=2)
         f = r.fractions[r.valid_trees]
         assert np.all(f >= -1e-12)
         assert np.all(f <= 1 + 1e-12)
@@ -284,7 +290,7 @@ def test_invariants_hold_for_random_forests(n, seed, perm, leaves):
         inverse = np.argsort(perm)
         pforest = fake_forest([_permuted_tree(e, inverse) for e in forest.estimators_], 4)
         pconfigs = [{k: cfg[k] for k in pspace.names} for cfg in configs]
-        pr = hp.fanova(pconfigs, y, pspace, forest=pforest, max_order=2)
+        pr = fanova(pconfigs, y, pspace, forest=pforest, max_order=2)
     for s in r.subsets:
         assert pr.importance(*s).mean == pytest.approx(r.importance(*s).mean, abs=1e-12)
     np.testing.assert_allclose(pr.tree_variances, r.tree_variances, rtol=1e-12, atol=1e-15)
@@ -295,7 +301,7 @@ def test_additive_objective_has_negligible_pairwise_interactions():
     configs = space.sample(1500, seed=2)
     X = space.encode(configs)
     y = np.sin(6 * X[:, 0]) + X[:, 1] ** 2 + 0.5 * X[:, 2]
-    r = hp.fanova(configs, y, space, seed=0, max_order=2)
+    r = fanova(configs, y, space, seed=0, max_order=2)
     assert sum(i.mean for i in r.ranking(order=2)) < 0.05
     assert sum(i.mean for i in r.ranking(order=1)) > 0.9
 
@@ -323,7 +329,18 @@ def test_dataframe_input_equals_list_of_dicts():
     frame = pd.DataFrame(configs)  # inactive entries become NaN
     assert frame["c"].isna().sum() == sum("c" not in c for c in configs) > 0
     y = frame["x"] + frame["c"].fillna(0.0)
-    a = hp.fanova(frame, y, space, seed=0, n_trees=8)
-    b = hp.fanova(configs, y.tolist(), space, seed=0, n_trees=8)
+    a = fanova(frame, y, space, seed=0, n_trees=8)
+    b = fanova(configs, y.tolist(), space, seed=0, n_trees=8)
     np.testing.assert_array_equal(a.variances, b.variances)
     assert a.n_inactive["c"] == frame["c"].isna().sum()
+
+
+def test_the_gaussian_process_is_the_default_and_a_given_forest_is_decomposed_as_it_is():
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(40, seed=0)
+    y = [c["x"] for c in configs]
+    assert hp.fanova(configs, y, space, seed=0).surrogate == "gp"
+    forest = RandomForestRegressor(4, random_state=0).fit(space.encode(configs), y)
+    assert hp.fanova(configs, y, space, forest=forest).surrogate == "forest"
+    with pytest.raises(ValueError, match="drop one of the two"):
+        hp.fanova(configs, y, space, forest=forest, surrogate="gp")

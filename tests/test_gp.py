@@ -248,3 +248,38 @@ def test_rare_choice_holding_diverged_trials_is_not_important() -> None:
     matter = r.importance("C").mean + r.importance("gamma").mean
     assert nothing < 0.05 * (nothing + matter)
     assert {i.params[0] for i in r.ranking(order=1)[:2]} == {"C", "gamma"}
+
+
+def test_effects_no_larger_than_a_shadow_are_indistinguishable_from_nothing() -> None:
+    space = hp.SearchSpace([hp.Float("a", -3, 3), hp.Float("b", -3, 3), hp.Int("k", 0, 50),
+                            hp.Categorical("tag", ["x", "y", "z"]), hp.Float("u", 0, 1)])
+    configs = space.sample(120, seed=4)
+    rng = np.random.default_rng(0)
+    y = [4 * c["a"] ** 2 + c["b"] ** 2 + rng.normal(0, 0.3) for c in configs]
+    r = hp.fanova(configs, y, space, seed=0, max_order=2)
+    null = r.null_fraction(1)
+    assert null is not None and 0.0 <= null < r.importance("b").mean
+    assert r.null_fraction(2) is not None
+    for name in ("a", "b"):
+        assert r.importance(name).verdict == "resolved"
+    for name in ("k", "tag", "u"):
+        imp = r.importance(name)
+        assert imp.verdict == "indistinguishable from nothing", imp
+        assert imp.null == null
+    assert r.importance("a", "b").verdict == "indistinguishable from nothing"  # additive
+    assert r.to_dict()["effects"][0]["verdict"] == "resolved"
+    # the shadows decide the verdicts only: the importances are the model's without them
+    plain = hp.fanova(configs, y, space, seed=0, max_order=2, significance=False)
+    np.testing.assert_array_equal(plain.fractions, r.fractions)
+    assert plain.null_fraction(1) is None
+
+
+def test_a_forest_has_no_null_and_its_verdicts_follow_the_spread() -> None:
+    space, configs, y = _additive_configs(n=80)
+    r = hp.fanova(configs, y, space, surrogate="forest", seed=0, n_trees=8)
+    assert r.null_fraction(1) is None
+    for imp in r.ranking():
+        expected = ("indistinguishable from nothing" if imp.mean < 1e-4
+                    else "uncertain" if imp.std > imp.mean else "resolved")
+        assert imp.verdict == expected
+        assert imp.null is None

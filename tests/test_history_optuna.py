@@ -182,7 +182,8 @@ def test_multi_objective_needs_objective_or_target() -> None:
         hp.TrialHistory.from_optuna(study, objective=2)
 
 
-def test_maximize_direction_is_kept_and_capping_keeps_the_best() -> None:
+@pytest.mark.parametrize("surrogate", ["forest", "gp"])
+def test_maximize_direction_is_kept_and_capping_keeps_the_best(surrogate) -> None:
     """A maximize study and its negated minimize twin give the same capped importances."""
     sampler_seed = 3
 
@@ -197,12 +198,12 @@ def test_maximize_direction_is_kept_and_capping_keeps_the_best() -> None:
     hu, hd = hp.TrialHistory.from_optuna(up), hp.TrialHistory.from_optuna(down)
     assert hu.direction == "maximize"
     assert hu.best()[0] == hd.best()[0]
-    ru = hp.fanova(hu, seed=0, n_trees=16, cap_quantile=0.25)
-    rd = hp.fanova(hd, seed=0, n_trees=16, cap_quantile=0.25)
+    ru = hp.fanova(hu, surrogate=surrogate, seed=0, n_trees=16, cap_quantile=0.25)
+    rd = hp.fanova(hd, surrogate=surrogate, seed=0, n_trees=16, cap_quantile=0.25)
     assert ru.cap_value == pytest.approx(-rd.cap_value)
     np.testing.assert_allclose(ru.fractions, rd.fractions, atol=1e-12)
     # capped at the best quarter, the x<0.3 region is flat, so z loses its share
-    full = hp.fanova(hu, seed=0, n_trees=16)
+    full = hp.fanova(hu, surrogate=surrogate, seed=0, n_trees=16)
     assert ru.importance("z").mean < full.importance("z").mean
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import json
 import math
 import re
@@ -92,7 +93,7 @@ def test_cli_writes_a_report_of_a_saved_smac_run(tmp_path, capsys):
     pytest.importorskip("ConfigSpace")
     target = tmp_path / "smac.html"
     assert main(["report", "--smac-run", str(SMAC_RUN), "--out", str(target),
-                 "--n-trees", "8"]) == 0
+                 "--surrogate", "forest", "--n-trees", "8"]) == 0
     assert capsys.readouterr().out.strip() == f"report: {target.resolve()}"
     assert "SMAC run" in target.read_text(encoding="utf-8")
     assert main(["report", "--smac-run", str(SMAC_RUN), "--json", "--out",
@@ -100,7 +101,7 @@ def test_cli_writes_a_report_of_a_saved_smac_run(tmp_path, capsys):
     assert json.loads((tmp_path / "smac.json").read_text())["n_trials"] > 0
     page = target.read_text(encoding="utf-8")
     assert "load_run(" in page  # the snippet reproduces a SMAC run, not an Optuna study
-    assert "n_trees=8" in page
+    assert "surrogate='forest', n_trees=8" in html.unescape(page)  # the snippet's options
 
 
 def test_cli_exit_codes(tmp_path, capsys):

@@ -31,12 +31,26 @@ def test_surrogate_risk_recovers_a_separable_cost():
 
 
 def test_free_optimum_includes_the_default_so_the_mean_risk_is_never_negative():
+    # on a forest, whose prediction is flat around the optimum, exactly
     space, configs, y = _separable(n=60, seed=3)
-    result = hp.fanova(configs, y, space, seed=0, n_trees=16)
+    result = hp.fanova(configs, y, space, surrogate="forest", seed=0, n_trees=16)
     for default in (0.0, 0.3, 0.55, 1.0):
         risks = hp.surrogate_tuning_risk(result, {"x": default, "z": default}, n_candidates=50,
                                          seed=1)
         assert all(r.mean >= 0.0 for r in risks.values())
+
+
+def test_risk_of_a_default_at_the_optimum_is_zero_up_to_the_search_on_a_smooth_model():
+    # the Gaussian process is smooth: a fixed search at the optimum can find a candidate a
+    # hair better than the free one (paired searches of equal size), never by more than
+    # the search's resolution, and a bad default costs what the objective says
+    space, configs, y = _separable(n=60, seed=3)
+    result = hp.fanova(configs, y, space, seed=0)
+    risks = hp.surrogate_tuning_risk(result, {"x": 0.3, "z": 0.8}, n_candidates=50, seed=1)
+    assert all(abs(r.mean) < 0.01 for r in risks.values())
+    bad = hp.surrogate_tuning_risk(result, {"x": 1.0, "z": 0.0}, n_candidates=50, seed=1)
+    assert bad["x"].mean == pytest.approx(0.49, abs=0.05)
+    assert bad["z"].mean == pytest.approx(0.5 * 0.64, abs=0.05)
 
 
 def test_maximizing_flips_the_sign_convention():
@@ -141,7 +155,8 @@ def test_errors_name_the_problem():
     # a step objective: the default sits on the floor, so no trial can beat it
     step = hp.TrialHistory(space, configs, [float(c["x"] > 0.5) for c in configs])
     with pytest.raises(hp.InvalidDataError, match="beat the default"):
-        hp.suggest_subspace(step, defaults={"x": 0.1, "z": 0.5}, good="default")
+        hp.suggest_subspace(step, defaults={"x": 0.1, "z": 0.5}, good="default",
+                            surrogate="forest")
     with pytest.raises(TypeError, match=r"TrialHistory or an optuna\.Study"):
         hp.suggest_subspace([1, 2, 3])
     result = hp.fanova(history, seed=0, n_trees=8)

@@ -69,28 +69,54 @@ if TYPE_CHECKING:
 __all__ = ["FanovaResult", "Importance", "MarginalResult", "fanova"]
 
 
+#: The verdicts an :class:`Importance` can carry.
+VERDICTS = ("resolved", "uncertain", "indistinguishable from nothing")
+#: Shares below this are nothing whatever the null says: they vanish at the four decimals
+#: importances are shown with (a fit that gives the shadows exactly nothing would
+#: otherwise call a share of 1e-9 "uncertain").
+NEGLIGIBLE_SHARE = 1e-4
+
+
 @dataclass(frozen=True, slots=True)
 class Importance:
-    """Fraction of variance explained by one effect, over the trees of a forest.
+    """Fraction of variance explained by one effect, over the trees (or draws) of a model.
 
     Attributes
     ----------
     params : tuple of str
         One name for a main effect, several for their pure interaction.
     mean, std : float
-        Mean and standard deviation over non-constant trees.
+        Mean and standard deviation over non-constant trees (or draws).
+    null : float or None
+        The share a *shadow* column got: a copy of a parameter shuffled among trials
+        close in trial order, so with the same marginal (also as the sampler moved it)
+        and no bearing on the objective (Gaussian process; main effects and pairs).
+    verdict : {"resolved", "uncertain", "indistinguishable from nothing"}
+        "indistinguishable from nothing" when the mean does not exceed ``null`` or is
+        below ``NEGLIGIBLE_SHARE`` (1e-4); else "uncertain" when the std exceeds the
+        mean; else "resolved".
     """
 
     params: tuple[str, ...]
     mean: float
     std: float
+    null: float | None = None
+    verdict: str = "resolved"
 
     def __repr__(self) -> str:
-        return f"Importance({' x '.join(self.params)}: {self.mean:.4f} ± {self.std:.4f})"
+        flag = "" if self.verdict == "resolved" else f", {self.verdict}"
+        return f"Importance({' x '.join(self.params)}: {self.mean:.4f} ± {self.std:.4f}{flag})"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation."""
-        return {"params": list(self.params), "mean": self.mean, "std": self.std}
+        return {"params": list(self.params), "mean": self.mean, "std": self.std,
+                "null": self.null, "verdict": self.verdict}
+
+
+def _verdict(mean: float, std: float, null: float | None) -> str:
+    if mean < NEGLIGIBLE_SHARE or (null is not None and mean <= null):
+        return VERDICTS[2]
+    return VERDICTS[1] if std > mean else VERDICTS[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +227,9 @@ class FanovaResult:
     surrogate : {"forest", "gp"}
         Which surrogate was decomposed. For "gp", "trees" are the bootstrap draws
         of the Gaussian process (see ``hpinsight._gp``).
+    null_fractions : (float, float) or None
+        The share of the largest shadow main effect and of the largest shadow
+        interaction (see :attr:`Importance.null`); None for a forest.
     """
 
     space: SearchSpace
@@ -219,6 +248,7 @@ class FanovaResult:
     seed: int | None
     model: Forest | GaussianProcessSurrogate = field(repr=False)
     surrogate: str = "forest"
+    null_fractions: tuple[float, float] | None = None
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -263,12 +293,21 @@ class FanovaResult:
         """Share of variance in interactions of order above ``max_order`` (mean, std)."""
         return self._summarize((), 1.0 - np.nansum(self.fractions, axis=1))
 
+    def null_fraction(self, order: int) -> float | None:
+        """The share of the largest shadow effect of this order (1 or 2); None without
+        shadows (a forest) or for higher orders."""
+        if self.null_fractions is None or order not in (1, 2):
+            return None
+        return self.null_fractions[order - 1]
+
     def _summarize(self, params: tuple[str, ...], per_tree: NDArray[np.float64]) -> Importance:
         valid = self.valid_trees
+        null = self.null_fraction(len(params)) if params else None
         if not valid.any():
-            return Importance(params, 0.0, 0.0)
+            return Importance(params, 0.0, 0.0, null, VERDICTS[2])
         vals = per_tree[valid]
-        return Importance(params, float(vals.mean()), float(vals.std()))
+        mean, std = float(vals.mean()), float(vals.std())
+        return Importance(params, mean, std, null, _verdict(mean, std, null) if params else VERDICTS[0])
 
     def importance(self, *names: str) -> Importance:
         """Fraction of variance of one parameter (main effect) or of the pure
@@ -393,13 +432,14 @@ class FanovaResult:
         }
 
     def to_frame(self) -> Any:
-        """``pandas.DataFrame`` with one row per effect: params, order, mean, std."""
+        """``pandas.DataFrame`` with one row per effect: params, order, mean, std, null, verdict."""
         pd = import_optional("pandas", "FanovaResult.to_frame")
         rows = [
-            {"params": " x ".join(i.params), "order": len(i.params), "mean": i.mean, "std": i.std}
+            {"params": " x ".join(i.params), "order": len(i.params), "mean": i.mean, "std": i.std,
+             "null": i.null, "verdict": i.verdict}
             for i in self.ranking()
         ]
-        return pd.DataFrame(rows, columns=["params", "order", "mean", "std"])
+        return pd.DataFrame(rows, columns=["params", "order", "mean", "std", "null", "verdict"])
 
 
 # ------------------------------------------------------------------------------------------
@@ -462,14 +502,15 @@ def fanova(
     cap_value: float | None = None,
     direction: Literal["minimize", "maximize"] | None = None,
     forest: Any = None,
-    surrogate: Literal["forest", "gp"] = "forest",
+    surrogate: Literal["gp", "forest"] | None = None,
     n_draws: int = 16,
+    significance: bool = True,
     min_samples_leaf: int = 1,
     max_features: float = 1.0,
     max_samples: int | float | Literal["auto"] | None = "auto",
     n_jobs: int | None = -1,
 ) -> FanovaResult:
-    """Exact functional ANOVA of a random forest fit on a trial history.
+    """Exact functional ANOVA of a surrogate model fit on a trial history.
 
     Parameters
     ----------
@@ -484,7 +525,7 @@ def fanova(
         The search space; it fixes the measure integrated over (not with a
         history).
     n_trees : int, default=64
-        Trees in the forest.
+        Trees in the forest (``surrogate="forest"``).
     seed : int, optional
         Same seed, bit-identical result.
     max_order : int, default=1
@@ -504,16 +545,24 @@ def fanova(
         only validated and counted; capping is not possible. A forest
         converted from an optimizer's own model (for example by
         ``hpinsight.integrations.smac.smac_forest``) is accepted as well.
-    surrogate : {"forest", "gp"}, default="forest"
-        The model whose prediction is decomposed. "forest": a random forest, the
-        paper's estimate. "gp": a Gaussian process with one length scale per
-        parameter, whose decomposition is exact for its posterior mean and which
+    surrogate : {"gp", "forest"}, optional
+        The model whose prediction is decomposed; default "gp", or "forest" when a
+        fitted ``forest`` is given. "gp": a Gaussian process with one length scale
+        per parameter, whose decomposition is exact for its posterior mean and which
         stays right on the clustered samples optimizers produce, where forests
         credit parameters that do nothing (see ``hpinsight._gp`` and
-        ``benchmarks/bench_biased.py``).
+        ``benchmarks/bench_biased.py``). "forest": a random forest, the paper's
+        estimate, exact for the forest.
     n_draws : int, default=16
         With ``surrogate="gp"``: bootstrap draws of the posterior mean, over which
         means and stds are taken (``n_trees`` is then not used).
+    significance : bool, default=True
+        With ``surrogate="gp"``: fit the model once more with a shadow of every
+        parameter (its values shuffled among trials close in trial order), and mark
+        each main effect and pair that explains no more than the largest shadow as
+        "indistinguishable from nothing" (:attr:`Importance.verdict`). The
+        importances themselves are those of the model without shadows; the extra
+        fit about doubles the cost.
     min_samples_leaf, max_features : forest options
         Passed to ``RandomForestRegressor``.
     max_samples : int, float, "auto" or None, default="auto"
@@ -569,7 +618,9 @@ def fanova(
         )
     n_trees = check_int(n_trees, "n_trees", func, minimum=1)  # type: ignore[assignment]
     n_draws = check_int(n_draws, "n_draws", func, minimum=1)  # type: ignore[assignment]
-    surrogate = check_choice(surrogate, "surrogate", func, ("forest", "gp"))  # type: ignore[assignment]
+    if surrogate is None:
+        surrogate = "forest" if forest is not None else "gp"
+    surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest"))  # type: ignore[assignment]
     if forest is not None and surrogate != "forest":
         raise ValueError(
             f"{func} got a fitted 'forest' and surrogate={surrogate!r}; a given forest is "
@@ -630,7 +681,7 @@ def fanova(
     index_subsets = [s for k in range(1, max_order + 1) for s in combinations(range(d), k)]
     model: Forest | GaussianProcessSurrogate
     if surrogate == "gp":
-        model = fit_gp(space, X, y_arr, n_draws=n_draws, seed=seed)
+        model = fit_gp(space, X, y_arr, n_draws=n_draws, seed=seed, shadows=significance)
         variances, tree_var, tree_mean = decompose_gp(model, index_subsets)
         fit_r2 = model.loo_r2
     else:
@@ -662,6 +713,7 @@ def fanova(
         seed=seed,
         model=model,
         surrogate=surrogate,
+        null_fractions=model.null_fractions if isinstance(model, GaussianProcessSurrogate) else None,
     )
     if result.is_constant:
         warnings.warn(

@@ -65,10 +65,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, lapack
 from scipy.optimize import minimize
 from scipy.special import erf, ndtri
 from scipy.stats import rankdata
+from threadpoolctl import threadpool_limits
 
 from ._encoding import Measure, measure_of
 from ._forest import impute_inactive, readonly
@@ -87,6 +88,10 @@ FIT_ROWS = 256
 MAX_EXACT_POINTS = 1024
 #: Length-scale bounds, in units of the rescaled range [0, 1].
 LENGTH_BOUNDS = (1e-2, 1e2)
+#: Shadow columns are shuffled within about this many consecutive blocks of trials...
+SHADOW_BLOCKS = 15
+#: ...of at least this many trials each.
+SHADOW_MIN_BLOCK = 5
 _SQRT2 = math.sqrt(2.0)
 
 
@@ -145,8 +150,22 @@ def _sq_dist(
     return out
 
 
+def _inverse(L: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``K^-1`` from the lower Cholesky factor of ``K`` (LAPACK potri: a third of the work
+    of solving against the identity)."""
+    inv, info = lapack.dpotri(L, lower=1)
+    if info != 0:
+        raise LinAlgError(f"potri failed with info={info}")
+    out: NDArray[np.float64] = np.tril(inv) + np.tril(inv, -1).T
+    return out
+
+
 def _kernel(cols: Sequence[_Column], A: NDArray[np.float64], B: NDArray[np.float64], ell: NDArray[np.float64]) -> NDArray[np.float64]:
-    return np.exp(-0.5 * _sq_dist(cols, A, B, ell))
+    D = _sq_dist(cols, A, B, ell)
+    # below exp(-700) the factor is 0 for every purpose; left as is, it would be a
+    # subnormal number, and linear algebra on those runs tens of times slower
+    D[D > 1400.0] = np.inf
+    return np.exp(-0.5 * D)
 
 
 # -- hyperparameters ----------------------------------------------------------------------
@@ -170,7 +189,7 @@ def _neg_log_likelihood(
         return 1e25, np.zeros_like(theta)
     alpha = cho_solve(c, y, check_finite=False)
     nll = 0.5 * float(y @ alpha) + float(np.log(np.diag(c[0])).sum()) + 0.5 * n * math.log(2 * math.pi)
-    Kinv = cho_solve(c, np.eye(n), check_finite=False)
+    Kinv = _inverse(c[0])
     A = np.outer(alpha, alpha) - Kinv
     B = A * (s * Kt)
     grad = np.empty_like(theta)
@@ -178,11 +197,7 @@ def _neg_log_likelihood(
     for j, col in enumerate(cols):
         u = U[:, j]
         if col.categorical:
-            same = 0.0
-            for v in np.unique(u):
-                mask = u == v
-                same += B[np.ix_(mask, mask)].sum()
-            raw = B.sum() - same
+            raw = float(B.sum() - B[u[:, None] == u[None, :]].sum())
         else:
             raw = 2.0 * float((u * u) @ rows) - 2.0 * float(u @ (B @ u))
         grad[j] = -0.5 * raw / ell[j] ** 2
@@ -195,8 +210,14 @@ def _neg_log_likelihood(
 
 
 def _normal_scores(y: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Standardized normal scores of the ranks of ``y`` (ties share their average rank)."""
-    z = ndtri((rankdata(y) - 0.5) / y.size)
+    """Standardized normal scores of the ranks of ``y`` (ties share their average rank).
+
+    Exactly antisymmetric, so that a maximized objective and its negated minimized twin
+    get the same fit: with ``a = 2 rank - 1`` (exact) the upper half is mirrored from
+    the lower one instead of computed from ``1 - p``.
+    """
+    a, two_n = 2.0 * rankdata(y) - 1.0, 2.0 * y.size
+    z = np.where(a <= y.size, ndtri(a / two_n), -ndtri((two_n - a) / two_n))
     sd = float(z.std())
     return (z - z.mean()) / sd if sd > 0 else np.zeros_like(z)
 
@@ -226,7 +247,8 @@ def _minimize_nll(
 
 
 def _fit_hyperparameters(
-    cols: Sequence[_Column], U: NDArray[np.float64], y: NDArray[np.float64], rng: np.random.Generator
+    cols: Sequence[_Column], U: NDArray[np.float64], y: NDArray[np.float64],
+    start: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
     """Length scales that both the objective and its ranks support; then signal and noise.
 
@@ -239,16 +261,14 @@ def _fit_hyperparameters(
     the variance in one of five TPE studies, 0.04 with this rule; see
     ``benchmarks/README.md``). The raw fit keeps the length scales of smooth effects
     right, where ranks would distort them. Signal and noise variance are then fit on
-    the objective itself with the length scales held.
+    the objective itself with the length scales held. ``start`` (log length scales,
+    log signal and noise variance) replaces the two default starting points.
     """
-    n, d = U.shape
-    if n > FIT_ROWS:
-        pick = rng.choice(n, FIT_ROWS, replace=False)
-        U, y = U[pick], y[pick]
+    d = U.shape[1]
     x0 = np.array([0.0] * d + [0.0, math.log(0.1)])
     all_params, variances = slice(0, d + 2), slice(d, d + 2)
     z = _normal_scores(y)
-    starts = (x0, x0 + math.log(0.3) * np.r_[np.ones(d), 0.0, 0.0])
+    starts = (x0, x0 + math.log(0.3) * np.r_[np.ones(d), 0.0, 0.0]) if start is None else (start,)
     ranked = min((_minimize_nll(cols, U, z, start, all_params) for start in starts), key=lambda f: f[0])[1]
     theta = _minimize_nll(cols, U, y, ranked, all_params)[1]  # the raw fit starts where ranks ended
     theta[:d] = np.maximum(ranked[:d], theta[:d])
@@ -275,6 +295,10 @@ class GaussianProcessSurrogate:
         Each draw's posterior weights (0 for rows outside its bootstrap resample).
     loo_r2 : float or None
         Leave-one-out R² of the full-data posterior mean (closed form).
+    null_fractions : (float, float) or None
+        With shadows (see :func:`_shadow_null`): the largest share of variance a shadow
+        column's main effect got, and the largest of a shadow's interaction with the
+        most important parameter.
     """
 
     columns: tuple[_Column, ...]
@@ -288,6 +312,7 @@ class GaussianProcessSurrogate:
     loo_r2: float | None
     n_features: int
     shared_inputs: bool  # every draw has the same X (no inactive entries to impute)
+    null_fractions: tuple[float, float] | None = None
 
     @property
     def n_draws(self) -> int:
@@ -378,8 +403,8 @@ def _integrals(
         z = col.weights @ Kg
         if not second:
             return z, np.empty((0, 0))
-        W = Kg.T @ (col.weights[:, None] * Kg)
-        return z, W - np.outer(z, z)
+        centred = Kg - z  # E[(k - z)(k - z)'] directly: no difference of two near-equal products
+        return z, centred.T @ (col.weights[:, None] * centred)
     a = _SQRT2 * ell
     z = ell * math.sqrt(math.pi / 2.0) * (erf((1.0 - u) / a) + erf(u / a))
     if not second:
@@ -390,6 +415,15 @@ def _integrals(
     return z, W - np.outer(z, z)
 
 
+def _block_permutation(n: int, rng: np.random.Generator) -> NDArray[np.intp]:
+    """Row order shuffled within consecutive blocks of about ``n / SHADOW_BLOCKS`` rows."""
+    size = max(SHADOW_MIN_BLOCK, math.ceil(n / SHADOW_BLOCKS))
+    order = np.arange(n)
+    for start in range(0, n, size):
+        rng.shuffle(order[start : start + size])
+    return order
+
+
 def fit_gp(
     space: SearchSpace,
     X: NDArray[np.float64],
@@ -398,9 +432,14 @@ def fit_gp(
     n_draws: int,
     seed: int | None,
     max_rows: int = 2000,
+    shadows: bool = False,
 ) -> GaussianProcessSurrogate:
-    """Fit the surrogate on encoded ``X`` (NaN = inactive) and finite ``y``."""
-    seeds = np.random.SeedSequence(seed).generate_state(4)
+    """Fit the surrogate on encoded ``X`` (NaN = inactive, rows in trial order) and finite ``y``.
+
+    With ``shadows``, also the null of every effect (``null_fractions``, see
+    :func:`_shadow_null`).
+    """
+    seeds = np.random.SeedSequence(seed).generate_state(5)
     rng_rows = np.random.default_rng(seeds[0])
     n = X.shape[0]
     if n > max_rows:
@@ -411,14 +450,22 @@ def fit_gp(
         X, y = X[keep], y[keep]
         n = max_rows
     cols = _columns(space)
+    d = len(cols)
     y_mean = float(y.mean())
     y_scale = float(y.std())
     if y_scale == 0 or not math.isfinite(y_scale):
         y_scale = 1.0
     ys = (y - y_mean) / y_scale
     U0 = _scaled(cols, impute_inactive(space, X, np.random.default_rng(seeds[1])))
-    theta = _fit_hyperparameters(cols, U0, ys, np.random.default_rng(seeds[2]))
-    d = len(cols)
+    fit_rows = (np.sort(np.random.default_rng(seeds[2]).choice(n, FIT_ROWS, replace=False))
+                if n > FIT_ROWS else np.arange(n))  # sorted: trial order is kept
+    # Hundreds of small factorizations: one BLAS thread is faster for them, and numpy's and
+    # scipy's BLAS threads, alternating, would spin against each other on the same cores
+    # (measured: a 256-row likelihood 10x slower on 2 cores).
+    with threadpool_limits(limits=1, user_api="blas"):
+        theta = _fit_hyperparameters(cols, U0[fit_rows], ys[fit_rows])
+        null = (_shadow_null(cols, U0[fit_rows], ys[fit_rows], np.random.default_rng(seeds[4]))
+                if shadows and n > 2 else None)
     ell, s, noise = np.exp(theta[:d]), math.exp(theta[d]), math.exp(theta[d + 1])
 
     # leave-one-out R² of the full-data posterior (Rasmussen & Williams Eq. 5.12)
@@ -427,7 +474,7 @@ def fit_gp(
     loo_r2: float | None = None
     try:
         c = cho_factor(K, lower=True, check_finite=False)
-        Kinv = cho_solve(c, np.eye(n), check_finite=False)
+        Kinv = _inverse(c[0])
         resid = (Kinv @ ys) / np.diag(Kinv)
         loo_r2 = float(1.0 - (resid**2).mean() / max(float(ys.var()), 1e-300)) if n > 1 else None
     except LinAlgError:
@@ -449,8 +496,52 @@ def fit_gp(
     return GaussianProcessSurrogate(
         columns=cols, length_scales=readonly(ell), signal_variance=s, noise_variance=noise,
         y_mean=y_mean, y_scale=y_scale, X=readonly(Xs), beta=readonly(betas), loo_r2=loo_r2,
-        n_features=d, shared_inputs=not has_inactive,
+        n_features=d, shared_inputs=not has_inactive, null_fractions=null,
     )
+
+
+def _shadow_null(
+    cols: tuple[_Column, ...], U: NDArray[np.float64], y: NDArray[np.float64],
+    rng: np.random.Generator,
+) -> tuple[float, float]:
+    """The share of variance a parameter that does nothing gets from this fit: of the
+    main effects and of the interactions with the most important parameter.
+
+    Every column gets a *shadow*: its values shuffled among trials close in trial order,
+    so the shadow keeps the parameter's marginal -- also as it drifts while a sampler
+    converges, the way a parameter that does nothing drifts with the good ones -- and has
+    no bearing on the objective. The hyperparameters of columns and shadows are fit
+    together, as for the model itself (:func:`_fit_hyperparameters`, from one start: every
+    length scale 1), and the largest
+    shares the shadows explain in the posterior mean of that augmented model are the
+    null. It is computed on the rows the hyperparameters were fit on, apart from the
+    model: with a shadow for every column, tens of trials no longer pin the length
+    scales down (on 60 trials of a 10-parameter function a joint fit lost a parameter
+    worth 5 % of the variance), so the reported importances stay those of the model
+    without shadows.
+    """
+    n, d = U.shape
+    aug = cols + cols
+    Ua = np.hstack((U, U[_block_permutation(n, rng)]))
+    theta = _fit_hyperparameters(aug, Ua, y, np.r_[np.zeros(2 * d), 0.0, math.log(0.1)])
+    ell, s, noise = np.exp(theta[: 2 * d]), math.exp(theta[2 * d]), math.exp(theta[2 * d + 1])
+    K = s * _kernel(aug, Ua, Ua, ell)
+    K[np.diag_indices(n)] += noise
+    try:
+        beta = s * cho_solve(cho_factor(K, lower=True, check_finite=False), y, check_finite=False)
+    except LinAlgError:
+        return (0.0, 0.0)
+    model = GaussianProcessSurrogate(
+        columns=aug, length_scales=ell, signal_variance=s, noise_variance=noise, y_mean=0.0,
+        y_scale=1.0, X=Ua[None], beta=beta[None], loo_r2=None, n_features=2 * d,
+        shared_inputs=True,
+    )
+    v_real, total, _ = decompose_gp(model, [(j,) for j in range(d)])
+    if total[0] <= 0:
+        return (0.0, 0.0)
+    top = int(np.argmax(v_real[0]))
+    v, _, _ = decompose_gp(model, [(j,) for j in range(d, 2 * d)] + [(top, j) for j in range(d, 2 * d)])
+    return (float(v[0, :d].max() / total[0]), float(v[0, d:].max() / total[0]))
 
 
 def decompose_gp(
@@ -478,14 +569,18 @@ def decompose_gp(
         logp = logz.sum(axis=0)
         beta = gp.beta[draws].T  # (n, draws)
         means[draws] = gp.y_mean + gp.y_scale * (np.exp(logp) @ beta)
-        # E[k(X, x_i) k(X, x_l)] - z_i z_l over the whole product: the total variance
-        W = np.ones((n, n))
-        ZZ = np.ones((n, n))
-        for z, C in cache:
-            zz = np.outer(z, z)
-            W *= C + zz
-            ZZ *= zz
-        total[draws] = np.maximum(np.einsum("ib,ib->b", beta, (W - ZZ) @ beta), 0.0) * scale2
+        # the total variance: beta' (prod_j W_j - prod_j z_j z_j') beta with W_j = C_j + z_j z_j',
+        # written as sum_j (prod_{k<j} W_k) o C_j o (prod_{k>j} z_k z_k') so that no two
+        # large, nearly equal products are subtracted (their difference would lose digits
+        # when the posterior weights are large)
+        after = np.exp(np.cumsum(logz[::-1], axis=0)[::-1] - logz) if d else logz  # prod_{k>j} z_k
+        before = np.ones((n, n))
+        acc = np.zeros(len(draws))
+        for j, (z, C) in enumerate(cache):
+            w = beta * after[j][:, None]
+            acc += np.einsum("ib,ib->b", w, (before * C) @ w)
+            before *= C + np.outer(z, z)
+        total[draws] = np.maximum(acc, 0.0) * scale2
         for k, U in enumerate(subsets):
             v = beta * np.exp(logp - logz[list(U)].sum(axis=0))[:, None]
             M = cache[U[0]][1]

@@ -307,6 +307,7 @@ def suggest_subspace(
     confidence: float = 0.9,
     shadows: int = 3,
     min_keep: int = 1,
+    surrogate: Literal["gp", "forest"] = "gp",
     n_trees: int = 64,
     n_candidates: int = 2000,
     seed: int | None = None,
@@ -351,6 +352,8 @@ def suggest_subspace(
         ...and in this fraction of the trees.
     min_keep : int, default=1
         Keep at least this many parameters (the most important among the best trials).
+    surrogate : {"gp", "forest"}, default="gp"
+        The model behind every importance and risk (see :func:`hpinsight.fanova`).
     n_trees, n_candidates, seed, n_jobs
         Forest size, surrogate search size, seed and cores.
 
@@ -393,7 +396,8 @@ def suggest_subspace(
     chosen, sources = _defaults_for(history, defaults, top_n)
     shadows = check_int(shadows, "shadows", func, minimum=0)  # type: ignore[assignment]
     aug, shadow_names = _with_shadows(history, shadows, seed)
-    opts: dict[str, Any] = {"n_trees": n_trees, "seed": seed, "n_jobs": n_jobs}
+    surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest"))  # type: ignore[assignment]
+    opts: dict[str, Any] = {"surrogate": surrogate, "n_trees": n_trees, "seed": seed, "n_jobs": n_jobs}
     sign = 1.0 if history.direction == "minimize" else -1.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant capped objectives are expected here

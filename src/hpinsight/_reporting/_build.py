@@ -11,13 +11,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._fanova import FanovaResult, _json_value, fanova
 from .._history import TrialHistory, as_history
 from .._pdp import PartialDependenceResult, partial_dependence
 from .._regions import RegionTree, confidence_split
-from .._validation import check_int, check_seed
+from .._validation import check_choice, check_int, check_seed
 from ..exceptions import HPInsightError, InvalidDataError
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ class Report:
         What could not be computed, and why.
     seed : int or None
     n_trees : int
+    surrogate : {"gp", "forest"}
     pdp_samples : int
         Monte Carlo samples behind each PDP.
     """
@@ -72,6 +73,7 @@ class Report:
     notes: tuple[str, ...]
     seed: int | None
     n_trees: int = 64
+    surrogate: str = "gp"
     pdp_samples: int = 500
 
     @property
@@ -90,8 +92,8 @@ class Report:
             "direction": self.history.direction,
             "best": {"trial": trial_id, "value": value,
                      "params": {k: _json_value(v) for k, v in config.items()}},
-            "forest": {"n_trees": self.result.n_trees, "oob_r2": _json_value(self.result.oob_r2),
-                       "seed": self.seed},
+            "model": {"surrogate": self.result.surrogate, "n_trees": self.result.n_trees,
+                      "oob_r2": _json_value(self.result.oob_r2), "seed": self.seed},
             "fanova": self.result.to_dict(),
             "fanova_capped": self.capped.to_dict(),
             "top": list(self.top),
@@ -130,6 +132,7 @@ def report(
     label: str | None = None,
     top: int = 3,
     cap_quantile: float = 0.25,
+    surrogate: Literal["gp", "forest"] = "gp",
     n_trees: int = 64,
     seed: int | None = 0,
     subspace: bool = True,
@@ -150,7 +153,10 @@ def report(
         Parameters shown in detail (marginals, PDPs with regions).
     cap_quantile : float, default=0.25
         The "good part" of the space for the capped importances.
+    surrogate : {"gp", "forest"}, default="gp"
+        The model behind every number (see :func:`hpinsight.fanova`).
     n_trees : int, default=64
+        Trees per forest (``surrogate="forest"``).
     seed : int, optional, default=0
         Same seed, same report.
     subspace : bool, default=True
@@ -180,7 +186,9 @@ def report(
     func = "report"
     top = check_int(top, "top", func, minimum=1)  # type: ignore[assignment]
     n_trees = check_int(n_trees, "n_trees", func, minimum=1)  # type: ignore[assignment]
+    surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest"))  # type: ignore[assignment]
     seed = check_seed(seed, func)
+    opts: dict[str, Any] = {"surrogate": surrogate, "n_trees": n_trees, "seed": seed}
     step = progress or (lambda _what: None)
     history = as_history(source, func)
     where = label or (f"study {source.study_name!r}" if history is not source
@@ -198,9 +206,9 @@ def report(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a constant capped objective is reported, not warned
         step("fANOVA of all trials")
-        result = fanova(history, n_trees=n_trees, seed=seed, max_order=max_order)
+        result = fanova(history, max_order=max_order, **opts)
         step(f"fANOVA of the best {cap_quantile:.0%}")
-        capped = fanova(history, n_trees=n_trees, seed=seed, cap_quantile=cap_quantile)
+        capped = fanova(history, cap_quantile=cap_quantile, **opts)
     names = () if result.is_constant else tuple(
         i.params[0] for i in result.ranking(order=1)[:top])
     pdps: dict[str, RegionTree] = {}
@@ -218,13 +226,14 @@ def report(
         try:
             from .._subspace import suggest_subspace
 
-            found = suggest_subspace(history, n_trees=n_trees, seed=seed)
+            found = suggest_subspace(history, **opts)
         except HPInsightError as exc:
             notes.append(f"No subspace suggestion: {exc}")
     return Report(
         title=title or f"hpinsight report: {where}", source=where, history=history,
         result=result, capped=capped, top=names, pdps=pdps, subspace=found,
-        notes=tuple(notes), seed=seed, n_trees=n_trees, pdp_samples=PDP_SAMPLES,
+        notes=tuple(notes), seed=seed, n_trees=n_trees, surrogate=surrogate,
+        pdp_samples=PDP_SAMPLES,
     )
 
 

@@ -70,13 +70,16 @@ def render_html(report: Report) -> str:
 
     excluded = ", ".join(f"{n} {why}" for why, n in h.excluded.items()) or "none"
     oob = "n/a" if r.oob_r2 is None else f"{r.oob_r2:.2f}"
+    gp = r.surrogate == "gp"
+    fit_card = (f"Gaussian process fit (leave-one-out R²)<b>{oob}</b>{r.n_trees} bootstrap draws"
+                if gp else f"forest fit (out-of-bag R²)<b>{oob}</b>{r.n_trees} trees")
+    spread = "draws of the Gaussian process" if gp else "trees"
     parts.append('<div class="cards">'
                  f"<div class=card>trials analysed<b>{h.n_trials}</b></div>"
                  f"<div class=card>left out<b>{h.n_excluded}</b>{esc(excluded)}</div>"
                  f"<div class=card>best {esc(h.objective_name)}<b>{best_value:.6g}</b>"
                  f"trial {trial_id} ({esc(h.direction)})</div>"
-                 f"<div class=card>forest fit (out-of-bag R²)<b>{oob}</b>{r.n_trees} trees"
-                 "</div></div>")
+                 f"<div class=card>{fit_card}</div></div>")
 
     parts.append("<h2>What matters</h2>")
     rows = "".join(
@@ -88,9 +91,10 @@ def render_html(report: Report) -> str:
     parts.append(figure(lambda ax: plotting.plot_importance(r, ax=ax, top=8,
                                                             capped=report.capped),
                         (6.0, 4.0), "importance") + "</div>")
-    parts.append('<p class="note">Shares are fractions of the forest\'s prediction variance '
-                 "over the search space (mean ± std over trees); a std larger than the mean "
-                 "means the effect is not resolved by these trials.</p>")
+    parts.append(f'<p class="note">Shares are fractions of the {"model" if gp else "forest"}\'s '
+                 f"prediction variance over the search space (mean ± std over {spread}); a "
+                 "std larger than the mean means the effect is not resolved by these "
+                 "trials.</p>")
 
     if report.top:
         parts.append("<h2>How the top parameters act</h2><div class=grid>")
@@ -172,9 +176,11 @@ def _snippet(report: Report) -> str:
                 f"history = load_run({src.removeprefix('SMAC run ')!r})")
     else:
         load = "history = ...  # the TrialHistory the report was made from"
-    seed, trees = report.seed, report.n_trees
+    seed = report.seed
+    model = (f"surrogate='forest', n_trees={report.n_trees}, " if report.surrogate == "forest"
+             else "")
     lines = ["import hpinsight as hp", load,
-             f"result = hp.fanova(history, seed={seed}, n_trees={trees}, "
+             f"result = hp.fanova(history, {model}seed={seed}, "
              f"max_order={report.result.max_order})",
              "result.ranking()"]
     if report.top:
@@ -182,5 +188,5 @@ def _snippet(report: Report) -> str:
                   f"n_samples={report.pdp_samples}, seed={seed})",
                   "hp.confidence_split(pd, max_splits=3).plot(highlight=dict(history.best()[1]))"]
     if report.subspace is not None:
-        lines.append(f"hp.suggest_subspace(history, n_trees={trees}, seed={seed}).explain()")
+        lines.append(f"hp.suggest_subspace(history, {model}seed={seed}).explain()")
     return "\n".join(lines) + "\n"

@@ -33,7 +33,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="write JSON for machines instead of HTML")
     p.add_argument("--top", type=int, default=3, help="parameters shown in detail (3)")
     p.add_argument("--objective", type=int, default=None, help="objective index (multi-objective)")
-    p.add_argument("--seed", type=int, default=0, help="forest seed (0)")
+    p.add_argument("--surrogate", choices=("gp", "forest"), default="gp",
+                   help="model decomposed: Gaussian process (gp) or random forest")
+    p.add_argument("--seed", type=int, default=0, help="model seed (0)")
     p.add_argument("--n-trees", type=int, default=64, help="trees per forest (64)")
     p.set_defaults(run=run)
 
@@ -71,7 +73,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     bar = _Progress(total=4 + min(args.top, len(history.space)))
     try:
         rep = report(history, label=where, top=args.top,
-                     n_trees=args.n_trees, seed=args.seed, progress=bar.step)
+                     surrogate=args.surrogate, n_trees=args.n_trees, seed=args.seed,
+                     progress=bar.step)
         bar.step(f"writing {target.name}")
         path = rep.save(target)
     except HPInsightError as exc:

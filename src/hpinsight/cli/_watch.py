@@ -73,8 +73,10 @@ def add_parser(sub: Any) -> None:
                    "range of the best Q fraction of trials (a heuristic; 0 < Q <= 1)")
     p.add_argument("--objective", type=int, default=None,
                    help="objective index of a multi-objective study")
-    p.add_argument("--n-trees", type=int, default=64)
-    p.add_argument("--seed", type=int, default=0, help="forest seed (0)")
+    p.add_argument("--surrogate", choices=("gp", "forest"), default="gp",
+                   help="model decomposed: Gaussian process (gp) or random forest")
+    p.add_argument("--n-trees", type=int, default=64, help="trees per forest (64)")
+    p.add_argument("--seed", type=int, default=0, help="model seed (0)")
     p.add_argument("--top", type=int, default=5, help="parameters shown per line (5)")
     p.add_argument("--once", action="store_true", help="refit once on what is there and exit")
     p.set_defaults(run=run)
@@ -104,7 +106,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                       exc, _known_studies(optuna, locals().get("storage")))
         return 1
     refitter = Refitter(
-        min_trials=args.min_trials, n_trees=args.n_trees, seed=args.seed,
+        min_trials=args.min_trials, surrogate=args.surrogate, n_trees=args.n_trees,
+        seed=args.seed,
         objective=args.objective, target=None, cap_quantile=None, n_jobs=-1,
         publish=args.publish, shrink_to=args.shrink_to, shrink_after=args.shrink_after,
         narrow_quantile=args.narrow_quantile,

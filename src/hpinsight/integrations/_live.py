@@ -141,7 +141,7 @@ class LiveFanova:
 
     Parameters
     ----------
-    n_trees, seed, cap_quantile, n_jobs
+    surrogate, n_trees, seed, cap_quantile, n_jobs
         Passed to :func:`hpinsight.fanova`.
     isolation : {"process", "thread"}
         ``"process"`` computes in a :class:`~._worker.RefitWorker`; if that
@@ -163,12 +163,14 @@ class LiveFanova:
         cap_quantile: float | None,
         n_jobs: int | None,
         isolation: str,
+        surrogate: str = "gp",
         logger: logging.Logger,
         regions: int = 0,
         region_splits: int = 3,
     ) -> None:
         self.options: dict[str, Any] = {
-            "n_trees": n_trees, "seed": seed, "cap_quantile": cap_quantile, "n_jobs": n_jobs,
+            "surrogate": surrogate, "n_trees": n_trees, "seed": seed,
+            "cap_quantile": cap_quantile, "n_jobs": n_jobs,
         }
         self.logger = logger
         self.regions = regions
@@ -235,9 +237,9 @@ class LiveFanova:
         return result, snapshot
 
     def suggest_subspace(self, history: TrialHistory, **kwargs: Any) -> SubspaceResult:
-        """:func:`~hpinsight.suggest_subspace` of ``history``, with this fitter's forest options."""
-        opts = {"n_trees": self.options["n_trees"], "seed": self.options["seed"],
-                "n_jobs": self.options["n_jobs"], **kwargs}
+        """:func:`~hpinsight.suggest_subspace` of ``history``, with this fitter's model options."""
+        opts = {key: self.options[key] for key in ("surrogate", "n_trees", "seed", "n_jobs")}
+        opts.update(kwargs)
         return self._run("subspace", history, **opts)  # type: ignore[no-any-return]
 
     def _run(self, task: str, *args: Any, **kwargs: Any) -> Any:

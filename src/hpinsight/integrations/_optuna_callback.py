@@ -45,10 +45,14 @@ class ImportanceCallback(LiveResults):
         Refit after this many more COMPLETE trials.
     min_trials : int, default=20
         No refit before the study has this many COMPLETE trials.
+    surrogate : {"gp", "forest"}, default="gp"
+        The model each refit decomposes (see :func:`hpinsight.fanova`): the Gaussian
+        process, whose importances hold on the clustered trials a sampler produces,
+        or the paper's random forest.
     n_trees : int, default=64
-        Trees in each forest.
+        Trees in each forest (``surrogate="forest"``).
     seed : int, optional
-        Forest seed; with a seed, a refit equals ``hp.fanova(...)`` on the
+        Model seed; with a seed, a refit equals ``hp.fanova(...)`` on the
         same trials with that seed.
     objective : int, optional
         Objective index of a multi-objective study (or use ``target``).
@@ -133,6 +137,7 @@ class ImportanceCallback(LiveResults):
         every_n_trials: int = 10,
         min_trials: int = 20,
         *,
+        surrogate: Literal["gp", "forest"] = "gp",
         n_trees: int = 64,
         seed: int | None = None,
         objective: int | None = None,
@@ -158,6 +163,7 @@ class ImportanceCallback(LiveResults):
             )
         self._refitter = Refitter(
             min_trials=self.min_trials,
+            surrogate=check_choice(surrogate, "surrogate", func, ("gp", "forest")),
             n_trees=check_int(n_trees, "n_trees", func, minimum=1),  # type: ignore[arg-type]
             seed=check_seed(seed, func),
             objective=check_int(objective, "objective", func, minimum=0, allow_none=True),

@@ -42,14 +42,15 @@ __all__ = ["FanovaImportanceEvaluator"]
 class FanovaImportanceEvaluator(BaseImportanceEvaluator):
     """fANOVA importances (Hutter et al., ICML 2014) for ``optuna.importance``.
 
-    Each importance is the fraction of the forest's prediction variance over
+    Each importance is the fraction of the surrogate's prediction variance over
     the search space that the parameter's main effect explains, averaged over
-    trees (the paper's estimate). Use it wherever Optuna accepts an evaluator.
+    the Gaussian process's bootstrap draws (or, with ``surrogate="forest"``, over
+    trees: the paper's estimate). Use it wherever Optuna accepts an evaluator.
 
     Parameters
     ----------
     n_trees : int, default=64
-        Trees in the random forest.
+        Trees in the random forest (``surrogate="forest"``).
     seed : int, optional
         Same seed, same study, bit-identical importances.
     objective : int, optional
@@ -64,10 +65,10 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
         :attr:`last_result`, while ``evaluate`` returns main effects.
     n_jobs : int, optional, default=-1
         Cores used to fit the forest.
-    surrogate : {"forest", "gp"}, default="forest"
-        The model decomposed: the paper's random forest, or a Gaussian process
-        with one length scale per parameter, whose importances stay right on the
-        clustered samples TPE, CMA-ES and SMAC produce (``hpinsight.fanova``).
+    surrogate : {"gp", "forest"}, default="gp"
+        The model decomposed: a Gaussian process with one length scale per
+        parameter, whose importances stay right on the clustered samples TPE,
+        CMA-ES and SMAC produce, or the paper's random forest (``hpinsight.fanova``).
 
     Examples
     --------
@@ -96,10 +97,10 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
         cap_quantile: float | None = None,
         max_order: int = 1,
         n_jobs: int | None = -1,
-        surrogate: Literal["forest", "gp"] = "forest",
+        surrogate: Literal["gp", "forest"] = "gp",
     ) -> None:
         func = "FanovaImportanceEvaluator"
-        self.surrogate = check_choice(surrogate, "surrogate", func, ("forest", "gp"))
+        self.surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest"))
         self.n_trees: int = check_int(n_trees, "n_trees", func, minimum=1)  # type: ignore[assignment]
         self.seed = check_seed(seed, func)
         self.objective = check_int(objective, "objective", func, minimum=0, allow_none=True)

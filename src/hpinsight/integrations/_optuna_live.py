@@ -50,6 +50,7 @@ class Refitter:
         isolation: str = "thread",
         regions: int = 0,
         region_splits: int = 3,
+        surrogate: str = "gp",
     ) -> None:
         self.min_trials = min_trials
         self.objective = objective
@@ -60,7 +61,8 @@ class Refitter:
         self.defaults = dict(defaults)
         self.narrow_quantile = narrow_quantile
         self.logger = logger
-        self.fitter = LiveFanova(n_trees=n_trees, seed=seed, cap_quantile=cap_quantile,
+        self.fitter = LiveFanova(surrogate=surrogate, n_trees=n_trees, seed=seed,
+                                 cap_quantile=cap_quantile,
                                  n_jobs=n_jobs, isolation=isolation, logger=logger,
                                  regions=regions, region_splits=region_splits)
         self._told_changed: set[str] = set()

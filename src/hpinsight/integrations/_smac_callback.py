@@ -79,8 +79,9 @@ class ImportanceCallback(LiveResults, Callback):
         Refit after this many more successful trials.
     min_trials : int, default=20
         No refit before this many configurations have a successful run.
-    surrogate : {"hpinsight", "smac"}, default="hpinsight"
-        ``"hpinsight"`` fits a forest of ``n_trees`` trees on the mean cost of
+    surrogate : {"gp", "forest", "smac"}, default="gp"
+        ``"gp"`` and ``"forest"`` fit hpinsight's Gaussian process or a forest of
+        ``n_trees`` trees (see :func:`hpinsight.fanova`) on the mean cost of
         each configuration (raw costs; see :meth:`TrialHistory.from_smac
         <hpinsight.TrialHistory.from_smac>`). ``"smac"`` decomposes SMAC's own
         fitted random forest as it stands, without refitting: in SMAC's
@@ -88,11 +89,11 @@ class ImportanceCallback(LiveResults, Callback):
         SMAC's few trees, so its std over trees is coarse. When SMAC's model
         is not a random forest (the black-box facade's Gaussian process), is
         not trained yet, or uses instance features, the refit falls back to
-        ``"hpinsight"`` and logs why.
+        ``"gp"`` and logs why.
     n_trees : int, default=64
-        Trees of the forest hpinsight fits.
+        Trees of the forest hpinsight fits (``surrogate="forest"``).
     seed : int, optional
-        Forest seed; with a seed a refit equals ``hp.fanova(history, seed=...)``
+        Model seed; with a seed a refit equals ``hp.fanova(history, seed=...)``
         on the same runs.
     objective : int or str, optional
         Objective index or name of a multi-objective run.
@@ -125,7 +126,7 @@ class ImportanceCallback(LiveResults, Callback):
     history : tuple of ImportanceSnapshot
     errors : tuple of Exception
     sources : tuple of str
-        Per refit, which forest was analysed: "hpinsight" or "smac".
+        Per refit, which model was analysed: "gp", "forest" or "smac".
     """
 
     def __init__(
@@ -133,7 +134,7 @@ class ImportanceCallback(LiveResults, Callback):
         every_n_trials: int = 10,
         min_trials: int = 20,
         *,
-        surrogate: Literal["hpinsight", "smac"] = "hpinsight",
+        surrogate: Literal["gp", "forest", "smac"] = "gp",
         n_trees: int = 64,
         seed: int | None = None,
         objective: int | str | None = None,
@@ -151,7 +152,7 @@ class ImportanceCallback(LiveResults, Callback):
         func = "ImportanceCallback"
         self.every_n_trials: int = check_int(every_n_trials, "every_n_trials", func, minimum=1)  # type: ignore[assignment]
         self.min_trials: int = check_int(min_trials, "min_trials", func, minimum=2)  # type: ignore[assignment]
-        self.surrogate = check_choice(surrogate, "surrogate", func, ("hpinsight", "smac"))
+        self.surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest", "smac"))
         if objective is not None and not isinstance(objective, int | str):
             raise TypeError(
                 f"The 'objective' parameter of {func} must be an objective index or name. "
@@ -165,7 +166,7 @@ class ImportanceCallback(LiveResults, Callback):
         if self.surrogate == "smac" and self.cap_quantile is not None:
             raise ValueError(
                 f"The 'cap_quantile' parameter of {func} needs a refit on capped costs, which "
-                "surrogate='smac' does not do. Use surrogate='hpinsight' to cap."
+                "surrogate='smac' does not do. Use surrogate='gp' or 'forest' to cap."
             )
         self.stop_after = check_int(stop_after, "stop_after", func, minimum=1, allow_none=True)
         self.stopped = False
@@ -173,6 +174,7 @@ class ImportanceCallback(LiveResults, Callback):
         self.final_timeout = check_real(final_timeout, "final_timeout", func, low=0.0, high=1e9)
         self._fitter = LiveFanova(
             n_trees=check_int(n_trees, "n_trees", func, minimum=1),  # type: ignore[arg-type]
+            surrogate="gp" if self.surrogate == "smac" else self.surrogate,
             seed=self._seed, cap_quantile=self.cap_quantile, n_jobs=n_jobs,
             isolation=check_choice(isolation, "isolation", func, ("process", "thread")),
             logger=_logger,
@@ -196,7 +198,7 @@ class ImportanceCallback(LiveResults, Callback):
     # ---------------------------------------------------------------- public state
     @property
     def sources(self) -> tuple[str, ...]:
-        """Per refit, the forest analysed ("hpinsight" or "smac")."""
+        """Per refit, the model analysed ("gp", "forest" or "smac")."""
         with self._lock:
             return tuple(self._sources)
 
@@ -205,7 +207,7 @@ class ImportanceCallback(LiveResults, Callback):
         """Where the JSON result is written (None before the run starts or if disabled)."""
         if self._output is None or not self.write_json:
             return None
-        return self._output / (RESULT_FILE if self.surrogate == "hpinsight" else SMAC_RESULT_FILE)
+        return self._output / (SMAC_RESULT_FILE if self.surrogate == "smac" else RESULT_FILE)
 
     # ---------------------------------------------------------------- SMAC hooks
     def on_start(self, smbo: Any) -> None:
@@ -293,7 +295,7 @@ class ImportanceCallback(LiveResults, Callback):
         )
         if not self._fitter.worth_fitting(history, self.min_trials, "configurations"):
             return None
-        source = "hpinsight"
+        source = self._fitter.options["surrogate"]
         out: tuple[FanovaResult, ImportanceSnapshot] | None = None
         if job.model is not None:
             try:
@@ -309,7 +311,7 @@ class ImportanceCallback(LiveResults, Callback):
         result, snapshot = out
         with self._lock:
             self._sources.append(source)
-        _logger.info("hpinsight: %d configurations (best %.6g, %s forest): %s",
+        _logger.info("hpinsight: %d configurations (best %.6g, %s model): %s",
                      snapshot.n_trials, snapshot.best_value, source, snapshot.ranking_line())
         path = self.result_path
         if path is not None:
@@ -342,4 +344,4 @@ class ImportanceCallback(LiveResults, Callback):
             if why in self._told_fallback:
                 return
             self._told_fallback.add(why)
-        _logger.warning("hpinsight: %s; refitting hpinsight's own forest instead.", why)
+        _logger.warning("hpinsight: %s; refitting hpinsight's own model instead.", why)
