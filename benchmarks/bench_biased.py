@@ -23,12 +23,15 @@ measure: first-order Sobol indices by pick-freeze on 2^17 uniform samples, Salte
 
 Samplers: random, TPE, multivariate TPE, CMA-ES (continuous functions only) and SMAC's
 HPO facade (``--smac``). Estimators: hpinsight's forest fANOVA (the former default),
-hpinsight's Gaussian-process fANOVA, Optuna's fANOVA and PED-ANOVA.
+hpinsight's Gaussian-process fANOVA (the default), Optuna's fANOVA and PED-ANOVA.
 
 Metrics per (function, sampler, trials, estimator), over seeds: do-nothing mass (share
 of the normalized importances credited to parameters that do nothing; truth 0), top-3
 found (all three of the truly largest main effects in the estimated top 3), top-3
-recall, Spearman rank correlation with the truth, seconds per analysis.
+recall, Spearman rank correlation with the truth, seconds per analysis; for hpinsight's
+estimators also the share of do-nothing parameters whose verdict is "indistinguishable
+from nothing", and the share of parameters with a true main effect above 0.02 that got
+that verdict.
 
     python benchmarks/bench_biased.py --out biased.json          # 5 seeds (about 30 min)
     python benchmarks/bench_biased.py --quick                    # 2 seeds, 100 trials
@@ -303,13 +306,17 @@ def history_to_study(space: hp.SearchSpace, history: hp.TrialHistory) -> optuna.
 
 
 # -- estimators ---------------------------------------------------------------------------
-def estimate(name: str, study: optuna.Study, space: hp.SearchSpace, seed: int) -> dict[str, float]:
+def estimate(
+    name: str, study: optuna.Study, space: hp.SearchSpace, seed: int
+) -> tuple[dict[str, float], dict[str, str] | None]:
+    """Main-effect importances, and hpinsight's verdicts where the estimator has them."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if name in ("hp_forest", "hp_gp"):
             history = hp.TrialHistory.from_optuna(study)
             r = hp.fanova(history, seed=seed, surrogate="forest" if name == "hp_forest" else "gp")
-            return {n: r.importance(n).mean for n in space.names}
+            return ({n: r.importance(n).mean for n in space.names},
+                    {n: r.importance(n).verdict for n in space.names})
         if name == "optuna_fanova":
             ev = optuna.importance.FanovaImportanceEvaluator(seed=seed)
         elif name == "optuna_ped_anova":
@@ -317,7 +324,7 @@ def estimate(name: str, study: optuna.Study, space: hp.SearchSpace, seed: int) -
         else:
             raise ValueError(name)
         imp = optuna.importance.get_param_importances(study, evaluator=ev, normalize=False)
-        return {n: float(imp.get(n, 0.0)) for n in space.names}
+        return {n: float(imp.get(n, 0.0)) for n in space.names}, None
 
 
 def score(imp: dict[str, float], truth: dict[str, float] | None, nothing: tuple[str, ...]) -> dict[str, Any]:
@@ -334,6 +341,22 @@ def score(imp: dict[str, float], truth: dict[str, float] | None, nothing: tuple[
         out["top3_found"] = top_true == top_est
         rho = spearmanr([truth[n] for n in names], [norm[n] for n in names]).statistic
         out["spearman"] = None if not np.isfinite(rho) else float(rho)
+    return out
+
+
+NOTHING = "indistinguishable from nothing"
+#: A true first-order index above this is an effect a verdict should not call nothing.
+REAL_EFFECT = 0.02
+
+
+def verdict_score(verdicts: dict[str, str], truth: dict[str, float] | None,
+                  nothing: tuple[str, ...]) -> dict[str, float]:
+    """Share of the do-nothing parameters called "indistinguishable from nothing", and
+    share of the parameters with a true main effect above ``REAL_EFFECT`` called so."""
+    out = {"nothing_flagged": sum(verdicts[n] == NOTHING for n in nothing) / len(nothing)}
+    if truth is not None:
+        real = [n for n, v in truth.items() if v > REAL_EFFECT]
+        out["real_called_nothing"] = sum(verdicts[n] == NOTHING for n in real) / len(real)
     return out
 
 
@@ -396,10 +419,11 @@ def run_one(job: tuple[str, str, int, tuple[int, ...], tuple[str, ...], str]) ->
         prefix.add_trials(trials[:n])
         for est in estimators:
             t1 = time.perf_counter()
-            imp = estimate(est, prefix, space, seed)
+            imp, verdicts = estimate(est, prefix, space, seed)
             secs = time.perf_counter() - t1
             rows.append({"function": fname, "sampler": sampler, "seed": seed, "n_trials": n,
-                         "estimator": est, "seconds": secs, "importances": imp, "study_s": study_s})
+                         "estimator": est, "seconds": secs, "importances": imp,
+                         "verdicts": verdicts, "study_s": study_s})
     print(f"{fname:12s} {sampler:7s} seed {seed}: study {study_s:.1f}s", file=sys.stderr, flush=True)
     return rows
 
@@ -409,6 +433,8 @@ def summarize(rows: list[dict[str, Any]], truths: dict[str, dict[str, float] | N
     for r in rows:
         nothing = SKLEARN_NOTHING if r["function"] == "sklearn" else FUNCTIONS[r["function"]].nothing
         r["score"] = score(r["importances"], truths[r["function"]], nothing)
+        if r.get("verdicts"):
+            r["score"].update(verdict_score(r["verdicts"], truths[r["function"]], nothing))
         groups.setdefault((r["function"], r["sampler"], r["n_trials"], r["estimator"]), []).append(r)
     table = []
     for (f, s, n, e), rs in sorted(groups.items()):
@@ -424,19 +450,27 @@ def summarize(rows: list[dict[str, Any]], truths: dict[str, dict[str, float] | N
             rhos = [x["spearman"] for x in sc if x["spearman"] is not None]
             entry["spearman"] = statistics.fmean(rhos) if rhos else None
             entry["max_abs_error"] = statistics.fmean(x["max_abs_error"] for x in sc)
+        if "nothing_flagged" in sc[0]:
+            entry["nothing_flagged"] = statistics.fmean(x["nothing_flagged"] for x in sc)
+            if "real_called_nothing" in sc[0]:
+                entry["real_called_nothing"] = statistics.fmean(x["real_called_nothing"] for x in sc)
         table.append(entry)
     return table
 
 
 def markdown(table: list[dict[str, Any]]) -> str:
     lines = ["| function | sampler | trials | estimator | do-nothing mass | top 3 found | Spearman "
-             "| max abs error | s |", "|---|---|---|---|---|---|---|---|---|"]
+             "| max abs error | nothing flagged | real called nothing | s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for e in table:
         top = f"{e['top3_found']}/{e['seeds']}" if "top3_found" in e else "-"
         rho = f"{e['spearman']:.2f}" if e.get("spearman") is not None else "-"
         err = f"{e['max_abs_error']:.3f}" if "max_abs_error" in e else "-"
+        flagged = f"{e['nothing_flagged']:.2f}" if "nothing_flagged" in e else "-"
+        missed = f"{e['real_called_nothing']:.2f}" if "real_called_nothing" in e else "-"
         lines.append(f"| {e['function']} | {e['sampler']} | {e['n_trials']} | {e['estimator']} | "
-                     f"{e['nothing_mass']:.3f} | {top} | {rho} | {err} | {e['seconds']:.2f} |")
+                     f"{e['nothing_mass']:.3f} | {top} | {rho} | {err} | {flagged} | {missed} | "
+                     f"{e['seconds']:.2f} |")
     return "\n".join(lines)
 
 

@@ -93,17 +93,19 @@ def main(argv: list[str] | None = None) -> int:
     path = args.out / "report.json"
     path.write_text(json.dumps(report, indent=2, allow_nan=False))
 
+    model = "Gaussian process, leave-one-out" if result.surrogate == "gp" else "forest, out-of-bag"
     print(f"\nhpinsight report for study {study.study_name!r} ({result.n_trials} trials, "
-          f"forest out-of-bag R² {result.oob_r2:.2f})")
-    print(f"{'effect':<34}{'all trials':>14}{'best 25 %':>14}")
-    for imp in result.ranking()[:8]:
-        label = " x ".join(imp.params)
-        best = f"{capped.importance(*imp.params).mean:.3f}" if len(imp.params) == 1 else ""
-        flag = "  (uncertain)" if imp.std > imp.mean else ""
-        print(f"{label:<34}{imp.mean:>8.3f} ± {imp.std:.3f}{best:>12}{flag}")
-    print("\n(uncertain): the trees disagree more than the mean says -- with few or strongly "
-          "biased trials\n(e.g. TPE concentrating on one region) the forest extrapolates; "
-          "treat such effects as unresolved.")
+          f"{model} R² {result.oob_r2:.2f})")
+    print(f"{'parameter':<20}{'all trials':>14}{'best 25 %':>11}   verdict")
+    for imp in result.ranking(order=1):
+        best = capped.importance(*imp.params).mean
+        print(f"{imp.params[0]:<20}{imp.mean:>8.3f} ± {imp.std:.3f}{best:>11.3f}   {imp.verdict}")
+    print(f"{'interaction':<20}")
+    for imp in [i for i in result.ranking(order=2) if i.verdict != "indistinguishable from nothing"]:
+        print(f"{' x '.join(imp.params):<34}{imp.mean:>8.3f} ± {imp.std:.3f}   {imp.verdict}")
+    print(f"\nindistinguishable from nothing: explains no more than a shadow of a parameter "
+          f"(its values shuffled\namong nearby trials: {result.null_fraction(1):.4f}); "
+          "uncertain: the std over the model's draws exceeds the mean.")
     print(f"\nmomentum was active in {result.n_trials - result.n_inactive['momentum']} trials "
           "(SGD only); no trial was dropped.")
     page = hp.report(study, seed=args.seed).save(args.out / "report.html")

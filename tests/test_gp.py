@@ -258,7 +258,8 @@ def test_effects_no_larger_than_a_shadow_are_indistinguishable_from_nothing() ->
     y = [4 * c["a"] ** 2 + c["b"] ** 2 + rng.normal(0, 0.3) for c in configs]
     r = hp.fanova(configs, y, space, seed=0, max_order=2)
     null = r.null_fraction(1)
-    assert null is not None and 0.0 <= null < r.importance("b").mean
+    assert null is not None
+    assert 0.0 <= null < r.importance("b").mean
     assert r.null_fraction(2) is not None
     for name in ("a", "b"):
         assert r.importance(name).verdict == "resolved"

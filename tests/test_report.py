@@ -75,6 +75,11 @@ def test_html_page_is_self_contained_with_every_figure_decodable(rep, tmp_path):
     assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing fetched from a network
     assert "3 FAIL" in page  # excluded trials are named, with the reason
     assert "keep tuning" in page
+    # every effect in the table carries its verdict; depth does nothing here
+    rows = dict(re.findall(r"<tr><td>([^<]+)</td><td>[^<]+</td><td>([^<]+)</td>", page))
+    assert rows["lr"] == rep.result.importance("lr").verdict == "resolved"
+    assert rows["depth"] == "indistinguishable from nothing"
+    assert "Gaussian process fit (leave-one-out R²)" in page
 
 
 def test_few_trials_and_wrong_sources_are_clear_errors(history):

@@ -92,3 +92,22 @@ def test_close_stops_the_child_and_a_dead_child_is_replaced(make_mixed_space, wo
     assert worker.pid is None
     with pytest.raises(ProcessLookupError):
         os.kill(second, 0)
+
+
+def test_a_child_that_died_between_tasks_is_reported_then_replaced(worker, make_mixed_space):
+    import signal
+    import time
+
+    space, configs, y = _data(make_mixed_space)
+    worker.run("fanova", configs, y, space, seed=0, surrogate="forest", n_trees=4)
+    pid = worker.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while worker.pid is not None and time.monotonic() < deadline:  # until the OS says so
+        time.sleep(0.01)
+    with pytest.raises(WorkerError, match="stopped unexpectedly"):
+        worker.run("fanova", configs, y, space, seed=0, surrogate="forest", n_trees=4)
+    result, _ = worker.run("fanova", configs, y, space, seed=0, surrogate="forest", n_trees=4)
+    assert worker.pid not in (None, pid)
+    assert result.n_trials == len(configs)

@@ -53,6 +53,9 @@ def test_refits_match_a_post_hoc_analysis_and_are_published(log_lines: list[str]
     np.testing.assert_array_equal(latest.variances, post_hoc.variances)
     assert snaps[-1].importances["x"] == pytest.approx(post_hoc.importance("x").mean)
     assert next(iter(snaps[-1].importances)) == "x"
+    assert dict(snaps[-1].verdicts) == {n: post_hoc.importance(n).verdict
+                                        for n in post_hoc.space.names}
+    assert snaps[-1].verdicts["x"] == "resolved"
 
     published = study.user_attrs[SUMMARY_KEY]
     assert published["n_trials"] == 65

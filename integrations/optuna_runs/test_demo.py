@@ -34,8 +34,17 @@ def test_demo_writes_study_and_report(tmp_path):
     assert all(0.0 <= m <= 1.0 for m in means)
     # all effects of six parameters up to order 2 are reported: 6 main, 15 pairs
     assert len(effects) == 6 + 15
-    printed = [line.split()[0] for line in proc.stdout.splitlines()[3:11]]
-    assert printed == [" x ".join(e["params"]).split()[0] for e in effects[:8]]
+    # the main effects, in the report's order, each with its verdict; the knob that does
+    # nothing is called that
+    out = proc.stdout.splitlines()
+    start = next(i for i, line in enumerate(out) if line.startswith("parameter"))
+    mains = [e for e in effects if len(e["params"]) == 1]
+    rows = [line.split() for line in out[start + 1 : start + 1 + len(mains)]]
+    assert [r[0] for r in rows] == [e["params"][0] for e in mains]
+    assert [" ".join(r[5:]) for r in rows] == [e["verdict"] for e in mains]
+    verdicts = {e["params"][0]: e["verdict"] for e in mains}
+    assert verdicts["data_shuffle_seed"] == "indistinguishable from nothing"
+    assert verdicts["learning_rate"] == "resolved"
     study = optuna.load_study(study_name="demo", storage=f"sqlite:///{tmp_path / 'study.db'}")
     assert len(study.trials) == 60
     assert study.best_value == pytest.approx(report["study"]["best_value"])

@@ -48,11 +48,11 @@ def objective(t: optuna.Trial) -> float:
 @pytest.mark.parametrize(
     ("base", "ranked_right"),
     [
-        # On 60 TPE trials the forest credits nuisance knobs that TPE sampled together with
-        # good values of 'a' (Optuna's own fANOVA does the same on these studies); the
-        # mechanics are checked there, the choice only where the samples are unbiased.
-        pytest.param(lambda: optuna.samplers.TPESampler(seed=0), False, id="tpe"),
-        pytest.param(lambda: optuna.samplers.TPESampler(seed=0, multivariate=True), False,
+        # On these 60 TPE trials a forest credits nuisance knobs that TPE sampled together
+        # with good values of 'a' (Optuna's own fANOVA does the same); the default Gaussian
+        # process ranks a, b, c first on TPE's samples as on random ones.
+        pytest.param(lambda: optuna.samplers.TPESampler(seed=0), True, id="tpe"),
+        pytest.param(lambda: optuna.samplers.TPESampler(seed=0, multivariate=True), True,
                      id="mtpe"),
         pytest.param(lambda: optuna.samplers.RandomSampler(seed=0), True, id="random"),
     ],
@@ -86,8 +86,8 @@ def test_shrink_fixes_the_unimportant_and_release_restores(base: Any, ranked_rig
     later = study.trials[60:]
     for t in later:
         assert {k: t.params[k] for k in fixed} == fixed
-    for name in kept:  # the free ones are still searched
-        assert len({t.params[name] for t in later}) > 10
+    for name in kept:  # the free ones are still searched (c is an int TPE homes in on)
+        assert len({t.params[name] for t in later}) > 5
     assert study.best_value < best_before
     assert {t.number: dict(t.params) for t in study.trials[:60]} == snapshot  # data untouched
 

@@ -80,7 +80,7 @@ def test_live_importances_rank_the_known_parameters_and_are_written(hpo_run):
     assert counts[0] >= 20
     assert counts[-1] == N_TRIALS  # on_end flushed the last runs
     assert cb._fitter.worker_pid is None  # ... and stopped the refit process
-    assert set(cb.sources) == {"hpinsight"}
+    assert set(cb.sources) == {"gp"}
     assert set(list(cb.history[-1].importances)[:2]) == {"lr", "kind"}
     post_hoc = hp.fanova(hp.TrialHistory.from_smac(facade), seed=0, n_trees=32, n_jobs=1)
     assert cb.latest is not None
@@ -93,7 +93,7 @@ def test_live_importances_rank_the_known_parameters_and_are_written(hpo_run):
         full = {p.name: p.default for p in tree.pd.space.params} | incumbent
         assert tree.leaf_for(full) is region
     written = json.loads((hpo_run["folder"] / RESULT_FILE).read_text())
-    assert written["surrogate"] == "hpinsight"
+    assert written["surrogate"] == "gp"
     assert written["target"] == "cost"
     assert [s["n_trials"] for s in written["history"]] == counts
     assert written["latest"]["n_trials"] == N_TRIALS
@@ -167,7 +167,7 @@ def test_a_gaussian_process_falls_back_and_failures_never_reach_smac(tmp_path, l
                                  overwrite=True, logging_level=40, callbacks=[fallback, broken])
     facade.optimize()
     assert len(facade.runhistory) == 24
-    assert set(fallback.sources) == {"hpinsight"}
+    assert set(fallback.sources) == {"gp"}
     assert not fallback.errors
     assert next(iter(fallback.history[-1].importances)) == "x"
     assert any("not a random forest" in line for line in log_lines)
@@ -180,7 +180,7 @@ def test_a_gaussian_process_falls_back_and_failures_never_reach_smac(tmp_path, l
 
 def test_callback_options_are_checked():
     with pytest.raises(ValueError, match="surrogate"):
-        ImportanceCallback(surrogate="gp")  # type: ignore[arg-type]
+        ImportanceCallback(surrogate="hpinsight")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="surrogate='smac' does not do"):
         ImportanceCallback(surrogate="smac", cap_quantile=0.2)
     with pytest.raises(TypeError, match="objective index or name"):

@@ -84,17 +84,22 @@ def render_html(report: Report) -> str:
     parts.append("<h2>What matters</h2>")
     rows = "".join(
         f"<tr><td>{esc(' x '.join(i.params))}</td><td>{i.mean:.3f} ± {i.std:.3f}</td>"
-        f"<td>{_capped(report, i.params)}</td></tr>"
+        f"<td>{esc(i.verdict)}</td><td>{_capped(report, i.params)}</td></tr>"
         for i in r.ranking()[:10])
     parts.append('<div class="grid"><table><tr><th>effect</th><th>share of variance'
-                 f"</th><th>best {_quantile(report)}</th></tr>{rows}</table>")
+                 f"</th><th>verdict</th><th>best {_quantile(report)}</th></tr>{rows}</table>")
     parts.append(figure(lambda ax: plotting.plot_importance(r, ax=ax, top=8,
                                                             capped=report.capped),
                         (6.0, 4.0), "importance") + "</div>")
+    null = r.null_fraction(1)
+    verdicts = ("an effect is <i>indistinguishable from nothing</i> when it explains no more "
+                f"than a shadow of a parameter (its values shuffled among nearby trials: "
+                f"{null:.4f} here), <i>uncertain</i> when its std exceeds its mean"
+                if null is not None else
+                "an effect is <i>uncertain</i> when its std exceeds its mean")
     parts.append(f'<p class="note">Shares are fractions of the {"model" if gp else "forest"}\'s '
-                 f"prediction variance over the search space (mean ± std over {spread}); a "
-                 "std larger than the mean means the effect is not resolved by these "
-                 "trials.</p>")
+                 f"prediction variance over the search space (mean ± std over {spread}); "
+                 f"{verdicts}.</p>")
 
     if report.top:
         parts.append("<h2>How the top parameters act</h2><div class=grid>")

@@ -55,19 +55,22 @@ class ImportanceSnapshot:
     Attributes
     ----------
     n_trials : int
-        COMPLETE trials (finite value) the forest was fit on.
+        COMPLETE trials (finite value) the model was fit on.
     last_trial : int
         Highest trial number among them.
     importances : mapping of str to float
         Mean fraction of variance per parameter, sorted descending.
     stds : mapping of str to float
-        Std over trees of the same fractions.
+        Std over trees (or draws) of the same fractions.
     best_value : float
         Best analysed value among the trials.
     n_excluded : int
         Trials left out (not COMPLETE, or non-finite value).
     seconds : float
         Wall time of the refit.
+    verdicts : mapping of str to str
+        Per parameter, :attr:`hpinsight.results.Importance.verdict`: "resolved",
+        "uncertain" or "indistinguishable from nothing".
     """
 
     n_trials: int
@@ -78,26 +81,31 @@ class ImportanceSnapshot:
     n_excluded: int
     seconds: float
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    verdicts: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "importances", MappingProxyType(dict(self.importances)))
         object.__setattr__(self, "stds", MappingProxyType(dict(self.stds)))
+        object.__setattr__(self, "verdicts", MappingProxyType(dict(self.verdicts)))
 
     def __reduce__(self) -> tuple[Any, ...]:
         # read-only mapping views do not pickle; rebuild from plain dicts
         return (
             type(self),
             (self.n_trials, self.last_trial, dict(self.importances), dict(self.stds),
-             self.best_value, self.n_excluded, self.seconds, self.created),
+             self.best_value, self.n_excluded, self.seconds, self.created, dict(self.verdicts)),
         )
 
     def __repr__(self) -> str:
         return f"ImportanceSnapshot(n_trials={self.n_trials}, {self.ranking_line(top=3)})"
 
     def ranking_line(self, top: int = 5) -> str:
-        """``"lr 0.61±0.05, optimizer 0.20±0.04, ..."`` for the ``top`` parameters."""
+        """``"lr 0.61±0.05, optimizer 0.20±0.04 (uncertain), seed 0.00±0.00 (nothing), ..."``
+        for the ``top`` parameters; effects indistinguishable from nothing say so."""
         items = list(self.importances.items())
-        shown = ", ".join(f"{n} {m:.2f}±{self.stds[n]:.2f}" for n, m in items[:top])
+        marks = {"uncertain": " (uncertain)", "indistinguishable from nothing": " (nothing)"}
+        shown = ", ".join(f"{n} {m:.2f}±{self.stds[n]:.2f}{marks.get(self.verdicts.get(n, ''), '')}"
+                          for n, m in items[:top])
         rest = len(items) - top
         return shown + (f" (+{rest} more)" if rest > 0 else "")
 
@@ -112,6 +120,7 @@ class ImportanceSnapshot:
             "n_excluded": self.n_excluded,
             "seconds": self.seconds,
             "created": self.created,
+            "verdicts": dict(self.verdicts),
         }
 
 
@@ -230,6 +239,7 @@ class LiveFanova:
             last_trial=max(history.trial_ids),
             importances={i.params[0]: max(0.0, float(i.mean)) for i in ranking},
             stds={i.params[0]: float(i.std) for i in ranking},
+            verdicts={i.params[0]: i.verdict for i in ranking},
             best_value=history.best()[2],
             n_excluded=history.n_excluded,
             seconds=time.perf_counter() - started,

@@ -130,8 +130,12 @@ class RefitWorker:
 
     # ------------------------------------------------------------------ internals
     def _start(self) -> subprocess.Popen[bytes]:  # holding self._lock
-        if self._proc is not None and self._proc.poll() is None:
-            return self._proc
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                return self._proc
+            # it died between tasks (killed, out of memory): the same news as dying in one,
+            # whichever of the two the timing happens to give
+            raise WorkerError(f"the refit process stopped unexpectedly{self._stop()}")
         if not sys.executable:
             raise WorkerError("there is no Python executable to start a refit process with")
         env = dict(os.environ)
