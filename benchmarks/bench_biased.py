@@ -36,6 +36,12 @@ that verdict.
     python benchmarks/bench_biased.py --out biased.json          # 5 seeds (about 30 min)
     python benchmarks/bench_biased.py --quick                    # 2 seeds, 100 trials
     python benchmarks/bench_biased.py --functions quad10 --samplers tpe --seeds 5
+    python benchmarks/bench_biased.py --speed 1000,10000    # seconds per analysis
+
+``--speed`` times each estimator end to end (history in, importances out; best of 3) on
+uniform samples of ``quad10`` (10 parameters) at the given sizes, side by side, with the
+ratio of every peer's time to the default Gaussian process's. Optuna's fANOVA is left out
+above 2,000 trials (minutes per analysis).
 
 One JSON document on stdout (and in ``--out``); progress on stderr.
 """
@@ -353,7 +359,9 @@ def verdict_score(verdicts: dict[str, str], truth: dict[str, float] | None,
                   nothing: tuple[str, ...]) -> dict[str, float]:
     """Share of the do-nothing parameters called "indistinguishable from nothing", and
     share of the parameters with a true main effect above ``REAL_EFFECT`` called so."""
-    out = {"nothing_flagged": sum(verdicts[n] == NOTHING for n in nothing) / len(nothing)}
+    out = {}
+    if nothing:  # (Ishigami and G have no parameter that does nothing)
+        out["nothing_flagged"] = sum(verdicts[n] == NOTHING for n in nothing) / len(nothing)
     if truth is not None:
         real = [n for n, v in truth.items() if v > REAL_EFFECT]
         out["real_called_nothing"] = sum(verdicts[n] == NOTHING for n in real) / len(real)
@@ -391,6 +399,46 @@ def sklearn_objective(trial: optuna.Trial) -> float:
     trial.suggest_categorical("unused_tag", ["x", "y", "z"])
     model = make_pipeline(StandardScaler(), SVC(C=C, gamma=gamma, tol=tol))
     return 1.0 - float(cross_val_score(model, X, y, cv=3).mean())
+
+
+# -- speed ---------------------------------------------------------------------------------
+def speed(sizes: tuple[int, ...], repeats: int = 3) -> list[dict[str, Any]]:
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    fn = FUNCTIONS["quad10"]
+    dists = distributions(fn.space)
+    out = []
+    for n in sizes:
+        configs = fn.space.sample(n, seed=0)
+        cols = {name: np.array([c[name] for c in configs]) for name in fn.space.names}
+        y = fn.f(cols, None)
+        study = optuna.create_study()
+        study.add_trials([optuna.trial.create_trial(params=c, distributions=dists, value=float(v))
+                          for c, v in zip(configs, y, strict=True)])
+        runs: dict[str, Callable[[], Any]] = {
+            "hp_gp": lambda study=study: hp.fanova(hp.TrialHistory.from_optuna(study), seed=0),
+            "hp_forest": lambda study=study: hp.fanova(hp.TrialHistory.from_optuna(study),
+                                                       surrogate="forest", seed=0),
+            "optuna_ped_anova": lambda study=study: optuna.importance.get_param_importances(
+                study, evaluator=optuna.importance.PedAnovaImportanceEvaluator()),
+        }
+        if n <= 2000:
+            runs["optuna_fanova"] = lambda study=study: optuna.importance.get_param_importances(
+                study, evaluator=optuna.importance.FanovaImportanceEvaluator(seed=0))
+        times = {}
+        for name, run in runs.items():
+            best = math.inf
+            for _ in range(repeats):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    t0 = time.perf_counter()
+                    run()
+                    best = min(best, time.perf_counter() - t0)
+            times[name] = best
+            print(f"speed {n:6d} trials x 10: {name:18s} {best:8.2f} s", file=sys.stderr, flush=True)
+        for name, best in times.items():
+            out.append({"n_trials": n, "n_params": 10, "estimator": name, "best_s": best,
+                        "ratio_to_hp_gp": best / times["hp_gp"]})
+    return out
 
 
 # -- driver -------------------------------------------------------------------------------
@@ -450,10 +498,9 @@ def summarize(rows: list[dict[str, Any]], truths: dict[str, dict[str, float] | N
             rhos = [x["spearman"] for x in sc if x["spearman"] is not None]
             entry["spearman"] = statistics.fmean(rhos) if rhos else None
             entry["max_abs_error"] = statistics.fmean(x["max_abs_error"] for x in sc)
-        if "nothing_flagged" in sc[0]:
-            entry["nothing_flagged"] = statistics.fmean(x["nothing_flagged"] for x in sc)
-            if "real_called_nothing" in sc[0]:
-                entry["real_called_nothing"] = statistics.fmean(x["real_called_nothing"] for x in sc)
+        for key in ("nothing_flagged", "real_called_nothing"):
+            if key in sc[0]:
+                entry[key] = statistics.fmean(x[key] for x in sc)
         table.append(entry)
     return table
 
@@ -487,15 +534,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown on stderr")
     p.add_argument("--workdir", default="bench-biased-work")
+    p.add_argument("--speed", metavar="SIZES", help="only time the estimators at these sizes")
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.speed:
+        doc = {"speed": speed(tuple(int(n) for n in args.speed.split(",")))}
+        print(json.dumps(doc, indent=1))
+        return 0
     if args.quick:
         args.seeds, args.sizes = 2, "100"
     sizes = tuple(int(s) for s in args.sizes.split(","))
-    samplers = args.samplers.split(",") + (["smac"] if args.smac else [])
+    samplers = [s for s in args.samplers.split(",") if s] + (["smac"] if args.smac else [])
     estimators = tuple(args.estimators.split(","))
     jobs = []
     for f in args.functions.split(","):

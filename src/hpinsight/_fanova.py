@@ -189,7 +189,8 @@ def _json_value(v: Any) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class FanovaResult:
-    """Functional ANOVA decomposition of a random forest over a search space.
+    """Functional ANOVA decomposition of a surrogate (Gaussian process or random forest)
+    over a search space. "Trees" below are the forest's trees or the GP's bootstrap draws.
 
     Use :meth:`importance`, :meth:`ranking` and :meth:`marginal`; the raw
     per-tree numbers are kept so any summary can be recomputed without a refit.

@@ -21,7 +21,8 @@ columns, ``k(x, x') = prod_j k_j(x_j, x'_j)``:
 The objective is standardized; a constant mean, a signal variance and a
 Gaussian noise variance are fit together with the length scales by maximizing
 the log marginal likelihood (Rasmussen & Williams, 2006, Eq. 5.8-5.9) with
-analytic gradients, on at most ``FIT_ROWS`` rows drawn at random.
+analytic gradients, on at most ``FIT_ROWS`` rows drawn at random. Relevance must
+be supported twice, by the objective and by its ranks (:func:`_fit_hyperparameters`).
 
 Estimand and exactness. The posterior mean is
 ``m(x) = mu + sum_i beta_i prod_j k_j(x_j, x_ij)``. Under the space's product
@@ -42,6 +43,8 @@ Uncertainty. Each of ``n_draws`` *draws* refits the posterior on a bootstrap
 resample of the trials (hyperparameters fixed; a row drawn ``c`` times enters
 once with noise variance divided by ``c``) with its own imputation of inactive
 values. Means and stds over draws play the role of the forest's over trees.
+Whether an effect is distinguishable from nothing is judged against shadow
+columns in a second fit (:func:`_shadow_null`).
 
 Where we deviate, and why:
 
@@ -161,11 +164,7 @@ def _inverse(L: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def _kernel(cols: Sequence[_Column], A: NDArray[np.float64], B: NDArray[np.float64], ell: NDArray[np.float64]) -> NDArray[np.float64]:
-    D = _sq_dist(cols, A, B, ell)
-    # below exp(-700) the factor is 0 for every purpose; left as is, it would be a
-    # subnormal number, and linear algebra on those runs tens of times slower
-    D[D > 1400.0] = np.inf
-    return np.exp(-0.5 * D)
+    return np.exp(-0.5 * _sq_dist(cols, A, B, ell))
 
 
 # -- hyperparameters ----------------------------------------------------------------------
@@ -269,7 +268,7 @@ def _fit_hyperparameters(
     all_params, variances = slice(0, d + 2), slice(d, d + 2)
     z = _normal_scores(y)
     starts = (x0, x0 + math.log(0.3) * np.r_[np.ones(d), 0.0, 0.0]) if start is None else (start,)
-    ranked = min((_minimize_nll(cols, U, z, start, all_params) for start in starts), key=lambda f: f[0])[1]
+    ranked = min((_minimize_nll(cols, U, z, x, all_params) for x in starts), key=lambda f: f[0])[1]
     theta = _minimize_nll(cols, U, y, ranked, all_params)[1]  # the raw fit starts where ranks ended
     theta[:d] = np.maximum(ranked[:d], theta[:d])
     return _minimize_nll(cols, U, y, theta, variances)[1]
@@ -511,14 +510,13 @@ def _shadow_null(
     so the shadow keeps the parameter's marginal -- also as it drifts while a sampler
     converges, the way a parameter that does nothing drifts with the good ones -- and has
     no bearing on the objective. The hyperparameters of columns and shadows are fit
-    together, as for the model itself (:func:`_fit_hyperparameters`, from one start: every
-    length scale 1), and the largest
-    shares the shadows explain in the posterior mean of that augmented model are the
-    null. It is computed on the rows the hyperparameters were fit on, apart from the
-    model: with a shadow for every column, tens of trials no longer pin the length
-    scales down (on 60 trials of a 10-parameter function a joint fit lost a parameter
-    worth 5 % of the variance), so the reported importances stay those of the model
-    without shadows.
+    together, as for the model itself (:func:`_fit_hyperparameters`, from one start:
+    every length scale 1), and the largest shares the shadows explain in the posterior
+    mean of that augmented model are the null. It is computed on the rows the
+    hyperparameters were fit on, apart from the model: with a shadow for every column,
+    tens of trials no longer pin the length scales down (on 60 trials of a 10-parameter
+    function a joint fit lost a parameter worth 5 % of the variance), so the reported
+    importances stay those of the model without shadows.
     """
     n, d = U.shape
     aug = cols + cols

@@ -9,22 +9,22 @@ Two questions decide whether a parameter can leave the search:
    may explain much variance overall and still have one setting that is always good;
    capping removes the variance that only separates bad configurations.
 2. **What does fixing it cost?** Tuning risk (Weerts 2018, Eq. 4) estimated on one
-   study's forest instead of paired experiments: the best predicted value with the
+   study's surrogate instead of paired experiments: the best predicted value with the
    parameter at its default and all others free, minus the best with everything free.
 
 :func:`surrogate_tuning_risk` answers (2). The search on the surrogate is a documented
 random search: ``n_candidates`` configurations drawn from the space's measure plus the
 study's own configurations for the free condition, and for parameter ``i`` the same
 candidates with ``i`` set to its default (paired, as Weerts pairs seeds). Both optima
-are chosen on the forest's mean; the risk's uncertainty is the spread over trees of
-``tree(best fixed) - tree(best free)``, a paired difference per tree. Both searches are
+are chosen on the surrogate's mean; the risk's uncertainty is the spread over its trees
+(or draws) of ``tree(best fixed) - tree(best free)``, a paired difference per tree. Both searches are
 equally large, so both optima are equally optimistic; as in the paper, a negative
 risk means the default beat what the search found.
 
 :func:`suggest_subspace` combines both. A parameter is *kept* if
 
 * its capped importance exceeds ``importance_threshold`` and the importance of every
-  *shadow* (a column of random numbers added to the forest as a null reference, after
+  *shadow* (a column of random numbers added to the model as a null reference, after
   Boruta, Kursa & Rudnicki 2010; our addition). The capped importance is the one for
   improving on the default configuration when the defaults are real (given, or
   declared by the space) and enough trials beat it, else the one among the best
@@ -124,12 +124,12 @@ def surrogate_tuning_risk(
     n_candidates: int = 2000,
     seed: int | None = None,
 ) -> dict[str, SurrogateRisk]:
-    """Predicted tuning risk of each parameter in ``defaults``, from one study's forest.
+    """Predicted tuning risk of each parameter in ``defaults``, from one study's surrogate.
 
     Parameters
     ----------
     result : FanovaResult
-        A fANOVA result whose forest was fit on the raw (uncapped) objective.
+        A fANOVA result whose model was fit on the raw (uncapped) objective.
     defaults : mapping of str to value
         The value each parameter would be fixed at; parameters not named are not assessed.
     configs : sequence of mapping, optional
@@ -397,7 +397,9 @@ def suggest_subspace(
     shadows = check_int(shadows, "shadows", func, minimum=0)  # type: ignore[assignment]
     aug, shadow_names = _with_shadows(history, shadows, seed)
     surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest"))  # type: ignore[assignment]
-    opts: dict[str, Any] = {"surrogate": surrogate, "n_trees": n_trees, "seed": seed, "n_jobs": n_jobs}
+    # the shadows above are this rule's null; fanova's own (significance) would be a second
+    opts: dict[str, Any] = {"surrogate": surrogate, "n_trees": n_trees, "seed": seed,
+                            "n_jobs": n_jobs, "significance": False}
     sign = 1.0 if history.direction == "minimize" else -1.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant capped objectives are expected here
