@@ -11,11 +11,14 @@ over its standard input and output: length-prefixed pickles, one request and one
 answer at a time. Only the computation runs in the child; reading the study (and a
 user's ``target`` callable) stays in the parent. The child imports neither the user's
 script nor any optimizer, ignores Ctrl-C (the parent decides when it stops) and exits
-when its standard input closes, also when the parent dies.
+when its standard input closes, also when the parent dies. It runs at a lower priority
+(``nice`` 10) with one BLAS thread unless the user set the thread counts: it is a
+helper, and when it and the study both want a core the study comes first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import signal
@@ -32,6 +35,8 @@ from typing import IO, Any
 __all__ = ["RefitWorker", "WorkerError"]
 
 _HEADER = struct.Struct("<Q")
+#: Thread counts of the BLAS and OpenMP runtimes numpy, scipy and scikit-learn may use.
+_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 class WorkerError(RuntimeError):
@@ -142,6 +147,10 @@ class RefitWorker:
         # the child must import this very hpinsight, also when it is not installed
         root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        # a helper in the background: one core for its linear algebra (unless the user set
+        # the thread counts), so that the study it serves keeps the others
+        for var in _THREAD_VARS:
+            env.setdefault(var, "1")
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the child
         try:
             self._proc = subprocess.Popen(
@@ -192,6 +201,9 @@ def _terminate(proc: subprocess.Popen[bytes], err: IO[bytes] | None, timeout: fl
 
 def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(os, "nice"):  # the study comes first when both want a core
+        with contextlib.suppress(OSError):
+            os.nice(10)
     tasks = _tasks()
     while True:
         try:
