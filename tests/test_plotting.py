@@ -154,6 +154,11 @@ def test_importance_bars_carry_the_ranking_with_whiskers_and_the_capped_twin(pai
     np.testing.assert_allclose([b.get_width() for b in bars[0]], data.mean)
     np.testing.assert_allclose([b.get_width() for b in bars[1]], data.capped_mean)
     assert [t.get_text() for t in ax.get_yticklabels()] == list(data.labels)
+    assert ax.get_xlabel() == "fraction of variance (mean ± std over draws)"  # the GP's
+    space = result.space
+    forest = hp.fanova(space.sample(60, seed=2), list(range(60)), space, surrogate="forest",
+                       seed=0, n_trees=4)
+    assert hp.plot_importance(forest).get_xlabel().endswith("over trees)")
 
 
 def test_marginal_band_is_one_std_over_trees_and_marks_land_on_the_axis(pair_result):

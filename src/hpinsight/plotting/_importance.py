@@ -73,7 +73,8 @@ def plot_importance(
     ax.set_yticklabels(list(data.labels))
     ax.invert_yaxis()
     ax.set_xlim(left=0.0)
-    ax.set_xlabel("fraction of variance (mean ± std over trees)")
+    spread = "draws" if result.surrogate == "gp" else "trees"
+    ax.set_xlabel(f"fraction of variance (mean ± std over {spread})")
     ax.set_title("Importance")
     return ax
 
