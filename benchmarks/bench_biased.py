@@ -17,9 +17,10 @@ measure: first-order Sobol indices by pick-freeze on 2^17 uniform samples, Salte
 * ``conditional``: ``model`` in {svm, tree}; ``gamma`` (log) matters under svm,
   ``depth`` (int) under tree, ``C`` and ``min_leaf`` are conditional and do nothing;
   plus do-nothing floats.
-* ``sklearn``: real tuning of an SVC on scikit-learn's bundled breast-cancer data
-  (3-fold CV error) with three do-nothing parameters in the objective's signature
-  (no analytic truth: only the do-nothing mass is scored).
+* ``sklearn`` and ``sklearn_rf``: real tuning of an SVC on scikit-learn's bundled
+  breast-cancer data and of a random forest on its wine data (3-fold CV error), each
+  with three do-nothing parameters in the objective's signature (no analytic truth:
+  only the do-nothing mass is scored).
 
 Samplers: random, TPE, multivariate TPE, CMA-ES (continuous functions only) and SMAC's
 HPO facade (``--smac``). Estimators: hpinsight's forest fANOVA (the former default),
@@ -369,21 +370,20 @@ def verdict_score(verdicts: dict[str, str], truth: dict[str, float] | None,
 
 
 # -- sklearn tuning with do-nothing parameters ----------------------------------------------
-def sklearn_space() -> hp.SearchSpace:
-    return hp.SearchSpace([
-        hp.Float("C", 1e-3, 1e3, log=True),
-        hp.Float("gamma", 1e-5, 1e0, log=True),
-        hp.Float("tol", 1e-5, 1e-1, log=True),
-        hp.Int("data_shuffle_seed", 0, 1000),
-        hp.Float("unused_scale", 0, 1),
-        hp.Categorical("unused_tag", ["x", "y", "z"]),
-    ])
-
-
 SKLEARN_NOTHING = ("data_shuffle_seed", "unused_scale", "unused_tag")
+_NOTHING_PARAMS = [hp.Int("data_shuffle_seed", 0, 1000), hp.Float("unused_scale", 0, 1),
+                   hp.Categorical("unused_tag", ["x", "y", "z"])]
 
 
-def sklearn_objective(trial: optuna.Trial) -> float:
+def _suggest_nothing(trial: optuna.Trial) -> None:
+    """The do-nothing parameters: in the objective's signature, never used."""
+    trial.suggest_int("data_shuffle_seed", 0, 1000)
+    trial.suggest_float("unused_scale", 0, 1)
+    trial.suggest_categorical("unused_tag", ["x", "y", "z"])
+
+
+def _svc_objective(trial: optuna.Trial) -> float:
+    """An SVC on the breast-cancer data, 3-fold CV error."""
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import cross_val_score
     from sklearn.pipeline import make_pipeline
@@ -394,11 +394,40 @@ def sklearn_objective(trial: optuna.Trial) -> float:
     C = trial.suggest_float("C", 1e-3, 1e3, log=True)
     gamma = trial.suggest_float("gamma", 1e-5, 1e0, log=True)
     tol = trial.suggest_float("tol", 1e-5, 1e-1, log=True)
-    trial.suggest_int("data_shuffle_seed", 0, 1000)  # in the signature, never used
-    trial.suggest_float("unused_scale", 0, 1)
-    trial.suggest_categorical("unused_tag", ["x", "y", "z"])
+    _suggest_nothing(trial)
     model = make_pipeline(StandardScaler(), SVC(C=C, gamma=gamma, tol=tol))
     return 1.0 - float(cross_val_score(model, X, y, cv=3).mean())
+
+
+def _forest_objective(trial: optuna.Trial) -> float:
+    """A 30-tree random forest on the wine data, 3-fold CV error (fixed forest seed)."""
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.model_selection import cross_val_score
+
+    X, y = load_wine(return_X_y=True)
+    model = RandomForestClassifier(
+        n_estimators=30, random_state=0,
+        max_depth=trial.suggest_int("max_depth", 1, 20),
+        min_samples_leaf=trial.suggest_int("min_samples_leaf", 1, 30),
+        max_features=trial.suggest_float("max_features", 0.05, 1.0),
+        criterion=trial.suggest_categorical("criterion", ["gini", "entropy"]),
+    )
+    _suggest_nothing(trial)
+    return 1.0 - float(cross_val_score(model, X, y, cv=3).mean())
+
+
+#: Real tuning tasks: their search space and objective; the do-nothing parameters are
+#: SKLEARN_NOTHING in each.
+REAL_TASKS: dict[str, tuple[hp.SearchSpace, Callable[[optuna.Trial], float]]] = {
+    "sklearn": (hp.SearchSpace([
+        hp.Float("C", 1e-3, 1e3, log=True), hp.Float("gamma", 1e-5, 1e0, log=True),
+        hp.Float("tol", 1e-5, 1e-1, log=True), *_NOTHING_PARAMS]), _svc_objective),
+    "sklearn_rf": (hp.SearchSpace([
+        hp.Int("max_depth", 1, 20), hp.Int("min_samples_leaf", 1, 30),
+        hp.Float("max_features", 0.05, 1.0), hp.Categorical("criterion", ["gini", "entropy"]),
+        *_NOTHING_PARAMS]), _forest_objective),
+}
 
 
 # -- speed ---------------------------------------------------------------------------------
@@ -449,10 +478,10 @@ def run_one(job: tuple[str, str, int, tuple[int, ...], tuple[str, ...], str]) ->
     fname, sampler, seed, sizes, estimators, workdir = job
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     t0 = time.perf_counter()
-    if fname == "sklearn":
-        space, _nothing = sklearn_space(), SKLEARN_NOTHING
+    if fname in REAL_TASKS:
+        space, real_objective = REAL_TASKS[fname]
         study = optuna.create_study(sampler=make_sampler(sampler, seed))
-        study.optimize(sklearn_objective, n_trials=max(sizes))
+        study.optimize(real_objective, n_trials=max(sizes))
         full = study
     else:
         fn = FUNCTIONS[fname]
@@ -479,7 +508,7 @@ def run_one(job: tuple[str, str, int, tuple[int, ...], tuple[str, ...], str]) ->
 def summarize(rows: list[dict[str, Any]], truths: dict[str, dict[str, float] | None]) -> list[dict[str, Any]]:
     groups: dict[tuple[str, str, int, str], list[dict[str, Any]]] = {}
     for r in rows:
-        nothing = SKLEARN_NOTHING if r["function"] == "sklearn" else FUNCTIONS[r["function"]].nothing
+        nothing = SKLEARN_NOTHING if r["function"] in REAL_TASKS else FUNCTIONS[r["function"]].nothing
         r["score"] = score(r["importances"], truths[r["function"]], nothing)
         if r.get("verdicts"):
             r["score"].update(verdict_score(r["verdicts"], truths[r["function"]], nothing))
@@ -523,7 +552,7 @@ def markdown(table: list[dict[str, Any]]) -> str:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--functions", default="quad10,rough,mixed,conditional,sklearn")
+    p.add_argument("--functions", default="quad10,rough,mixed,conditional,sklearn,sklearn_rf")
     p.add_argument("--samplers", default="random,tpe,tpe_mv,cmaes")
     p.add_argument("--smac", action="store_true", help="add SMAC's HPO facade")
     p.add_argument("--seeds", type=int, default=5)
@@ -552,13 +581,13 @@ def main(argv: list[str] | None = None) -> int:
     jobs = []
     for f in args.functions.split(","):
         for s in samplers:
-            if s == "cmaes" and (f == "sklearn" or not FUNCTIONS[f].continuous):
+            if s == "cmaes" and (f in REAL_TASKS or not FUNCTIONS[f].continuous):
                 continue
-            if s == "smac" and f == "sklearn":
+            if s == "smac" and f in REAL_TASKS:
                 continue
             jobs.extend((f, s, seed, sizes, estimators, args.workdir) for seed in range(args.seeds))
     truths: dict[str, dict[str, float] | None] = {
-        f: (None if f == "sklearn" else analytic_truth(f) or true_first_order(FUNCTIONS[f]))
+        f: (None if f in REAL_TASKS else analytic_truth(f) or true_first_order(FUNCTIONS[f]))
         for f in args.functions.split(",")
     }
     rows: list[dict[str, Any]] = []
