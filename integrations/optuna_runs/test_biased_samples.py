@@ -44,3 +44,16 @@ def test_forest_is_misled_on_the_same_trials(tpe_studies) -> None:
     """The reason the Gaussian process exists: the same trials fool the forest."""
     masses = [sum(_normalized(s, "forest")[f"d{i}"] for i in range(7)) for s in tpe_studies]
     assert sum(masses) / len(masses) > 0.2
+
+
+def test_default_evaluator_is_the_gp_and_its_verdicts_separate_the_two_groups(tpe_studies) -> None:
+    for study in tpe_studies:
+        evaluator = FanovaImportanceEvaluator(seed=0)
+        optuna.importance.get_param_importances(study, evaluator=evaluator)
+        result = evaluator.last_result
+        assert result is not None
+        assert result.surrogate == "gp"
+        for name in ("a", "b", "c"):
+            assert result.importance(name).verdict == "resolved"
+        verdicts = {result.importance(f"d{i}").verdict for i in range(7)}
+        assert verdicts == {"indistinguishable from nothing"}
