@@ -284,3 +284,46 @@ def test_a_forest_has_no_null_and_its_verdicts_follow_the_spread() -> None:
                     else "uncertain" if imp.std > imp.mean else "resolved")
         assert imp.verdict == expected
         assert imp.null is None
+
+
+def test_conditional_space_decomposition_and_marginals_match_brute_force_per_draw() -> None:
+    # each draw imputes the inactive entries afresh, so each is its own function of the
+    # full product space; every draw's numbers must be exact for that function
+    space = hp.SearchSpace(
+        [hp.Categorical("m", ["p", "q"]), hp.Float("g", 0.0, 2.0), hp.Int("k", 1, 5)],
+        conditions=[hp.Condition("g", "m", values=["p"])],
+    )
+    configs = space.sample(80, seed=5)
+    noise = np.random.default_rng(1).normal(0.0, 0.1, len(configs))
+    y = np.array([(math.sin(2 * c["g"]) if c["m"] == "p" else 0.5) + 0.3 * c["k"]
+                  for c in configs]) + noise
+    gp = fit_gp(space, space.encode(configs), y, n_draws=3, seed=0)
+    assert not gp.shared_inputs
+    nodes = [np.arange(2, dtype=float), _gauss_legendre(0.0, 2.0)[0], np.arange(1, 6, dtype=float)]
+    weights = [np.full(2, 0.5), _gauss_legendre(0.0, 2.0)[1], np.full(5, 0.2)]
+    mesh = np.meshgrid(*nodes, indexing="ij")
+    grid = np.column_stack([m.ravel() for m in mesh])
+    pred = gp.predict_per_tree(grid).reshape(gp.n_draws, *[n.size for n in nodes])
+    subsets = [(0,), (1,), (2,), (0, 1), (0, 2), (1, 2)]
+    variances, total, means = decompose_gp(gp, subsets)
+    for b in range(gp.n_draws):
+        f = pred[b]
+        f0 = _expect(f, weights, (0, 1, 2)).item()
+        assert means[b] == pytest.approx(f0, rel=1e-10, abs=1e-10)
+        tot = _expect((f - f0) ** 2, weights, (0, 1, 2)).item()
+        assert total[b] == pytest.approx(tot, rel=1e-9)
+        mains = {}
+        for j in range(3):
+            g = _expect(f, weights, tuple(a for a in range(3) if a != j)) - f0
+            mains[j] = g
+            v = _expect(np.broadcast_to(g, f.shape) ** 2, weights, (0, 1, 2)).item()
+            assert abs(variances[b, j] - v) <= 1e-9 * tot
+        for k, (i, j) in enumerate(subsets[3:], start=3):
+            g = _expect(f, weights, tuple(a for a in range(3) if a not in (i, j))) - f0
+            g = g - mains[i] - mains[j]
+            v = _expect(np.broadcast_to(g, f.shape) ** 2, weights, (0, 1, 2)).item()
+            assert abs(variances[b, k] - v) <= 1e-9 * tot
+    exact = gp.marginal_per_draw((1,), [nodes[1]])
+    for b in range(gp.n_draws):
+        ref = np.squeeze(_expect(pred[b], weights, (0, 2)))
+        np.testing.assert_allclose(exact[b], ref, rtol=1e-9, atol=1e-9)

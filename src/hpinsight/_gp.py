@@ -298,6 +298,10 @@ class GaussianProcessSurrogate:
         With shadows (see :func:`_shadow_null`): the largest share of variance a shadow
         column's main effect got, and the largest of a shadow's interaction with the
         most important parameter.
+    varying : tuple of int
+        Columns whose inputs differ between draws (those with imputed inactive
+        entries); every other column is the same in every draw, and what depends on
+        it alone is computed once.
     """
 
     columns: tuple[_Column, ...]
@@ -312,6 +316,7 @@ class GaussianProcessSurrogate:
     n_features: int
     shared_inputs: bool  # every draw has the same X (no inactive entries to impute)
     null_fractions: tuple[float, float] | None = None
+    varying: tuple[int, ...] = ()
 
     @property
     def n_draws(self) -> int:
@@ -332,17 +337,29 @@ class GaussianProcessSurrogate:
         inactive = np.isnan(X)
         patterns, which = np.unique(inactive, axis=0, return_inverse=True)
         out = np.empty((self.n_draws, X.shape[0]))
-        groups = [np.arange(self.n_draws)] if self.shared_inputs else [np.array([b]) for b in range(self.n_draws)]
-        for draws in groups:
-            Xb = self.X[int(draws[0])]
-            for p, pattern in enumerate(patterns):
-                rows = np.flatnonzero(which.ravel() == p)
-                on = np.flatnonzero(~pattern)
-                cols = [self.columns[j] for j in on]
-                K = _kernel(cols, _scaled(cols, X[np.ix_(rows, on)]), Xb[:, on], self.length_scales[on])
-                for j in np.flatnonzero(pattern):
+        varying = [] if self.shared_inputs else list(self.varying)
+        fixed = [j for j in range(self.n_features) if j not in varying]
+
+        def factor(Xb: NDArray[np.float64], rows: NDArray[np.intp], pattern: NDArray[np.bool_],
+                   columns: list[int]) -> NDArray[np.float64]:
+            """Product of the kernel factors of ``columns`` between the queries ``rows``
+            (inactive where ``pattern``) and the training inputs ``Xb``."""
+            on = np.array([j for j in columns if not pattern[j]], dtype=np.intp)
+            cols = [self.columns[j] for j in on]
+            K = _kernel(cols, _scaled(cols, X[np.ix_(rows, on)]), Xb[:, on], self.length_scales[on])
+            for j in columns:
+                if pattern[j]:
                     K *= _integrals(self.columns[j], float(self.length_scales[j]), Xb[:, j], second=False)[0]
-                out[np.ix_(draws, rows)] = (K @ self.beta[draws].T).T
+            return K
+
+        for p, pattern in enumerate(patterns):
+            rows = np.flatnonzero(which.ravel() == p)
+            K0 = factor(self.X[0], rows, pattern, fixed)  # the same in every draw
+            if not varying:
+                out[:, rows] = (K0 @ self.beta.T).T
+                continue
+            for b in range(self.n_draws):
+                out[b, rows] = (K0 * factor(self.X[b], rows, pattern, varying)) @ self.beta[b]
         return self.y_mean + self.y_scale * out
 
     # -- exact integrals --------------------------------------------------------------
@@ -496,6 +513,7 @@ def fit_gp(
         columns=cols, length_scales=readonly(ell), signal_variance=s, noise_variance=noise,
         y_mean=y_mean, y_scale=y_scale, X=readonly(Xs), beta=readonly(betas), loo_r2=loo_r2,
         n_features=d, shared_inputs=not has_inactive, null_fractions=null,
+        varying=tuple(int(j) for j in np.flatnonzero(np.isnan(X).any(axis=0))),
     )
 
 
@@ -561,8 +579,9 @@ def decompose_gp(
     # With shared inputs every draw has the same integrals, so each effect's matrix is
     # built once and applied to all draws' weights together; otherwise draw by draw.
     groups = [np.arange(B)] if gp.shared_inputs else [np.array([b]) for b in range(B)]
+    fixed = {j: gp.column_integrals(0, j) for j in range(d) if gp.shared_inputs or j not in gp.varying}
     for draws in groups:
-        cache = [gp.column_integrals(int(draws[0]), j) for j in range(d)]
+        cache = [fixed[j] if j in fixed else gp.column_integrals(int(draws[0]), j) for j in range(d)]
         logz = np.stack([np.log(z) for z, _ in cache]) if d else np.zeros((0, n))
         logp = logz.sum(axis=0)
         beta = gp.beta[draws].T  # (n, draws)
