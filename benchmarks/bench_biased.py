@@ -22,8 +22,8 @@ measure: first-order Sobol indices by pick-freeze on 2^17 uniform samples, Salte
   with three do-nothing parameters in the objective's signature (no analytic truth:
   only the do-nothing mass is scored).
 
-Samplers: random, TPE, multivariate TPE, CMA-ES (continuous functions only) and SMAC's
-HPO facade (``--smac``). Estimators: hpinsight's forest fANOVA (the former default),
+Samplers: random, TPE, multivariate TPE, CMA-ES (continuous functions only), Optuna's
+GPSampler (``gp``; needs torch) and SMAC's HPO facade (``--smac``). Estimators: hpinsight's forest fANOVA (the former default),
 hpinsight's Gaussian-process fANOVA (the default), Optuna's fANOVA and PED-ANOVA.
 
 Metrics per (function, sampler, trials, estimator), over seeds: do-nothing mass (share

@@ -17,9 +17,9 @@ random search: ``n_candidates`` configurations drawn from the space's measure pl
 study's own configurations for the free condition, and for parameter ``i`` the same
 candidates with ``i`` set to its default (paired, as Weerts pairs seeds). Both optima
 are chosen on the surrogate's mean; the risk's uncertainty is the spread over its trees
-(or draws) of ``tree(best fixed) - tree(best free)``, a paired difference per tree. Both searches are
-equally large, so both optima are equally optimistic; as in the paper, a negative
-risk means the default beat what the search found.
+(or draws) of ``tree(best fixed) - tree(best free)``, a paired difference per tree. Both
+searches are equally large, so both optima are equally optimistic; as in the paper, a
+negative risk means the default beat what the search found.
 
 :func:`suggest_subspace` combines both. A parameter is *kept* if
 
