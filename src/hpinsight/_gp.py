@@ -314,9 +314,13 @@ class GaussianProcessSurrogate:
     beta: NDArray[np.float64]
     loo_r2: float | None
     n_features: int
-    shared_inputs: bool  # every draw has the same X (no inactive entries to impute)
     null_fractions: tuple[float, float] | None = None
     varying: tuple[int, ...] = ()
+
+    @property
+    def shared_inputs(self) -> bool:
+        """Every draw has the same inputs (no inactive entries to impute)."""
+        return not self.varying
 
     @property
     def n_draws(self) -> int:
@@ -337,7 +341,7 @@ class GaussianProcessSurrogate:
         inactive = np.isnan(X)
         patterns, which = np.unique(inactive, axis=0, return_inverse=True)
         out = np.empty((self.n_draws, X.shape[0]))
-        varying = [] if self.shared_inputs else list(self.varying)
+        varying = list(self.varying)
         fixed = [j for j in range(self.n_features) if j not in varying]
 
         def factor(Xb: NDArray[np.float64], rows: NDArray[np.intp], pattern: NDArray[np.bool_],
@@ -512,7 +516,7 @@ def fit_gp(
     return GaussianProcessSurrogate(
         columns=cols, length_scales=readonly(ell), signal_variance=s, noise_variance=noise,
         y_mean=y_mean, y_scale=y_scale, X=readonly(Xs), beta=readonly(betas), loo_r2=loo_r2,
-        n_features=d, shared_inputs=not has_inactive, null_fractions=null,
+        n_features=d, null_fractions=null,
         varying=tuple(int(j) for j in np.flatnonzero(np.isnan(X).any(axis=0))),
     )
 
@@ -550,7 +554,6 @@ def _shadow_null(
     model = GaussianProcessSurrogate(
         columns=aug, length_scales=ell, signal_variance=s, noise_variance=noise, y_mean=0.0,
         y_scale=1.0, X=Ua[None], beta=beta[None], loo_r2=None, n_features=2 * d,
-        shared_inputs=True,
     )
     v_real, total, _ = decompose_gp(model, [(j,) for j in range(d)])
     if total[0] <= 0:
@@ -579,7 +582,7 @@ def decompose_gp(
     # With shared inputs every draw has the same integrals, so each effect's matrix is
     # built once and applied to all draws' weights together; otherwise draw by draw.
     groups = [np.arange(B)] if gp.shared_inputs else [np.array([b]) for b in range(B)]
-    fixed = {j: gp.column_integrals(0, j) for j in range(d) if gp.shared_inputs or j not in gp.varying}
+    fixed = {j: gp.column_integrals(0, j) for j in range(d) if j not in gp.varying}
     for draws in groups:
         cache = [fixed[j] if j in fixed else gp.column_integrals(int(draws[0]), j) for j in range(d)]
         logz = np.stack([np.log(z) for z, _ in cache]) if d else np.zeros((0, n))
