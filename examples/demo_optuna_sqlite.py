@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{' x '.join(imp.params):<34}{imp.mean:>8.3f} ± {imp.std:.3f}   {imp.verdict}")
     print(f"\nindistinguishable from nothing: explains no more than a shadow of a parameter "
           f"(its values shuffled\namong nearby trials: {result.null_fraction(1):.4f}); "
-          "uncertain: the std over the model's draws exceeds the mean.")
+          "uncertain: above that, but by less than its std over the model's draws.")
     print(f"\nmomentum was active in {result.n_trials - result.n_inactive['momentum']} trials "
           "(SGD only); no trial was dropped.")
     page = hp.report(study, seed=args.seed).save(args.out / "report.html")

@@ -275,20 +275,74 @@ def test_effects_no_larger_than_a_shadow_are_indistinguishable_from_nothing() ->
     assert plain.null_fraction(1) is None
 
 
+@pytest.mark.parametrize(
+    ("mean", "std", "null", "verdict"),
+    [
+        (0.3, 0.1, 0.01, "resolved"),
+        (0.3, 0.35, 0.01, "uncertain"),  # the spread reaches 0
+        (0.00042, 0.00039, 0.00036, "uncertain"),  # above the null by less than its std
+        (0.0003, 0.0001, 0.00036, "indistinguishable from nothing"),  # below the null
+        (0.00005, 0.0, None, "indistinguishable from nothing"),  # negligible
+        (0.2, 0.1, None, "resolved"),
+    ],
+)
+def test_verdict_rule(mean, std, null, verdict) -> None:
+    from hpinsight._fanova import _verdict
+
+    assert _verdict(mean, std, null) == verdict
+
+
 def test_a_forest_has_no_null_and_its_verdicts_follow_the_spread() -> None:
     space, configs, y = _additive_configs(n=80)
     r = hp.fanova(configs, y, space, surrogate="forest", seed=0, n_trees=8)
     assert r.null_fraction(1) is None
     for imp in r.ranking():
         expected = ("indistinguishable from nothing" if imp.mean < 1e-4
-                    else "uncertain" if imp.std > imp.mean else "resolved")
+                    else "uncertain" if imp.mean - imp.std <= 0 else "resolved")
         assert imp.verdict == expected
         assert imp.null is None
 
 
-def test_conditional_space_decomposition_and_marginals_match_brute_force_per_draw() -> None:
-    # each draw imputes the inactive entries afresh, so each is its own function of the
-    # full product space; every draw's numbers must be exact for that function
+def _check_every_effect(gp, nodes, weights, space) -> None:
+    """Every draw's mean, total variance, effects of every order and marginals against
+    brute-force integration of its predictions over the tensor grid ``nodes``."""
+    d = len(space)
+    mesh = np.meshgrid(*nodes, indexing="ij")
+    grid = np.column_stack([m.ravel() for m in mesh])
+    pred = gp.predict_per_tree(grid).reshape(gp.n_draws, *[n.size for n in nodes])
+    subsets = [s for r in range(1, d + 1) for s in itertools.combinations(range(d), r)]
+    variances, total, means = decompose_gp(gp, subsets)
+    every = tuple(range(d))
+    for b in range(gp.n_draws):
+        f = pred[b]
+        f0 = _expect(f, weights, every).item()
+        assert means[b] == pytest.approx(f0, rel=1e-10, abs=1e-10)
+        tot = _expect((f - f0) ** 2, weights, every).item()
+        assert total[b] == pytest.approx(tot, rel=1e-9)
+        comps: dict[tuple[int, ...], np.ndarray] = {(): np.full([1] * d, f0)}
+        for k, s in enumerate(subsets):
+            g = _expect(f, weights, tuple(a for a in every if a not in s))
+            for t, c in comps.items():
+                if set(t) < set(s):
+                    g = g - c
+            comps[s] = g
+            v = _expect(np.broadcast_to(g, f.shape) ** 2, weights, every).item()
+            assert abs(variances[b, k] - v) <= 1e-9 * tot, s
+        assert variances[b].sum() == pytest.approx(total[b], rel=1e-9)
+    for cols in [(j,) for j in every] + list(itertools.combinations(every, 2)):
+        exact = gp.marginal_per_draw(cols, [nodes[c] for c in cols])
+        rest = tuple(a for a in every if a not in cols)
+        for b in range(gp.n_draws):
+            ref = np.squeeze(_expect(pred[b], weights, rest), axis=rest)
+            np.testing.assert_allclose(exact[b], ref, rtol=1e-9, atol=1e-9 * math.sqrt(total[b]))
+    # the two columns of a pair in either order give the same marginal, transposed
+    swapped = gp.marginal_per_draw((1, 0), [nodes[1], nodes[0]])
+    np.testing.assert_allclose(swapped, np.swapaxes(gp.marginal_per_draw((0, 1), nodes[:2]), 1, 2))
+
+
+def test_conditional_block_is_exact_without_imputation() -> None:
+    # the child's kernel factor knows when it is inactive; the block (m, g) is integrated
+    # by enumerating m, and nothing is imputed, so every draw has the same inputs
     space = hp.SearchSpace(
         [hp.Categorical("m", ["p", "q"]), hp.Float("g", 0.0, 2.0), hp.Int("k", 1, 5)],
         conditions=[hp.Condition("g", "m", values=["p"])],
@@ -298,32 +352,72 @@ def test_conditional_space_decomposition_and_marginals_match_brute_force_per_dra
     y = np.array([(math.sin(2 * c["g"]) if c["m"] == "p" else 0.5) + 0.3 * c["k"]
                   for c in configs]) + noise
     gp = fit_gp(space, space.encode(configs), y, n_draws=3, seed=0)
+    assert gp.shared_inputs
+    assert [b.members for b in gp.blocks] == [(0, 1)]
+    gl = _gauss_legendre(0.0, 2.0)
+    nodes = [np.arange(2, dtype=float), gl[0], np.arange(1, 6, dtype=float)]
+    weights = [np.full(2, 0.5), gl[1], np.full(5, 0.2)]
+    _check_every_effect(gp, nodes, weights, space)
+
+
+def test_nested_conditional_block_is_exact() -> None:
+    # opt -> layers (an int) -> w, and opt -> mom: one block of four columns whose
+    # parents (opt, layers) are enumerated together
+    space = hp.SearchSpace(
+        [hp.Categorical("opt", ["a", "b", "c"]), hp.Int("layers", 1, 3),
+         hp.Float("w", 0.0, 1.0), hp.Float("mom", 0.0, 1.0)],
+        conditions=[hp.Condition("layers", "opt", values=["a", "b"]),
+                    hp.Condition("w", "layers", gt=1),
+                    hp.Condition("mom", "opt", values=["c"])],
+    )
+    configs = space.sample(90, seed=2)
+    noise = np.random.default_rng(3).normal(0.0, 0.1, len(configs))
+    y = np.array([{"a": 0.0, "b": 0.5, "c": 1.0}[c["opt"]] + 0.4 * c.get("layers", 0)
+                  + math.sin(4 * c.get("w", 0.0)) + 2.0 * c.get("mom", 0.0) ** 2
+                  for c in configs]) + noise
+    gp = fit_gp(space, space.encode(configs), y, n_draws=2, seed=0)
+    assert [(b.members, b.parents) for b in gp.blocks] == [((0, 1, 2, 3), (0, 1))]
+    unit = _gauss_legendre(0.0, 1.0)
+    nodes = [np.arange(3, dtype=float), np.arange(1, 4, dtype=float), unit[0], unit[0]]
+    weights = [np.full(3, 1 / 3), np.full(3, 1 / 3), unit[1], unit[1]]
+    _check_every_effect(gp, nodes, weights, space)
+
+
+def test_conditions_are_inferred_from_define_by_run_trials() -> None:
+    # an Optuna-style history: no conditions, only the trials' missing entries
+    conditional = hp.SearchSpace(
+        [hp.Categorical("m", ["p", "q", "r"]), hp.Float("g", 0.0, 2.0), hp.Int("k", 1, 5)],
+        conditions=[hp.Condition("g", "m", values=["p", "r"])],
+    )
+    plain = hp.SearchSpace(list(conditional.params))
+    configs = conditional.sample(70, seed=4)
+    y = np.array([(math.sin(2 * c["g"]) if "g" in c else 0.5) + 0.3 * c["k"] for c in configs])
+    X = conditional.encode(configs)
+    a = fit_gp(conditional, X, y, n_draws=2, seed=0)
+    b = fit_gp(plain, X, y, n_draws=2, seed=0)
+    assert [blk.members for blk in b.blocks] == [(0, 1)]
+    np.testing.assert_array_equal(b.blocks[0].active, a.blocks[0].active)
+    subsets = [(0,), (1,), (2,), (0, 1), (1, 2)]
+    np.testing.assert_allclose(decompose_gp(b, subsets)[0], decompose_gp(a, subsets)[0], rtol=1e-12)
+
+
+def test_conditions_on_a_continuous_parent_fall_back_to_imputation_per_draw() -> None:
+    # a condition on a float's value cannot be enumerated: each draw imputes the inactive
+    # entries afresh, so each is its own function of the full product space; every
+    # draw's numbers must be exact for that function
+    space = hp.SearchSpace(
+        [hp.Float("x", 0.0, 2.0), hp.Float("g", 0.0, 2.0), hp.Int("k", 1, 5)],
+        conditions=[hp.Condition("g", "x", gt=1.0)],
+    )
+    configs = space.sample(80, seed=5)
+    noise = np.random.default_rng(1).normal(0.0, 0.1, len(configs))
+    y = np.array([(math.sin(2 * c["g"]) if "g" in c else 0.5) + 0.3 * c["k"] + 0.2 * c["x"]
+                  for c in configs]) + noise
+    gp = fit_gp(space, space.encode(configs), y, n_draws=3, seed=0)
     assert not gp.shared_inputs
-    nodes = [np.arange(2, dtype=float), _gauss_legendre(0.0, 2.0)[0], np.arange(1, 6, dtype=float)]
-    weights = [np.full(2, 0.5), _gauss_legendre(0.0, 2.0)[1], np.full(5, 0.2)]
-    mesh = np.meshgrid(*nodes, indexing="ij")
-    grid = np.column_stack([m.ravel() for m in mesh])
-    pred = gp.predict_per_tree(grid).reshape(gp.n_draws, *[n.size for n in nodes])
-    subsets = [(0,), (1,), (2,), (0, 1), (0, 2), (1, 2)]
-    variances, total, means = decompose_gp(gp, subsets)
-    for b in range(gp.n_draws):
-        f = pred[b]
-        f0 = _expect(f, weights, (0, 1, 2)).item()
-        assert means[b] == pytest.approx(f0, rel=1e-10, abs=1e-10)
-        tot = _expect((f - f0) ** 2, weights, (0, 1, 2)).item()
-        assert total[b] == pytest.approx(tot, rel=1e-9)
-        mains = {}
-        for j in range(3):
-            g = _expect(f, weights, tuple(a for a in range(3) if a != j)) - f0
-            mains[j] = g
-            v = _expect(np.broadcast_to(g, f.shape) ** 2, weights, (0, 1, 2)).item()
-            assert abs(variances[b, j] - v) <= 1e-9 * tot
-        for k, (i, j) in enumerate(subsets[3:], start=3):
-            g = _expect(f, weights, tuple(a for a in range(3) if a not in (i, j))) - f0
-            g = g - mains[i] - mains[j]
-            v = _expect(np.broadcast_to(g, f.shape) ** 2, weights, (0, 1, 2)).item()
-            assert abs(variances[b, k] - v) <= 1e-9 * tot
-    exact = gp.marginal_per_draw((1,), [nodes[1]])
-    for b in range(gp.n_draws):
-        ref = np.squeeze(_expect(pred[b], weights, (0, 2)))
-        np.testing.assert_allclose(exact[b], ref, rtol=1e-9, atol=1e-9)
+    assert gp.varying == (1,)
+    assert not gp.blocks
+    gl = _gauss_legendre(0.0, 2.0)
+    nodes = [gl[0], gl[0], np.arange(1, 6, dtype=float)]
+    weights = [gl[1], gl[1], np.full(5, 0.2)]
+    _check_every_effect(gp, nodes, weights, space)

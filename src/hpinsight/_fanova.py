@@ -93,8 +93,9 @@ class Importance:
         and no bearing on the objective (Gaussian process; main effects and pairs).
     verdict : {"resolved", "uncertain", "indistinguishable from nothing"}
         "indistinguishable from nothing" when the mean does not exceed ``null`` or is
-        below ``NEGLIGIBLE_SHARE`` (1e-4); else "uncertain" when the std exceeds the
-        mean; else "resolved".
+        below ``NEGLIGIBLE_SHARE`` (1e-4); else "uncertain" when the band mean - std
+        reaches ``null`` (or 0 without a null): the effect is above the null, but not
+        by more than its own spread; else "resolved".
     """
 
     params: tuple[str, ...]
@@ -116,7 +117,7 @@ class Importance:
 def _verdict(mean: float, std: float, null: float | None) -> str:
     if mean < NEGLIGIBLE_SHARE or (null is not None and mean <= null):
         return VERDICTS[2]
-    return VERDICTS[1] if std > mean else VERDICTS[0]
+    return VERDICTS[1] if mean - std <= (null or 0.0) else VERDICTS[0]
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._encoding import encode_value
 from ._pdp import PDBand
 from ._space import AnyOf, Categorical, Float, Int, SearchSpace
 from ._validation import check_int, check_real
@@ -158,7 +159,9 @@ class RegionTree:
             if isinstance(space[name], Categorical):
                 go_left = config[name] in rule
             else:
-                z = space.encode([{name: config[name]}])[0, space.index(name)]
+                # the value alone: encoding a partial configuration would read a
+                # conditional parameter as inactive for want of its parents
+                z = encode_value(space[name], config[name])
                 go_left = bool(z <= rule)
             node = node.children[0 if go_left else 1]
         return node

@@ -94,7 +94,7 @@ def render_html(report: Report) -> str:
     null = r.null_fraction(1)
     verdicts = ("an effect is <i>indistinguishable from nothing</i> when it explains no more "
                 f"than a shadow of a parameter (its values shuffled among nearby trials: "
-                f"{null:.4f} here), <i>uncertain</i> when its std exceeds its mean"
+                f"{null:.4f} here), <i>uncertain</i> when it exceeds that by less than its std"
                 if null is not None else
                 "an effect is <i>uncertain</i> when its std exceeds its mean")
     parts.append(f'<p class="note">Shares are fractions of the {"model" if gp else "forest"}\'s '
