@@ -564,7 +564,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown on stderr")
     p.add_argument("--workdir", default="bench-biased-work")
     p.add_argument("--speed", metavar="SIZES", help="only time the estimators at these sizes")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    for option, given, known in (
+        ("--samplers", args.samplers, ("random", "tpe", "tpe_mv", "cmaes", "gp")),
+        ("--functions", args.functions, (*FUNCTIONS, *REAL_TASKS)),
+        ("--estimators", args.estimators, tuple(ESTIMATORS)),
+    ):
+        unknown = [v for v in given.split(",") if v and v not in known]
+        if unknown:
+            p.error(f"{option}: unknown {', '.join(unknown)}; choose from {', '.join(known)}")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
