@@ -12,9 +12,22 @@ decided by another process, and swapping samplers of a running study is not
 possible from other processes. Here the restriction is read once per trial
 (``before_trial``) into a per-trial snapshot, so a trial never sees half of a
 change, also with ``n_jobs > 1``; fixed parameters are removed from the base
-sampler's relative search space, so multivariate TPE or CMA-ES model only the
-free ones, and answered in ``sample_independent`` before the base sampler is
+sampler's relative search space, so multivariate TPE, QMC or GPSampler model only
+the free ones, and answered in ``sample_independent`` before the base sampler is
 asked.
+
+CMA-ES is the exception: its state (mean, covariance) is tied to the space it
+started in, and a smaller space makes it give up and sample at random for the
+rest of the study. It keeps its whole space; fixed parameters are overwritten in
+what it proposes (and it is told those values, as for any repaired solution), and
+proposals outside a narrowed range are clipped into it. Whatever a base sampler
+proposes is checked against the restriction, since some ignore the space they
+are given (``TPESampler(group=True)`` uses its own, NSGA-II's crossover leaves
+the bounds): a proposal for a fixed
+parameter is replaced, and one outside a narrowed range is left to
+``sample_independent``, which samples within the range. Samplers that walk a
+fixed grid (``GridSampler``, ``BruteForceSampler``) cannot follow a restriction
+and are refused.
 
 A restriction can also narrow the range of numerical parameters. The base
 sampler then gets the narrowed distribution (same kind, log scale and step,
@@ -185,6 +198,15 @@ class ShrinkingSampler(BaseSampler):
                 "The 'base_sampler' parameter of ShrinkingSampler must be an Optuna sampler "
                 f"(e.g. optuna.samplers.TPESampler()). Got {type(base_sampler).__name__} instead."
             )
+        if isinstance(base_sampler, optuna.samplers.GridSampler | optuna.samplers.BruteForceSampler):
+            raise TypeError(
+                f"ShrinkingSampler cannot restrict a {type(base_sampler).__name__}: it walks a "
+                "fixed grid of configurations and would count fixed or narrowed ones as visited. "
+                "Shrink the grid itself instead (pass a smaller search_space), or use "
+                "TPESampler, CmaEsSampler, QMCSampler, RandomSampler or GPSampler."
+            )
+        # CMA-ES keeps its state in the space it started in (see the module docstring)
+        self._keeps_space = isinstance(base_sampler, optuna.samplers.CmaEsSampler)
         self._base = base_sampler
         self._lock = threading.Lock()
         self._snapshots: dict[tuple[str, int], _Restriction] = {}
@@ -210,6 +232,8 @@ class ShrinkingSampler(BaseSampler):
         self, study: optuna.Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
         space = self._base.infer_relative_search_space(study, trial)
+        if self._keeps_space:
+            return space
         fixed, ranges = self._snapshot(study, trial)
         return {
             name: _narrow(d, ranges.get(name)) for name, d in space.items() if name not in fixed
@@ -221,7 +245,26 @@ class ShrinkingSampler(BaseSampler):
         trial: FrozenTrial,
         search_space: dict[str, BaseDistribution],
     ) -> dict[str, Any]:
-        return self._base.sample_relative(study, trial, search_space)
+        proposed = self._base.sample_relative(study, trial, search_space)
+        fixed, ranges = self._snapshot(study, trial)
+        if not (fixed or ranges):
+            return proposed
+        out = {}
+        for name, value in proposed.items():
+            dist = search_space.get(name)
+            if dist is None:  # proposed outside the space it was given: checked independently
+                continue
+            if name in fixed and _fits(dist, fixed[name]):
+                out[name] = _native(dist, fixed[name])
+                continue
+            narrowed = _narrow(dist, ranges.get(name))
+            if _fits(narrowed, value) or not isinstance(
+                    narrowed, optuna.distributions.FloatDistribution | optuna.distributions.IntDistribution):
+                out[name] = value
+            elif self._keeps_space:
+                out[name] = _clip(narrowed, value)
+            # else: left out, so sample_independent draws it within the narrowed range
+        return out
 
     def sample_independent(
         self,
@@ -284,6 +327,17 @@ def _narrow(dist: BaseDistribution, bounds: tuple[float, float] | None) -> BaseD
     if isinstance(dist, D.IntDistribution):
         return D.IntDistribution(round(low), round(high), log=dist.log, step=dist.step)
     return D.FloatDistribution(low, high, log=dist.log, step=dist.step)
+
+
+def _clip(dist: BaseDistribution, value: Any) -> Any:
+    """``value`` moved into the bounds of the numerical ``dist``, onto its step grid."""
+    D = optuna.distributions
+    assert isinstance(dist, D.FloatDistribution | D.IntDistribution)
+    v = min(max(value, dist.low), dist.high)
+    if dist.step is not None:
+        v = dist.low + round((v - dist.low) / dist.step) * dist.step
+        v = min(max(v, dist.low), dist.high)
+    return round(v) if isinstance(dist, D.IntDistribution) else float(v)
 
 
 def _key(study: optuna.Study, trial: FrozenTrial) -> tuple[str, int]:
