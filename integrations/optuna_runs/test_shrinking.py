@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import subprocess
 import sys
@@ -314,3 +315,40 @@ def test_watch_shrink_to_auto(tmp_path: Any) -> None:
         (decision,) = study.user_attrs[DECISIONS_KEY]
         assert decision["action"] == ("fix" if fixed else "keep")
         assert "shrink_to='auto' after 60 trials" in decision["why"]
+
+
+def test_a_late_refit_decides_on_the_trials_the_shrink_was_due_on() -> None:
+    # no routine refit before trial 200: the first refit with >= 50 trials runs on 200,
+    # and must still decide on the first 50
+    cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to=3, shrink_after=50,
+                            seed=0, isolation="thread")
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(objective, n_trials=200, callbacks=[cb])
+    assert read_restriction(study) == {}
+    cb.refresh(study)
+    assert cb.wait(120)
+    (decision,) = study.user_attrs[DECISIONS_KEY]
+    assert decision["after_trial"] == 49
+    assert "after 50 trials" in decision["why"]
+    assert cb.history[-1].n_trials == 200  # the published ranking is still on every trial
+    assert cb.close(120)
+
+
+def test_no_shrink_decision_is_written_at_close(caplog: pytest.LogCaptureFixture) -> None:
+    # the study ends before any refit: close() flushes one refit, which must not restrict
+    # the study (a resume would inherit a decision nobody made while it ran)
+    cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to=3, shrink_after=50,
+                            seed=0, isolation="thread")
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(objective, n_trials=80, callbacks=[cb])
+    logger = logging.getLogger("optuna")
+    logger.propagate, was = True, logger.propagate
+    try:
+        with caplog.at_level(logging.INFO, logger="optuna"):
+            assert cb.close(120)
+    finally:
+        logger.propagate = was
+    assert cb.history[-1].n_trials == 80  # the final refit ran
+    assert read_restriction(study) == {}
+    assert DECISIONS_KEY not in study.user_attrs
+    assert "no refit finished before close(); nothing was fixed" in caplog.text

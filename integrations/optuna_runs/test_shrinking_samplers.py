@@ -98,5 +98,5 @@ def test_every_sampler_follows_a_restriction_and_keeps_its_model(name: str) -> N
 )
 @pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
 def test_samplers_that_walk_a_grid_are_refused_at_construction(grid: Any) -> None:
-    with pytest.raises(TypeError, match="cannot restrict a .*Shrink the grid itself"):
+    with pytest.raises(TypeError, match=r"cannot restrict a .*Shrink the grid itself"):
         ShrinkingSampler(grid())

@@ -219,16 +219,25 @@ class LiveFanova:
         started = time.perf_counter()
         return self.summarize(history, self._run("fanova", history, **self.options), started)
 
+    def rank(self, history: TrialHistory) -> ImportanceSnapshot:
+        """The snapshot of a fit of ``history`` that is not published as the latest one
+        (no confidence regions are refreshed)."""
+        started = time.perf_counter()
+        return self.summarize(history, self._run("fanova", history, **self.options), started,
+                              regions=False)[1]
+
     def summarize(
-        self, history: TrialHistory, result: FanovaResult, started: float | None = None
+        self, history: TrialHistory, result: FanovaResult, started: float | None = None,
+        *, regions: bool = True,
     ) -> tuple[FanovaResult, ImportanceSnapshot]:
         """``result`` and the snapshot of its main effects (``started``: a perf_counter).
 
-        With ``regions``, the incumbent's confidence regions are refreshed too.
+        With ``regions`` (and the fitter's ``regions``), the incumbent's confidence regions
+        are refreshed too.
         """
         started = time.perf_counter() if started is None else started
         ranking = result.ranking(order=1)
-        if self.regions and not result.is_constant:
+        if regions and self.regions and not result.is_constant:
             incumbent = dict(history.best()[1])
             trees = self._run("regions", result, top=self.regions,
                               max_splits=self.region_splits, seed=self.options["seed"])

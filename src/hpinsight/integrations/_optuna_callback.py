@@ -75,7 +75,10 @@ class ImportanceCallback(LiveResults):
         studies whose sampler is a :class:`ShrinkingSampler`; done once per
         study (a ``release()`` is never undone by a later refit).
     shrink_after : int, default=50
-        COMPLETE trials needed before shrinking.
+        COMPLETE trials the shrink decision is made on: the first refit with at least
+        this many decides, on the first ``shrink_after`` of them (a refit that ran late
+        does not decide on more). Once :meth:`close` has begun nothing is decided any
+        more: a restriction written after the study would only shape a later resume.
     defaults : mapping of str to value, optional
         Values to fix parameters to instead of the best trial's.
     narrow_quantile : float in (0, 1], optional
@@ -241,6 +244,9 @@ class ImportanceCallback(LiveResults):
                 self._study = study
                 self._seen += 1
                 n = max(self._seen, trial.number + 1)
+                if (self._refitter.shrink_to is not None and self._refitter.due_before is None
+                        and self._seen >= self._refitter.shrink_after):
+                    self._refitter.due_before = trial.number + 1
                 due = n >= self.min_trials and self._seen - self._requested_at >= self.every_n_trials
                 if due:
                     self._requested_at = self._seen
@@ -278,6 +284,7 @@ class ImportanceCallback(LiveResults):
         Later trials are ignored. On timeout the refit in progress is left to
         finish (the process exits with this one).
         """
+        self._refitter.closing = True  # the study is over: refits from here decide nothing
         done = self.wait(timeout)
         done = self._refits.close(timeout) and done
         if done:

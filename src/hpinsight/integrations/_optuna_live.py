@@ -68,6 +68,13 @@ class Refitter:
         self._told_changed: set[str] = set()
         #: The latest ``shrink_to="auto"`` suggestion (None before the first).
         self.subspace: SubspaceResult | None = None
+        #: Set by the callback's ``close()``: the study is over, nothing more is decided.
+        self.closing = False
+        #: Set by the callback when it sees the shrink fall due: the decision is made on
+        #: the trials numbered below this, whenever the refit runs (None: on all trials,
+        #: as for a watcher that attaches to a study already past ``shrink_after``).
+        self.due_before: int | None = None
+        self._shrink_done = False
 
     def refit(self, study: optuna.Study) -> tuple[FanovaResult, ImportanceSnapshot] | None:
         """Refit if there are enough new trials; None when there was nothing to do."""
@@ -88,8 +95,17 @@ class Refitter:
             "hpinsight: %d trials (best %.6g): %s", snapshot.n_trials, snapshot.best_value,
             snapshot.ranking_line(),
         )
-        if self.shrink_to is not None and history.n_trials >= self.shrink_after:
-            self._maybe_shrink(study, history, snapshot)
+        if self.shrink_to is not None and history.n_trials >= self.shrink_after and not self._shrink_done:
+            self._shrink_done = True
+            if self.closing:
+                # a restriction written now would only shape a later resume of the study
+                self.logger.info(
+                    "hpinsight: the shrink_to=%r decision was due after %d trials, but no refit "
+                    "finished before close(); nothing was fixed.", self.shrink_to, self.shrink_after)
+            else:
+                due = _trials_before(history, self.due_before)
+                due_snapshot = snapshot if due is history else self.fitter.rank(due)
+                self._maybe_shrink(study, due, due_snapshot)
         return result, snapshot
 
     def close(self) -> None:
@@ -165,6 +181,23 @@ class Refitter:
         self.logger.info("hpinsight: %s", why)
         for name in subspace.fixed:
             self.logger.info("hpinsight:   %s: %s", name, subspace.reasons[name])
+
+
+def _trials_before(history: TrialHistory, number: int | None) -> TrialHistory:
+    """``history`` cut to the trials numbered below ``number`` (itself if none is cut).
+
+    A shrink decision falls due at a trial; a refit that runs later, on more trials,
+    still decides on the trials the decision was due on.
+    """
+    ids = np.asarray(history.trial_ids)
+    if number is None or bool((ids < number).all()):
+        return history
+    keep = np.flatnonzero(ids < number)
+    return TrialHistory(
+        history.space, tuple(history.configs[i] for i in keep), history.y[keep],
+        direction=history.direction, trial_ids=tuple(history.trial_ids[i] for i in keep),
+        excluded=history.excluded, objective_name=history.objective_name,
+    )
 
 
 def best_ranges(
