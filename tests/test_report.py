@@ -177,3 +177,20 @@ def test_user_strings_are_escaped():
     assert "<script>x</script>" not in page
     assert "<b>kind</b>" not in page
     assert "&lt;i&gt;runs&lt;/i&gt;" in page
+
+
+def test_cli_asks_for_an_objective_in_its_own_words(tmp_path, capsys):
+    import optuna
+
+    url = f"sqlite:///{tmp_path / 'mo.db'}"
+    study = optuna.create_study(study_name="mo", storage=url, directions=["minimize", "maximize"])
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)), n_trials=3)
+    for command in (["report", "--storage", url, "--study", "mo"],
+                    ["watch", "--storage", url, "--study", "mo", "--once"]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert "2 objectives (minimize, maximize)" in err
+        assert "--objective 0" in err
+        assert "objective=0" not in err and "lambda" not in err  # no Python advice
+        assert main([*command, "--objective", "2"]) == 2
+        assert "--objective 2 is out of range" in capsys.readouterr().err

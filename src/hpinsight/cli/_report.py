@@ -63,6 +63,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return 2
     try:
         history, where = _load(args)
+    except _UsageError as exc:  # e.g. a multi-objective study without --objective
+        _logger.error("%s", exc)
+        return 2
     except Exception as exc:  # a bad URL, a missing study or folder: say which, exit 1
         _logger.error("%s", exc)
         return 1
@@ -112,6 +115,10 @@ class _Progress:
             self._bar.close()
 
 
+class _UsageError(Exception):
+    """An option does not fit what was opened (exit status 2)."""
+
+
 def _load(args: argparse.Namespace) -> tuple[Any, str]:
     from .._history import TrialHistory
 
@@ -121,7 +128,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, str]:
         return (TrialHistory.from_smac(args.smac_run, objective=args.objective),
                 f"SMAC run {args.smac_run}")
     optuna = import_optional("optuna", "hpinsight report --storage")
-    from ._watch import _describe, _known_studies, _open_storage
+    from ._watch import _describe, _known_studies, _open_storage, objective_problem
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = None
@@ -131,5 +138,8 @@ def _load(args: argparse.Namespace) -> tuple[Any, str]:
     except Exception as exc:
         raise RuntimeError(f"cannot open study {args.study!r} in {_describe(args.storage)}: "
                            f"{exc}{_known_studies(optuna, storage)}") from exc
+    problem = objective_problem(study, args.objective)
+    if problem:
+        raise _UsageError(problem)
     return (TrialHistory.from_optuna(study, objective=args.objective),
             f"study {args.study!r} ({_describe(args.storage)})")

@@ -105,6 +105,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         _logger.error("cannot open study %r in %s: %s%s", args.study, _describe(args.storage),
                       exc, _known_studies(optuna, locals().get("storage")))
         return 1
+    problem = objective_problem(study, args.objective)
+    if problem:
+        _logger.error("%s", problem)
+        return 2
     refitter = Refitter(
         min_trials=args.min_trials, surrogate=args.surrogate, n_trees=args.n_trees,
         seed=args.seed,
@@ -205,3 +209,17 @@ def _write(out: TextIO, line: str) -> None:
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
+
+
+def objective_problem(study: Any, objective: int | None) -> str | None:
+    """What is wrong with ``--objective`` for ``study``, in the command line's words."""
+    directions = [d.name.lower() for d in study.directions]
+    if objective is None and len(directions) > 1:
+        return (f"study {study.study_name!r} has {len(directions)} objectives "
+                f"({', '.join(directions)}); choose the one to analyse with --objective 0 "
+                f"(to {len(directions) - 1}).")
+    if objective is not None and not 0 <= objective < len(directions):
+        return (f"--objective {objective} is out of range: study {study.study_name!r} has "
+                f"{len(directions)} objective(s); use --objective 0"
+                f"{f' to {len(directions) - 1}' if len(directions) > 1 else ''}.")
+    return None

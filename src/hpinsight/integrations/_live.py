@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
@@ -331,6 +331,12 @@ class BackgroundRefits:
     passed on. A job requested while another runs replaces any older pending
     job, so a slow refit never queues up work.
 
+    The thread is not a daemon and ends whenever it is idle (a request starts a new
+    one). So a program that ends without ``close()`` waits for the refit in progress
+    only, takes no new one (none starts once the main thread has finished), and no
+    refit is cut off half-way by the interpreter tearing down the pipe to the refit
+    process under it.
+
     Parameters
     ----------
     compute : callable
@@ -380,8 +386,8 @@ class BackgroundRefits:
             if self._closed or job is None:
                 return
             self._pending = job
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._work, name=self._name, daemon=True)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name=self._name, daemon=False)
                 self._thread.start()
             self._cond.notify_all()
 
@@ -421,9 +427,11 @@ class BackgroundRefits:
     def _work(self) -> None:
         while True:
             with self._cond:
-                while self._pending is None and not self._closed:
-                    self._cond.wait()
+                if not threading.main_thread().is_alive():
+                    self._pending = None  # the program has ended: no new refit
                 if self._pending is None:
+                    self._thread = None  # idle: end; the next request starts a thread
+                    self._cond.notify_all()
                     return
                 job, self._pending = self._pending, None
                 self._running = True
@@ -442,10 +450,23 @@ class BackgroundRefits:
 
 
 class LiveResults:
-    """What a live callback exposes, read from its :class:`BackgroundRefits` and fitter."""
+    """What a live callback exposes, read from its :class:`BackgroundRefits` and fitter.
+
+    A live callback is also a context manager: leaving the ``with`` block calls its
+    ``close()``, which finishes the last refit and stops the refit process.
+    """
 
     _refits: BackgroundRefits
     _fitter: LiveFanova
+
+    def close(self, timeout: float | None = None) -> bool:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     @property
     def latest(self) -> FanovaResult | None:

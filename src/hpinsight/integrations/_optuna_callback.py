@@ -195,6 +195,7 @@ class ImportanceCallback(LiveResults):
         self._seen = 0  # COMPLETE trials this callback was told about
         self._requested_at = 0  # value of _seen at the last refit request
         self._warned_sampler = False
+        self._checked: dict[int, bool] = {}  # per study (by id): can it be analysed?
 
     def __repr__(self) -> str:
         return (
@@ -238,7 +239,7 @@ class ImportanceCallback(LiveResults):
         10
         """
         try:
-            if trial.state != optuna.trial.TrialState.COMPLETE:
+            if trial.state != optuna.trial.TrialState.COMPLETE or not self._usable(study):
                 return
             with self._lock:
                 self._study = study
@@ -255,6 +256,27 @@ class ImportanceCallback(LiveResults):
             self._check_sampler(study)
         except Exception as exc:  # never into Optuna
             self._refits.record(exc, "while recording a finished trial")
+
+    def _usable(self, study: optuna.Study) -> bool:
+        """Whether this callback can analyse ``study``: checked at the first trial, so that a
+        study it cannot read (several objectives and no ``objective=``) is reported once,
+        clearly, instead of failing at every refit."""
+        from ..adapters._optuna import _value_getter
+
+        with self._lock:  # trials finish in parallel with n_jobs > 1: one check, one message
+            checked = self._checked.get(id(study))
+            if checked is None:
+                try:
+                    _value_getter("ImportanceCallback", list(study.directions),
+                                  target=self._refitter.target, objective=self._refitter.objective)
+                except (TypeError, ValueError) as exc:
+                    self._refits.record(exc, f"study {study.study_name!r} cannot be analysed, so "
+                                             "no refit will run")
+                    checked = False
+                else:
+                    checked = True
+                self._checked[id(study)] = checked
+        return checked
 
     def refresh(self, study: optuna.Study | None = None) -> None:
         """Ask for a refit now (in the background), whatever the trial count."""
