@@ -182,6 +182,20 @@ def test_multi_objective_needs_objective_or_target() -> None:
         hp.TrialHistory.from_optuna(study, objective=2)
 
 
+def test_a_target_follows_the_direction_of_what_it_reads() -> None:
+    study = _two_objective_study()
+    # what plot_param_importances passes per objective: each keeps its objective's direction
+    assert hp.TrialHistory.from_optuna(study, target=lambda t: t.values[1]).direction == "maximize"
+    assert hp.TrialHistory.from_optuna(study, target=lambda t: t.values[0]).direction == "minimize"
+    up = optuna.create_study(direction="maximize")
+    up.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=5)
+    # a single-objective study: its direction, for any target
+    seconds = hp.TrialHistory.from_optuna(up, target=lambda t: t.params["x"] ** 2)
+    assert seconds.direction == "maximize"
+    assert hp.TrialHistory.from_optuna(up, target=lambda t: t.params["x"] ** 2,
+                                       direction="minimize").direction == "minimize"
+
+
 @pytest.mark.parametrize("surrogate", ["forest", "gp"])
 def test_maximize_direction_is_kept_and_capping_keeps_the_best(surrogate) -> None:
     """A maximize study and its negated minimize twin give the same capped importances."""

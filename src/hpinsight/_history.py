@@ -235,8 +235,10 @@ class TrialHistory:
         study : optuna.Study
         target : callable, optional
             ``target(frozen_trial) -> float`` computes the value analysed
-            (e.g. ``lambda t: t.duration.total_seconds()``). It is treated as
-            "minimize" unless ``direction`` says otherwise.
+            (e.g. ``lambda t: t.duration.total_seconds()``). Unless ``direction``
+            says otherwise, better is the study's direction; with several objectives,
+            that of the objective the target reproduces on every trial, else
+            "minimize".
         objective : int, optional
             Index of the objective of a multi-objective study. One of
             ``target``/``objective`` is required for multi-objective studies.

@@ -251,6 +251,7 @@ def history_from_study(
     configs: list[dict[str, Any]] = []
     values: list[float] = []
     ids: list[int] = []
+    kept: list[Any] = []  # the trials behind values
     n_nonfinite = 0
     keep = set(names)
     for t in complete:
@@ -262,8 +263,11 @@ def history_from_study(
         configs.append(cfg)
         values.append(v)
         ids.append(t.number)
+        kept.append(t)
     if n_nonfinite:
         excluded["non-finite value"] = n_nonfinite
+    if target is not None and direction is None:
+        analysed_direction = _target_direction(directions, kept, values)
     return cls(
         space,
         tuple(configs),
@@ -273,6 +277,24 @@ def history_from_study(
         excluded=excluded,
         objective_name=objective_name,
     )
+
+
+def _target_direction(
+    directions: list[Any], trials: list[Any], values: list[float]
+) -> Literal["minimize", "maximize"]:
+    """Which way is better for a ``target``: the study's direction if it has one objective;
+    with several, the direction of the objective the target reproduces on every trial
+    (Optuna's ``plot_param_importances`` passes ``target=lambda t: t.values[i]`` per
+    objective); else "minimize"."""
+    def sense(d: Any) -> Literal["minimize", "maximize"]:
+        return "maximize" if d.name == "MAXIMIZE" else "minimize"
+
+    if len(directions) == 1:
+        return sense(directions[0])
+    matches = [i for i in range(len(directions))
+               if trials and all(t.values is not None and float(t.values[i]) == v
+                                 for t, v in zip(trials, values, strict=True))]
+    return sense(directions[matches[0]]) if len(matches) == 1 else "minimize"
 
 
 def _value_getter(

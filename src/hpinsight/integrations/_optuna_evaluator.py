@@ -143,7 +143,9 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
             Parameters to report; each must occur in a COMPLETE trial.
             Default: every parameter that occurs in a COMPLETE trial.
         target : callable, optional
-            ``target(frozen_trial) -> float``; analysed as "minimize".
+            ``target(frozen_trial) -> float``. Better is the study's direction; with
+            several objectives, that of the objective the target reproduces on every trial
+            (as ``plot_param_importances`` passes one per objective), else "minimize".
 
         Returns
         -------
