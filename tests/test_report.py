@@ -191,6 +191,23 @@ def test_cli_asks_for_an_objective_in_its_own_words(tmp_path, capsys):
         err = capsys.readouterr().err
         assert "2 objectives (minimize, maximize)" in err
         assert "--objective 0" in err
-        assert "objective=0" not in err and "lambda" not in err  # no Python advice
+        assert "objective=0" not in err
+        assert "lambda" not in err
         assert main([*command, "--objective", "2"]) == 2
         assert "--objective 2 is out of range" in capsys.readouterr().err
+
+
+def test_report_of_a_multi_objective_study_takes_objective():
+    import optuna
+
+    study = optuna.create_study(directions=["minimize", "maximize"],
+                                sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1) ** 2),
+                   n_trials=30)
+    rep = hp.report(study, objective=1, top=1, subspace=False)
+    assert rep.history.direction == "maximize"
+    assert rep.top == ("y",)
+    with pytest.raises(ValueError, match="objective=0"):
+        hp.report(study, top=1, subspace=False)
+    with pytest.raises(TypeError, match="holds one already"):
+        hp.report(rep.history, objective=0)

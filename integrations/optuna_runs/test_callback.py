@@ -116,14 +116,21 @@ def test_threads_and_multi_objective_choice() -> None:
     )
     missing = ImportanceCallback(every_n_trials=10, min_trials=10)
     chosen = ImportanceCallback(every_n_trials=10, min_trials=10, objective=1, seed=0, n_trees=8)
+    first = ImportanceCallback(every_n_trials=10, min_trials=10, objective=0, seed=0, n_trees=8)
 
     def two(t: optuna.Trial) -> tuple[float, float]:
         a, b = t.suggest_float("a", 0, 1), t.suggest_float("b", 0, 1)
         return a, b**2
 
-    study.optimize(two, n_trials=40, n_jobs=4, callbacks=[missing, chosen])
+    study.optimize(two, n_trials=40, n_jobs=4, callbacks=[missing, chosen, first])
     assert missing.close(60)
     assert chosen.close(60)
+    assert first.close(60)
+    # each objective's callback publishes under its own key, neither overwrites the other
+    assert chosen.summary_key != first.summary_key
+    assert next(iter(study.user_attrs[chosen.summary_key]["importance"])) == "b"
+    assert next(iter(study.user_attrs[first.summary_key]["importance"])) == "a"
+    assert SUMMARY_KEY not in study.user_attrs
     # said once, at the first trial, not at every refit
     assert len(missing.errors) == 1
     assert "objective=0" in str(missing.errors[0])

@@ -137,6 +137,7 @@ def report(
     seed: int | None = 0,
     subspace: bool = True,
     progress: Callable[[str], None] | None = None,
+    objective: int | None = None,
 ) -> Report:
     """Analyse a finished (or running) study for a report.
 
@@ -163,6 +164,9 @@ def report(
         Also suggest which parameters could be fixed (:func:`~hpinsight.suggest_subspace`).
     progress : callable, optional
         Called with a short description before each step (a progress display).
+    objective : int, optional
+        For a multi-objective Optuna study: the index of the objective to analyse (its
+        direction is taken from the study). A ``TrialHistory`` already holds one.
 
     Returns
     -------
@@ -190,7 +194,12 @@ def report(
     seed = check_seed(seed, func)
     opts: dict[str, Any] = {"surrogate": surrogate, "n_trees": n_trees, "seed": seed}
     step = progress or (lambda _what: None)
-    history = as_history(source, func)
+    if objective is not None and isinstance(source, TrialHistory):
+        raise TypeError(f"{func}: objective= chooses among an optuna.Study's objectives; a "
+                        "TrialHistory holds one already (pass objective= to "
+                        "TrialHistory.from_optuna instead).")
+    history = (TrialHistory.from_optuna(source, objective=objective) if objective is not None
+               else as_history(source, func))
     where = label or (f"study {source.study_name!r}" if history is not source
                       else "the given trials")
     if history.n_trials < 2:

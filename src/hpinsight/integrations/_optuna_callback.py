@@ -10,7 +10,7 @@ import optuna
 
 from .._validation import check_choice, check_int, check_real, check_seed
 from ._live import BackgroundRefits, LiveResults
-from ._optuna_live import SUMMARY_KEY, Refitter
+from ._optuna_live import Refitter
 from ._optuna_shrink import ShrinkingSampler
 
 if TYPE_CHECKING:
@@ -57,7 +57,8 @@ class ImportanceCallback(LiveResults):
     objective : int, optional
         Objective index of a multi-objective study (or use ``target``).
     target : callable, optional
-        ``target(frozen_trial) -> float``, analysed as "minimize".
+        ``target(frozen_trial) -> float``. Better is the study's direction (with several
+        objectives: that of the objective the target reproduces, else "minimize").
     cap_quantile : float in (0, 1], optional
         Importance among the best trials: cap the objective at this quantile.
     publish : bool, default=True
@@ -211,8 +212,10 @@ class ImportanceCallback(LiveResults):
 
     @property
     def summary_key(self) -> str:
-        """The study user attribute the summary is published under."""
-        return SUMMARY_KEY
+        """The study user attribute the summary is published under: ``SUMMARY_KEY``, or
+        ``SUMMARY_KEY + ":objective 1"`` with ``objective=1`` (``":target"`` with
+        ``target=``), so that callbacks on different objectives keep their own."""
+        return self._refitter.summary_key
 
     # ---------------------------------------------------------------- feeding
     def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:

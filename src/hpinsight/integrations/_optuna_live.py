@@ -55,6 +55,7 @@ class Refitter:
         self.min_trials = min_trials
         self.objective = objective
         self.target = target
+        self.summary_key = summary_key_for(objective, target)
         self.publish = publish
         self.shrink_to = shrink_to
         self.shrink_after = shrink_after
@@ -90,7 +91,7 @@ class Refitter:
             return None
         result, snapshot = self.fitter.fit(history)
         if self.publish:
-            _publish(study, snapshot)
+            _publish(study, snapshot, self.summary_key)
         self.logger.info(
             "hpinsight: %d trials (best %.6g): %s", snapshot.n_trials, snapshot.best_value,
             snapshot.ranking_line(),
@@ -223,7 +224,16 @@ def best_ranges(
     return out
 
 
-def _publish(study: optuna.Study, snapshot: ImportanceSnapshot) -> None:
+def summary_key_for(objective: int | None, target: Callable[[Any], float] | None) -> str:
+    """The user attribute a summary is published under: ``SUMMARY_KEY`` for the study's
+    value, with a suffix for another objective or a target, so that callbacks analysing
+    different values of one study do not overwrite each other."""
+    if target is not None:
+        return f"{SUMMARY_KEY}:target"
+    return SUMMARY_KEY if objective is None else f"{SUMMARY_KEY}:objective {objective}"
+
+
+def _publish(study: optuna.Study, snapshot: ImportanceSnapshot, key: str = SUMMARY_KEY) -> None:
     """Store the summary unless another process already published one on more trials.
 
     Several processes (workers' callbacks, ``hpinsight watch``) may publish to
@@ -231,10 +241,10 @@ def _publish(study: optuna.Study, snapshot: ImportanceSnapshot) -> None:
     a newer summary. The read-then-write is not atomic, so the window remains,
     but it is one storage round trip wide instead of a whole refit.
     """
-    current = study.user_attrs.get(SUMMARY_KEY)
+    current = study.user_attrs.get(key)
     if isinstance(current, Mapping) and int(current.get("n_trials", -1)) > snapshot.n_trials:
         return
-    study.set_user_attr(SUMMARY_KEY, compact_summary(snapshot))
+    study.set_user_attr(key, compact_summary(snapshot))
 
 
 def _history(
