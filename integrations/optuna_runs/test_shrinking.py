@@ -315,6 +315,13 @@ def test_watch_shrink_to_auto(tmp_path: Any) -> None:
         (decision,) = study.user_attrs[DECISIONS_KEY]
         assert decision["action"] == ("fix" if fixed else "keep")
         assert "shrink_to='auto' after 60 trials" in decision["why"]
+        # and it says so on screen, not only in the study
+        assert f"decision ({decision['action']}): {decision['why']}" in done.stdout
+        again = subprocess.run([*base, "--once"], capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr
+        if fixed:  # a later watcher starts by showing what is in force
+            assert "restriction in force: fixed " in again.stdout
+        assert "decision (" not in again.stdout  # old decisions are not news
 
 
 def test_a_late_refit_decides_on_the_trials_the_shrink_was_due_on() -> None:

@@ -86,6 +86,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     """Poll until Ctrl-C (or once); return the exit status."""
     optuna = import_optional("optuna", "hpinsight watch")
     from ..integrations._optuna_live import Refitter
+    from ..integrations._optuna_shrink import read_restriction
 
     if args.shrink_to is not None and not args.publish:
         _logger.error("--shrink-to needs --publish: the restriction is published to the study.")
@@ -123,6 +124,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         _write(out, f"watching study {args.study!r} ({_describe(args.storage)}); Ctrl-C stops")
+        in_force = read_restriction(study)
+        if in_force:
+            _write(out, f"restriction in force: fixed {_values(in_force)}")
+        told = _decisions(study)  # decisions made before we started are not news
         refitted_at = -1
         while True:
             counts = _counts(optuna, study)
@@ -139,6 +144,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 elif args.once:
                     _write(out, f"{_count_text(counts)} | not enough COMPLETE trials to rank "
                                 f"(need {args.min_trials})")
+                # what this or any other process decided since: on screen, not only stored
+                decisions = _decisions(study)
+                for d in decisions[len(told):]:
+                    _write(out, f"[{datetime.now().strftime('%H:%M:%S')}] decision "
+                                f"({d.get('action', '?')}): {d.get('why', '')}")
+                told = decisions
             if args.once:
                 return 0
             time.sleep(args.interval)
@@ -200,6 +211,17 @@ def _status_line(counts: dict[str, int], snapshot: Any, top: int) -> str:
         f"[{datetime.now().strftime('%H:%M:%S')}] {_count_text(counts)} | "
         f"best {snapshot.best_value:.6g} | {snapshot.ranking_line(top=top)}"
     )
+
+
+def _decisions(study: Any) -> list[dict[str, Any]]:
+    from ..integrations._optuna_shrink import DECISIONS_KEY
+
+    log = study.user_attrs.get(DECISIONS_KEY)
+    return [d for d in log if isinstance(d, dict)] if isinstance(log, list) else []
+
+
+def _values(fixed: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in fixed.items())
 
 
 def _write(out: TextIO, line: str) -> None:
