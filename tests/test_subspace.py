@@ -199,13 +199,18 @@ def test_noise_parameters_cost_nothing_and_score_like_shadows():
         hp.suggest_subspace(hp.TrialHistory(clash, clash.sample(20, seed=0), list(range(20))))
 
 
-def test_reported_configurations_hold_only_the_users_active_parameters():
+def _sgd_adam() -> tuple[hp.SearchSpace, list[dict]]:
+    """opt in {sgd, adam}, momentum under sgd, and x; 120 configurations."""
     space = hp.SearchSpace(
         [hp.Categorical("opt", ["sgd", "adam"]), hp.Float("momentum", 0.0, 1.0),
          hp.Float("x", 0.0, 1.0)],
         conditions=[hp.Condition("momentum", "opt", values=["sgd"])],
     )
-    configs = space.sample(120, seed=3)
+    return space, space.sample(120, seed=3)
+
+
+def test_reported_configurations_hold_only_the_users_active_parameters():
+    space, configs = _sgd_adam()
     y = [(c["x"] - 0.4) ** 2 + (0.5 if c["opt"] == "adam" else 0.1 * c["momentum"])
          for c in configs]
     sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
@@ -216,3 +221,18 @@ def test_reported_configurations_hold_only_the_users_active_parameters():
                 assert "momentum" not in config  # inactive: not reported
         assert not risk.per_tree.flags.writeable
     assert "__shadow0__" not in str(sub.to_dict())
+
+
+def test_a_parameter_inactive_in_every_top_trial_says_so_in_its_reason():
+    # adam is always better, so momentum (SGD only) is inactive in all the best trials:
+    # its value to fix at is the middle of its range, and the reason must not call that
+    # "most frequent in the best trials"
+    space, configs = _sgd_adam()
+    y = [(c["x"] - 0.4) ** 2 + (0.0 if c["opt"] == "adam" else 1.0 + c["momentum"])
+         for c in configs]
+    sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
+    assert sub.default_sources["momentum"] == "inactive"
+    assert sub.defaults["momentum"] == pytest.approx(0.5)
+    assert "inactive in all of the best" in sub.reasons["momentum"]
+    assert "most frequent" not in sub.reasons["momentum"]
+    assert sub.default_sources["x"] == "data"

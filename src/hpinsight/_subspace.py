@@ -248,7 +248,9 @@ class SubspaceResult:
     defaults : dict of str to value
         The default of every parameter, and ``default_sources`` where it came from.
     default_sources : dict of str to str
-        "given", "space" (declared in the search space) or "data".
+        "given", "space" (declared in the search space), "data" (the most frequent
+        setting among the best trials) or "inactive" (inactive in all of them: the middle
+        of its range, or its first choice).
     margin : float
         The risk margin in objective units (``risk_margin`` times the good trials'
         spread).
@@ -415,7 +417,7 @@ def suggest_subspace(
         enough = n_better >= max(5, 0.1 * history.n_trials)
         # data-driven defaults sit among the best trials, so "improving on them" is mostly
         # noise: "auto" uses that notion only for given or declared defaults
-        real = all(origin != "data" for origin in sources.values())
+        real = all(origin in ("given", "space") for origin in sources.values())
         if good == "default" and not enough:
             raise InvalidDataError(
                 f"{func}: only {n_better} of {history.n_trials} trials beat the default "
@@ -448,7 +450,9 @@ def suggest_subspace(
 
     ranked = sorted(space.names, key=lambda n: (-importance[n], -imp_top[n]))
     origin = {"given": "given", "space": "the space's default",
-              "data": f"most frequent in the best {top_n} trials"}
+              "data": f"most frequent in the best {top_n} trials",
+              "inactive": f"inactive in all of the best {top_n} trials: the middle of its "
+                          "range, or its first choice"}
     keep: list[str] = []
     reasons: dict[str, str] = {}
     for name in ranked:
@@ -525,7 +529,7 @@ def _defaults_for(
         elif n in data:
             chosen[n], sources[n] = data[n], "data"
         else:  # inactive in every top trial: it matters little where it is fixed
-            chosen[n], sources[n] = _midpoint(param), "data"
+            chosen[n], sources[n] = _midpoint(param), "inactive"
     return chosen, sources
 
 
