@@ -54,9 +54,66 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class PostgresServer:
+    """A PostgreSQL server in a temporary directory: its URL, and stop/start for tests of
+    what happens while it is down."""
+
+    def __init__(self, bin_dir: Path, tmp: Path, as_user: list[str]) -> None:
+        self.tmp, self.as_user = tmp, as_user
+        self.data, self.log, self.port = tmp / "data", tmp / "server.log", _free_port()
+        self.pg_ctl = str(bin_dir / "pg_ctl")
+        self.initdb = str(bin_dir / "initdb")
+        self.url = f"postgresql+psycopg://{ROLE}@127.0.0.1:{self.port}/{DATABASE}"
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        # cwd=tmp: the postgres user may not be allowed into the caller's directory
+        return subprocess.run([*self.as_user, *args], cwd=self.tmp, capture_output=True, text=True)
+
+    def fail(self, what: str, detail: str) -> NoReturn:
+        log_text = self.log.read_text(errors="replace")[-3000:] if self.log.exists() else ""
+        pytest.fail(f"{what}:\n{detail}\n--- server log ---\n{log_text}")
+
+    def init(self) -> None:
+        init = self.run(self.initdb, "-D", str(self.data), "-U", ROLE, "--auth=trust",
+                        "--encoding=UTF8", "--locale=C", "--no-sync")
+        if init.returncode:
+            self.fail("initdb failed", init.stdout + init.stderr)
+        # initdb's trust entries in pg_hba.conf are for local sockets and loopback only
+        with (self.data / "postgresql.conf").open("a") as conf:
+            conf.write(f"listen_addresses = '127.0.0.1'\nport = {self.port}\n"
+                       f"unix_socket_directories = '{self.tmp}'\nmax_connections = 100\n"
+                       "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n")
+
+    def start(self) -> None:
+        """Start the server and wait until it accepts connections."""
+        import psycopg
+
+        start = self.run(self.pg_ctl, "start", "-D", str(self.data), "-l", str(self.log),
+                         "-w", "-t", str(int(START_TIMEOUT)))
+        if start.returncode:
+            self.fail("pg_ctl start failed", start.stdout + start.stderr)
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            try:
+                with psycopg.connect(host="127.0.0.1", port=self.port, user=ROLE, dbname="postgres",
+                                     connect_timeout=2, autocommit=True):
+                    return
+            except psycopg.OperationalError as exc:
+                if time.monotonic() > deadline:
+                    self.fail(f"the server did not accept connections within {START_TIMEOUT} s",
+                              str(exc))
+                time.sleep(0.1)
+
+    def stop(self, mode: str = "fast") -> None:
+        """``pg_ctl stop -m MODE``: "fast" disconnects every client, as an admin's restart does."""
+        if (self.data / "postmaster.pid").exists() and self.run(
+                self.pg_ctl, "stop", "-D", str(self.data), "-m", mode).returncode:
+            self.run(self.pg_ctl, "stop", "-D", str(self.data), "-m", "immediate")
+
+
 @pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """``postgresql+psycopg://postgres@127.0.0.1:PORT/hpinsight`` on a server for this session."""
+def postgres_server() -> Iterator[PostgresServer]:
+    """The session's PostgreSQL server (see the module docstring)."""
     try:
         import psycopg
     except ImportError as exc:
@@ -72,47 +129,23 @@ def postgres_url() -> Iterator[str]:
             pytest.fail(f"running as root but there is no `postgres` system user; {SETUP_HINT}")
         os.chown(tmp, pg_user.pw_uid, pg_user.pw_gid)
         as_user = ["runuser", "-u", "postgres", "--"]
-    data, log, port = tmp / "data", tmp / "server.log", _free_port()
-    pg_ctl = str(bin_dir / "pg_ctl")
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        # cwd=tmp: the postgres user may not be allowed into the caller's directory
-        return subprocess.run([*as_user, *args], cwd=tmp, capture_output=True, text=True)
-
-    def fail(what: str, detail: str) -> NoReturn:
-        log_text = log.read_text(errors="replace")[-3000:] if log.exists() else ""
-        pytest.fail(f"{what}:\n{detail}\n--- server log ---\n{log_text}")
-
+    server = PostgresServer(bin_dir, tmp, as_user)
     try:
-        init = run(str(bin_dir / "initdb"), "-D", str(data), "-U", ROLE, "--auth=trust",
-                   "--encoding=UTF8", "--locale=C", "--no-sync")
-        if init.returncode:
-            fail("initdb failed", init.stdout + init.stderr)
-        # initdb's trust entries in pg_hba.conf are for local sockets and loopback only
-        with (data / "postgresql.conf").open("a") as conf:
-            conf.write(f"listen_addresses = '127.0.0.1'\nport = {port}\n"
-                       f"unix_socket_directories = '{tmp}'\nmax_connections = 100\n"
-                       "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n")
-        start = run(pg_ctl, "start", "-D", str(data), "-l", str(log),
-                    "-w", "-t", str(int(START_TIMEOUT)))
-        if start.returncode:
-            fail("pg_ctl start failed", start.stdout + start.stderr)
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            try:
-                with psycopg.connect(host="127.0.0.1", port=port, user=ROLE, dbname="postgres",
-                                     connect_timeout=2, autocommit=True) as conn:
-                    conn.execute(f"CREATE DATABASE {DATABASE}")
-                break
-            except psycopg.OperationalError as exc:
-                if time.monotonic() > deadline:
-                    fail(f"the server did not accept connections within {START_TIMEOUT} s", str(exc))
-                time.sleep(0.1)
-        yield f"postgresql+psycopg://{ROLE}@127.0.0.1:{port}/{DATABASE}"
+        server.init()
+        server.start()
+        with psycopg.connect(host="127.0.0.1", port=server.port, user=ROLE, dbname="postgres",
+                             connect_timeout=2, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {DATABASE}")
+        yield server
     finally:
-        if (data / "postmaster.pid").exists() and run(pg_ctl, "stop", "-D", str(data), "-m", "fast").returncode:
-            run(pg_ctl, "stop", "-D", str(data), "-m", "immediate")
+        server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """``postgresql+psycopg://postgres@127.0.0.1:PORT/hpinsight`` on a server for this session."""
+    return postgres_server.url
 
 
 class _Lines(logging.Handler):

@@ -24,6 +24,8 @@ __all__ = ["add_parser", "run"]
 
 _logger = logging.getLogger("hpinsight.cli.watch")
 # The refit's own ranking line (INFO) would repeat the status line printed here.
+#: Longest wait between polls while the storage does not answer, in seconds.
+_MAX_BACKOFF = 60.0
 _refit_logger = logging.getLogger("hpinsight.cli.watch.refit")
 _refit_logger.setLevel(logging.WARNING)
 
@@ -129,14 +131,33 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             _write(out, f"restriction in force: fixed {_values(in_force)}")
         told = _decisions(study)  # decisions made before we started are not news
         refitted_at = -1
+        down_since: float | None = None  # when the storage stopped answering
+        delay = args.interval
         while True:
-            counts = _counts(optuna, study)
+            try:
+                counts = _counts(optuna, study)
+            except Exception as exc:  # the storage is down or unreachable: wait, not die
+                if down_since is None:
+                    down_since = time.monotonic()
+                    _logger.warning(
+                        "cannot reach the storage (%s: %s); retrying, at longer and longer "
+                        "intervals up to %.0f s", type(exc).__name__, _first_line(exc),
+                        max(_MAX_BACKOFF, args.interval))
+                if args.once:
+                    return 1
+                delay = min(delay * 2, max(_MAX_BACKOFF, args.interval))
+                time.sleep(delay)
+                continue
+            if down_since is not None:
+                _logger.warning("the storage answers again, after %.0f s",
+                                time.monotonic() - down_since)
+                down_since, delay = None, args.interval
             complete = counts.get("COMPLETE", 0)
             if args.once or complete - refitted_at >= args.every:
                 try:
                     outcome = refitter.refit(study)
                 except Exception as exc:  # a monitor reports and keeps polling
-                    _logger.warning("refit failed: %s: %s", type(exc).__name__, exc)
+                    _logger.warning("refit failed: %s: %s", type(exc).__name__, _first_line(exc))
                     outcome = None
                 if outcome is not None:
                     refitted_at = complete
@@ -145,7 +166,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                     _write(out, f"{_count_text(counts)} | not enough COMPLETE trials to rank "
                                 f"(need {args.min_trials})")
                 # what this or any other process decided since: on screen, not only stored
-                decisions = _decisions(study)
+                try:
+                    decisions = _decisions(study)
+                except Exception:  # the storage went away in between: the next poll says so
+                    decisions = told
                 for d in decisions[len(told):]:
                     _write(out, f"[{datetime.now().strftime('%H:%M:%S')}] decision "
                                 f"({d.get('action', '?')}): {d.get('why', '')}")
@@ -211,6 +235,12 @@ def _status_line(counts: dict[str, int], snapshot: Any, top: int) -> str:
         f"[{datetime.now().strftime('%H:%M:%S')}] {_count_text(counts)} | "
         f"best {snapshot.best_value:.6g} | {snapshot.ranking_line(top=top)}"
     )
+
+
+def _first_line(exc: BaseException) -> str:
+    """A driver's message without the SQL and the help links it appends."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
 
 
 def _decisions(study: Any) -> list[dict[str, Any]]:
