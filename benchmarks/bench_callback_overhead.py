@@ -3,9 +3,12 @@
 
 For each sampler (random search and TPE) the same study of a cheap objective runs
 in one process, interleaved and repeated (best time kept): without callbacks; with
-a callback that does nothing (Optuna deep-copies the trial for every callback, a
-cost any callback pays); and with ``ImportanceCallback(every_n_trials=10,
-min_trials=20)`` refitting in a child process (the default) and in a thread.
+two callbacks that do nothing (Optuna deep-copies the trial for every callback, a
+cost any callback pays, and the measured modes run two: ours and a staleness probe); and with ``ImportanceCallback(every_n_trials=10,
+min_trials=20)`` refitting in a child process (the default), in a child process
+without the refit budget (``max_refit_share=1.0``: every due refit runs, as before
+the budget), and in a thread. ``--objective-seconds`` makes every trial sleep that
+long (an expensive objective); ``--n-jobs`` runs trials in parallel threads.
 Reported per sampler and mode:
 
 * ``wall_ratio``: optimize wall time with the callback / without (target <= 1.1);
@@ -96,18 +99,30 @@ def noop(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
     return None
 
 
-def run_study(kind: str, n_trials: int, mode: str) -> dict[str, Any]:
-    """``mode``: "none", "noop", or an ``isolation`` of the importance callback."""
+def run_study(kind: str, n_trials: int, mode: str, sleep: float = 0.0,
+              n_jobs: int = 1) -> dict[str, Any]:
+    """``mode``: "none", "noop", or an ``isolation`` of the importance callback
+    ("process_unbudgeted": in a child process with ``max_refit_share=1.0``)."""
     study = optuna.create_study(sampler=make_sampler(kind))
-    callbacks: list[Callable[..., None]] = [noop] if mode == "noop" else []
+    # as many callbacks as the measured modes have (ours and the staleness probe): Optuna
+    # copies the trial once per callback, which on a sub-millisecond trial is not nothing
+    callbacks: list[Callable[..., None]] = [noop, noop] if mode == "noop" else []
     cb = None
     staleness = None
-    if mode in ("process", "thread"):
-        cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, isolation=mode)
+    if mode in CALLBACK_MODES:
+        cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0,
+                                isolation="thread" if mode == "thread" else "process",
+                                max_refit_share=1.0 if mode == "process_unbudgeted" else 0.1)
         staleness = Staleness(cb)
         callbacks = [cb, staleness]
+
+    def timed(trial: optuna.Trial) -> float:
+        if sleep:
+            time.sleep(sleep)
+        return objective(trial)
+
     start = time.perf_counter()
-    study.optimize(objective, n_trials=n_trials, callbacks=callbacks)
+    study.optimize(timed, n_trials=n_trials, callbacks=callbacks, n_jobs=n_jobs)
     optimize_s = time.perf_counter() - start
     out: dict[str, Any] = {"optimize_s": optimize_s, "study": study}
     if cb is not None and staleness is not None:
@@ -138,24 +153,28 @@ def time_evaluator(study: optuna.Study, evaluator: Any, repeats: int) -> dict[st
     return {"seconds": best, "importances": {k: round(v, 4) for k, v in result.items()}}
 
 
-MODES = ("none", "noop", "process", "thread")
+CALLBACK_MODES = ("process", "process_unbudgeted", "thread")
+MODES = ("none", "noop", *CALLBACK_MODES)
 
 
-def overhead(kind: str, n_trials: int, repeats: int) -> tuple[dict[str, Any], optuna.Study]:
+def overhead(kind: str, n_trials: int, repeats: int, sleep: float = 0.0,
+             n_jobs: int = 1) -> tuple[dict[str, Any], optuna.Study]:
     runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in MODES}
     for r in range(repeats):  # interleaved, so that drifts of the machine hit every mode alike
         for mode in MODES:
             log(f"{kind}: repeat {r + 1}/{repeats}, {mode}")
-            runs[mode].append(run_study(kind, n_trials, mode))
+            runs[mode].append(run_study(kind, n_trials, mode, sleep, n_jobs))
     best = {mode: min(rs, key=lambda run: run["optimize_s"]) for mode, rs in runs.items()}
     base_s, noop_s = best["none"]["optimize_s"], best["noop"]["optimize_s"]
     out: dict[str, Any] = {
         "n_trials": n_trials,
+        "objective_seconds": sleep,
+        "n_jobs": n_jobs,
         "without_callback_s": base_s,
         "noop_callback_s": noop_s,
         "target_wall_ratio_max": TARGET_WALL_RATIO,
     }
-    for mode in ("process", "thread"):
+    for mode in CALLBACK_MODES:
         run = best[mode]
         out[f"isolation_{mode}"] = {
             "with_callback_s": run["optimize_s"],
@@ -190,6 +209,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="200 trials, no Optuna fANOVA")
     parser.add_argument("--n-trials", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=3, help="runs per study, best kept")
+    parser.add_argument("--objective-seconds", type=float, default=0.0,
+                        help="sleep per trial: an expensive objective (default 0: cheap)")
+    parser.add_argument("--n-jobs", type=int, default=1, help="Optuna's n_jobs (threads)")
+    parser.add_argument("--samplers", default="random,tpe")
+    parser.add_argument("--no-evaluators", action="store_true",
+                        help="skip timing the importance evaluators")
     args = parser.parse_args(argv)
     n_trials = args.n_trials or (200 if args.quick else 1000)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -204,11 +229,14 @@ def main(argv: list[str] | None = None) -> int:
         "callback": {},
         "evaluators": {},
     }
-    for kind in ("random", "tpe"):
-        summary, study = overhead(kind, n_trials, args.repeats)
+    for kind in args.samplers.split(","):
+        summary, study = overhead(kind, n_trials, args.repeats, args.objective_seconds,
+                                  args.n_jobs)
         report["callback"][kind] = summary
-        log(f"{kind}: wall ratio {summary['isolation_process']['wall_ratio']:.3f}; evaluators")
-        report["evaluators"][kind] = evaluators(study, args.quick, args.repeats)
+        log(f"{kind}: wall ratio {summary['isolation_process']['wall_ratio']:.3f} (without the "
+            f"budget {summary['isolation_process_unbudgeted']['wall_ratio']:.3f})")
+        if not args.no_evaluators:
+            report["evaluators"][kind] = evaluators(study, args.quick, args.repeats)
     sys.stdout.write(json.dumps(report, indent=2) + "\n")
     return 0
 

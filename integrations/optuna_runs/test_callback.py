@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -77,7 +78,9 @@ def test_the_study_is_not_held_up_by_a_refit() -> None:
         gate.wait(60)
         return float(t.value)
 
-    cb = ImportanceCallback(every_n_trials=5, min_trials=10, seed=0, n_trees=8, target=slow_target)
+    # no time budget: the first refit must start at trial 10 of this sub-second study
+    cb = ImportanceCallback(every_n_trials=5, min_trials=10, seed=0, n_trees=8, target=slow_target,
+                            max_refit_share=1.0)
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1))
     study.optimize(_objective, n_trials=10, callbacks=[cb])
     assert entered.wait(30)  # the first refit has started and is stuck
@@ -192,6 +195,24 @@ def test_refits_run_in_a_child_process_that_close_stops() -> None:
     assert cb.history[-1].n_trials == threaded.history[-1].n_trials == 30
     with pytest.raises(ValueError, match="isolation"):
         ImportanceCallback(isolation="subprocess")  # type: ignore[arg-type]
+
+
+def test_a_cheap_study_is_not_slowed_by_refits_beyond_their_share() -> None:
+    # 300 trials of a sub-millisecond objective: refits are due every trial, but may cost
+    # this process only 10 % of the study's time (the refit thread's CPU time)
+    cb = ImportanceCallback(every_n_trials=1, min_trials=10, seed=0, max_refit_share=0.1)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    started = time.monotonic()
+    study.optimize(_objective, n_trials=300, callbacks=[cb])
+    elapsed = time.monotonic() - started
+    during = len(cb.history)
+    spent = cb._refits.busy_seconds
+    assert cb.close(120)
+    # what refits cost while the study ran stayed within the share, give or take the one
+    # in progress when it ended
+    assert spent <= 0.1 * elapsed + (cb._refits.last_cost or 0.0)
+    assert during < 290  # far fewer refits than "every trial" asked for
+    assert cb.history[-1].n_trials == 300  # close() still flushes the last one
 
 
 def test_the_callback_is_a_context_manager_that_closes() -> None:

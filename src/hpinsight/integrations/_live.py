@@ -358,6 +358,8 @@ class BackgroundRefits:
         self._thread: threading.Thread | None = None
         self._latest: FanovaResult | None = None
         self._history: list[ImportanceSnapshot] = []
+        self._busy = 0.0  # CPU seconds this process's refit thread spent in finished jobs
+        self._last_cost: float | None = None  # ... in the newest one
         self._errors: collections.deque[Exception] = collections.deque(maxlen=_MAX_ERRORS)
 
     @property
@@ -379,6 +381,21 @@ class BackgroundRefits:
     def closed(self) -> bool:
         with self._cond:
             return self._closed
+
+    @property
+    def busy_seconds(self) -> float:
+        """CPU time the refit thread spent in this process on finished jobs: reading the
+        trials, talking to the refit process, or (in a thread) the whole refit. That is
+        what competes with the study for the interpreter; a refit process's own work runs
+        on another core at low priority."""
+        with self._cond:
+            return self._busy
+
+    @property
+    def last_cost(self) -> float | None:
+        """``busy_seconds`` of the newest finished job (None before the first)."""
+        with self._cond:
+            return self._last_cost
 
     def request(self, job: Any) -> None:
         """Queue ``job`` (replacing a pending one) and make sure the thread runs."""
@@ -435,6 +452,7 @@ class BackgroundRefits:
                     return
                 job, self._pending = self._pending, None
                 self._running = True
+            started = time.thread_time()
             try:
                 out = self._compute(job)
                 if out is not None:
@@ -446,6 +464,8 @@ class BackgroundRefits:
             finally:
                 with self._cond:
                     self._running = False
+                    self._last_cost = time.thread_time() - started
+                    self._busy += self._last_cost
                     self._cond.notify_all()
 
 
