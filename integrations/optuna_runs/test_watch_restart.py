@@ -65,8 +65,11 @@ def test_watch_survives_a_postgres_restart(postgres_server: Any) -> None:
             postgres_server.start()  # the tests after this one need it
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-        reader.join(10)
+        proc.wait(timeout=60)
+        reader.join(10)  # stdout is read by the reader alone, to its end
+        err = proc.stderr.read()  # type: ignore[union-attr]
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
     assert proc.returncode == 0, err
     assert lines[-1].strip() == "stopped"
     assert err.count("cannot reach the storage") == 1, err  # each outage logged once
