@@ -115,3 +115,33 @@ def test_auto_fixes_what_the_statistics_call_safe_at_the_space_defaults(tmp_path
     for config in evaluated:  # ... only the subspace
         for name, value in run.fixed.items():
             assert config[name] == pytest.approx(value)
+
+
+def test_an_earlier_continued_run_is_never_replaced_silently(tmp_path: Path) -> None:
+    import logging
+
+    scenario = smac.Scenario(space(), deterministic=True, n_trials=15, seed=0,
+                             output_directory=tmp_path, name="full")
+    first = smac.HyperparameterOptimizationFacade(scenario, target, overwrite=True,
+                                                  logging_level=40)
+    first.optimize()
+    root = logging.getLogger()
+    was = root.level
+    root.setLevel(logging.DEBUG)  # the user's own logging, after SMAC set its up
+    try:
+        run = shrink_and_continue(first, target, n_trials=1, keep=3, importances=["a", "b", "c"])
+        assert root.level == logging.DEBUG  # SMAC's logging set-up was not run again
+    finally:
+        root.setLevel(was)
+    stored = _digest(run.output_directory)
+    with pytest.raises(FileExistsError, match=r"'full-shrunk' is already stored.*name=.*overwrite=True"):
+        shrink_and_continue(first, target, n_trials=1, keep=3, importances=["a", "b", "c"])
+    assert _digest(run.output_directory) == stored  # the earlier continued run is intact
+    other = shrink_and_continue(first, target, n_trials=1, keep=2, importances=["a", "b", "c"],
+                                name="full-two")
+    assert other.output_directory.parent.name == "full-two"
+    again = shrink_and_continue(first, target, n_trials=1, keep=2, importances=["a", "b", "c"],
+                                overwrite=True)
+    assert again.output_directory == run.output_directory
+    with pytest.raises(TypeError, match="overwrite"):
+        shrink_and_continue(first, target, n_trials=1, keep=2, overwrite="yes")  # type: ignore[arg-type]

@@ -202,6 +202,7 @@ def shrink_and_continue(
     name: str | None = None,
     callbacks: Sequence[Any] = (),
     seed: int = 0,
+    overwrite: bool = False,
 ) -> ContinuedRun:
     """Continue a SMAC run on the subspace of its most important parameters.
 
@@ -233,6 +234,14 @@ def shrink_and_continue(
         Callbacks of the new facade.
     seed : int, default=0
         Seed of the importance analysis (SMAC keeps the scenario's seed).
+    overwrite : bool, default=False
+        Replace a run already stored under the new run's name (by default that is an
+        error: an earlier continued run is never lost silently).
+
+    Notes
+    -----
+    SMAC's logging is left as the first facade set it up (the new facade is made with
+    ``logging_level=False``).
 
     Returns
     -------
@@ -251,6 +260,9 @@ def shrink_and_continue(
             isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
         raise ValueError(f"The 'keep' parameter of shrink_and_continue must be a positive int "
                          f"or 'auto'. Got {keep!r} instead.")
+    if not isinstance(overwrite, bool):
+        raise TypeError(f"The 'overwrite' parameter of shrink_and_continue must be a bool. "
+                        f"Got {overwrite!r} instead.")
     if keep == "auto" and importances is not None:
         raise ValueError("shrink_and_continue: keep='auto' decides from its own analysis; "
                          "'importances' only orders parameters for keep=<int>. Pass one.")
@@ -278,6 +290,11 @@ def shrink_and_continue(
     base = Path(scenario.output_directory).parent.parent  # SMAC writes to base/name/seed
     new_scenario = dataclasses.replace(scenario, configspace=reduced, name=new_name,
                                        output_directory=base)
+    run_dir = Path(new_scenario.output_directory)
+    if run_dir.is_dir() and any(run_dir.iterdir()) and not overwrite:
+        raise FileExistsError(
+            f"shrink_and_continue: a run named {new_name!r} is already stored at {run_dir}. "
+            "Pass name='...' to continue under another name, or overwrite=True to replace it.")
 
     merged: dict[tuple[Any, ...], list[Any]] = {}
     n_skipped = 0
@@ -294,7 +311,7 @@ def shrink_and_continue(
     new_scenario = dataclasses.replace(new_scenario, n_trials=n_told + int(n_trials))
     design = type(facade).get_initial_design(new_scenario, n_configs=0)
     new = type(facade)(new_scenario, target_function, initial_design=design,
-                       callbacks=list(callbacks), overwrite=True, logging_level=40)
+                       callbacks=list(callbacks), overwrite=True, logging_level=False)
     for (config, instance, trial_seed, budget), runs in merged.items():
         config.origin = "hpinsight: projected from the run before shrinking"
         new.tell(TrialInfo(config=config, instance=instance, seed=trial_seed, budget=budget),
