@@ -114,6 +114,10 @@ def forest_from_smac_model(model: Any, space: SearchSpace, configspace: Any) -> 
     return Forest(trees, len(space.names), None)
 
 
+#: Discrete parameters with more values are mapped by bisection instead of a listed grid.
+MAX_LISTED = 100_000
+
+
 def _convert(tree: TreeArrays, maps: list[Any], ours: list[int]) -> TreeArrays:
     inner = tree.left >= 0
     feature = tree.feature.copy()
@@ -137,6 +141,8 @@ def _threshold_map(param: Any, hp: Any) -> Any:
             return np.where(t >= 1.0, high + 1.0, out)
 
         return continuous
+    if not isinstance(param, Categorical) and _n_values(param) > MAX_LISTED:
+        return _bisected_map(param, hp)
     values = _grid(param)
     z = np.array([float(hp.to_vector(v)) for v in values], dtype=np.float32)
     x = SearchSpace([param]).encode([{param.name: v} for v in values])[:, 0]
@@ -149,6 +155,45 @@ def _threshold_map(param: Any, hp: Any) -> Any:
     def discrete(t: NDArray[np.float64]) -> NDArray[np.float64]:
         n_left = np.searchsorted(z.astype(np.float64), t, side="right")  # grid values with z <= t
         return cut[n_left]
+
+    return discrete
+
+
+def _n_values(param: Any) -> int:
+    step = param.step or 1
+    return int(np.rint((param.high - param.low) / step)) + 1
+
+
+def _bisected_map(param: Any, hp: Any) -> Any:
+    """The threshold map of a numerical parameter with too many values to list (an
+    integer up to 10^7, say): for every threshold, the number of values SMAC's tree sends
+    left is found by bisection over the value index, all thresholds at once."""
+    n = _n_values(param)
+    step = param.step or 1
+    integer = isinstance(param, Int)
+
+    def value(k: NDArray[np.int64]) -> NDArray[Any]:
+        v = np.asarray(param.low + k * step)
+        return v.astype(np.int64) if integer else v.astype(np.float64)
+
+    def ours(k: NDArray[np.int64]) -> NDArray[np.float64]:  # hpinsight's encoding
+        v = value(k).astype(np.float64)
+        return np.log(v) if param.log else v
+
+    def discrete(t: NDArray[np.float64]) -> NDArray[np.float64]:
+        t = np.asarray(t, dtype=np.float64)
+        lo = np.zeros(t.shape, np.int64)  # n_left lies in [lo, hi]
+        hi = np.full(t.shape, n, np.int64)
+        while (open_ := lo < hi).any():
+            mid = (lo + hi) // 2
+            # as in the listed case: SMAC's value, rounded to float32 as trees see it
+            z = np.asarray(hp.to_vector(value(np.minimum(mid, n - 1))), dtype=np.float32)
+            left = z.astype(np.float64) <= t
+            lo = np.where(open_ & left, mid + 1, lo)
+            hi = np.where(open_ & ~left, mid, hi)
+        below = ours(np.maximum(lo - 1, 0))
+        above = ours(np.minimum(lo, n - 1))
+        return np.where(lo == 0, above - 1.0, np.where(lo == n, below + 1.0, (below + above) / 2.0))
 
     return discrete
 
