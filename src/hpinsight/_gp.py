@@ -374,18 +374,24 @@ class GaussianProcessSurrogate:
 
 
 class _Single:
-    """An unconditional column's integrals against training inputs ``u`` (as ``BlockTerms``)."""
+    """An unconditional column's integrals against training inputs ``u`` (as ``BlockTerms``).
+
+    The (n, n) second moment is computed when first asked for: marginals need ``z`` only.
+    """
 
     def __init__(self, j: int, col: _Column, ell: float, u: NDArray[np.float64]) -> None:
         self.members = (j,)
         self.col, self.ell, self.u = col, ell, u
-        self.z, self._C = _integrals(col, ell, u)
+        self.z = _integrals(col, ell, u, second=False)[0]
+        self._C: NDArray[np.float64] | None = None
 
     def centred(self, T: tuple[int, ...]) -> NDArray[np.float64]:
+        if self._C is None:
+            self._C = _integrals(self.col, self.ell, self.u)[1]
         return self._C
 
     def pure(self, S: tuple[int, ...]) -> NDArray[np.float64]:
-        return self._C
+        return self.centred(S)
 
     def marginal(self, T: Sequence[int], grids: Sequence[NDArray[np.float64]]) -> NDArray[np.float64]:
         return _kernel((self.col,), self.col.scale(grids[0])[:, None], self.u[:, None], np.array([self.ell]))

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -97,12 +97,6 @@ class Block:
         return self.active[combo]
 
 
-def _native(param: Any, value: float) -> Any:
-    if isinstance(param, Categorical):
-        return param.choices[int(value)]
-    return round(float(np.exp(value) if param.log else value))
-
-
 def _infer_conditions(space: SearchSpace, X: NDArray[np.float64]) -> SearchSpace | None:
     """``space`` with a condition for every column that has inactive entries, or None."""
     nan = np.isnan(X)
@@ -131,8 +125,8 @@ def _infer_conditions(space: SearchSpace, X: NDArray[np.float64]) -> SearchSpace
         if best is None:
             return None
         _, p, on_values = best
-        parent = space.params[p]
-        new.append(Condition(names[j], names[p], values=[_native(parent, v) for v in on_values]))
+        native = SearchSpace([space.params[p]]).decode(on_values[:, None])
+        new.append(Condition(names[j], names[p], values=[c[names[p]] for c in native]))
     try:
         return SearchSpace(space.params, conditions=[*space.conditions, *new])
     except (ValueError, TypeError):  # e.g. two columns inferred as each other's parent
@@ -212,12 +206,12 @@ class BlockTerms:
             Ac, ai = A[:, self._pos[p]][:, None], self.a[:, self._pos[p]][None, :]
             KP *= Ac * ai * kp + (1.0 - Ac) * (1.0 - ai)
         self.KP = KP
-        self._zW: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
+        self._z: dict[int, NDArray[np.float64]] = {}
+        self._W: dict[int, NDArray[np.float64]] = {}  # (n, n) second moments, when first needed
         self._E: dict[int, NDArray[np.float64]] = {}
         prod = KP.copy()
         for j in block.children:
-            z, C = _integrals(cols[j], float(ell[j]), self.U[:, j])
-            self._zW[j] = (z, C + np.outer(z, z))
+            z = self._z[j] = _integrals(cols[j], float(ell[j]), self.U[:, j], second=False)[0]
             Ac, aj = A[:, self._pos[j]][:, None], self.a[:, self._pos[j]][None, :]
             self._E[j] = Ac * aj * z[None, :] + (1.0 - Ac) * (1.0 - aj)
             prod *= self._E[j]
@@ -261,9 +255,11 @@ class BlockTerms:
         """``E[phi_s(i, x) phi_t(l, x)]`` over child ``j``'s measure, with ``phi_1`` its
         kernel factor where active and ``phi_0`` the constant where inactive."""
         a = self.a[:, self._pos[j]]
-        z, W = self._zW[j]
+        z = self._z[j]
         if s and t:
-            return np.outer(a, a) * W
+            if j not in self._W:
+                self._W[j] = _integrals(self.cols[j], float(self.ell[j]), self.U[:, j])[1] + np.outer(z, z)
+            return np.outer(a, a) * self._W[j]
         if s:
             return np.outer(a * z, 1.0 - a)
         if t:
