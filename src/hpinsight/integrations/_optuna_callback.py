@@ -297,11 +297,11 @@ class ImportanceCallback(LiveResults):
         """Whether this callback can analyse ``study``: checked at the first trial, so that a
         study it cannot read (several objectives and no ``objective=``) is reported once,
         clearly, instead of failing at every refit."""
-        from ..adapters._optuna import _value_getter
-
         with self._lock:  # trials finish in parallel with n_jobs > 1: one check, one message
             checked = self._checked.get(id(study))
             if checked is None:
+                from ..adapters._optuna import _value_getter
+
                 try:
                     _value_getter("ImportanceCallback", list(study.directions),
                                   target=self._refitter.target, objective=self._refitter.objective)
