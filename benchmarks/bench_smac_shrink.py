@@ -9,7 +9,8 @@ categorical not at all):
 * shrunk: the same scenario (same ``n_trials``, so the same initial design), stopped
   by ``ImportanceCallback(stop_after=shrink_at)`` after a last refit, then
   ``shrink_and_continue(keep=k)`` on the callback's ranking for the remaining
-  ``n_trials - shrink_at`` evaluations (the first runs are told, not evaluated again).
+  ``n_trials - shrink_at`` evaluations (old runs already in the subspace are told;
+  the incumbent's projection is evaluated again, inside that budget).
 
 Prints one JSON document: per seed the two incumbents' costs (the optimum is 0), the
 parameters kept, and the mean over seeds.

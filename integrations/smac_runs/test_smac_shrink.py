@@ -1,5 +1,6 @@
 """Shrink-and-continue on a real SMAC run: stop gracefully after a refit, continue on the
-three most important of ten parameters, tell the old runs without evaluating them again."""
+three most important of ten parameters; the new run holds only costs measured on its own
+configurations (old runs already in the subspace, and projections evaluated again)."""
 
 from __future__ import annotations
 
@@ -29,11 +30,22 @@ def space() -> Any:
 evaluated: list[dict[str, Any]] = []
 
 
-def target(config: Any, seed: int = 0) -> float:
-    c = dict(config)
-    evaluated.append(c)
+def cost(c: dict[str, Any]) -> float:
     return ((c["a"] - 1.0) ** 2 + (math.log10(c["b"]) + 2.0) ** 2 + 0.05 * (c["c"] - 7) ** 2
             + 1e-3 * sum(c[n] for n in NUISANCE))
+
+
+def target(config: Any, seed: int = 0) -> float:
+    evaluated.append(dict(config))
+    return cost(dict(config))
+
+
+def assert_every_cost_was_measured(facade: Any) -> None:
+    """Every run the facade holds has the cost its configuration really has: nothing
+    was told a cost measured on another configuration."""
+    for key, value in facade.runhistory.items():
+        config = dict(facade.runhistory.get_config(key.config_id))
+        assert value.cost == pytest.approx(cost(config), rel=1e-12), config
 
 
 def _digest(folder: Path) -> dict[str, str]:
@@ -63,20 +75,22 @@ def test_continued_run_searches_only_new_configurations_of_the_subspace(tmp_path
     assert set(run.fixed) == set(ranking[3:])
     incumbent = dict(first.intensifier.get_incumbent())
     assert dict(run.fixed) == {n: incumbent[n] for n in ranking[3:]}
-    assert (run.n_told, run.n_merged, run.n_skipped) == (30, 0, 0)
-    told = {tuple(sorted(dict(first.runhistory.get_config(k.config_id)).items()))
-            for k in first.runhistory}
+    # only the incumbent already lies in the subspace (the others differ in floats there);
+    # the best other configuration is projected and queued for a real evaluation
+    assert (run.n_told, len(run.reevaluated), run.n_left_out, run.n_skipped) == (1, 1, 28, 0)
+    [(key, value)] = run.facade.runhistory.items()
+    assert dict(run.facade.runhistory.get_config(key.config_id)) == incumbent
+    assert value.cost == best_before
     n_before = len(evaluated)
 
     result = run.facade.optimize()
     new = evaluated[n_before:]
-    assert len(new) == 30  # the told runs were not evaluated again
+    assert len(new) == 30  # the told run was not evaluated again
+    assert new[0] == dict(run.reevaluated[0])  # the queued projection is evaluated first
+    assert dict(first.intensifier.get_incumbent()) not in new
     for config in new:
         assert {n: config[n] for n in run.fixed} == dict(run.fixed)
-    projected = {tuple(sorted(dict(run.facade.runhistory.get_config(k.config_id)).items()))
-                 for k in list(run.facade.runhistory)[:30]}
-    assert not projected & {tuple(sorted(c.items())) for c in new}  # only new configurations
-    assert len(told) == 30
+    assert_every_cost_was_measured(run.facade)
     assert run.facade.runhistory.get_cost(result) <= best_before
     assert _digest(old_folder) == before  # the original run's files are untouched
     assert run.output_directory.parent.parent == old_folder.parent.parent  # beside it
@@ -109,12 +123,23 @@ def test_auto_fixes_what_the_statistics_call_safe_at_the_space_defaults(tmp_path
     for name in sub.keep:
         assert sub.reasons[name].startswith("kept")
     assert "a" in sub.keep  # the strongest effect, and its default (0) costs 1 per trial
+    assert run.fixed  # the nuisance parameters are fixed, so the old runs leave the subspace
+    incumbent = dict(first.intensifier.get_incumbent())
+    projected = {**incumbent, **run.fixed}
+    assert dict(run.reevaluated[0]) == pytest.approx(projected)
+    assert run.n_told + len(run.reevaluated) + run.n_left_out + run.n_skipped == 60
+    # nothing in the new run has a cost that was not measured on its own configuration:
+    # the projected incumbent is not told its old cost
+    assert_every_cost_was_measured(run.facade)
     evaluated.clear()
-    run.facade.optimize()
-    assert evaluated  # the continued run searched ...
-    for config in evaluated:  # ... only the subspace
+    result = run.facade.optimize()
+    assert evaluated[0] == pytest.approx(projected)  # evaluated for real, first
+    for config in evaluated:  # the continued run searched only the subspace
         for name, value in run.fixed.items():
             assert config[name] == pytest.approx(value)
+    assert_every_cost_was_measured(run.facade)
+    best = run.facade.runhistory.get_cost(result)
+    assert best == pytest.approx(cost(dict(result)))
 
 
 def test_an_earlier_continued_run_is_never_replaced_silently(tmp_path: Path) -> None:

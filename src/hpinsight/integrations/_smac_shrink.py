@@ -13,12 +13,16 @@ SMAC in two steps:
   are dropped. A forbidden clause the fixed values always match is an error.
 * :func:`shrink_and_continue` builds a new facade of the same kind on the reduced
   space, in a new output folder beside the old run (which is never modified),
-  with the same seed and no initial design, and tells it the old runs projected
-  onto the subspace, without evaluating them again. Old runs that project onto the
-  same configuration (and instance, seed, budget) become one run with their mean
-  cost: the fixed parameters were judged unimportant, so their differences count
-  as noise. Told runs count towards SMAC's ``n_trials``, so the new scenario's
-  ``n_trials`` is the number of told runs plus the ``n_trials`` asked for.
+  with the same seed. It tells the new run only what was measured: an old run is
+  told, with its own cost, when it already lies in the subspace (its values of the
+  fixed parameters are the fixed values). Projecting any other run onto the subspace
+  gives a configuration nobody evaluated, whose cost is unknown: telling it the old
+  cost would hand SMAC an incumbent that may never be beaten. Instead the best
+  ``reevaluate`` projections (the old incumbent's first) become the new run's
+  initial design, so SMAC evaluates them for real; the other projections are left
+  out. Told runs count towards SMAC's ``n_trials``, so the new scenario's
+  ``n_trials`` is the number of told runs plus the ``n_trials`` asked for; the
+  re-evaluations are part of the ``n_trials`` asked for.
 """
 
 from __future__ import annotations
@@ -166,9 +170,13 @@ class ContinuedRun:
     kept : tuple of str
         The parameters still searched.
     n_told : int
-        Runs told to the new facade (after projection and de-duplication).
-    n_merged : int
-        Old runs merged into another by the projection.
+        Old runs told to the new facade with their own cost: they already lay in
+        the subspace.
+    reevaluated : tuple of Configuration
+        Projections of the best other old configurations, queued as the new run's
+        first evaluations (the old incumbent's first).
+    n_left_out : int
+        Old runs outside the subspace whose projection was not re-evaluated.
     n_skipped : int
         Old runs left out: not successful, or forbidden in the subspace.
     output_directory : pathlib.Path
@@ -181,14 +189,16 @@ class ContinuedRun:
     fixed: Mapping[str, Any]
     kept: tuple[str, ...]
     n_told: int
-    n_merged: int
+    reevaluated: tuple[Any, ...]
+    n_left_out: int
     n_skipped: int
     output_directory: Path
     subspace: SubspaceResult | None = None
 
     def __repr__(self) -> str:
         return (f"ContinuedRun(kept={list(self.kept)}, fixed={dict(self.fixed)}, "
-                f"n_told={self.n_told}, n_merged={self.n_merged}, n_skipped={self.n_skipped})")
+                f"n_told={self.n_told}, n_reevaluated={len(self.reevaluated)}, "
+                f"n_left_out={self.n_left_out}, n_skipped={self.n_skipped})")
 
 
 def shrink_and_continue(
@@ -203,6 +213,7 @@ def shrink_and_continue(
     callbacks: Sequence[Any] = (),
     seed: int = 0,
     overwrite: bool = False,
+    reevaluate: int = 1,
 ) -> ContinuedRun:
     """Continue a SMAC run on the subspace of its most important parameters.
 
@@ -237,6 +248,11 @@ def shrink_and_continue(
     overwrite : bool, default=False
         Replace a run already stored under the new run's name (by default that is an
         error: an earlier continued run is never lost silently).
+    reevaluate : int, default=1
+        How many of the best old configurations outside the subspace are projected
+        onto it and evaluated again as the new run's first trials (the old
+        incumbent's projection first; at most ``n_trials``). ``0`` starts the new run
+        from the told runs alone.
 
     Notes
     -----
@@ -263,6 +279,9 @@ def shrink_and_continue(
     if not isinstance(overwrite, bool):
         raise TypeError(f"The 'overwrite' parameter of shrink_and_continue must be a bool. "
                         f"Got {overwrite!r} instead.")
+    if isinstance(reevaluate, bool) or not isinstance(reevaluate, int) or reevaluate < 0:
+        raise ValueError(f"The 'reevaluate' parameter of shrink_and_continue must be an int "
+                         f">= 0. Got {reevaluate!r} instead.")
     if keep == "auto" and importances is not None:
         raise ValueError("shrink_and_continue: keep='auto' decides from its own analysis; "
                          "'importances' only orders parameters for keep=<int>. Pass one.")
@@ -296,33 +315,40 @@ def shrink_and_continue(
             f"shrink_and_continue: a run named {new_name!r} is already stored at {run_dir}. "
             "Pass name='...' to continue under another name, or overwrite=True to replace it.")
 
-    merged: dict[tuple[Any, ...], list[Any]] = {}
+    told: list[tuple[Any, Any, Any]] = []  # (configuration, run key, run value)
+    outside: list[tuple[Any, Any]] = []  # (old configuration, its projection)
     n_skipped = 0
     for key, value in list(facade.runhistory.items()):
         if value.status != StatusType.SUCCESS:
             n_skipped += 1
             continue
-        config = _project(dict(facade.runhistory.get_config(key.config_id)), reduced, fixed)
+        old_config = facade.runhistory.get_config(key.config_id)
+        config = _project(dict(old_config), reduced, fixed)
         if config is None:
             n_skipped += 1
-            continue
-        merged.setdefault((config, key.instance, key.seed, key.budget), []).append(value)
-    n_told = len(merged)
+        elif dict(config) == dict(old_config):  # it already lay in the subspace
+            told.append((config, key, value))
+        else:
+            outside.append((old_config, config))
+    queued = _best_projections(facade, outside, {_key(c) for c, _, _ in told},
+                               min(reevaluate, int(n_trials)))
+    n_told = len(told)
     new_scenario = dataclasses.replace(new_scenario, n_trials=n_told + int(n_trials))
-    design = type(facade).get_initial_design(new_scenario, n_configs=0)
+    for config in queued:
+        config.origin = "hpinsight: an old configuration projected onto the subspace, evaluated again"
+    design = type(facade).get_initial_design(new_scenario, n_configs=0,
+                                             additional_configs=list(queued))
     new = type(facade)(new_scenario, target_function, initial_design=design,
                        callbacks=list(callbacks), overwrite=True, logging_level=False)
-    for (config, instance, trial_seed, budget), runs in merged.items():
-        config.origin = "hpinsight: projected from the run before shrinking"
-        new.tell(TrialInfo(config=config, instance=instance, seed=trial_seed, budget=budget),
-                 TrialValue(cost=_mean_cost([r.cost for r in runs]),
-                            time=sum(r.time for r in runs) / len(runs)),
-                 save=False)
+    for config, key, value in told:
+        config.origin = "hpinsight: evaluated before shrinking, already in the subspace"
+        new.tell(TrialInfo(config=config, instance=key.instance, seed=key.seed, budget=key.budget),
+                 TrialValue(cost=value.cost, time=value.time), save=False)
     new.optimizer.save()
     kept = tuple(n for n in reduced if n not in fixed)
-    return ContinuedRun(new, MappingProxyType(dict(fixed)), kept, n_told,
-                        sum(len(r) for r in merged.values()) - n_told, n_skipped,
-                        Path(new_scenario.output_directory), subspace)
+    n_left_out = sum(1 for _, c in outside if _key(c) not in {_key(q) for q in queued})
+    return ContinuedRun(new, MappingProxyType(dict(fixed)), kept, n_told, tuple(queued),
+                        n_left_out, n_skipped, Path(new_scenario.output_directory), subspace)
 
 
 # ---------------------------------------------------------------------------- internals
@@ -394,7 +420,31 @@ def _project(values: dict[str, Any], reduced: Any, fixed: Mapping[str, Any]) -> 
     return config
 
 
-def _mean_cost(costs: list[Any]) -> Any:
-    if isinstance(costs[0], list | tuple):
-        return [math.fsum(c[i] for c in costs) / len(costs) for i in range(len(costs[0]))]
-    return math.fsum(float(c) for c in costs) / len(costs)
+def _key(config: Any) -> tuple[tuple[str, Any], ...]:
+    """A hashable key of a configuration's active values."""
+    return tuple(sorted(dict(config).items()))
+
+
+def _best_projections(facade: Any, outside: list[tuple[Any, Any]], told: set[Any],
+                      n: int) -> list[Any]:
+    """The projections of the ``n`` best old configurations outside the subspace: the
+    incumbents first, then by mean cost (normalized for several objectives), without
+    repeats and without configurations told as they were."""
+    if n == 0 or not outside:
+        return []
+    incumbents = {_key(c) for c in facade.intensifier.get_incumbents()}
+    runhistory = facade.runhistory
+
+    def rank(pair: tuple[Any, Any]) -> tuple[bool, float]:
+        cost = float(runhistory.average_cost(pair[0], normalize=True))
+        return _key(pair[0]) not in incumbents, cost if math.isfinite(cost) else math.inf
+
+    queued: list[Any] = []
+    seen = set(told)
+    for _, config in sorted(outside, key=rank):
+        if _key(config) not in seen:
+            seen.add(_key(config))
+            queued.append(config)
+            if len(queued) == n:
+                break
+    return queued
