@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -117,22 +118,81 @@ def test_smac_surrogate_is_decomposed_without_refit(hpo_run):
         "the log of the cost scaled to [0, 1] (RunHistoryLogScaledEncoder, log_y)")
 
 
+def assert_converted_forest_predicts_like_smac(facade: Any, n: int, seed: int) -> Any:
+    """SMAC's trees and the converted ones agree exactly at ``n`` random configurations of
+    the run's space (inactive entries as SMAC imputes them), and the converted ones ignore
+    whatever value an inactive entry holds. Returns the converted forest."""
+    from smac.utils.configspace import convert_configurations_to_array
+
+    cs = facade.scenario.configspace
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # forbidden clauses are not mapped
+        ours = hp.SearchSpace.from_configspace(cs)
+    forest = smac_forest(facade, ours)
+    model = facade.intensifier.config_selector._model
+    cs.seed(seed)
+    configs = cs.sample_configuration(n)
+    Z = model._impute_inactive(convert_configurations_to_array(configs))
+    theirs = np.stack([t.predict(Z) for t in model._rf.estimators_])
+    X = ours.encode([dict(c) for c in configs])
+    np.testing.assert_array_equal(forest.predict_per_tree(X), theirs)
+    inactive = np.isnan(X)
+    filled = np.where(inactive, ours.encode(ours.sample(n, seed=seed + 1)), X)
+    filled[np.isnan(filled)] = 0.0  # any value: an inactive entry is never read
+    np.testing.assert_array_equal(forest.predict_per_tree(filled), theirs)
+    return forest
+
+
 @pytest.mark.slow
 def test_the_converted_forest_predicts_what_smacs_trees_predict(hpo_run):
     facade = hpo_run["facade"]
-    cs = facade.scenario.configspace
-    ours = hp.SearchSpace.from_configspace(cs)
-    forest = smac_forest(facade)
-    rf = facade.intensifier.config_selector._model._rf
-    flat = hp.SearchSpace(list(ours.params))  # no conditions: every parameter active
-    X = flat.encode(flat.sample(400, seed=1))  # points of the whole product space
-    rows = flat.decode(X)
-    # SMAC's encoding of the same points, column by column in ConfigSpace's order
-    Z = np.array([[cs[n].to_vector(row[n]) for n in cs] for row in rows], dtype=np.float64)
-    X = X[:, [flat.names.index(n) for n in ours.names]]
-    theirs = np.column_stack([t.predict(Z) for t in rf.estimators_])
-    mine = np.column_stack([t.value[t.apply(X)] for t in forest.trees])
-    np.testing.assert_array_equal(mine, theirs)
+    assert_converted_forest_predicts_like_smac(facade, 1000, seed=1)
+
+
+def svc_space() -> Any:
+    cs = CS.ConfigurationSpace(seed=0)
+    kernel = CS.Categorical("kernel", ["rbf", "linear", "poly", "sigmoid"])
+    gamma = CS.Float("gamma", (1e-4, 10.0), log=True)
+    degree = CS.Integer("degree", (2, 5))
+    coef0 = CS.Float("coef0", (0.0, 1.0))
+    C = CS.Float("C", (1e-3, 1e3), log=True)
+    tol = CS.Float("tol", (1e-5, 1e-1), log=True)
+    shrinking = CS.Categorical("shrinking", [True, False])
+    cs.add([kernel, gamma, degree, coef0, C, tol, shrinking,
+            CS.InCondition(gamma, kernel, ["rbf", "poly", "sigmoid"]),
+            CS.EqualsCondition(degree, kernel, "poly"),
+            CS.OrConjunction(CS.EqualsCondition(coef0, kernel, "poly"),
+                             CS.EqualsCondition(coef0, kernel, "sigmoid")),
+            CS.GreaterThanCondition(tol, C, 1.0),  # a numeric parent
+            CS.ForbiddenAndConjunction(CS.ForbiddenEqualsClause(kernel, "sigmoid"),
+                                       CS.ForbiddenEqualsClause(shrinking, False))])
+    return cs
+
+
+def svc_target(config: Any, seed: int = 0) -> float:
+    c = dict(config)
+    kernel = {"rbf": 0.0, "linear": 2.0, "poly": 1.0, "sigmoid": 3.0}[c["kernel"]]
+    gamma = (math.log10(c["gamma"]) + 1.0) ** 2 if "gamma" in c else 0.5
+    return kernel + 0.3 * gamma + 0.1 * math.log10(c["C"]) ** 2 + 0.2 * c.get("degree", 0)
+
+
+@pytest.mark.slow
+def test_smacs_forest_is_reproduced_on_a_conditional_space_with_forbidden_clauses(tmp_path):
+    # SMAC imputes inactive entries (-1, or the number of choices); the converted trees
+    # used to read the parameter's active splits there instead: rbf -0.64 became -5.14
+    scenario = smac.Scenario(svc_space(), deterministic=True, n_trials=60, seed=0,
+                             output_directory=tmp_path / "svc")
+    facade = smac.HyperparameterOptimizationFacade(scenario, svc_target, overwrite=True,
+                                                   logging_level=40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # SMAC's local search, empty means
+        facade.optimize()
+    forest = assert_converted_forest_predicts_like_smac(facade, 2000, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        history = hp.TrialHistory.from_smac(facade)
+    result = hp.fanova(history, forest=forest)
+    assert result.ranking()[0].params == ("kernel",)  # the data: kernel matters most
 
 
 @pytest.mark.slow

@@ -17,14 +17,18 @@ parameter, so each split ``z_j <= t`` of a SMAC tree is the same split
 * thresholds outside ``[0, 1]`` (splits that only separate SMAC's imputed value
   from the active ones) send every active value the same way.
 
-The converted forest predicts what SMAC's forest predicts at every configuration
-of the product space (a test checks this tree by tree). Where a conditional
-parameter is inactive SMAC feeds its imputed value; the functional ANOVA
-integrates over the product space instead, so for conditional parameters the
-analysis covers SMAC's forest at active values everywhere, as it does for forests
-hpinsight fits. The leaves hold what SMAC trained on: with the HPO facade's
-defaults that is the log of the normalized cost (``log_y=True``), so importances
-are fractions of that transformed target's variance.
+Where a conditional parameter is inactive SMAC feeds its imputed value, which goes
+one fixed way at every split on that parameter. Each converted tree routes it the
+same way: splits on the parameter's ancestors are inserted wherever its activity is
+not yet decided (:func:`hpinsight._inactive_routing.route_inactive`). The converted
+forest therefore predicts what SMAC's forest predicts at every configuration of the
+space, inactive entries included (tests check this tree by tree on random
+configurations of conditional spaces with forbidden clauses), and, as a function on
+the product space the functional ANOVA integrates over, it ignores a parameter
+wherever the parameter is inactive. Forbidden configurations are part of that
+product space (SMAC's forest predicts there too). The leaves hold what SMAC trained
+on: with the HPO facade's defaults that is the log of the normalized cost
+(``log_y=True``), so importances are fractions of that transformed target's variance.
 
 Private attributes read (SMAC 2.4.x; pinned in the ``smac`` extra):
 ``smbo.intensifier.config_selector._model`` and the model's ``_rf``.
@@ -37,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._forest import Forest, TreeArrays, copy_tree, readonly
+from .._inactive_routing import route_inactive
 from .._space import Categorical, Float, Int, SearchSpace
 
 if TYPE_CHECKING:
@@ -110,8 +115,31 @@ def forest_from_smac_model(model: Any, space: SearchSpace, configspace: Any) -> 
         )
     maps = [_threshold_map(space[name], configspace[name]) for name in names]
     ours = [space.names.index(name) for name in names]  # SMAC column -> our column
-    trees = tuple(_convert(copy_tree(e), maps, ours) for e in estimators)
-    return Forest(trees, len(space.names), None)
+    imputed = np.array([_imputed_value(configspace, name) for name in names])
+    trees = []
+    for e in estimators:
+        smac_tree = copy_tree(e)
+        inner = smac_tree.left >= 0
+        # where SMAC's imputed value for an inactive entry goes (float32, as trees compare)
+        at = imputed[np.where(inner, smac_tree.feature, 0)].astype(np.float32)
+        inactive_left = inner & (at.astype(np.float64) <= smac_tree.threshold)
+        trees.append(route_inactive(_convert(smac_tree, maps, ours), space, inactive_left))
+    return Forest(tuple(trees), len(space.names), None)
+
+
+def _imputed_value(configspace: Any, name: str) -> float:
+    """The value SMAC 2.4's forest puts in place of an inactive entry
+    (``AbstractRandomForest._impute_inactive``); NaN for unconditional parameters."""
+    if not configspace.parents_of[name]:
+        return np.nan
+    hp = configspace[name]
+    if hasattr(hp, "choices"):
+        return float(len(hp.choices))
+    if hasattr(hp, "sequence"):
+        return float(len(hp.sequence))
+    if hasattr(hp, "value"):  # Constant
+        return 1.0
+    return -1.0
 
 
 #: Discrete parameters with more values are mapped by bisection instead of a listed grid.
