@@ -67,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-trials", type=int, default=60)
     parser.add_argument("--shrink-at", type=int, default=30)
     parser.add_argument("--keep", type=int, default=3)
+    parser.add_argument("--reevaluate", type=int, default=1,
+                        help="old configurations projected onto the subspace and evaluated again")
     parser.add_argument("--cap", type=float, default=None,
                         help="rank by importance among the best fraction (cap_quantile)")
     args = parser.parse_args(argv)
@@ -82,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         cb.close()
         ranking = list(cb.history[-1].importances)
         run = shrink_and_continue(first, target, n_trials=args.n_trials - args.shrink_at,
-                                  keep=args.keep, importances=ranking)
+                                  keep=args.keep, importances=ranking,
+                                  reevaluate=args.reevaluate)
         shrunk_cost = target(run.facade.optimize())
         rows.append({
             "seed": seed,
@@ -90,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
             "shrunk_incumbent_cost": shrunk_cost,
             "cost_at_shrink": target(first.intensifier.get_incumbent()),
             "kept": list(run.kept),
+            "told": run.n_told,
+            "reevaluated": len(run.reevaluated),
             "importances_at_shrink": {n: [round(cb.history[-1].importances[n], 3),
                                           round(cb.history[-1].stds[n], 3)] for n in ranking[:5]},
             "kept_all_important": set(IMPORTANT) <= set(run.kept),

@@ -211,3 +211,39 @@ def test_report_of_a_multi_objective_study_takes_objective():
         hp.report(study, top=1, subspace=False)
     with pytest.raises(TypeError, match="holds one already"):
         hp.report(rep.history, objective=0)
+
+
+def test_forbidden_clauses_and_inactive_counts_are_shown() -> None:
+    space = hp.SearchSpace(
+        [hp.Categorical("kernel", ["rbf", "linear"]), hp.Float("gamma", 1e-3, 1.0, log=True),
+         hp.Float("C", 0.1, 10.0)],
+        conditions=[hp.Condition("gamma", "kernel", values=["rbf"])])
+    configs = space.sample(60, seed=0)
+    y = [c["C"] + (math.log(c["gamma"]) if "gamma" in c else 1.0) for c in configs]
+    n_linear = sum("gamma" not in c for c in configs)
+    record = hp.SamplingRecord(forbidden=("kernel == 'linear' && C > 5",))
+    history = hp.TrialHistory(space, configs, y, sampling=record)
+    rep = hp.report(history, top=1, seed=0, subspace=False)
+    page = html.unescape(rep.html())
+    assert f"inactive in: gamma {n_linear} of 60 trials." in page
+    assert "<code>kernel == 'linear' && C > 5</code>" in page
+    data = rep.to_dict()
+    assert data["inactive"] == {"gamma": n_linear}
+    assert data["sampling"]["forbidden"] == ["kernel == 'linear' && C > 5"]
+    plain = hp.report(hp.TrialHistory(hp.SearchSpace([hp.Float("x", 0, 1)]),
+                                      [{"x": i / 9} for i in range(10)], list(range(10))),
+                      top=1, seed=0, subspace=False)
+    assert "How the trials were sampled" not in plain.html()  # nothing to say: no section
+
+
+def test_a_sampling_record_is_checked_and_survives_pickling() -> None:
+    import pickle
+
+    space = hp.SearchSpace([hp.Float("x", 0, 1)])
+    with pytest.raises(TypeError, match="SamplingRecord"):
+        hp.TrialHistory(space, [{"x": 0.5}], [1.0], sampling={"fixed": {}})  # type: ignore[arg-type]
+    record = hp.SamplingRecord(fixed={"x": 0.5}, decisions=[{"action": "fix"}], n_held={"x": 2})
+    history = hp.TrialHistory(space, [{"x": 0.5}, {"x": 0.5}], [1.0, 2.0], sampling=record)
+    again = pickle.loads(pickle.dumps(history))
+    assert again.sampling == record
+    assert again.sampling.held("x") == 2

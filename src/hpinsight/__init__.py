@@ -23,6 +23,7 @@ from ._risk import (
     noninferiority_test,
     tuning_risk,
 )
+from ._sampling import SamplingRecord
 from ._space import AnyOf, Categorical, Condition, Float, Int, SearchSpace
 from ._subspace import SubspaceResult, SurrogateRisk, suggest_subspace, surrogate_tuning_risk
 from .exceptions import (
@@ -69,6 +70,7 @@ __all__ = [
     "RegionNode",
     "RegionTree",
     "Report",
+    "SamplingRecord",
     "SearchSpace",
     "SubspaceResult",
     "SurrogateRisk",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ._forest import readonly
+from ._sampling import SamplingRecord
 from ._space import SearchSpace
 from ._validation import as_objective, check_choice
 
@@ -47,6 +48,10 @@ class TrialHistory:
         ``{"PRUNED": 3, "non-finite value": 1}``).
     objective_name : str, default="objective"
         What ``y`` is, for reports (an objective name or "target").
+    sampling : SamplingRecord, optional
+        How the optimizer was restricted while it sampled these trials (fixed or
+        narrowed parameters, the decisions, forbidden clauses); adapters fill it,
+        reports show it. The analyses themselves do not read it.
 
     Examples
     --------
@@ -64,6 +69,7 @@ class TrialHistory:
     trial_ids: tuple[int, ...] = ()
     excluded: Mapping[str, int] = field(default_factory=dict)
     objective_name: str = "objective"
+    sampling: SamplingRecord | None = None
 
     def __post_init__(self) -> None:
         func = "TrialHistory"
@@ -86,6 +92,11 @@ class TrialHistory:
                 f"The 'trial_ids' parameter of {func} must have one entry per configuration "
                 f"({len(configs)}). Got {len(ids)} instead."
             )
+        if self.sampling is not None and not isinstance(self.sampling, SamplingRecord):
+            raise TypeError(
+                f"The 'sampling' parameter of {func} must be an hpinsight SamplingRecord or "
+                f"None. Got {type(self.sampling).__name__} instead."
+            )
         direction = check_choice(self.direction, "direction", func, ("minimize", "maximize"))
         excluded = {str(k): int(v) for k, v in dict(self.excluded).items() if int(v)}
         object.__setattr__(self, "configs", configs)
@@ -99,7 +110,7 @@ class TrialHistory:
         return (
             type(self),
             (self.space, [dict(c) for c in self.configs], np.array(self.y), self.direction,
-             self.trial_ids, dict(self.excluded), self.objective_name),
+             self.trial_ids, dict(self.excluded), self.objective_name, self.sampling),
         )
 
     def __repr__(self) -> str:

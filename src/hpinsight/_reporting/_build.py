@@ -102,8 +102,15 @@ class Report:
                             if _routable(tree, config) else None}
                      for name, tree in self.pdps.items()},
             "subspace": None if self.subspace is None else self.subspace.to_dict(),
+            "sampling": (None if self.history.sampling is None
+                         else self.history.sampling.to_dict()),
+            "inactive": self.inactive_counts(),
             "notes": list(self.notes),
         }
+
+    def inactive_counts(self) -> dict[str, int]:
+        """Per conditional parameter, in how many analysed trials it was inactive."""
+        return {n: int(c) for n, c in self.result.n_inactive.items() if c}
 
     def html(self) -> str:
         """The report as one self-contained HTML page (figures embedded; needs matplotlib)."""

@@ -81,6 +81,7 @@ def render_html(report: Report) -> str:
                  f"trial {trial_id} ({esc(h.direction)})</div>"
                  f"<div class=card>{fit_card}</div></div>")
 
+    parts.extend(_sampling_section(report))
     parts.append("<h2>What matters</h2>")
     rows = "".join(
         f"<tr><td>{esc(' x '.join(i.params))}</td><td>{i.mean:.3f} ± {i.std:.3f}</td>"
@@ -100,6 +101,12 @@ def render_html(report: Report) -> str:
     parts.append(f'<p class="note">Shares are fractions of the {"model" if gp else "forest"}\'s '
                  f"prediction variance over the search space (mean ± std over {spread}); "
                  f"{verdicts}.</p>")
+    held = _held(report)
+    if held:
+        parts.append('<p class="note">Held fixed by a restriction in some trials, so their '
+                     "shares rest on the trials where they varied: " + "; ".join(
+                         f"{esc(n)} varied in {h.n_trials - k} of {h.n_trials}"
+                         for n, k in held.items()) + ".</p>")
 
     if report.top:
         parts.append("<h2>How the top parameters act</h2><div class=grid>")
@@ -137,11 +144,7 @@ def render_html(report: Report) -> str:
         parts.append('<p class="note">No suggestion (see notes below).</p>')
     else:
         sub = report.subspace
-        items = "".join(
-            f"<tr><td>{esc(n)}</td><td class={'keep' if n in sub.keep else 'fix'}>"
-            f"{'keep tuning' if n in sub.keep else 'fix at ' + esc(_fmt(sub.fixed[n]))}</td>"
-            f"<td>{esc(sub.reasons[n])}</td></tr>"
-            for n in (*sub.keep, *sub.fixed))
+        items = "".join(_advice_row(report, n) for n in (*sub.keep, *sub.fixed))
         parts.append(f"<table><tr><th>parameter</th><th>suggestion</th><th>why</th></tr>"
                      f"{items}</table>")
 
@@ -154,6 +157,100 @@ def render_html(report: Report) -> str:
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{esc(report.title)}</title><style>{_CSS}</style></head>"
             f"<body><main>{body}</main></body></html>\n")
+
+
+def _held(report: Report) -> dict[str, int]:
+    """Parameters held fixed in some analysed trials, with how many."""
+    record = report.history.sampling
+    if record is None or not record.n_held:
+        return {}
+    return {n: k for n, k in record.n_held.items() if n in report.history.space}
+
+
+def _since(report: Report, name: str) -> str:
+    """When the restriction in force began to hold ``name`` fixed, in words."""
+    record = report.history.sampling
+    assert record is not None
+    for d in reversed(record.decisions):
+        if d.get("action") == "fix" and name in (d.get("params") or {}):
+            after = d.get("after_trial")
+            return f"since trial {after + 1}" if isinstance(after, int) else "since a decision"
+    return "by the restriction"
+
+
+def _advice_row(report: Report, name: str) -> str:
+    """One row of the "stop tuning" table, aware of a restriction already in force."""
+    esc = html.escape
+    sub = report.subspace
+    assert sub is not None
+    record = report.history.sampling
+    keep = name in sub.keep
+    suggestion = "keep tuning" if keep else "fix at " + esc(_fmt(sub.fixed[name]))
+    why = esc(sub.reasons[name])
+    css = "keep" if keep else "fix"
+    if record is not None and name in record.fixed:
+        value = _fmt(record.fixed[name])
+        counted = record.held(name)
+        trials = (f"{counted} of {report.history.n_trials} analysed trials"
+                  if record.n_held is not None else "trials not recorded")
+        fixed_since = f"fixed at {esc(value)} {_since(report, name)} ({trials})"
+        if keep:
+            suggestion = "release: it matters"
+            why = (f"{fixed_since}, but the analysis says it matters; release the "
+                   f"restriction to tune it again. {why}")
+        else:
+            suggestion = f"already fixed at {esc(value)}"
+            other = sub.fixed[name]
+            if _fmt(other) != value:
+                suggestion += f" (the analysis would pick {esc(_fmt(other))})"
+            why = f"{fixed_since}. {why}"
+    return (f"<tr><td>{esc(name)}</td><td class={css}>{suggestion}</td>"
+            f"<td>{why}</td></tr>")
+
+
+def _sampling_section(report: Report) -> list[str]:
+    """What shaped the sampling: restriction in force, decisions, forbidden clauses,
+    and how often each conditional parameter was inactive."""
+    esc = html.escape
+    h = report.history
+    record = h.sampling
+    inactive = report.inactive_counts()
+    if (record is None or record.is_empty) and not inactive:
+        return []
+    out = ["<h2>How the trials were sampled</h2>"]
+    if record is not None and (record.fixed or record.ranges):
+        what = [f"{esc(n)} fixed at {esc(_fmt(v))}" for n, v in record.fixed.items()]
+        what += [f"{esc(n)} within [{_fmt(lo)}, {_fmt(hi)}]"
+                 for n, (lo, hi) in record.ranges.items()]
+        out.append(f"<p>Restriction in force: {'; '.join(what)}.</p>")
+    elif record is not None and record.decisions:
+        out.append("<p>No restriction in force now.</p>")
+    if record is not None and record.decisions:
+        rows = "".join(
+            f"<tr><td>{esc(str(d.get('after_trial', '')))}</td><td>{esc(str(d.get('action')))}"
+            f"</td><td>{esc(', '.join(f'{k}={_fmt(v)}' for k, v in (d.get('params') or {}).items()))}"
+            f"</td><td>{esc(str(d.get('why', '')))}</td><td>{esc(str(d.get('at', '')))}</td></tr>"
+            for d in record.decisions)
+        out.append("<table><tr><th>after trial</th><th>decision</th><th>parameters</th>"
+                   f"<th>why</th><th>at (UTC)</th></tr>{rows}</table>")
+    if record is not None and (record.fixed or record.decisions):
+        if record.n_held is None:
+            out.append('<p class="note">Which trials were sampled under a restriction is not '
+                       "recorded in this study (it was restricted by an earlier hpinsight).</p>")
+        elif record.n_held or record.n_narrowed:
+            counts = [f"{esc(n)} held fixed in {k}" for n, k in record.n_held.items()]
+            counts += [f"{esc(n)} sampled in a narrowed range in {k}"
+                       for n, k in (record.n_narrowed or {}).items()]
+            out.append(f"<p>Of the {h.n_trials} analysed trials: {'; '.join(counts)}.</p>")
+    if inactive:
+        out.append("<p>Conditional parameters, inactive in: " + "; ".join(
+            f"{esc(n)} {k} of {h.n_trials} trials" for n, k in inactive.items()) + ".</p>")
+    if record is not None and record.forbidden:
+        out.append("<p>Forbidden clauses (the analysis integrates over the whole space, "
+                   "forbidden combinations included):</p><ul>"
+                   + "".join(f"<li><code>{esc(c)}</code></li>" for c in record.forbidden)
+                   + "</ul>")
+    return out
 
 
 def _capped(report: Report, params: tuple[str, ...]) -> str:

@@ -43,9 +43,16 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from .._history import TrialHistory
+    from .._sampling import SamplingRecord
     from .._space import Parameter
 
-__all__ = ["history_from_study", "merge_distributions", "space_from_optuna"]
+__all__ = ["history_from_study", "merge_distributions", "sampling_of", "space_from_optuna"]
+
+# Where hpinsight's ShrinkingSampler keeps its restriction (study user attributes) and
+# what each trial was sampled under (trial system attributes).
+RESTRICTION_KEY = "hpinsight:restriction"
+DECISIONS_KEY = "hpinsight:decisions"
+TRIAL_KEY = "hpinsight:sampled_under"
 
 
 def space_from_optuna(cls: type[SearchSpace], distributions: Mapping[str, Any]) -> SearchSpace:
@@ -276,7 +283,60 @@ def history_from_study(
         trial_ids=tuple(ids),
         excluded=excluded,
         objective_name=objective_name,
+        sampling=sampling_of(study, kept),
     )
+
+
+def sampling_of(study: Any, trials: Sequence[Any]) -> SamplingRecord | None:
+    """The restriction of ``study`` (hpinsight's ShrinkingSampler) and, over ``trials``, how
+    many were sampled with each parameter held fixed or in a narrowed range; None when the
+    study was never restricted."""
+    from .._sampling import SamplingRecord
+
+    attrs = study.user_attrs
+    stored = attrs.get(RESTRICTION_KEY)
+    decisions = attrs.get(DECISIONS_KEY)
+    decisions = [d for d in decisions if isinstance(d, Mapping)] if isinstance(
+        decisions, list) else []
+    if not isinstance(stored, Mapping) and not decisions:
+        return None
+    stored = stored if isinstance(stored, Mapping) else {}
+    fixed: Mapping[str, Any] = stored["fixed"] if isinstance(stored.get("fixed"), Mapping) else {}
+    ranges = {k: (v[0], v[1]) for k, v in dict(stored.get("ranges") or {}).items()
+              if isinstance(v, list | tuple) and len(v) == 2}
+    n_held: dict[str, int] = {}
+    n_narrowed: dict[str, int] = {}
+    marked = False
+    for t in trials:
+        under = t.system_attrs.get(TRIAL_KEY)
+        if not isinstance(under, Mapping):
+            continue
+        marked = True
+        for name, value in dict(under.get("fixed") or {}).items():
+            if name in t.params and _same(t.params[name], value):
+                n_held[name] = n_held.get(name, 0) + 1
+        for name in dict(under.get("ranges") or {}):
+            if name in t.params:
+                n_narrowed[name] = n_narrowed.get(name, 0) + 1
+    # trials carry the mark from 0.1 on; without any, the counts are unknown
+    # if a restriction was decided before the last analysed trial
+    last = max((t.number for t in trials), default=-1)
+    known = marked or not any(
+        d.get("action") == "fix" and (d.get("params") or d.get("ranges"))
+        and not (isinstance(d.get("after_trial"), int) and d["after_trial"] >= last)
+        for d in decisions)
+    return SamplingRecord(fixed=dict(fixed), ranges=ranges, decisions=tuple(decisions),
+                          n_held=n_held if known else None,
+                          n_narrowed=n_narrowed if known else None)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=0.0)
+        except (TypeError, ValueError):
+            return False
+    return bool(a == b)
 
 
 def _target_direction(

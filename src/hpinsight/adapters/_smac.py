@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._optional import import_optional
+from .._sampling import SamplingRecord
 from .._space import SearchSpace
 from ..exceptions import InvalidDataError
 
@@ -208,8 +209,10 @@ def history_from_records(
         name = str(objectives[0])
     else:
         name = "cost"
+    forbidden = tuple(str(c) for c in getattr(configspace, "forbidden_clauses", ()))
+    sampling = SamplingRecord(forbidden=forbidden) if forbidden else None
     return cls(space, tuple(rows), values, direction="minimize", trial_ids=tuple(ids),
-               excluded=excluded, objective_name=name + how)
+               excluded=excluded, objective_name=name + how, sampling=sampling)
 
 
 def _aggregate(

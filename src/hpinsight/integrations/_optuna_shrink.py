@@ -49,6 +49,8 @@ from typing import TYPE_CHECKING, Any
 import optuna
 from optuna.samplers import BaseSampler
 
+from ..adapters._optuna import DECISIONS_KEY, RESTRICTION_KEY, TRIAL_KEY
+
 if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
     from optuna.trial import FrozenTrial, TrialState
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DECISIONS_KEY",
     "RESTRICTION_KEY",
+    "TRIAL_KEY",
     "ShrinkingSampler",
     "read_ranges",
     "read_restriction",
@@ -63,8 +66,6 @@ __all__ = [
     "restrict",
 ]
 
-RESTRICTION_KEY = "hpinsight:restriction"
-DECISIONS_KEY = "hpinsight:decisions"
 
 # (fixed values, narrowed ranges) as one per-trial snapshot
 _Restriction = tuple[dict[str, Any], dict[str, tuple[float, float]]]
@@ -226,6 +227,11 @@ class ShrinkingSampler(BaseSampler):
         snapshot = _read(study)
         with self._lock:
             self._snapshots[_key(study, trial)] = snapshot
+        fixed, ranges = snapshot
+        if fixed or ranges:  # the trial says what it was sampled under (reports count it)
+            study._storage.set_trial_system_attr(
+                trial._trial_id, TRIAL_KEY,
+                {"fixed": dict(fixed), "ranges": {k: list(v) for k, v in ranges.items()}})
         self._base.before_trial(study, trial)
 
     def infer_relative_search_space(

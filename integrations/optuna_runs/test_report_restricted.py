@@ -1,0 +1,90 @@
+"""A report of a study that ran under a restriction shows the restriction, counts the trials
+sampled under it, and never advises tuning or fixing as if nothing were fixed."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+import hpinsight as hp
+
+optuna = pytest.importorskip("optuna")
+pytest.importorskip("matplotlib")
+
+from hpinsight.integrations.optuna import ShrinkingSampler, release, restrict  # noqa: E402
+
+
+def objective(trial: optuna.Trial) -> float:
+    lr = trial.suggest_float("lr", 1e-4, 1.0, log=True)
+    kind = trial.suggest_categorical("kind", ["a", "b", "c"])
+    trial.suggest_float("noise", 0.0, 1.0)
+    width = trial.suggest_int("width", 1, 64, log=True)
+    return (math.log10(lr) + 2.0) ** 2 + {"a": 0.0, "b": 0.5, "c": 1.0}[kind] + 0.01 * width
+
+
+def _row(page: str, name: str) -> str:
+    found = re.search(rf"<tr><td>{name}</td><td class=(keep|fix)>(.*?)</td><td>(.*?)</td></tr>",
+                      page)
+    assert found, f"no advice row for {name}"
+    return found.group(0)
+
+
+@pytest.mark.slow
+def test_report_shows_the_restriction_and_advises_with_it_in_mind(tmp_path: Path) -> None:
+    storage = f"sqlite:///{tmp_path / 'study.db'}"
+    study = optuna.create_study(storage=storage, study_name="restricted",
+                                sampler=ShrinkingSampler(optuna.samplers.TPESampler(seed=0)))
+    study.optimize(objective, n_trials=40)
+    # a restriction by hand that fixes lr, which matters, and noise, which does not
+    restrict(study, {"lr": 0.5, "noise": 0.25}, why="by hand, for the test",
+             after_trial=study.trials[-1].number)
+    study.optimize(objective, n_trials=50)
+
+    history = hp.TrialHistory.from_optuna(optuna.load_study(study_name="restricted",
+                                                            storage=storage))
+    record = history.sampling
+    assert record is not None
+    assert dict(record.fixed) == {"lr": 0.5, "noise": 0.25}
+    assert dict(record.n_held or {}) == {"lr": 50, "noise": 50}  # only trials 40..89
+    assert [d["action"] for d in record.decisions] == ["fix"]
+
+    rep = hp.report(history, top=2, seed=0)
+    page = html.unescape(rep.html())
+    assert "How the trials were sampled" in page
+    assert "Restriction in force: lr fixed at 0.5; noise fixed at 0.25." in page
+    assert "lr held fixed in 50; noise held fixed in 50" in page
+    assert "by hand, for the test" in page
+    assert "lr varied in 40 of 90" in page
+    assert rep.subspace is not None
+    for name in ("lr", "noise"):
+        row = _row(page, name)
+        assert "keep tuning" not in row, row
+        assert "<td class=fix>fix at" not in row, row
+        assert "since trial 40 (50 of 90 analysed trials)" in row, row
+    lr = _row(page, "lr")
+    if "lr" in rep.subspace.keep:  # it matters: the report says to release it
+        assert "release: it matters" in lr
+    data = rep.to_dict()
+    assert data["sampling"]["n_held"] == {"lr": 50, "noise": 50}
+    json.dumps(data, allow_nan=False)
+
+    release(study)
+    study.optimize(objective, n_trials=5)
+    after = hp.TrialHistory.from_optuna(study).sampling
+    assert after is not None
+    assert not after.fixed
+    assert dict(after.n_held or {}) == {"lr": 50, "noise": 50}
+    page = html.unescape(hp.report(hp.TrialHistory.from_optuna(study), top=1, seed=0).html())
+    assert "No restriction in force now." in page
+    assert "keep tuning" in _row(page, "lr") or "fix at" in _row(page, "lr")
+
+
+def test_an_unrestricted_study_has_no_sampling_record() -> None:
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(objective, n_trials=5)
+    assert hp.TrialHistory.from_optuna(study).sampling is None
