@@ -243,6 +243,16 @@ def test_result_exports_are_json_safe_and_consistent():
         r.variances[0, 0] = 1.0
 
 
+def test_fractions_are_computed_once_and_ranking_reads_them():
+    # ranking() used to recompute every tree's fractions per effect: quadratic in effects
+    r = fanova(_OK, _Y, _SPACE, n_trees=4, seed=0, max_order=2)
+    assert r.fractions is r.fractions
+    with pytest.raises(ValueError, match="read-only"):
+        r.fractions[0, 0] = 1.0
+    assert r.ranking() == tuple(sorted((r.importance(*s) for s in r.subsets),
+                                       key=lambda i: (-i.mean, i.params)))
+
+
 # -- invariants -------------------------------------------------------------------------
 def test_same_seed_gives_bit_identical_results_whatever_n_jobs(make_mixed_space):
     space = make_mixed_space(conditional=True)

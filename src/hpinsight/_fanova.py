@@ -252,9 +252,14 @@ class FanovaResult:
     surrogate: str = "forest"
     null_fractions: tuple[float, float] | None = None
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
+    _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_index", {frozenset(s): i for i, s in enumerate(self.subsets)})
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fractions = self.variances / self.tree_variances[:, None]
+        fractions[~(self.tree_variances > 0)] = np.nan
+        object.__setattr__(self, "_fractions", readonly(fractions))
 
     # -- summaries ----------------------------------------------------------------------
     @property
@@ -279,11 +284,9 @@ class FanovaResult:
 
     @property
     def fractions(self) -> NDArray[np.float64]:
-        """``F_U = V_U / V`` per tree, shape (n_trees, n_subsets); NaN rows for constant trees."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = self.variances / self.tree_variances[:, None]
-        out[~self.valid_trees] = np.nan
-        return out
+        """``F_U = V_U / V`` per tree, shape (n_trees, n_subsets); NaN rows for constant
+        trees. Computed once (read-only)."""
+        return self._fractions
 
     @property
     def total_variance(self) -> float:
@@ -354,8 +357,8 @@ class FanovaResult:
         order : int, optional
             Only effects of this many parameters (1 = main effects). Default: all.
         """
-        picked = [s for s in self.subsets if order is None or len(s) == order]
-        ranked = [self.importance(*s) for s in picked]
+        ranked = [self._summarize(s, self._fractions[:, i]) for i, s in enumerate(self.subsets)
+                  if order is None or len(s) == order]
         return tuple(sorted(ranked, key=lambda imp: (-imp.mean, imp.params)))
 
     # -- marginals ------------------------------------------------------------------------
