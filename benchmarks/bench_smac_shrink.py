@@ -67,8 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-trials", type=int, default=60)
     parser.add_argument("--shrink-at", type=int, default=30)
     parser.add_argument("--keep", type=int, default=3)
-    parser.add_argument("--reevaluate", type=int, default=1,
-                        help="old configurations projected onto the subspace and evaluated again")
+    parser.add_argument("--reevaluate", default="auto", type=lambda v: v if v == "auto" else int(v),
+                        help="old configurations projected onto the subspace and evaluated "
+                             "again (an int, or 'auto')")
     parser.add_argument("--cap", type=float, default=None,
                         help="rank by importance among the best fraction (cap_quantile)")
     args = parser.parse_args(argv)

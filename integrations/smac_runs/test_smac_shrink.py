@@ -76,8 +76,8 @@ def test_continued_run_searches_only_new_configurations_of_the_subspace(tmp_path
     incumbent = dict(first.intensifier.get_incumbent())
     assert dict(run.fixed) == {n: incumbent[n] for n in ranking[3:]}
     # only the incumbent already lies in the subspace (the others differ in floats there);
-    # the best other configuration is projected and queued for a real evaluation
-    assert (run.n_told, len(run.reevaluated), run.n_left_out, run.n_skipped) == (1, 1, 28, 0)
+    # the best others (a quarter of the 30 new trials) are projected and queued
+    assert (run.n_told, len(run.reevaluated), run.n_left_out, run.n_skipped) == (1, 7, 22, 0)
     [(key, value)] = run.facade.runhistory.items()
     assert dict(run.facade.runhistory.get_config(key.config_id)) == incumbent
     assert value.cost == best_before
@@ -86,7 +86,7 @@ def test_continued_run_searches_only_new_configurations_of_the_subspace(tmp_path
     result = run.facade.optimize()
     new = evaluated[n_before:]
     assert len(new) == 30  # the told run was not evaluated again
-    assert new[0] == dict(run.reevaluated[0])  # the queued projection is evaluated first
+    assert new[:7] == [dict(c) for c in run.reevaluated]  # the queued ones come first
     assert dict(first.intensifier.get_incumbent()) not in new
     for config in new:
         assert {n: config[n] for n in run.fixed} == dict(run.fixed)
@@ -168,5 +168,11 @@ def test_an_earlier_continued_run_is_never_replaced_silently(tmp_path: Path) -> 
     again = shrink_and_continue(first, target, n_trials=1, keep=2, importances=["a", "b", "c"],
                                 overwrite=True)
     assert again.output_directory == run.output_directory
+    with pytest.raises(ValueError, match=r"'reevaluate'.*>= 0 or 'auto'"):
+        shrink_and_continue(first, target, n_trials=1, keep=2, reevaluate=-1, name="bad")
+    alone = shrink_and_continue(first, target, n_trials=4, keep=2, importances=["a", "b", "c"],
+                                reevaluate=0, name="alone")
+    assert alone.reevaluated == ()
+    assert alone.n_told + alone.n_left_out == 15
     with pytest.raises(TypeError, match="overwrite"):
         shrink_and_continue(first, target, n_trials=1, keep=2, overwrite="yes")  # type: ignore[arg-type]
