@@ -100,14 +100,168 @@ def copy_tree(estimator: Any) -> TreeArrays:
     )
 
 
+#: What ``forest_from_estimator`` accepts, for its error messages.
+_ACCEPTED = (
+    "a RandomForestRegressor, an ExtraTreesRegressor, a BaggingRegressor of regression "
+    "trees that each see every column, or a single DecisionTreeRegressor/ExtraTreeRegressor"
+)
+#: What to do instead, for its error messages.
+_INSTEAD = (
+    "Fit a RandomForestRegressor or ExtraTreesRegressor on space.encode(configs) and pass "
+    "that, or pass no forest and let hpinsight fit its own surrogate (surrogate='forest' "
+    "fits a random forest)."
+)
+#: Rows on which a given model's ``predict`` is compared with the mean of its trees.
+_N_PROBE_ROWS = 64
+
+
+def _refused(model: Any, why: str) -> InvalidDataError:
+    return InvalidDataError(
+        "The 'forest' parameter of fanova must be a fitted regression forest whose prediction "
+        f"is the plain mean of its trees' predictions on all columns ({_ACCEPTED}). Got "
+        f"{type(model).__name__} instead, which cannot be decomposed that way: {why}. "
+        + _INSTEAD
+    )
+
+
+def _why_not_a_mean_of_trees(model: Any) -> str | None:
+    """Why a scikit-learn estimator is not the plain mean of its trees, or None if it is.
+
+    Objects that are not scikit-learn estimators (hand-built or converted trees)
+    return None: they are taken as the mean of their ``estimators_``, and their
+    ``predict``, if they have one, is checked against that mean afterwards.
+    """
+    from sklearn.base import BaseEstimator, is_classifier
+    from sklearn.ensemble import (
+        AdaBoostRegressor,
+        BaggingRegressor,
+        ExtraTreesRegressor,
+        GradientBoostingRegressor,
+        HistGradientBoostingRegressor,
+        RandomForestRegressor,
+    )
+    from sklearn.tree import DecisionTreeRegressor
+
+    if not isinstance(model, BaseEstimator):
+        return None
+    if is_classifier(model):
+        return (
+            "it is a classifier, whose trees hold class frequencies; hpinsight decomposes a "
+            "regression of the objective value"
+        )
+    if isinstance(model, GradientBoostingRegressor | HistGradientBoostingRegressor):
+        return (
+            "gradient boosting predicts an initial estimate plus the learning-rate-scaled sum "
+            "of its stages, not the mean of its trees"
+        )
+    if isinstance(model, AdaBoostRegressor):
+        return "AdaBoost predicts the weighted median of its trees, not their mean"
+    # ExtraTreeRegressor subclasses DecisionTreeRegressor.
+    if isinstance(model, DecisionTreeRegressor | RandomForestRegressor | ExtraTreesRegressor):
+        return None
+    if isinstance(model, BaggingRegressor):
+        estimators = getattr(model, "estimators_", None)
+        if estimators is None:
+            return None  # not fitted: reported as such by the caller
+        if not all(isinstance(e, DecisionTreeRegressor) for e in estimators):
+            kinds = sorted({type(e).__name__ for e in estimators})
+            return f"its estimators are {', '.join(kinds)}, not all regression trees"
+        n_in = int(model.n_features_in_)
+        for features in model.estimators_features_:
+            if not np.array_equal(np.asarray(features), np.arange(n_in)):
+                return (
+                    "its trees were trained on subsets or resamplings of the columns "
+                    "(max_features < 1.0 or bootstrap_features=True), so each tree's column "
+                    "j is not the space's column j; refit it with max_features=1.0 and "
+                    "bootstrap_features=False"
+                )
+        return None
+    return (
+        "only random forests, extra-trees, bagged regression trees and single regression "
+        "trees predict the plain mean of their trees"
+    )
+
+
+def _probe_rows(forest: Forest, n_rows: int) -> NDArray[np.float64]:
+    """Rows that reach many leaves: each column drawn from its split thresholds and between them."""
+    rng = np.random.default_rng(0)
+    X = np.zeros((n_rows, forest.n_features))
+    for j in range(forest.n_features):
+        thr = np.unique(
+            np.concatenate([t.threshold[(t.left >= 0) & (t.feature == j)] for t in forest.trees])
+        )
+        if thr.size == 0:
+            continue
+        candidates = np.concatenate(
+            (thr, (thr[:-1] + thr[1:]) / 2, [thr[0] - 1.0, thr[-1] + 1.0])
+        )
+        X[:, j] = rng.choice(candidates, n_rows)
+    return X
+
+
+def _check_predict_is_mean(model: Any, forest: Forest) -> None:
+    """Compare ``model.predict`` with the mean of the copied trees on probe rows."""
+    predict = getattr(model, "predict", None)
+    if not callable(predict):
+        return  # hand-built trees: nothing to compare with
+    X = _probe_rows(forest, _N_PROBE_ROWS)
+    try:
+        with warnings.catch_warnings():
+            # a model fitted on a DataFrame warns about the plain array's missing column names
+            warnings.filterwarnings("ignore", message="X does not have valid feature names")
+            expected = np.asarray(predict(X), dtype=np.float64).reshape(-1)
+    except Exception as exc:
+        raise _refused(
+            model, f"its predict() failed on {X.shape[1]} encoded columns ({exc})"
+        ) from exc
+    mean = forest.predict_per_tree(X).mean(axis=0)
+    gap = float(np.max(np.abs(mean - expected))) if expected.shape == mean.shape else np.inf
+    if not gap <= 1e-9 * (1.0 + float(np.max(np.abs(mean)))):
+        raise _refused(
+            model,
+            f"its predict() differs from the mean of its trees' predictions (by up to {gap:.3g})",
+        )
+
+
+def _freeze(model: Any, estimators: list[Any], n_features: int) -> Forest:
+    oob = getattr(model, "oob_score_", None)
+    return Forest(
+        tuple(copy_tree(e) for e in estimators), n_features, None if oob is None else float(oob)
+    )
+
+
 def forest_from_estimator(model: Any, n_features: int) -> Forest:
     """Wrap an already fitted scikit-learn tree ensemble (or a single tree).
+
+    hpinsight decomposes the plain mean of the trees' predictions on all
+    columns, so only models that predict exactly that are accepted:
+    ``RandomForestRegressor``, ``ExtraTreesRegressor``, a ``BaggingRegressor`` whose
+    estimators are regression trees that each see every column in order, and a
+    single ``DecisionTreeRegressor``/``ExtraTreeRegressor``. Boosting (a sum of
+    stages), AdaBoost (a weighted median), bagging on column subsets and
+    classifiers are refused. When the model has a ``predict`` method, it is
+    compared with the mean of the copied trees on rows spread over the trees'
+    splits. Objects that are not scikit-learn estimators but hold fitted trees
+    in ``estimators_`` (hand-built trees) are taken as the mean of those trees.
+
+    Parameters
+    ----------
+    model : fitted estimator or Forest
+        The model to decompose.
+    n_features : int
+        The number of encoded columns of the search space.
+
+    Returns
+    -------
+    Forest
+        The trees, copied once into frozen arrays.
 
     Raises
     ------
     InvalidDataError
-        If ``model`` is not fitted, is not a regression tree ensemble, or was
-        trained on a different number of columns.
+        If ``model`` is not fitted, does not predict the plain mean of its
+        regression trees on all columns, or was trained on a different number
+        of columns.
     """
     if isinstance(model, Forest):  # already frozen (e.g. converted from an optimizer's model)
         if model.n_features != n_features:
@@ -116,6 +270,9 @@ def forest_from_estimator(model: Any, n_features: int) -> Forest:
                 f"{n_features} parameters; build it for this space."
             )
         return model
+    why = _why_not_a_mean_of_trees(model)
+    if why is not None:
+        raise _refused(model, why)
     estimators = getattr(model, "estimators_", None)
     if estimators is None:
         estimators = [model] if hasattr(model, "tree_") else None
@@ -127,19 +284,16 @@ def forest_from_estimator(model: Any, n_features: int) -> Forest:
         )
     flat = list(np.ravel(np.asarray(estimators, dtype=object)))
     if not flat or not all(hasattr(e, "tree_") for e in flat):
-        raise InvalidDataError(
-            "The 'forest' parameter of fanova must hold fitted decision trees; "
-            f"{type(model).__name__}.estimators_ does not (boosted or non-tree ensembles are "
-            "not supported)."
-        )
+        raise _refused(model, f"{type(model).__name__}.estimators_ does not hold fitted trees")
     n_in = getattr(model, "n_features_in_", getattr(flat[0], "n_features_in_", n_features))
     if n_in != n_features:
         raise InvalidDataError(
             f"The forest was trained on {n_in} columns but the search space has {n_features} "
             "parameters; train it on space.encode(configs)."
         )
-    oob = getattr(model, "oob_score_", None)
-    return Forest(tuple(copy_tree(e) for e in flat), n_features, None if oob is None else float(oob))
+    forest = _freeze(model, flat, n_features)
+    _check_predict_is_mean(model, forest)
+    return forest
 
 
 def impute_inactive(
@@ -198,4 +352,5 @@ def fit_forest(
         # Tiny data sets leave some rows never out of bag; the OOB score is still defined.
         warnings.filterwarnings("ignore", message="Some inputs do not have OOB scores")
         model.fit(X_fit, y)
-    return forest_from_estimator(model, X.shape[1])
+    # the mean of its trees by construction: no need to check predict on probe rows
+    return _freeze(model, list(model.estimators_), X.shape[1])

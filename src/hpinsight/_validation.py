@@ -1,4 +1,9 @@
-"""Argument checks shared by the public functions (validated once, at the boundary)."""
+"""Argument checks shared by the public functions (validated once, at the boundary).
+
+Wrong types raise :class:`~hpinsight.exceptions.InvalidArgumentTypeError` (a
+``TypeError``), wrong values :class:`~hpinsight.exceptions.InvalidArgumentError`
+(a ``ValueError``); both are :class:`~hpinsight.exceptions.HPInsightError`.
+"""
 
 from __future__ import annotations
 
@@ -9,23 +14,33 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .exceptions import InvalidDataError
+from .exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidDataError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 
 def check_int(value: Any, name: str, func: str, *, minimum: int | None = None, allow_none: bool = False) -> int | None:
-    """Return ``value`` as an int or raise a TypeError/ValueError naming the parameter."""
+    """Return ``value`` as an int, or raise an error naming the parameter.
+
+    Raises
+    ------
+    InvalidArgumentTypeError
+        If ``value`` is not an int (``bool`` is refused).
+    InvalidArgumentError
+        If ``value`` is below ``minimum``.
+    """
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"The {name!r} parameter of {func} must be an int. Got {value!r} instead."
+        raise InvalidArgumentTypeError(
+            f"The {name!r} parameter of {func} must be an int. Got {value!r} instead.",
+            argument=name, function=func,
         )
     if minimum is not None and value < minimum:
-        raise ValueError(
-            f"The {name!r} parameter of {func} must be >= {minimum}. Got {value!r} instead."
+        raise InvalidArgumentError(
+            f"The {name!r} parameter of {func} must be >= {minimum}. Got {value!r} instead.",
+            argument=name, function=func,
         )
     return int(value)
 
@@ -36,25 +51,38 @@ def check_seed(seed: Any, func: str) -> int | None:
 
 
 def check_choice(value: Any, name: str, func: str, choices: Sequence[str]) -> str:
+    """Return ``value`` if it is one of ``choices``, else raise :class:`InvalidArgumentError`."""
     if value not in choices:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"The {name!r} parameter of {func} must be one of {list(choices)!r}. "
-            f"Got {value!r} instead."
+            f"Got {value!r} instead.",
+            argument=name, function=func,
         )
     return str(value)
 
 
 def check_real(value: Any, name: str, func: str, *, low: float, high: float, low_open: bool = False) -> float:
+    """Return ``value`` as a float in ``[low, high]`` (``(low, high]`` if ``low_open``).
+
+    Raises
+    ------
+    InvalidArgumentTypeError
+        If ``value`` is not a finite real number (``bool`` is refused).
+    InvalidArgumentError
+        If ``value`` is outside the interval.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise TypeError(
-            f"The {name!r} parameter of {func} must be a finite number. Got {value!r} instead."
+        raise InvalidArgumentTypeError(
+            f"The {name!r} parameter of {func} must be a finite number. Got {value!r} instead.",
+            argument=name, function=func,
         )
     v = float(value)
     if (v <= low if low_open else v < low) or v > high:
         bracket = "(" if low_open else "["
-        raise ValueError(
+        raise InvalidArgumentError(
             f"The {name!r} parameter of {func} must be in {bracket}{low}, {high}]. "
-            f"Got {value!r} instead."
+            f"Got {value!r} instead.",
+            argument=name, function=func,
         )
     return float(value)
 

@@ -1,8 +1,10 @@
 """Public exception and warning classes.
 
 Every error raised on purpose by hpinsight derives from :class:`HPInsightError`
-*and* from the matching builtin (``ValueError`` or ``TypeError``), so ordinary
-``except ValueError`` clauses keep working.
+*and* from the matching builtin (``ValueError``, ``TypeError`` or ``RuntimeError``),
+so ordinary ``except ValueError`` clauses keep working. Errors that only an
+optional integration raises (``SmacModelUnavailable``, ``WorkerError``) live next
+to that integration and derive from :class:`HPInsightError` as well.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ __all__ = [
     "ExcludedTrialsWarning",
     "HPInsightError",
     "HPInsightWarning",
+    "InvalidArgumentError",
+    "InvalidArgumentTypeError",
     "InvalidDataError",
     "InvalidSpaceError",
 ]
@@ -20,6 +24,64 @@ __all__ = [
 
 class HPInsightError(Exception):
     """Base class of all errors raised by hpinsight."""
+
+
+class InvalidArgumentError(HPInsightError, ValueError):
+    """An argument of an hpinsight function has a value outside what it accepts.
+
+    For example a negative ``seed`` or an unknown option string. The message
+    names the argument, the function, what is accepted and what was given.
+
+    Attributes
+    ----------
+    argument : str or None
+        The name of the offending argument, when there is one.
+    function : str or None
+        The function it was passed to, when known.
+
+    Examples
+    --------
+    >>> from hpinsight.exceptions import HPInsightError, InvalidArgumentError
+    >>> err = InvalidArgumentError("bad seed", argument="seed", function="fanova")
+    >>> isinstance(err, HPInsightError), isinstance(err, ValueError), err.argument
+    (True, True, 'seed')
+    """
+
+    def __init__(
+        self, message: str, *, argument: str | None = None, function: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.argument = argument
+        self.function = function
+
+
+class InvalidArgumentTypeError(HPInsightError, TypeError):
+    """An argument of an hpinsight function has the wrong type.
+
+    For example a float where an int is required. The message names the
+    argument, the function, the expected type and what was given.
+
+    Attributes
+    ----------
+    argument : str or None
+        The name of the offending argument, when there is one.
+    function : str or None
+        The function it was passed to, when known.
+
+    Examples
+    --------
+    >>> from hpinsight.exceptions import HPInsightError, InvalidArgumentTypeError
+    >>> err = InvalidArgumentTypeError("seed must be an int", argument="seed")
+    >>> isinstance(err, HPInsightError), isinstance(err, TypeError)
+    (True, True)
+    """
+
+    def __init__(
+        self, message: str, *, argument: str | None = None, function: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.argument = argument
+        self.function = function
 
 
 class InvalidSpaceError(HPInsightError, ValueError):

@@ -43,6 +43,7 @@ import numpy as np
 from .._forest import Forest, TreeArrays, copy_tree, readonly
 from .._inactive_routing import route_inactive
 from .._space import Categorical, Float, Int, SearchSpace
+from ..exceptions import HPInsightError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -50,8 +51,11 @@ if TYPE_CHECKING:
 __all__ = ["SmacModelUnavailable", "forest_from_smac_model", "smac_model_of", "smac_target_of"]
 
 
-class SmacModelUnavailable(RuntimeError):
-    """SMAC's surrogate cannot be analysed now; the message says why."""
+class SmacModelUnavailable(HPInsightError, RuntimeError):
+    """SMAC's surrogate cannot be analysed now; the message says why.
+
+    A :class:`~hpinsight.exceptions.HPInsightError` and a ``RuntimeError``.
+    """
 
 
 def smac_model_of(smbo_or_facade: Any) -> Any:

@@ -32,6 +32,8 @@ import weakref
 from pathlib import Path
 from typing import IO, Any
 
+from ..exceptions import HPInsightError
+
 __all__ = ["RefitWorker", "WorkerError"]
 
 _HEADER = struct.Struct("<Q")
@@ -39,8 +41,11 @@ _HEADER = struct.Struct("<Q")
 _THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-class WorkerError(RuntimeError):
-    """The refit process could not be started or died; the caller refits in-process instead."""
+class WorkerError(HPInsightError, RuntimeError):
+    """The refit process could not be started or died; the caller refits in-process instead.
+
+    A :class:`~hpinsight.exceptions.HPInsightError` and a ``RuntimeError``.
+    """
 
 
 def _tasks() -> dict[str, Any]:

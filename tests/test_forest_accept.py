@@ -1,0 +1,171 @@
+"""_forest.forest_from_estimator: which fitted scikit-learn models are decomposed, which refused.
+
+hpinsight's fANOVA decomposes the plain mean of the trees' predictions on all encoded
+columns. Boosting (a sum of stages), AdaBoost (a weighted median), bagging on column
+subsets and classifiers are something else and must be refused, not silently analysed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.ensemble import (
+    AdaBoostRegressor,
+    BaggingRegressor,
+    ExtraTreesRegressor,
+    GradientBoostingRegressor,
+    HistGradientBoostingRegressor,
+    IsolationForest,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.linear_model import LinearRegression
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreeRegressor
+
+import hpinsight as hp
+from hpinsight._forest import Forest, forest_from_estimator
+from hpinsight.exceptions import InvalidDataError
+
+N_FEATURES = 3
+
+
+def _data(seed: int = 0, n: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0.0, 1.0, size=(n, N_FEATURES))
+    y = 10 * X[:, 0] + X[:, 1] + 0.1 * rng.standard_normal(n)
+    return X, y
+
+
+class _DoubledForest(RandomForestRegressor):
+    """A forest subclass whose predict is not the mean of its trees."""
+
+    def predict(self, X):
+        return 2.0 * super().predict(X)
+
+
+_BOOSTING = "sum of its stages"
+_SUBSETS = "subsets or resamplings of the columns"
+
+
+_BY_CLASS = [
+    pytest.param(
+        lambda: GradientBoostingRegressor(n_estimators=10, random_state=0),
+        f"GradientBoostingRegressor .*{_BOOSTING}", id="gradient-boosting",
+    ),
+    pytest.param(
+        lambda: HistGradientBoostingRegressor(max_iter=10, random_state=0),
+        f"HistGradientBoostingRegressor .*{_BOOSTING}", id="hist-gradient-boosting",
+    ),
+    pytest.param(
+        lambda: AdaBoostRegressor(n_estimators=10, random_state=0),
+        "AdaBoostRegressor .*weighted median", id="adaboost",
+    ),
+    pytest.param(
+        lambda: RandomForestClassifier(n_estimators=5, random_state=0),
+        "RandomForestClassifier .*it is a classifier", id="forest-classifier",
+    ),
+    pytest.param(
+        lambda: DecisionTreeClassifier(random_state=0),
+        "DecisionTreeClassifier .*it is a classifier", id="tree-classifier",
+    ),
+    pytest.param(
+        lambda: IsolationForest(n_estimators=5, random_state=0),
+        "IsolationForest .*only random forests", id="isolation-forest",
+    ),
+]
+# Refused for what the fitted model holds or predicts, which its class does not tell.
+_WHEN_FITTED = [
+    pytest.param(
+        lambda: BaggingRegressor(DecisionTreeRegressor(), n_estimators=5, max_features=0.5, random_state=0),
+        f"BaggingRegressor .*{_SUBSETS}", id="bagging-max-features",
+    ),
+    pytest.param(
+        lambda: BaggingRegressor(DecisionTreeRegressor(), n_estimators=5, bootstrap_features=True, random_state=0),
+        f"BaggingRegressor .*{_SUBSETS}", id="bagging-bootstrap-features",
+    ),
+    pytest.param(
+        lambda: BaggingRegressor(LinearRegression(), n_estimators=3, random_state=0),
+        "BaggingRegressor .*LinearRegression, not all regression trees", id="bagging-non-trees",
+    ),
+    pytest.param(
+        lambda: _DoubledForest(n_estimators=5, random_state=0),
+        r"_DoubledForest .*predict\(\) differs from the mean", id="predict-not-the-mean",
+    ),
+]
+
+
+def _assert_refused(model, match):
+    with pytest.raises(InvalidDataError, match=match) as info:
+        forest_from_estimator(model, N_FEATURES)
+    message = str(info.value)
+    assert message.startswith("The 'forest' parameter of fanova must be")
+    assert "Fit a RandomForestRegressor or ExtraTreesRegressor" in message
+    assert "pass no forest" in message
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(("make", "match"), [*_BY_CLASS, *_WHEN_FITTED])
+def test_fitted_models_that_are_not_a_mean_of_trees_are_refused(make, match):
+    X, y = _data()
+    model = make()
+    is_classifier = "Classifier" in type(model).__name__
+    model.fit(X, (y > np.median(y)).astype(int) if is_classifier else y)
+    _assert_refused(model, match)
+
+
+@pytest.mark.parametrize(("make", "match"), _BY_CLASS)
+def test_unfitted_models_of_a_refused_class_are_refused_by_class(make, match):
+    _assert_refused(make(), match)
+
+
+def test_fanova_refuses_gradient_boosting_instead_of_a_wrong_answer():
+    # y = 10x + z: x explains about 99% of the variance; a boosted model read as a mean of
+    # its trees gave x about 0.80 with a wide band.
+    space = hp.SearchSpace([hp.Float("x", 0.0, 1.0), hp.Float("z", 0.0, 1.0)])
+    configs = space.sample(300, seed=0)
+    X = space.encode(configs)
+    y = 10 * X[:, 0] + X[:, 1]
+    gbr = GradientBoostingRegressor(n_estimators=50, random_state=0).fit(X, y)
+    with pytest.raises(hp.InvalidDataError, match="GradientBoostingRegressor"):
+        hp.fanova(configs, y, space, forest=gbr)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda: RandomForestRegressor(n_estimators=8, random_state=0), id="random-forest"),
+        pytest.param(lambda: ExtraTreesRegressor(n_estimators=8, random_state=0), id="extra-trees"),
+        pytest.param(
+            lambda: BaggingRegressor(DecisionTreeRegressor(), n_estimators=6, random_state=0),
+            id="bagging-trees",
+        ),
+        pytest.param(
+            lambda: BaggingRegressor(ExtraTreeRegressor(), n_estimators=6, max_samples=0.5, random_state=0),
+            id="bagging-extra-trees",
+        ),
+        pytest.param(lambda: DecisionTreeRegressor(max_leaf_nodes=20, random_state=0), id="tree"),
+        pytest.param(lambda: ExtraTreeRegressor(random_state=0), id="extra-tree"),
+    ],
+)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_accepted_models_are_the_mean_of_their_trees(make, seed):
+    X, y = _data(seed)
+    model = make().fit(X, y)
+    forest = forest_from_estimator(model, N_FEATURES)
+    assert isinstance(forest, Forest)
+    assert len(forest.trees) == len(getattr(model, "estimators_", [model]))
+    X_new = np.random.default_rng(seed + 100).uniform(-0.2, 1.2, size=(500, N_FEATURES))
+    np.testing.assert_allclose(
+        forest.predict_per_tree(X_new).mean(axis=0), model.predict(X_new), rtol=0, atol=1e-12
+    )
+
+
+def test_fanova_decomposes_a_full_feature_bagging_of_trees():
+    space = hp.SearchSpace([hp.Float(f"x{j}", 0.0, 1.0) for j in range(N_FEATURES)])
+    configs = space.sample(200, seed=3)
+    X = space.encode(configs)
+    y = 10 * X[:, 0] + X[:, 1]
+    bag = BaggingRegressor(DecisionTreeRegressor(), n_estimators=8, random_state=0).fit(X, y)
+    result = hp.fanova(configs, y, space, forest=bag)
+    assert result.surrogate == "forest"
+    assert result.importance("x0").mean > 0.9
