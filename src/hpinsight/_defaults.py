@@ -20,7 +20,10 @@ a study never uses that study's own best settings (Sec. 3.2.1).
 Ties (two levels or bins equally full) go to the first: the first choice in the
 parameter's own order, the smallest integer, the lowest bin. When the interquartile
 range is zero (at least half the values are one value) the most frequent value is
-the default. A configuration in which a parameter is inactive does not vote for it.
+the default. A configuration in which a parameter is inactive (absent from it, as
+:meth:`SearchSpace.encode` reads it) does not vote for it; ``None`` is a vote like any
+other setting when it is one of a categorical's choices (scikit-learn's
+``class_weight=None``), so it can be the default.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._encoding import snap
+from ._encoding import _MISSING, is_missing, log_encode, snap
 from ._fanova import _json_value
 from ._history import TrialHistory
 from ._space import Categorical, Float, Int
@@ -59,8 +62,9 @@ class DefaultValues:
     Attributes
     ----------
     values : dict of str to value
-        The default of each parameter, from the best configurations of *all* studies.
-        A parameter that was inactive in every one of them is missing.
+        The default of each parameter, from the best configurations of *all* studies
+        (``None`` where that categorical choice is the most frequent). A parameter that
+        was inactive in every one of them is missing.
     per_study : dict of key to dict of str to value
         With two or more studies: each study's leave-one-out defaults, computed
         without that study. Empty for a single study.
@@ -155,7 +159,9 @@ def default_values(
         support: dict[str, float] = {}
         counts: dict[str, int] = {}
         for param in space.params:
-            column = [c[param.name] for g in groups for c in g if c.get(param.name) is not None]
+            # inactive means absent (or None/NaN where that is not a choice), as in encoding
+            column = [c[param.name] for g in groups for c in g
+                      if not is_missing(param, c.get(param.name, _MISSING))]
             if not column:
                 continue
             values[param.name], support[param.name] = most_frequent_setting(
@@ -207,7 +213,7 @@ def most_frequent_setting(
     x = np.asarray(values, dtype=np.float64)
     if isinstance(param, Int) and not param.log and param.n_values <= max_levels:
         return _mode(x, integer=True)
-    scaled = np.log(x) if param.log else x
+    scaled = log_encode(x) if param.log else x
     q25, q75 = np.percentile(scaled, [25, 75])
     if q75 - q25 <= 0.0:
         return _mode(x, integer=isinstance(param, Int))

@@ -2,9 +2,10 @@
 
 Encoding (one float column per parameter):
 
-* ``Float``/``Int``: the value, or ``log(value)`` when ``log=True``;
-* ``Categorical``: the index of the choice;
-* inactive or missing: ``NaN``.
+* ``Float``/``Int``: the value, or ``log(value)`` when ``log=True`` (always computed by
+  :func:`log_encode`, so that encoded values compare exactly);
+* ``Categorical``: the index of the choice (``None`` too, when it is a choice);
+* inactive or missing: ``NaN`` (see :func:`is_missing`).
 
 Measure (what "uniform over the search space" means for each column):
 
@@ -104,21 +105,48 @@ def measure_of(param: Parameter) -> Measure:
         return Measure(*_enc_bounds(param, step / 2))
     values = param.low + step * np.arange(n, dtype=np.float64)
     if param.log:
-        edges = np.log(np.concatenate((values - 0.5, [values[-1] + 0.5])))
-        return Measure(float(np.log(values[0])), float(np.log(values[-1])), np.log(values), np.diff(edges))
+        edges = log_encode(np.concatenate((values - 0.5, [values[-1] + 0.5])))
+        points = log_encode(values)
+        return Measure(float(points[0]), float(points[-1]), points, np.diff(edges))
     return Measure(float(values[0]), float(values[-1]), values, np.full(n, 1.0 / n))
+
+
+def log_encode(values: Any) -> Any:
+    """The encoded coordinate of a ``log=True`` parameter: ``np.log`` of float64 values.
+
+    Every logarithm of the encoding goes through this one function, because encoded
+    values are compared exactly (a parent's column with a condition's targets and its
+    ``gt``/``lt`` bounds, data with a measure's points) and ``math.log`` and ``np.log``
+    can differ in the last bit: NumPy's SIMD logarithm is not the C library's (on an
+    AVX-512 machine, ``np.log(9170.0) < math.log(9170.0)``). NumPy's element-wise result
+    does not depend on the array's length, stride or alignment, so a scalar encoded alone
+    equals the same value encoded in a column.
+
+    Parameters
+    ----------
+    values : float or array-like of float
+        Positive values (NaN stays NaN).
+
+    Returns
+    -------
+    numpy.float64 or ndarray of float64
+        ``np.log(values)``, of the same shape.
+    """
+    return np.log(np.asarray(values, dtype=np.float64))
 
 
 def _enc_bounds(param: Float | Int, pad: float) -> tuple[float, float]:
     low, high = param.low - pad, param.high + pad
-    return (math.log(low), math.log(high)) if param.log else (float(low), float(high))
+    if param.log:
+        return float(log_encode(low)), float(log_encode(high))
+    return float(low), float(high)
 
 
 def encode_value(param: Parameter, value: Any) -> float:
-    """Encode one valid value of ``param``."""
+    """Encode one valid value of ``param``, exactly as :meth:`SearchSpace.encode` does."""
     if isinstance(param, Categorical):
         return float(param.index_of(value))
-    return math.log(value) if param.log else float(value)
+    return float(log_encode(value)) if param.log else float(value)
 
 
 # --------------------------------------------------------------------------------------
@@ -178,15 +206,35 @@ def _raise_unknown(space: SearchSpace, unknown: Sequence[str]) -> None:
         )
 
 
-def _is_missing(v: Any) -> bool:
-    return v is _MISSING or v is None or (isinstance(v, float) and math.isnan(v))
+def is_missing(param: Parameter, value: Any) -> bool:
+    """Whether ``value`` marks ``param`` as missing (inactive) rather than setting it.
+
+    A parameter absent from a configuration (``_MISSING`` here) is missing. ``None`` and
+    ``NaN`` are missing too (what a DataFrame holds in an empty cell), *unless* they are
+    one of a categorical's choices: ``class_weight=None`` is a setting, not a gap.
+
+    Parameters
+    ----------
+    param : Float, Int or Categorical
+    value : object
+        The configuration's entry for ``param``, or ``_MISSING`` when it has none.
+
+    Returns
+    -------
+    bool
+    """
+    if value is _MISSING:
+        return True
+    if isinstance(param, Categorical) and param.contains(value):
+        return False
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def _encode_numeric(param: Float | Int, values: Any) -> NDArray[np.float64]:
     if isinstance(values, np.ndarray) and values.dtype.kind in "fiu":
         raw: Any = values  # a numeric DataFrame column: NaN already marks missing values
     else:
-        raw = [math.nan if _is_missing(v) else v for v in values]
+        raw = [math.nan if is_missing(param, v) else v for v in values]
     try:
         col = np.array(raw, dtype=np.float64)
     except (TypeError, ValueError):
@@ -230,22 +278,19 @@ def _encode_numeric(param: Float | Int, values: Any) -> NDArray[np.float64]:
             )
     if param.log:
         with np.errstate(invalid="ignore"):
-            col = np.log(col)
+            col = log_encode(col)
     return col
 
 
 def _encode_categorical(param: Categorical, values: list[Any]) -> NDArray[np.float64]:
     col = np.empty(len(values))
     for i, v in enumerate(values):
-        if v is _MISSING or (isinstance(v, float) and math.isnan(v) and not param.contains(v)):
+        if is_missing(param, v):  # None is a choice where the categorical lists it
             col[i] = math.nan
             continue
         try:
             col[i] = param.index_of(v)
         except KeyError:
-            if v is None:
-                col[i] = math.nan
-                continue
             raise InvalidDataError(
                 f"Parameter {param.name!r} of configuration {i} is {v!r}, which is not one "
                 f"of its choices {list(param.choices)!r}.",
@@ -323,7 +368,7 @@ def _condition_holds(
 def _encode_bound(param: Float | Int, bound: float) -> float:
     if not param.log:
         return float(bound)
-    return math.log(bound) if bound > 0 else -math.inf
+    return float(log_encode(bound)) if bound > 0 else -math.inf
 
 
 def active_mask(space: SearchSpace, X: NDArray[np.float64]) -> NDArray[np.bool_]:
@@ -352,7 +397,7 @@ def snap(param: Parameter, col: NDArray[np.float64]) -> NDArray[np.float64]:
     step = float(param.step or 1)
     values = np.exp(col) if param.log else col
     values = np.clip(param.low + step * np.round((values - param.low) / step), param.low, param.high)
-    return np.log(values) if param.log else values
+    return log_encode(values) if param.log else values
 
 
 def decode_matrix(space: SearchSpace, X: Any) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._encoding import _enc_bounds, encode_value
+from ._encoding import _enc_bounds, encode_value, log_encode
 from ._forest import TreeArrays, readonly
 from ._space import AnyOf, Categorical, Condition
 
@@ -163,7 +163,7 @@ def _bound(space: SearchSpace, parent: int, b: float) -> float:
     param = space.params[parent]
     if not getattr(param, "log", False):
         return _f32(b)
-    return _f32(np.log(b)) if b > 0 else -np.inf
+    return _f32(log_encode(b)) if b > 0 else -np.inf
 
 
 def _cuts(space: SearchSpace) -> dict[int, NDArray[np.float64]]:

@@ -533,12 +533,17 @@ def _defaults_for(
     return chosen, sources
 
 
-def _midpoint(param: Any) -> Any:
+def _midpoint(param: Float | Int | Categorical) -> Any:
+    """The first choice of a categorical; else the middle of the range on the parameter's own
+    scale (the geometric mean for ``log=True``), moved to the nearest value it can take."""
     if isinstance(param, Categorical):
         return param.choices[0]
-    low, high = float(param.low), float(param.high)
-    mid = math.sqrt(low * high) if param.log else 0.5 * (low + high)
-    return round(mid) if isinstance(param, Int) else mid
+    centre = 0.5 * (encode_value(param, param.low) + encode_value(param, param.high))
+    snapped = float(snap(param, np.array([centre]))[0])  # onto the step grid, in bounds
+    value = math.exp(snapped) if param.log else snapped
+    if isinstance(param, Int):
+        return round(value)
+    return min(max(value, param.low), param.high)
 
 
 def _main_effects(result: FanovaResult) -> dict[str, float]:
