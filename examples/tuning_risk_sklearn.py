@@ -32,7 +32,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 import hpinsight as hp
-from hpinsight.integrations.optuna import tuning_risk_experiment
+from hpinsight.experiments import tuning_risk_experiment
 
 # Table 6 of the paper (computed defaults): True = H0 rejected, fixing is non-inferior
 PAPER_NON_INFERIOR = {

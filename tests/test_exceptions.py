@@ -10,6 +10,7 @@ import pytest
 
 import hpinsight as hp
 from hpinsight import _validation, exceptions
+from hpinsight.adapters._smac_model import SmacModelUnavailable
 from hpinsight.exceptions import (
     HPInsightError,
     HPInsightWarning,
@@ -17,7 +18,6 @@ from hpinsight.exceptions import (
     InvalidArgumentTypeError,
     InvalidDataError,
 )
-from hpinsight.integrations._smac_forest import SmacModelUnavailable
 from hpinsight.integrations._worker import WorkerError
 
 _BUILTINS = (ValueError, TypeError, RuntimeError)

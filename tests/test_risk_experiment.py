@@ -17,7 +17,7 @@ import hpinsight as hp
 
 optuna = pytest.importorskip("optuna")
 
-from hpinsight.integrations.optuna import (  # noqa: E402
+from hpinsight.experiments import (  # noqa: E402
     CONFIG_KEY,
     TuningRiskExperiment,
     tuning_risk_experiment,

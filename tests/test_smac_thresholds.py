@@ -8,7 +8,7 @@ import pytest
 CS = pytest.importorskip("ConfigSpace")
 
 import hpinsight as hp  # noqa: E402
-from hpinsight.integrations import _smac_forest as sf  # noqa: E402
+from hpinsight.adapters import _smac_model as sf  # noqa: E402
 
 
 def _pairs():

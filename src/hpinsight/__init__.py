@@ -116,7 +116,7 @@ def __getattr__(name: str) -> Any:
             return version("hpinsight")
         except PackageNotFoundError:  # running from a source tree that is not installed
             return "0+unknown"
-    if name in ("integrations", "plotting"):
+    if name in ("experiments", "integrations", "plotting"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

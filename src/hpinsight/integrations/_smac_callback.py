@@ -24,13 +24,13 @@ from ..adapters._smac import (
     records_from_runhistory,
     run_context,
 )
-from ._live import BackgroundRefits, ImportanceSnapshot, LiveFanova, LiveResults
-from ._smac_forest import (
+from ..adapters._smac_model import (
     SmacModelUnavailable,
     forest_from_smac_model,
     smac_model_of,
     smac_target_of,
 )
+from ._live import BackgroundRefits, ImportanceSnapshot, LiveFanova, LiveResults
 
 if TYPE_CHECKING:
     from .._fanova import FanovaResult

@@ -8,8 +8,9 @@ Importing this module imports Optuna (install with ``pip install "hpinsight[optu
 * :class:`ImportanceCallback` -- live importances during ``study.optimize``;
 * :class:`ShrinkingSampler` -- follows the study's restriction (fixed parameters),
   set by the callback's ``shrink_to`` or by hand with :func:`restrict` / :func:`release`;
-* :func:`tuning_risk_experiment` -- the fixed/non-fixed experiment of Weerts (2018) with
-  Optuna's random search, whose paired risks feed :func:`hpinsight.tuning_risk`.
+
+The tuning-risk experiment of Weerts (2018), which runs Optuna studies to produce data,
+lives in :mod:`hpinsight.experiments`.
 
 Examples
 --------
@@ -35,29 +36,17 @@ from ._optuna_shrink import (  # noqa: E402
     release,
     restrict,
 )
-from ._risk_experiment import (  # noqa: E402
-    CONFIG_KEY,
-    FoldRecord,
-    RunRecord,
-    TuningRiskExperiment,
-    tuning_risk_experiment,
-)
 
 __all__ = [
-    "CONFIG_KEY",
     "DECISIONS_KEY",
     "RESTRICTION_KEY",
     "SUMMARY_KEY",
     "FanovaImportanceEvaluator",
-    "FoldRecord",
     "ImportanceCallback",
     "ImportanceSnapshot",
-    "RunRecord",
     "ShrinkingSampler",
-    "TuningRiskExperiment",
     "read_ranges",
     "read_restriction",
     "release",
     "restrict",
-    "tuning_risk_experiment",
 ]

@@ -406,7 +406,7 @@ def tuning_risk_experiment(
     >>> import hpinsight as hp
     >>> from sklearn.datasets import load_iris, load_wine
     >>> from sklearn.tree import DecisionTreeClassifier
-    >>> from hpinsight.integrations.optuna import tuning_risk_experiment
+    >>> from hpinsight.experiments import tuning_risk_experiment
     >>> space = hp.SearchSpace([hp.Int("max_depth", 1, 8),
     ...                         hp.Categorical("criterion", ["gini", "entropy"])])
     >>> experiment = tuning_risk_experiment(
