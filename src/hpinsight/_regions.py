@@ -21,27 +21,43 @@ Growth is breadth first: every node at one depth is split (if its best split mee
 ``min_node_size`` and improves the impurity by ``min_improvement``, relative to the
 root's) before the next depth, until ``max_splits`` splits are made. One split is a
 depth-1 tree; three splits a full depth-2 tree, as in the paper's Table 1.
+
+Where we differ: conditional parameters, which the paper does not treat. The Monte
+Carlo sample draws every parameter everywhere (as for fANOVA), so a conditional
+parameter has sample values even where its conditions make it inactive, and a split
+on it there would describe values that do not exist ("kernel in {'linear'} and
+gamma <= 0.85" although gamma is inactive under the linear kernel). A split on a
+parameter is therefore a candidate only in a region where that parameter is active
+for every configuration of the region, judged from the region's bounds on its
+parents (an :class:`~hpinsight.AnyOf` counts as active everywhere when one of its
+conditions always holds). In consequence a configuration routes to its region by the
+values of its active parameters alone, and a region narrows to a search space whose
+conditions are those of the original space evaluated on the narrowed parents.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._encoding import encode_value
+from ._encoding import MAX_DISCRETE_VALUES, encode_value
 from ._pdp import PDBand
-from ._space import AnyOf, Categorical, Float, Int, SearchSpace
+from ._space import AnyOf, Categorical, Condition, Float, Int, SearchSpace
 from ._validation import check_int, check_real
+from .exceptions import InvalidDataError, InvalidSpaceError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from ._pdp import PartialDependenceResult
+    from ._space import ConditionLike, Parameter
 
 __all__ = ["RegionNode", "RegionTree", "confidence_split"]
 
@@ -57,7 +73,9 @@ class RegionNode(PDBand):
     conditions : tuple of str
         The region, readable (``"momentum <= 0.42"``, ``"optimizer in {'adam'}"``).
     bounds : mapping of str to (low, high) or tuple of choices
-        The same in native units, per restricted parameter.
+        The same in native units, per restricted parameter. A ``low`` above the
+        parameter's own lower bound is a split threshold the region lies strictly
+        above (``> low``); ``high`` is inclusive.
     indices : ndarray of int
         Monte Carlo samples in the region.
     mean, variance : ndarray
@@ -144,25 +162,47 @@ class RegionTree:
     def leaf_for(self, config: Mapping[str, Any]) -> RegionNode:
         """The leaf whose region holds ``config`` (native values; e.g. the incumbent).
 
-        Parameters the splits use must be in ``config``; an inactive one is
-        routed by its value drawn nowhere, so pass a value for it.
+        Parameters
+        ----------
+        config : mapping of str to value
+            A configuration in native units. A parameter that is missing (or
+            ``None``, unless ``None`` is one of its choices) is inactive. No split
+            on the way to a region uses a parameter that is inactive anywhere in
+            that region, so inactive parameters need no value and none is invented.
+
+        Returns
+        -------
+        RegionNode
+            The leaf region holding ``config``.
+
+        Raises
+        ------
+        KeyError
+            If a split on the way needs a parameter that ``config`` lacks: that
+            parameter is active throughout the region being split, so the
+            configuration is incomplete.
+        InvalidDataError
+            If a value that a split reads is not valid for its parameter.
         """
         space = self.pd.space
         node = self.root
         while node.split is not None:
             name, rule = node.split
-            if name not in config:
+            param = space[name]
+            value = config.get(name, _MISSING)
+            if _is_missing(param, value):
+                where = " and ".join(node.conditions) or "the whole space"
                 raise KeyError(
-                    f"RegionTree.leaf_for needs a value for {name!r}, which a split uses. "
-                    f"Got a configuration with {sorted(config)}."
+                    f"RegionTree.leaf_for needs a value for {name!r}, which a split of the "
+                    f"region ({where}) uses and which is active everywhere in it. Got a "
+                    f"configuration with {sorted(map(str, config))}; pass every active parameter."
                 )
-            if isinstance(space[name], Categorical):
-                go_left = config[name] in rule
+            if isinstance(param, Categorical):
+                go_left = _choice_index(param, value) in {param.index_of(c) for c in rule}
             else:
                 # the value alone: encoding a partial configuration would read a
                 # conditional parameter as inactive for want of its parents
-                z = encode_value(space[name], config[name])
-                go_left = bool(z <= rule)
+                go_left = _encoded_number(param, value) <= rule
             node = node.children[0 if go_left else 1]
         return node
 
@@ -178,24 +218,42 @@ class RegionTree:
     def to_search_space(self, node: RegionNode | None = None) -> SearchSpace:
         """The region as a narrowed :class:`~hpinsight.SearchSpace` (default: the root).
 
-        Numerical parameters get the region's bounds (integers rounded inwards to
-        values inside it), categoricals keep the region's choices; conditions on
-        removed choices are dropped with them.
+        Numerical parameters get the region's bounds (integer and stepped values
+        rounded inwards onto the grid; a parameter left with a single value
+        becomes a one-choice :class:`~hpinsight.Categorical`), categoricals keep
+        the region's choices. Defaults are kept where the region holds them.
+
+        Conditions are evaluated on the narrowed parents, in parents-first order:
+
+        * one that no value of the narrowed parent satisfies (or whose parent was
+          removed) means the child is never active there: the child is removed,
+          with its conditions and, in turn, its own children;
+        * one that every value satisfies is dropped when the parent is always
+          active (the child is then always active too); under a conditional
+          parent it becomes "parent active" (all of the parent's values);
+        * otherwise it is kept, restricted to the parent's remaining values (a
+          ``gt``/``lt`` condition on a parent narrowed to one value becomes a
+          ``values`` condition or is resolved as above).
+
+        Parameters
+        ----------
+        node : RegionNode, optional
+            A node of this tree; default the root.
+
+        Returns
+        -------
+        SearchSpace
+            Parameters in the original column order, without those never active
+            in the region.
         """
         node = self.root if node is None else node
         space = self.pd.space
-        params = [p if p.name not in node.bounds else _narrowed(p, node.bounds[p.name])
-                  for p in space.params]
-        kept = {p.name: p for p in params}
-        conditions = []
-        for cond in space.conditions:
-            parts = cond.conditions if hasattr(cond, "conditions") else (cond,)
-            usable = [c for c in parts if _condition_possible(c, kept)]
-            if len(usable) == len(parts):
-                conditions.append(cond)
-            elif usable:
-                conditions.append(usable[0] if len(usable) == 1 else AnyOf(tuple(usable)))
-        return SearchSpace(params, conditions=conditions)
+        params, conditions = _narrow_space(space, node.bounds)
+        children = dict.fromkeys(cond.child for cond in space.conditions)
+        return SearchSpace(
+            list(params.values()),
+            conditions=[c for child in children for c in conditions.get(child, ())],
+        )
 
     def delta_improvement(self, node: RegionNode) -> float:
         """δ: relative reduction of the mean confidence in ``node`` vs the whole space."""
@@ -247,6 +305,14 @@ def confidence_split(
     -------
     RegionTree
 
+    Notes
+    -----
+    A conditional parameter is a split candidate only in regions where it is
+    active for every configuration, as decided from the region's bounds on its
+    parents (see the module docstring); where it may be inactive its sample
+    values describe nothing, and splitting on them would make regions such as
+    "kernel in {'linear'} and gamma <= 0.85".
+
     Examples
     --------
     >>> import hpinsight as hp
@@ -270,6 +336,13 @@ def confidence_split(
     split_cols = [j for j, name in enumerate(space.names) if name not in pd.params]
     shape = pd.mean.shape
 
+    def candidates(bounds: Mapping[str, Any]) -> list[int]:
+        """The split columns active for every configuration of the region ``bounds``."""
+        if not space.conditional_names:
+            return split_cols
+        active = _active_everywhere(space, bounds)
+        return [j for j in split_cols if space.names[j] in active]
+
     def make(idx: NDArray[np.intp], conditions: tuple[str, ...], bounds: dict[str, Any],
              depth: int) -> dict[str, Any]:
         return {"idx": idx, "conditions": conditions, "bounds": bounds, "depth": depth,
@@ -284,7 +357,8 @@ def confidence_split(
         for node in frontier:
             if n_splits >= max_splits:
                 break
-            best = _best_split(pd, V, node["idx"], node["impurity"], split_cols, min_size, exact)
+            best = _best_split(pd, V, node["idx"], node["impurity"], candidates(node["bounds"]),
+                               min_size, exact)
             if best is None:
                 continue
             gain, col, rule, left_mask = best
@@ -447,27 +521,180 @@ def _describe(
             {**bounds, name: (low, min(high, value))}, {**bounds, name: (max(low, value), high)})
 
 
-def _narrowed(p: Any, b: Any) -> Any:
-    """Parameter ``p`` restricted to a region's bounds ``b`` (choices, or native low/high)."""
+def _narrowed(p: Parameter, b: Any) -> Parameter:
+    """Parameter ``p`` restricted to a region's bounds ``b`` (choices, or native low/high).
+
+    A lower bound above ``p.low`` is a split threshold and the region lies strictly
+    above it; the upper bound is inclusive (the left child of a split is ``<=``).
+    """
     if isinstance(p, Categorical):
-        return Categorical(p.name, list(b), default=p.default if p.default in b else b[0])
-    step = p.step or (1 if isinstance(p, Int) else None)
-    low, high = float(b[0]), float(b[1])
-    if step is not None:  # inwards onto the parameter's grid
-        low = p.low + math.ceil((low - p.low) / step - 1e-9) * step
-        high = p.low + math.floor((high - p.low) / step + 1e-9) * step
-    if not low < high:
-        return Categorical(p.name, [round(low) if isinstance(p, Int) else low])
-    if isinstance(p, Int):
-        return Int(p.name, round(low), round(high), log=p.log, step=p.step)
-    return Float(p.name, low, high, log=p.log, step=p.step)
+        out: Parameter = Categorical(p.name, list(b))
+    else:
+        step = p.step or (1 if isinstance(p, Int) else None)
+        low, high = max(float(b[0]), p.low), min(float(b[1]), p.high)
+        empty = low > high
+        if step is not None:  # inwards onto the parameter's grid
+            k_low = (0 if low <= p.low
+                     else math.floor((low - p.low) / step + _GRID_TOL) + 1)  # strictly above
+            k_high = math.floor((high - p.low) / step + _GRID_TOL)
+            low, high = p.low + k_low * step, p.low + k_high * step
+            empty = k_low > k_high
+        if empty:
+            raise InvalidSpaceError(
+                f"The region's bounds {tuple(b)!r} hold no value of parameter {p.name!r}.",
+                name=p.name,
+            )
+        if not low < high:
+            out = Categorical(p.name, [round(low) if isinstance(p, Int) else low])
+        elif isinstance(p, Int):
+            out = Int(p.name, round(low), round(high), log=p.log, step=p.step)
+        else:
+            out = Float(p.name, low, high, log=p.log, step=p.step)
+    if p.default is not None and out.contains(p.default):  # keep it, never invent one
+        out = dataclasses.replace(out, default=p.default)  # type: ignore[arg-type]
+    return out
 
 
-def _condition_possible(cond: Any, params: Mapping[str, Any]) -> bool:
-    parent = params.get(cond.parent)
-    if cond.values is None or not isinstance(parent, Categorical):
+_GRID_TOL = 1e-9
+
+
+def _narrow_space(
+    space: SearchSpace, bounds: Mapping[str, Any]
+) -> tuple[dict[str, Parameter], dict[str, list[ConditionLike]]]:
+    """The parameters and conditions of ``space`` restricted to the region ``bounds``.
+
+    Returns ``(params, conditions)``: the narrowed parameters by name in column
+    order, without those never active in the region, and the conditions left per
+    child (a parameter absent from ``conditions`` is active everywhere in the region).
+    """
+    params = {p.name: _narrowed(p, bounds[p.name]) if p.name in bounds else p
+              for p in space.params}
+    kept: dict[str, list[ConditionLike]] = {}
+    for name in space.names_parents_first:  # parents are settled before their children
+        left: list[ConditionLike] = []
+        for cond in space.conditions_of(name):
+            outcome = _restricted_like(cond, params, kept)
+            if outcome is False:  # never active: the child goes, and its children after it
+                del params[name]
+                break
+            if outcome is not True:
+                left.append(outcome)
+        else:
+            if left:
+                kept[name] = left
+    return params, kept
+
+
+def _active_everywhere(space: SearchSpace, bounds: Mapping[str, Any]) -> set[str]:
+    """Names of the parameters active for every configuration of the region ``bounds``."""
+    params, conditions = _narrow_space(space, bounds)
+    return {name for name in params if name not in conditions}
+
+
+def _restricted_like(
+    cond: ConditionLike, params: Mapping[str, Parameter], kept: Mapping[str, Any]
+) -> ConditionLike | bool:
+    """``cond`` on the narrowed parents: ``True`` (always active), ``False`` (never) or
+    an equivalent condition that is valid for the narrowed parents."""
+    parts = cond.conditions if isinstance(cond, AnyOf) else (cond,)
+    usable: list[Condition] = []
+    for part in parts:
+        parent = params.get(part.parent)
+        if parent is None:  # the parent is never active in the region, so neither is this
+            continue
+        restricted, always = _restricted(part, parent)
+        if restricted is None:
+            continue
+        if always and part.parent not in kept:  # the parent is active everywhere, too
+            return True
+        usable.append(restricted)
+    if not usable:
+        return False
+    return usable[0] if len(usable) == 1 else AnyOf(tuple(usable))
+
+
+def _restricted(cond: Condition, parent: Parameter) -> tuple[Condition | None, bool]:
+    """``cond`` on its narrowed ``parent``: ``(None, False)`` if no value of the parent
+    satisfies it, else ``(equivalent, always)`` with a condition valid for ``parent``
+    and whether every value of the parent satisfies it."""
+    if isinstance(parent, Categorical):
+        if cond.values is not None:
+            hit = {parent.index_of(v) for v in cond.values if parent.contains(v)}
+            ok = [c for i, c in enumerate(parent.choices) if i in hit]
+        else:  # a numerical parent narrowed to one value: compare that value
+            ok = [c for c in parent.choices if _within(cond, float(c))]  # type: ignore[arg-type]
+        if not ok:
+            return None, False
+        return Condition(cond.child, cond.parent, values=ok), len(ok) == len(parent.choices)
+    grid = _grid_values(parent)
+    if cond.values is not None:
+        ok = [v for v in cond.values if parent.contains(v)]
+        if not ok:
+            return None, False
+        always = grid is not None and np.isin(grid, np.asarray(ok, dtype=float)).all()
+        return Condition(cond.child, cond.parent, values=ok), bool(always)
+    if grid is not None:
+        mask = _within(cond, grid)
+        return (cond, bool(mask.all())) if mask.any() else (None, False)
+    gt = -math.inf if cond.gt is None else float(cond.gt)
+    lt = math.inf if cond.lt is None else float(cond.lt)
+    if parent.high <= gt or parent.low >= lt or gt >= lt:
+        return None, False
+    return cond, parent.low > gt and parent.high < lt
+
+
+def _within(cond: Condition, x: Any) -> Any:
+    """Whether ``x`` (native number or array) satisfies the ``gt``/``lt`` of ``cond``."""
+    gt = -math.inf if cond.gt is None else float(cond.gt)
+    lt = math.inf if cond.lt is None else float(cond.lt)
+    return (x > gt) & (x < lt)
+
+
+def _grid_values(param: Float | Int) -> NDArray[np.float64] | None:
+    """Every native value of an integer or stepped parameter (None: continuous, or too
+    many values to list, as the measure treats them)."""
+    step = param.step or (1 if isinstance(param, Int) else None)
+    if step is None:
+        return None
+    n = math.floor((param.high - param.low) / step + _GRID_TOL) + 1
+    if n > MAX_DISCRETE_VALUES:
+        return None
+    return np.asarray(param.low + step * np.arange(n, dtype=np.float64))
+
+
+_MISSING = object()
+
+
+def _is_missing(param: Parameter, value: Any) -> bool:
+    """Whether ``value`` marks ``param`` inactive (absent, or None/NaN that is no choice)."""
+    if value is _MISSING:
         return True
-    return any(v in parent.choices for v in cond.values)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return not (isinstance(param, Categorical) and param.contains(value))
+    return False
+
+
+def _choice_index(param: Categorical, value: Any) -> int:
+    try:
+        return param.index_of(value)
+    except KeyError:
+        raise InvalidDataError(
+            f"RegionTree.leaf_for got {value!r} for {param.name!r}, which is not one of its "
+            f"choices {list(param.choices)!r}.",
+            name=param.name,
+        ) from None
+
+
+def _encoded_number(param: Float | Int, value: object) -> float:
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+    x = float(value) if real else math.nan  # type: ignore[arg-type]
+    if not math.isfinite(x) or (param.log and x <= 0):
+        raise InvalidDataError(
+            f"RegionTree.leaf_for needs a finite {'positive ' if param.log else ''}number for "
+            f"{param.name!r}. Got {value!r} instead.",
+            name=param.name,
+        )
+    return encode_value(param, x)
 
 
 def _ro(a: NDArray[Any]) -> NDArray[Any]:

@@ -516,12 +516,10 @@ class LiveResults:
         """Per parameter in :attr:`region_trees`: the region holding the incumbent.
 
         Each is a :class:`~hpinsight.RegionNode` with the regional PDP and its
-        band (``mean``, ``std``, ``mean_confidence``). Parameters the incumbent
-        has inactive are routed by their default value.
+        band (``mean``, ``std``, ``mean_confidence``). The incumbent is routed
+        as it is: no split on its way uses a parameter it has inactive (see
+        :meth:`RegionTree.leaf_for <hpinsight.RegionTree.leaf_for>`), so none is
+        given a value.
         """
         trees, incumbent = self._fitter.latest_regions, self._fitter.latest_incumbent
-        out = {}
-        for name, tree in trees.items():
-            full = {p.name: p.default for p in tree.pd.space.params} | dict(incumbent)
-            out[name] = tree.leaf_for(full)
-        return out
+        return {name: tree.leaf_for(incumbent) for name, tree in trees.items()}
