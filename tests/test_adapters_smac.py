@@ -145,10 +145,10 @@ def test_bad_sources_and_folders_say_what_to_do(tmp_path):
     broken = tmp_path / "broken"
     shutil.copytree(SMAC20, broken)
     (broken / "runhistory.json").write_text('{"data": [')
-    with pytest.raises(hp.InvalidDataError, match="not valid JSON"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="not valid JSON"):
         hp.TrialHistory.from_smac(broken)
     (broken / "runhistory.json").write_text('{"data": [[1, 2]], "configs": {}}')
-    with pytest.raises(hp.InvalidDataError, match="layout this version does not know"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="layout this version does not know"):
         hp.TrialHistory.from_smac(broken)
     (broken / "configspace.json").unlink()
     with pytest.raises(FileNotFoundError, match=r"no configspace\.json"):

@@ -109,9 +109,9 @@ def test_a_list_of_studies_is_keyed_by_position():
 def test_errors():
     space = hp.SearchSpace([hp.Float("x", 0.0, 1.0)])
     other = hp.SearchSpace([hp.Float("z", 0.0, 1.0)])
-    with pytest.raises(hp.InvalidDataError, match="same parameters"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="same parameters"):
         hp.default_values([_history(space, [{"x": 0.5}]), _history(other, [{"z": 0.5}])])
-    with pytest.raises(hp.InvalidDataError, match="no studies"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="no studies"):
         hp.default_values([])
     with pytest.raises(TypeError, match="TrialHistory"):
         hp.default_values("study")

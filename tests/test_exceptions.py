@@ -112,7 +112,7 @@ def test_argument_errors_are_caught_by_except_clauses_for_their_builtin():
         _validation.check_int("3", "n", "f")
     except TypeError as exc:
         caught: Exception = exc
-    assert isinstance(caught, hp.HPInsightError)
+    assert isinstance(caught, hp.exceptions.HPInsightError)
 
 
 @pytest.mark.parametrize(

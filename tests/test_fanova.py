@@ -142,29 +142,29 @@ _Y = [float(i) for i in range(10)]
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        pytest.param({"configs": [], "y": []}, hp.InvalidDataError, "no trials", id="empty"),
-        pytest.param({"y": _Y[:5]}, hp.InvalidDataError, "10 configurations but 5", id="lengths"),
-        pytest.param({"y": [math.nan] * 10}, hp.InvalidDataError, "None of the 10", id="all-nan"),
-        pytest.param({"y": [[1.0, 2.0]] * 10}, hp.InvalidDataError, "one-dimensional", id="2d-y"),
-        pytest.param({"y": ["a"] * 10}, hp.InvalidDataError, "numbers", id="text-y"),
+        pytest.param({"configs": [], "y": []}, hp.exceptions.InvalidDataError, "no trials", id="empty"),
+        pytest.param({"y": _Y[:5]}, hp.exceptions.InvalidDataError, "10 configurations but 5", id="lengths"),
+        pytest.param({"y": [math.nan] * 10}, hp.exceptions.InvalidDataError, "None of the 10", id="all-nan"),
+        pytest.param({"y": [[1.0, 2.0]] * 10}, hp.exceptions.InvalidDataError, "one-dimensional", id="2d-y"),
+        pytest.param({"y": ["a"] * 10}, hp.exceptions.InvalidDataError, "numbers", id="text-y"),
         pytest.param(
             {"configs": [*_OK[:9], {"x": 0.5, "c": "a", "z": 1}]},
-            hp.InvalidDataError, r"not in the search space: \['z'\]", id="unknown-name",
+            hp.exceptions.InvalidDataError, r"not in the search space: \['z'\]", id="unknown-name",
         ),
         pytest.param(
             {"configs": [*_OK[:9], {"x": 1.5, "c": "a"}]},
-            hp.InvalidDataError, r"configuration 9 is 1.5, outside \[0.0, 1.0\]", id="out-of-bounds",
+            hp.exceptions.InvalidDataError, r"configuration 9 is 1.5, outside \[0.0, 1.0\]", id="out-of-bounds",
         ),
         pytest.param(
             {"configs": [*_OK[:9], {"x": 0.5, "c": "zz"}]},
-            hp.InvalidDataError, "'zz', which is not one of its choices", id="unknown-choice",
+            hp.exceptions.InvalidDataError, "'zz', which is not one of its choices", id="unknown-choice",
         ),
         pytest.param(
             {"configs": [*_OK[:9], {"x": "high", "c": "a"}]},
-            hp.InvalidDataError, "must be a number", id="text-value",
+            hp.exceptions.InvalidDataError, "must be a number", id="text-value",
         ),
-        pytest.param({"configs": {"x": 0.1}}, hp.InvalidDataError, "wrap it in a list", id="one-dict"),
-        pytest.param({"configs": [1, 2]}, hp.InvalidDataError, "must be a mapping", id="not-mappings"),
+        pytest.param({"configs": {"x": 0.1}}, hp.exceptions.InvalidDataError, "wrap it in a list", id="one-dict"),
+        pytest.param({"configs": [1, 2]}, hp.exceptions.InvalidDataError, "must be a mapping", id="not-mappings"),
         pytest.param({"space": {"x": (0, 1)}}, TypeError, "must be an hpinsight SearchSpace", id="space-type"),
         pytest.param({"n_trees": 0}, ValueError, "'n_trees' parameter of fanova must be >= 1", id="n-trees"),
         pytest.param({"seed": 1.5}, TypeError, "'seed' parameter of fanova must be an int", id="seed"),
@@ -176,10 +176,10 @@ _Y = [float(i) for i in range(10)]
             {"cap_value": 1.0, "forest": RandomForestRegressor(2).fit(np.zeros((3, 2)), [0, 1, 2])},
             ValueError, "cannot cap", id="cap-with-forest",
         ),
-        pytest.param({"forest": object()}, hp.InvalidDataError, "call .fit first", id="unfitted"),
+        pytest.param({"forest": object()}, hp.exceptions.InvalidDataError, "call .fit first", id="unfitted"),
         pytest.param(
             {"forest": RandomForestRegressor(2).fit(np.zeros((3, 3)), [0, 1, 2])},
-            hp.InvalidDataError, "trained on 3 columns", id="forest-width",
+            hp.exceptions.InvalidDataError, "trained on 3 columns", id="forest-width",
         ),
     ],
 )
@@ -191,7 +191,7 @@ def test_bad_input_is_a_clear_error(kwargs, error, match):
 
 def test_non_finite_objectives_are_excluded_with_a_count():
     y = [*_Y[:7], math.nan, math.inf, -math.inf]
-    with pytest.warns(hp.ExcludedTrialsWarning, match="3 of 10 trials were excluded"):
+    with pytest.warns(hp.exceptions.ExcludedTrialsWarning, match="3 of 10 trials were excluded"):
         r = fanova(_OK, y, _SPACE, n_trees=4, seed=0)
     assert (r.n_trials, r.n_excluded) == (7, 3)
     assert r.to_dict()["n_excluded"] == 3
@@ -199,7 +199,7 @@ def test_non_finite_objectives_are_excluded_with_a_count():
 
 @pytest.mark.parametrize("n", [1, 10], ids=["one-trial", "ten-trials"])
 def test_constant_objective_gives_zero_importances_and_a_flag(n):
-    with pytest.warns(hp.ConstantObjectiveWarning, match="constant"):
+    with pytest.warns(hp.exceptions.ConstantObjectiveWarning, match="constant"):
         r = fanova(_OK[:n], [3.0] * n, _SPACE, n_trees=4, seed=0, max_order=2)
     assert r.is_constant
     assert r.n_constant_trees == 4
@@ -289,7 +289,7 @@ def test_invariants_hold_for_random_forests(n, seed, perm, leaves):
     y = rng.standard_normal(n) + X[:, 0] * X[:, 2]
     forest = RandomForestRegressor(3, max_leaf_nodes=leaves, random_state=seed).fit(X, y)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", hp.ConstantObjectiveWarning)
+        warnings.simplefilter("ignore", hp.exceptions.ConstantObjectiveWarning)
         r = fanova(configs, y, space, forest=forest, max_order=2)
         f = r.fractions[r.valid_trees]
         assert np.all(f >= -1e-12)

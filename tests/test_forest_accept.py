@@ -126,7 +126,7 @@ def test_fanova_refuses_gradient_boosting_instead_of_a_wrong_answer():
     X = space.encode(configs)
     y = 10 * X[:, 0] + X[:, 1]
     gbr = GradientBoostingRegressor(n_estimators=50, random_state=0).fit(X, y)
-    with pytest.raises(hp.InvalidDataError, match="GradientBoostingRegressor"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="GradientBoostingRegressor"):
         hp.fanova(configs, y, space, forest=gbr)
 
 

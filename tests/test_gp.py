@@ -163,7 +163,7 @@ def test_categorical_choices_are_not_ordinal() -> None:
 def test_constant_objective_gives_zeros() -> None:
     space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Int("k", 0, 3)])
     configs = space.sample(20, seed=0)
-    with pytest.warns(hp.ConstantObjectiveWarning, match="Gaussian process"):
+    with pytest.warns(hp.exceptions.ConstantObjectiveWarning, match="Gaussian process"):
         r = hp.fanova(configs, [1.0] * 20, space, surrogate="gp", seed=0)
     assert r.is_constant
     assert r.importance("x").mean == 0.0

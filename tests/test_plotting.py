@@ -49,7 +49,7 @@ def test_plot_data_are_the_results_numbers(result):
 
 def test_numeric_pdp_draws_line_band_ice_and_marks(result):
     pd = hp.partial_dependence(result, params="lr", n_samples=200, seed=0)
-    ax = hp.plot_partial_dependence(pd, ice=4, marks={"incumbent": 0.01})
+    ax = hp.plotting.plot_partial_dependence(pd, ice=4, marks={"incumbent": 0.01})
     assert ax.get_xscale() == "log"
     lines = [ln for ln in ax.get_lines() if ln.get_label() == "all of the space"]
     (line,) = lines
@@ -67,7 +67,7 @@ def test_numeric_pdp_draws_line_band_ice_and_marks(result):
 
 def test_categorical_pdp_draws_error_bars_at_the_choices(result):
     pd = hp.partial_dependence(result, params="kind", n_samples=200, seed=0)
-    ax = hp.plot_partial_dependence(pd, marks={"incumbent": "b"})
+    ax = hp.plotting.plot_partial_dependence(pd, marks={"incumbent": "b"})
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
     data = pd_plot_data(pd, marks={"incumbent": "b", "default": "nope"})
     assert data.marks == {"incumbent": 1.0}  # unknown choices are not marked
@@ -81,7 +81,7 @@ def test_two_parameter_pdp_is_a_heatmap_with_std_contours(result):
     data = pd2_plot_data(pd)
     assert data.mean.shape == (3, 8)
     np.testing.assert_array_equal(data.mean, pd.mean.T)
-    ax = hp.plot_partial_dependence(pd)
+    ax = hp.plotting.plot_partial_dependence(pd)
     mesh = ax.collections[0]
     np.testing.assert_allclose(np.asarray(mesh.get_array()).reshape(3, 8), pd.mean.T)
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
@@ -97,7 +97,7 @@ def test_regions_draw_global_and_leaf_curves_with_the_incumbent_region(result):
     (hl,) = [c for c in data.curves if c.highlight]
     np.testing.assert_array_equal(hl.mean, leaf.mean)
     assert hl.upper - hl.mean == pytest.approx(1.959963984540054 * leaf.std)
-    ax = hp.plot_regions(tree, highlight=incumbent)
+    ax = hp.plotting.plot_regions(tree, highlight=incumbent)
     labels = [ln.get_label() for ln in ax.get_lines()]
     assert sum("incumbent's region" in lbl for lbl in labels) == 1
     assert "incumbent" in labels  # the incumbent's x is marked
@@ -116,7 +116,7 @@ def test_errors_name_the_fix(result):
 def test_two_parameter_pdp_refuses_ice_and_marks(result):
     pd2 = hp.partial_dependence(result, params=("x", "lr"), n_samples=50, grid_size=5, seed=0)
     with pytest.raises(ValueError, match="Leave out 'ice' and 'marks'"):
-        hp.plot_partial_dependence(pd2, ice=5)
+        hp.plotting.plot_partial_dependence(pd2, ice=5)
 
 
 # -- importances, marginals, interactions, trajectories, tuning risk -------------------------
@@ -148,7 +148,7 @@ def test_importance_bars_carry_the_ranking_with_whiskers_and_the_capped_twin(pai
     np.testing.assert_allclose(data.capped_mean, [capped.importance(*i.params).mean
                                                   for i in ranked])
     assert data.capped_label == "best 25% (capped)"
-    ax = hp.plot_importance(result, top=4, capped=capped)
+    ax = hp.plotting.plot_importance(result, top=4, capped=capped)
     bars = [c for c in ax.containers if isinstance(c, mpl.container.BarContainer)]
     assert len(bars) == 2  # all trials, and the capped analysis beside it
     np.testing.assert_allclose([b.get_width() for b in bars[0]], data.mean)
@@ -158,7 +158,7 @@ def test_importance_bars_carry_the_ranking_with_whiskers_and_the_capped_twin(pai
     space = result.space
     forest = hp.fanova(space.sample(60, seed=2), list(range(60)), space, surrogate="forest",
                        seed=0, n_trees=4)
-    assert hp.plot_importance(forest).get_xlabel().endswith("over trees)")
+    assert hp.plotting.plot_importance(forest).get_xlabel().endswith("over trees)")
 
 
 def test_marginal_band_is_one_std_over_trees_and_marks_land_on_the_axis(pair_result):
@@ -169,10 +169,10 @@ def test_marginal_band_is_one_std_over_trees_and_marks_land_on_the_axis(pair_res
     np.testing.assert_array_equal(data.mean, m.mean)
     np.testing.assert_allclose(data.upper - data.mean, m.std)
     assert data.marks == {"default": 0.01}  # 5.0 is outside the range: not drawn
-    ax = hp.plot_marginal(result, "lr", marks={"default": 0.01})
+    ax = hp.plotting.plot_marginal(result, "lr", marks={"default": 0.01})
     assert ax.get_xscale() == "log"
     assert [ln.get_label() for ln in ax.get_lines()][-1] == "default"
-    cat = hp.plot_marginal(result, "kind", marks={"incumbent": "c"})
+    cat = hp.plotting.plot_marginal(result, "kind", marks={"incumbent": "c"})
     assert [t.get_text() for t in cat.get_xticklabels()] == ["a", "b", "c"]
     (mark,) = [ln for ln in cat.get_lines() if ln.get_label() == "incumbent"]
     assert mark.get_xdata()[0] == 2.0  # the position of choice "c"
@@ -182,7 +182,7 @@ def test_marginal_band_is_one_std_over_trees_and_marks_land_on_the_axis(pair_res
 
 def test_interaction_heatmap_is_the_joint_marginal(pair_result):
     result, _ = pair_result
-    ax = hp.plot_interaction(result, "x", "kind", grid_size=10)
+    ax = hp.plotting.plot_interaction(result, "x", "kind", grid_size=10)
     mesh = ax.collections[0]
     expected = result.marginal("x", "kind", grid_size=10).mean.T
     np.testing.assert_allclose(np.asarray(mesh.get_array()).reshape(expected.shape), expected)
@@ -202,7 +202,7 @@ def test_trajectory_follows_the_callbacks_snapshots():
     np.testing.assert_array_equal(data.n_trials, [20, 30])
     np.testing.assert_allclose(data.mean[0], [0.3, 0.6])
     assert np.isnan(data.mean[2, 0])  # 'c' did not exist at the first refit
-    ax = hp.plot_importance_history(snaps, top=3)
+    ax = hp.plotting.plot_importance_history(snaps, top=3)
     np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), [0.3, 0.6])
     with pytest.raises(ValueError, match="history is empty"):
         trajectory_plot_data([])
@@ -216,7 +216,7 @@ def test_tuning_risk_plot_colours_the_verdicts_and_draws_the_margin():
     data = risk_plot_data(result)
     assert data.non_inferior.tolist() == [True, False]
     np.testing.assert_allclose(data.mean, [r.relative_mean for r in result.rows])
-    ax = hp.plot_tuning_risk(result)
+    ax = hp.plotting.plot_tuning_risk(result)
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels == ["safe  (can fix)", "costly  (tune)"]
     assert any(ln.get_label() == "margin 0.01" for ln in ax.get_lines())
@@ -229,7 +229,7 @@ def test_a_configuration_without_a_split_parameter_is_marked_but_not_routed(resu
     partial = {"x": 0.5}
     with pytest.raises(KeyError):
         tree.leaf_for(partial)
-    ax = hp.plot_regions(tree, highlight=partial)
+    ax = hp.plotting.plot_regions(tree, highlight=partial)
     labels = [ln.get_label() for ln in ax.get_lines()]
     assert not any("incumbent's region" in lbl for lbl in labels)
     assert "incumbent" in labels

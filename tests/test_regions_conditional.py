@@ -69,7 +69,7 @@ class GammaNoise:
 def make_tree(make_svm_space):
     """A confidence split of the x-PDP of :class:`GammaNoise` on the SVM-like space."""
 
-    def make(*, max_splits: int = 3, c_kind: str = "float") -> hp.RegionTree:
+    def make(*, max_splits: int = 3, c_kind: str = "float") -> hp.results.RegionTree:
         space = make_svm_space(c_kind=c_kind)
         pd = hp.partial_dependence(GammaNoise(space), space, "x", grid_size=4, n_samples=400,
                                    seed=0)
@@ -78,13 +78,13 @@ def make_tree(make_svm_space):
     return make
 
 
-def _region(tree: hp.RegionTree, bounds: dict) -> hp.RegionNode:
+def _region(tree: hp.results.RegionTree, bounds: dict) -> hp.results.RegionNode:
     """A hand-made region of ``tree``'s space with the given bounds."""
-    return hp.RegionNode(conditions=(), bounds=bounds, indices=np.arange(0), mean=tree.pd.mean,
+    return hp.results.RegionNode(conditions=(), bounds=bounds, indices=np.arange(0), mean=tree.pd.mean,
                          variance=tree.pd.variance, impurity=0.0, depth=1)
 
 
-def _path(tree: hp.RegionTree, leaf: hp.RegionNode) -> list[hp.RegionNode]:
+def _path(tree: hp.results.RegionTree, leaf: hp.results.RegionNode) -> list[hp.results.RegionNode]:
     """The internal nodes from the root down to ``leaf``."""
     out, node = [], tree.root
     while node is not leaf:
@@ -94,11 +94,11 @@ def _path(tree: hp.RegionTree, leaf: hp.RegionNode) -> list[hp.RegionNode]:
     return out
 
 
-def _subtree(node: hp.RegionNode) -> list[hp.RegionNode]:
+def _subtree(node: hp.results.RegionNode) -> list[hp.results.RegionNode]:
     return [node] if node.is_leaf else [node, *_subtree(node.left), *_subtree(node.right)]
 
 
-def _holds(space: hp.SearchSpace, node: hp.RegionNode, config: dict) -> bool:
+def _holds(space: hp.SearchSpace, node: hp.results.RegionNode, config: dict) -> bool:
     """Whether ``config`` lies in the region, read from its bounds (lower bounds above the
     parameter's own are split thresholds, excluded)."""
     for name, b in node.bounds.items():

@@ -84,7 +84,7 @@ def test_html_page_is_self_contained_with_every_figure_decodable(rep, tmp_path):
 
 def test_few_trials_and_wrong_sources_are_clear_errors(history):
     one = hp.TrialHistory(history.space, history.configs[:1], history.y[:1])
-    with pytest.raises(hp.InvalidDataError, match="at least 2 finished trials"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="at least 2 finished trials"):
         hp.report(one)
     with pytest.raises(TypeError, match="load_run"):
         hp.report([1, 2])

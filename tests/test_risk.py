@@ -98,7 +98,7 @@ def test_holm_known_table():
 
 
 def test_holm_rejects_bad_pvalues():
-    with pytest.raises(hp.InvalidDataError, match=r"\[0, 1\]"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match=r"\[0, 1\]"):
         hp.holm_bonferroni([0.1, 1.5])
 
 
@@ -144,13 +144,13 @@ def test_tuning_risk_per_parameter_free_runs():
 
 
 def test_tuning_risk_errors_name_the_fix():
-    with pytest.raises(hp.InvalidDataError, match="negative"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="negative"):
         hp.tuning_risk({"a": [-0.1, 0.2]}, [0.1, 0.2])
-    with pytest.raises(hp.InvalidDataError, match="paired"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="paired"):
         hp.tuning_risk({"a": [0.1, 0.2, 0.3]}, [0.1, 0.2])
-    with pytest.raises(hp.InvalidDataError, match="no runs for 'a'"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="no runs for 'a'"):
         hp.tuning_risk({"a": [0.1]}, {"b": [0.1]})
-    with pytest.raises(hp.InvalidDataError, match="NaN"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="NaN"):
         hp.tuning_risk({"a": [0.1, float("nan")]}, [0.1, 0.2])
     with pytest.raises(KeyError, match="'zz'"):
         hp.tuning_risk({"a": [0.1, 0.3]}, [0.1, 0.2])["zz"]

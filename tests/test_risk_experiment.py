@@ -194,7 +194,7 @@ def test_each_dataset_uses_its_leave_one_out_default():
 
 def test_given_default_values_are_looked_up_per_dataset():
     space = hp.SearchSpace([hp.Float("threshold", 0.0, 1.0)])
-    found = hp.DefaultValues(values={"threshold": 0.5},
+    found = hp.results.DefaultValues(values={"threshold": 0.5},
                              per_study={"one": {"threshold": 0.25}, "two": {"threshold": 0.75}},
                              support={}, n_configs={}, top_n=1, n_studies=2)
     experiment = small_experiment(space=space, defaults=found, seeds=1)
@@ -329,14 +329,14 @@ def _bad_score(estimator: Any, X: Any, y: Any) -> float:
 
 
 ERRORS = [
-    ({"params": ["nope"]}, hp.InvalidDataError, "names 'nope', which is not in the space"),
-    ({"params": []}, hp.InvalidDataError, "is empty"),
-    ({"params": ["noise", "noise"]}, hp.InvalidDataError, "twice"),
-    ({"datasets": {}}, hp.InvalidDataError, "'datasets' parameter .* is empty"),
+    ({"params": ["nope"]}, hp.exceptions.InvalidDataError, "names 'nope', which is not in the space"),
+    ({"params": []}, hp.exceptions.InvalidDataError, "is empty"),
+    ({"params": ["noise", "noise"]}, hp.exceptions.InvalidDataError, "twice"),
+    ({"datasets": {}}, hp.exceptions.InvalidDataError, "'datasets' parameter .* is empty"),
     ({"datasets": [(1, 2)]}, TypeError, "must be a mapping"),
-    ({"datasets": {"a": (np.zeros((5, 1)), np.zeros(4))}}, hp.InvalidDataError, "one target per row"),
-    ({"datasets": {"a": np.zeros(3)}}, hp.InvalidDataError, r"must be a pair \(X, y\)"),
-    ({"space": hp.SearchSpace([hp.Float("C", 0.1, 1.0)])}, hp.InvalidSpaceError,
+    ({"datasets": {"a": (np.zeros((5, 1)), np.zeros(4))}}, hp.exceptions.InvalidDataError, "one target per row"),
+    ({"datasets": {"a": np.zeros(3)}}, hp.exceptions.InvalidDataError, r"must be a pair \(X, y\)"),
+    ({"space": hp.SearchSpace([hp.Float("C", 0.1, 1.0)])}, hp.exceptions.InvalidSpaceError,
      "'C' is not a parameter of ThresholdClassifier"),
     ({"space": {"threshold": (0, 1)}}, TypeError, "must be an hpinsight SearchSpace"),
     ({"seeds": 0}, ValueError, "'seeds' parameter .* must be >= 1"),
@@ -350,15 +350,15 @@ ERRORS = [
     ({"scoring": "neg_log_loss"}, ValueError, r"not in \[0, 1\]. Use a score such as 'accuracy'"),
     ({"scoring": "r2"}, ValueError, r"not in \[0, 1\]"),
     ({"scoring": "acuracy"}, ValueError, "must be a scikit-learn scorer name"),
-    ({"scoring": _bad_score}, hp.InvalidDataError, r"returned 2.0, which is not in \[0, 1\]"),
-    ({"defaults": {"nope": 1.0}}, hp.InvalidDataError, "names \\['nope'\\], not in the space"),
-    ({"defaults": {"noise": 0.5}}, hp.InvalidDataError, "no default for 'threshold'"),
-    ({"defaults": {**DEFAULTS, "threshold": 5.0}}, hp.InvalidDataError, "not a valid value"),
+    ({"scoring": _bad_score}, hp.exceptions.InvalidDataError, r"returned 2.0, which is not in \[0, 1\]"),
+    ({"defaults": {"nope": 1.0}}, hp.exceptions.InvalidDataError, "names \\['nope'\\], not in the space"),
+    ({"defaults": {"noise": 0.5}}, hp.exceptions.InvalidDataError, "no default for 'threshold'"),
+    ({"defaults": {**DEFAULTS, "threshold": 5.0}}, hp.exceptions.InvalidDataError, "not a valid value"),
     ({"defaults": [0.5]}, TypeError, "'defaults' parameter"),
-    ({"defaults": hp.DefaultValues(values={}, per_study={"x": {}, "y": {}}, support={},
+    ({"defaults": hp.results.DefaultValues(values={}, per_study={"x": {}, "y": {}}, support={},
                                    n_configs={}, top_n=1, n_studies=2)},
-     hp.InvalidDataError, r"no leave-one-out defaults for dataset\(s\) \['one', 'two'\]"),
-    ({"defaults": None, "datasets": {"one": threshold_data(0.5)}}, hp.InvalidDataError,
+     hp.exceptions.InvalidDataError, r"no leave-one-out defaults for dataset\(s\) \['one', 'two'\]"),
+    ({"defaults": None, "datasets": {"one": threshold_data(0.5)}}, hp.exceptions.InvalidDataError,
      "at least two datasets"),
     ({"defaults": None, "n_default_configs": 5, "default_top_n": 6}, ValueError,
      "'default_top_n' parameter .* at most n_default_configs=5"),

@@ -91,7 +91,7 @@ def test_the_reduced_space_reads_back_as_an_hpinsight_space(space):
     ids=["unknown", "illegal", "forbidden"],
 )
 def test_bad_fixes_are_errors_that_say_what_to_do(space, fixed, match):
-    with pytest.raises(hp.InvalidSpaceError, match=match):
+    with pytest.raises(hp.exceptions.InvalidSpaceError, match=match):
         reduce_configspace(space, fixed)
 
 

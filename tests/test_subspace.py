@@ -146,21 +146,21 @@ def test_min_keep_and_reproducibility():
 
 def test_errors_name_the_problem():
     space, configs, y = _separable(n=9)
-    with pytest.raises(hp.InvalidDataError, match="at least 10 trials"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="at least 10 trials"):
         hp.suggest_subspace(hp.TrialHistory(space, configs, y))
     space, configs, y = _separable(n=40)
     history = hp.TrialHistory(space, configs, y)
-    with pytest.raises(hp.InvalidDataError, match="not in the search space"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="not in the search space"):
         hp.suggest_subspace(history, defaults={"nope": 1})
     # a step objective: the default sits on the floor, so no trial can beat it
     step = hp.TrialHistory(space, configs, [float(c["x"] > 0.5) for c in configs])
-    with pytest.raises(hp.InvalidDataError, match="beat the default"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="beat the default"):
         hp.suggest_subspace(step, defaults={"x": 0.1, "z": 0.5}, good="default",
                             surrogate="forest")
     with pytest.raises(TypeError, match=r"TrialHistory or an optuna\.Study"):
         hp.suggest_subspace([1, 2, 3])
     result = hp.fanova(history, seed=0, n_trees=8)
-    with pytest.raises(hp.InvalidDataError, match="outside its range"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="outside its range"):
         hp.surrogate_tuning_risk(result, {"x": 2.0})
     with pytest.raises(KeyError):
         hp.surrogate_tuning_risk(result, {"nope": 0.5})
@@ -195,7 +195,7 @@ def test_noise_parameters_cost_nothing_and_score_like_shadows():
     no_shadows = hp.suggest_subspace(hp.TrialHistory(space, configs, y), shadows=0, seed=0)
     assert no_shadows.null_importance["all"] == 0.0
     clash = hp.SearchSpace([hp.Float("__shadow0__", 0.0, 1.0), hp.Float("x", 0.0, 1.0)])
-    with pytest.raises(hp.InvalidDataError, match="reserved"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="reserved"):
         hp.suggest_subspace(hp.TrialHistory(clash, clash.sample(20, seed=0), list(range(20))))
 
 

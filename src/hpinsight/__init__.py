@@ -1,110 +1,70 @@
 """hpinsight: which hyperparameters matter, how they act, and which you can stop tuning.
 
-The computation core (search spaces, exact fANOVA of random forests) needs only
-NumPy and scikit-learn. Optimizer adapters, plotting and the command line are
-loaded on first use.
+Here: the analyses (``fanova``, ``partial_dependence``, ``confidence_split``,
+``tuning_risk``, ``noninferiority_test``, ``holm_bonferroni``, ``default_values``,
+``suggest_subspace``, ``surrogate_tuning_risk``, ``report``) and the data they take
+(``SearchSpace`` with its parameter and condition types, ``TrialHistory``). What they
+return is in :mod:`hpinsight.results`, what they raise in :mod:`hpinsight.exceptions`.
+Figures are in :mod:`hpinsight.plotting`, optimizer plug-ins in
+:mod:`hpinsight.integrations` (``.optuna``, ``.smac``), experiment runners in
+:mod:`hpinsight.experiments`; those load their optional dependencies on first use.
+The computation core needs only NumPy, SciPy and scikit-learn.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._defaults import DefaultValues, default_values
-from ._fanova import FanovaResult, Importance, MarginalResult, fanova
+from . import exceptions, results
+from ._defaults import default_values
+from ._fanova import fanova
 from ._history import TrialHistory
-from ._pdp import PartialDependenceResult, partial_dependence
-from ._regions import RegionNode, RegionTree, confidence_split
-from ._reporting import Report, report
-from ._risk import (
-    NonInferiorityResult,
-    TuningRiskResult,
-    TuningRiskRow,
-    holm_bonferroni,
-    noninferiority_test,
-    tuning_risk,
-)
+from ._pdp import partial_dependence
+from ._regions import confidence_split
+from ._reporting import report
+from ._risk import holm_bonferroni, noninferiority_test, tuning_risk
 from ._sampling import SamplingRecord
 from ._space import AnyOf, Categorical, Condition, Float, Int, SearchSpace
-from ._subspace import SubspaceResult, SurrogateRisk, suggest_subspace, surrogate_tuning_risk
-from .exceptions import (
-    ChangedDistributionWarning,
-    ConstantObjectiveWarning,
-    ExcludedTrialsWarning,
-    HPInsightError,
-    HPInsightWarning,
-    InvalidDataError,
-    InvalidSpaceError,
-)
+from ._subspace import suggest_subspace, surrogate_tuning_risk
 
 if TYPE_CHECKING:
-    from . import integrations, plotting
-    from .plotting import (
-        plot_importance,
-        plot_importance_history,
-        plot_interaction,
-        plot_marginal,
-        plot_partial_dependence,
-        plot_regions,
-        plot_tuning_risk,
-    )
+    from . import experiments, integrations, plotting
 
 __all__ = [
     "AnyOf",
     "Categorical",
-    "ChangedDistributionWarning",
     "Condition",
-    "ConstantObjectiveWarning",
-    "DefaultValues",
-    "ExcludedTrialsWarning",
-    "FanovaResult",
     "Float",
-    "HPInsightError",
-    "HPInsightWarning",
-    "Importance",
     "Int",
-    "InvalidDataError",
-    "InvalidSpaceError",
-    "MarginalResult",
-    "NonInferiorityResult",
-    "PartialDependenceResult",
-    "RegionNode",
-    "RegionTree",
-    "Report",
     "SamplingRecord",
     "SearchSpace",
-    "SubspaceResult",
-    "SurrogateRisk",
     "TrialHistory",
-    "TuningRiskResult",
-    "TuningRiskRow",
     "__version__",
     "confidence_split",
     "default_values",
+    "exceptions",
+    "experiments",
     "fanova",
     "holm_bonferroni",
     "integrations",
     "noninferiority_test",
     "partial_dependence",
-    "plot_importance",
-    "plot_importance_history",
-    "plot_interaction",
-    "plot_marginal",
-    "plot_partial_dependence",
-    "plot_regions",
-    "plot_tuning_risk",
     "plotting",
     "report",
+    "results",
     "suggest_subspace",
     "surrogate_tuning_risk",
     "tuning_risk",
 ]
 
-
-#: Plot functions re-exported here, loaded (with matplotlib) on first access.
-_PLOTS = frozenset({
-    "plot_importance", "plot_importance_history", "plot_interaction", "plot_marginal",
-    "plot_partial_dependence", "plot_regions", "plot_tuning_risk",
-})
+#: Names that lived here before, and the module that holds them now.
+_MOVED = {
+    **dict.fromkeys(results.__all__, "results"),
+    **dict.fromkeys(exceptions.__all__, "exceptions"),
+    **dict.fromkeys((
+        "plot_importance", "plot_importance_history", "plot_interaction", "plot_marginal",
+        "plot_partial_dependence", "plot_regions", "plot_tuning_risk"), "plotting"),
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -120,10 +80,11 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
-    if name in _PLOTS:
-        from . import plotting
-
-        return getattr(plotting, name)
+    if name in _MOVED:
+        raise AttributeError(
+            f"module 'hpinsight' has no attribute {name!r}: it lives in "
+            f"hpinsight.{_MOVED[name]} (use hpinsight.{_MOVED[name]}.{name})"
+        )
     raise AttributeError(f"module 'hpinsight' has no attribute {name!r}")
 
 

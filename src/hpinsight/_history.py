@@ -239,7 +239,7 @@ class TrialHistory:
         inactive in the others (define-by-run conditionals); no trial is
         dropped for it. If a parameter's distribution changed during the
         study, the space covers the union of its distributions and one
-        :class:`~hpinsight.ChangedDistributionWarning` lists such parameters.
+        :class:`~hpinsight.exceptions.ChangedDistributionWarning` lists such parameters.
 
         Parameters
         ----------

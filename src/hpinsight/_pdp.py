@@ -18,7 +18,7 @@ parameters, every choice of a categorical, integers for integer parameters).
 
 Surrogates:
 
-* an hpinsight forest (a :class:`~hpinsight.FanovaResult`): mean and variance over
+* an hpinsight forest (a :class:`~hpinsight.results.FanovaResult`): mean and variance over
   trees. Eq. (4) is then exact and cheap: the covariance over trees of the n
   predictions summed up is the variance over trees of each tree's own PD. The
   exact, integrated marginal of the same forest (Hutter et al. 2014) is
@@ -56,7 +56,7 @@ class PDBand:
     """What a PD estimate with a variance offers: std, mean confidence, NLL of a known PD.
 
     Shared by :class:`PartialDependenceResult` and the regions of a
-    :class:`~hpinsight.RegionTree`; subclasses hold ``mean`` and ``variance``.
+    :class:`~hpinsight.results.RegionTree`; subclasses hold ``mean`` and ``variance``.
     """
 
     __slots__ = ()
@@ -154,7 +154,7 @@ class PartialDependenceResult(PDBand):
         return int(self.ice_mean.shape[0])
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
-        """Draw the PDP with its band; see :func:`hpinsight.plot_partial_dependence`."""
+        """Draw the PDP with its band; see :func:`hpinsight.plotting.plot_partial_dependence`."""
         from .plotting import plot_partial_dependence
 
         return plot_partial_dependence(self, ax=ax, **kwargs)
@@ -188,7 +188,7 @@ def partial_dependence(
     Parameters
     ----------
     surrogate : FanovaResult, GaussianProcessRegressor or model
-        A :class:`~hpinsight.FanovaResult` (its forest: mean and variance
+        A :class:`~hpinsight.results.FanovaResult` (its forest: mean and variance
         over trees); a fitted scikit-learn ``GaussianProcessRegressor``; or
         any model with ``predict(X, return_std=True)``. Models must have been
         fitted on ``space.encode(configs)``.

@@ -1,7 +1,7 @@
 """Confidence splitting: regions of the search space where a PDP can be trusted.
 
 Moosbauer et al. (NeurIPS 2021), Sec. 5 and Algorithm 1. The Monte Carlo sample of
-a :class:`~hpinsight.PartialDependenceResult` is split recursively, CART-like, on the
+a :class:`~hpinsight.results.PartialDependenceResult` is split recursively, CART-like, on the
 parameters *not* in the PDP (``C``), so that every region keeps the whole range of
 ``λ_S``. A split is chosen to minimise the impurity of Eq. (6): for each child, the
 L2 spread of its ICE curves of the predictive variance around their mean, summed over
@@ -142,7 +142,7 @@ class RegionTree:
                 f"splits={len(self.leaves()) - 1})")
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
-        """Draw the global and regional PDPs; see :func:`hpinsight.plot_regions`."""
+        """Draw the global and regional PDPs; see :func:`hpinsight.plotting.plot_regions`."""
         from .plotting import plot_regions
 
         return plot_regions(self, ax=ax, **kwargs)

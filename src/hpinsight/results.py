@@ -6,6 +6,7 @@ from ._defaults import DefaultValues
 from ._fanova import FanovaResult, Importance, MarginalResult
 from ._pdp import PartialDependenceResult
 from ._regions import RegionNode, RegionTree
+from ._reporting import Report
 from ._risk import NonInferiorityResult, TuningRiskResult, TuningRiskRow
 from ._subspace import SubspaceResult, SurrogateRisk
 
@@ -18,6 +19,7 @@ __all__ = [
     "PartialDependenceResult",
     "RegionNode",
     "RegionTree",
+    "Report",
     "SubspaceResult",
     "SurrogateRisk",
     "TuningRiskResult",

@@ -515,10 +515,10 @@ class LiveResults:
     def incumbent_regions(self) -> dict[str, RegionNode]:
         """Per parameter in :attr:`region_trees`: the region holding the incumbent.
 
-        Each is a :class:`~hpinsight.RegionNode` with the regional PDP and its
+        Each is a :class:`~hpinsight.results.RegionNode` with the regional PDP and its
         band (``mean``, ``std``, ``mean_confidence``). The incumbent is routed
         as it is: no split on its way uses a parameter it has inactive (see
-        :meth:`RegionTree.leaf_for <hpinsight.RegionTree.leaf_for>`), so none is
+        :meth:`RegionTree.leaf_for <hpinsight.results.RegionTree.leaf_for>`), so none is
         given a value.
         """
         trees, incumbent = self._fitter.latest_regions, self._fitter.latest_incumbent

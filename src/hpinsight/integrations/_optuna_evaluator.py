@@ -12,7 +12,7 @@ Differences from ``optuna.importance.FanovaImportanceEvaluator``:
 * the forest is always fit on the whole space, and ``params`` only selects
   which importances are returned, so an importance does not depend on which
   other parameters were asked for;
-* the full :class:`~hpinsight.FanovaResult` of the last call (std over trees,
+* the full :class:`~hpinsight.results.FanovaResult` of the last call (std over trees,
   interactions, marginals) stays available as :attr:`last_result`.
 """
 

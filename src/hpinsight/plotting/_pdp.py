@@ -59,7 +59,7 @@ def plot_partial_dependence(
     >>> configs = space.sample(100, seed=0)
     >>> result = hp.fanova(configs, [c["x"] + c["lr"] for c in configs], space, seed=0)
     >>> pd = hp.partial_dependence(result, params="lr", n_samples=100, seed=0)
-    >>> ax = hp.plot_partial_dependence(pd, ice=10)
+    >>> ax = hp.plotting.plot_partial_dependence(pd, ice=10)
     >>> ax.get_xscale()
     'log'
     """
@@ -115,7 +115,7 @@ def plot_regions(
     >>> y = [c["x"] * (3 if c["k"] == "b" else -1) for c in configs]
     >>> result = hp.fanova(configs, y, space, seed=0)
     >>> tree = hp.confidence_split(hp.partial_dependence(result, params="x", seed=0))
-    >>> ax = hp.plot_regions(tree, highlight={"x": 0.2, "k": "b"})
+    >>> ax = hp.plotting.plot_regions(tree, highlight={"x": 0.2, "k": "b"})
     >>> len(ax.get_lines()) >= 3
     True
     """
