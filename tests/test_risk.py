@@ -181,3 +181,13 @@ def test_pratt_with_several_zeros_matches_scipy():
     assert test.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
     assert test.n_zeros == 2
     assert test.n_ties == 2  # the two -0.03: zeros are not a tie group
+
+
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt", "zsplit"])
+@pytest.mark.parametrize("method", ["auto", "exact", "approx"])
+def test_pairs_exactly_on_the_margin_are_no_evidence(zero_method, method):
+    # zsplit used to send one such pair to scipy's permutation test, which raised
+    for x in ([0.01], [0.01, 0.01, 0.01]):
+        res = hp.noninferiority_test(x, margin=0.01, zero_method=zero_method, method=method)
+        assert res.pvalue == 1.0
+        assert res.n_zeros == len(x)

@@ -9,7 +9,7 @@ parameter, the default is the setting that occurs most often in the pool:
   integers (the paper discretizes only "large" integer domains, more than 50 values);
 * other numeric parameters: a histogram with Freedman–Diaconis bins (Eq. 3,
   ``b = 2 IQR / N^(1/3)``, as many as the range of the pooled values needs, at most
-  1,000) on the parameter's own scale (the logarithm for log parameters), and the centre
+  1,000; numpy's ``bins="fd"``) on the parameter's own scale (the logarithm for log parameters), and the centre
   of the fullest bin (the geometric centre for log parameters), moved to the nearest
   value the parameter can take (its step; integers).
 
@@ -146,8 +146,8 @@ def default_values(
     >>> hp.default_values(history, top_n=2).values
     {'kernel': 'rbf', 'depth': 3}
     """
-    top_n = check_int(top_n, "top_n", _FUNC, minimum=1)  # type: ignore[assignment]
-    max_levels = check_int(max_levels, "max_levels", _FUNC, minimum=2)  # type: ignore[assignment]
+    top_n = check_int(top_n, "top_n", _FUNC, minimum=1)
+    max_levels = check_int(max_levels, "max_levels", _FUNC, minimum=2)
     keys, histories = _as_studies(studies)
     space = histories[0].space
     tops = [_top_configs(h, top_n) for h in histories]
@@ -217,10 +217,11 @@ def most_frequent_setting(
     q25, q75 = np.percentile(scaled, [25, 75])
     if q75 - q25 <= 0.0:
         return _mode(x, integer=isinstance(param, Int))
-    span = float(scaled.max() - scaled.min())
-    width = 2.0 * float(q75 - q25) / n ** (1.0 / 3.0)  # Eq. (3)
-    n_bins = min(math.ceil(span / width), _MAX_BINS)
-    counts, edges = np.histogram(scaled, bins=max(n_bins, 1))
+    # Eq. (3) is numpy's "fd" rule; numpy would allocate all range / width edges, so the
+    # cap is checked first with numpy's own expression for the width
+    width = 2.0 * float(q75 - q25) * n ** (-1.0 / 3.0)
+    capped = math.ceil(float(scaled.max() - scaled.min()) / width) > _MAX_BINS
+    counts, edges = np.histogram(scaled, bins=_MAX_BINS if capped else "fd")
     k = int(np.argmax(counts))
     centre = 0.5 * (edges[k] + edges[k + 1])
     # back on the parameter's grid: its own scale, its step, its bounds

@@ -621,8 +621,8 @@ def fanova(
             f"The 'space' parameter of {func} must be an hpinsight SearchSpace. "
             f"Got {type(space).__name__} instead; see SearchSpace.from_optuna / from_configspace."
         )
-    n_trees = check_int(n_trees, "n_trees", func, minimum=1)  # type: ignore[assignment]
-    n_draws = check_int(n_draws, "n_draws", func, minimum=1)  # type: ignore[assignment]
+    n_trees = check_int(n_trees, "n_trees", func, minimum=1)
+    n_draws = check_int(n_draws, "n_draws", func, minimum=1)
     if surrogate is None:
         surrogate = "forest" if forest is not None else "gp"
     surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest"))  # type: ignore[assignment]
@@ -632,7 +632,7 @@ def fanova(
             "decomposed as it is, so drop one of the two."
         )
     seed = check_seed(seed, func)
-    max_order = check_int(max_order, "max_order", func, minimum=1)  # type: ignore[assignment]
+    max_order = check_int(max_order, "max_order", func, minimum=1)
     if max_order > len(space):
         raise ValueError(
             f"The 'max_order' parameter of {func} must be at most the number of parameters "

@@ -244,7 +244,7 @@ def partial_dependence(
         )
     cols = [space.index(n) for n in names]
     check_int(grid_size, "grid_size", _FUNC, minimum=2)
-    n = int(check_int(n_samples, "n_samples", _FUNC, minimum=2))  # type: ignore[arg-type]
+    n = int(check_int(n_samples, "n_samples", _FUNC, minimum=2))
     method = check_choice(variance, "variance", _FUNC, ("pointwise", "covariance"))
     if method == "covariance" and kind not in ("forest", "gaussian process"):
         raise ValueError(
@@ -310,7 +310,9 @@ def _model_predictor(model: Any) -> tuple[Any, str]:
             f"The 'surrogate' parameter of {_FUNC} must be a FanovaResult or a fitted model with "
             f"predict(X, return_std=True). Got {type(model).__name__} instead."
         )
-    is_gp = type(model).__name__ == "GaussianProcessRegressor"
+    from sklearn.gaussian_process import GaussianProcessRegressor
+
+    is_gp = isinstance(model, GaussianProcessRegressor)  # subclasses too
 
     def predict(X: NDArray[np.float64], cov: bool) -> tuple[Any, Any, float]:
         if cov:

@@ -325,11 +325,11 @@ def confidence_split(
     ['z', 'z']
     """
     n = pd.n_samples
-    max_splits = int(check_int(max_splits, "max_splits", _FUNC, minimum=0))  # type: ignore[arg-type]
+    max_splits = int(check_int(max_splits, "max_splits", _FUNC, minimum=0))
     min_size = max(10, int(0.05 * n)) if min_node_size is None else int(
-        check_int(min_node_size, "min_node_size", _FUNC, minimum=1))  # type: ignore[arg-type]
+        check_int(min_node_size, "min_node_size", _FUNC, minimum=1))
     min_gain = check_real(min_improvement, "min_improvement", _FUNC, low=0.0, high=1.0)
-    exact = int(check_int(exact_levels, "exact_levels", _FUNC, minimum=2))  # type: ignore[arg-type]
+    exact = int(check_int(exact_levels, "exact_levels", _FUNC, minimum=2))
     V = pd.ice_variance.reshape(n, -1)
     M = pd.ice_mean.reshape(n, -1)
     space = pd.space

@@ -25,11 +25,15 @@ What this module does beyond the paper, and why:
 * **Ties** get their average rank, and the variance in ``z`` is corrected for them,
   ``N(N+1)(2N+1)/24 - Σ(t³ - t)/48`` over tie groups of size ``t``. Without ties this
   is exactly Eq. (10). Differences are rounded to 12 significant digits before
-  ranking so that mathematically equal relative risks count as ties.
-* **p-values** come from ``scipy.stats.wilcoxon`` (the same signed-rank statistic,
-  ``alternative="less"``; scipy's ``z`` is ours with the opposite sign). With
-  ``method="approx"`` the p-value is ``1 - Φ(z)``, the paper's normal approximation,
-  without continuity correction. The default ``method="auto"`` is scipy's choice (1.15
+  ranking so that mathematically equal relative risks count as ties. Zeros are no
+  tie group, except with ``"zsplit"``, where they are ranked like tied pairs and
+  their group enters the correction (scipy's convention, which cannot be switched off).
+* **Statistic and p-values** come from ``scipy.stats.wilcoxon`` without continuity
+  correction. ``s_nr`` and ``z`` are its statistic and z-statistic for ``-(d^R - δ)``
+  with ``alternative="greater"`` (for ``d^R - δ`` with ``alternative="less"`` scipy's
+  ``z`` is ours with the opposite sign). With ``method="approx"`` (scipy's
+  ``"asymptotic"``) the p-value is ``1 - Φ(z)``, the paper's normal approximation.
+  The default ``method="auto"`` is scipy's choice (1.15
   or later): for small samples the exact null distribution, or an exact permutation
   test when there are ties or zeros; the normal approximation for large ones. That is
   more accurate for the few datasets a laptop experiment has.
@@ -44,7 +48,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -141,8 +144,8 @@ def noninferiority_test(
     """
     func = "noninferiority_test"
     margin = check_real(margin, "margin", func, low=-np.inf, high=np.inf)
-    zero_method = check_choice(zero_method, "zero_method", func, ("wilcox", "pratt", "zsplit"))  # type: ignore[assignment]
-    method = check_choice(method, "method", func, ("auto", "exact", "approx"))  # type: ignore[assignment]
+    zero_method = check_choice(zero_method, "zero_method", func, ("wilcox", "pratt", "zsplit"))
+    method = check_choice(method, "method", func, ("auto", "exact", "approx"))
     x = np.asarray(differences, dtype=np.float64).ravel()
     if not np.all(np.isfinite(x)):
         raise InvalidDataError(f"{func}: the differences contain NaN or infinite values; "
@@ -151,13 +154,15 @@ def noninferiority_test(
     # must give 0, not a floating-point leftover of either sign
     d = _round_sig(_round_sig(x) - margin)
     n_zeros = int(np.count_nonzero(d == 0.0))
-    s_nr, z, n_ranked, n_ties = _signed_rank_z(d, zero_method)
-    if n_ranked == 0 or not np.isfinite(z):
-        # nothing to rank: no evidence for non-inferiority
+    s_nr, z, p_approx, n_ranked, n_ties = _signed_rank_z(d, zero_method)
+    if n_ranked == 0 or not np.isfinite(z) or n_zeros == d.size:
+        # nothing to rank, or only pairs exactly on the margin: no evidence for
+        # non-inferiority (zsplit would otherwise rank the zeros against each other)
         return NonInferiorityResult(statistic=float(s_nr), zstatistic=float("nan"), pvalue=1.0,
                                     n=n_ranked, n_zeros=n_zeros, n_ties=n_ties, margin=margin,
                                     method=method, zero_method=zero_method)
-    pvalue = _scipy_pvalue(d, zero_method=zero_method, method=method, z=z)
+    pvalue = p_approx if method == "approx" else _scipy_pvalue(d, zero_method=zero_method,
+                                                                method=method)
     return NonInferiorityResult(statistic=float(s_nr), zstatistic=float(z), pvalue=pvalue,
                                 n=n_ranked, n_zeros=n_zeros, n_ties=n_ties, margin=margin,
                                 method=method, zero_method=zero_method)
@@ -172,39 +177,36 @@ def _round_sig(x: NDArray[np.float64], digits: int = 12) -> NDArray[np.float64]:
     return out
 
 
-def _signed_rank_z(d: NDArray[np.float64], zero_method: str) -> tuple[float, float, int, int]:
-    """``s_nr``, tie-corrected ``z`` of Eq. (10), ranked pairs and tied pairs."""
-    from scipy.stats import rankdata
+def _signed_rank_z(d: NDArray[np.float64],
+                   zero_method: str) -> tuple[float, float, float, int, int]:
+    """``s_nr``, ``z`` of Eq. (10), its one-sided p-value, ranked pairs and tied pairs.
 
-    zeros = d == 0.0
-    if zero_method == "wilcox":
-        d = d[~zeros]
-        zeros = np.zeros(d.size, dtype=bool)
-    n = d.size
-    if n == 0:
-        return 0.0, float("nan"), 0, 0
-    ranks = rankdata(np.abs(d))
-    s_nr = float(ranks[d < 0].sum())
-    mean = n * (n + 1) / 4.0
-    _, counts = np.unique(np.abs(d[~zeros]), return_counts=True)  # zeros are no tie group
-    var = n * (n + 1) * (2 * n + 1) / 24.0 - float(np.sum(counts**3 - counts)) / 48.0
-    if zero_method == "pratt":
-        n_z = int(zeros.sum())
-        mean -= n_z * (n_z + 1) / 4.0
-        var -= n_z * (n_z + 1) * (2 * n_z + 1) / 24.0
-    elif zero_method == "zsplit":
-        s_nr += float(ranks[zeros].sum()) / 2.0
-    n_ties = int(counts[counts > 1].sum())  # tied pairs, zeros not counted
-    z = (s_nr - mean) / np.sqrt(var) if var > 0 else float("nan")
-    return s_nr, float(z), n, n_ties
-
-
-def _scipy_pvalue(d: NDArray[np.float64], *, zero_method: str, method: str, z: float) -> float:
+    The statistic is ``scipy.stats.wilcoxon`` with the normal approximation
+    (``method="asymptotic"``, called ``"approx"`` before scipy 1.13) and no continuity
+    correction, applied to ``-d`` with ``alternative="greater"``: the sum of the ranks
+    of the positive ``-d`` is ``s_nr`` and scipy's z-statistic is ours with the same
+    sign, so its p-value is the paper's ``1 - Φ(z)``. scipy treats zeros and ties
+    as the module docstring says, with one convention of its own: under
+    ``zero_method="zsplit"`` the zeros form one more tie group in the variance (they
+    are ranked like tied pairs); "wilcox" and "pratt" leave them out.
+    """
     from scipy.stats import wilcoxon
 
-    if method == "approx":
-        # the paper's normal approximation of Eq. (10); scipy's z has the opposite sign
-        return float(1.0 - NormalDist().cdf(z))
+    nonzero = d[d != 0.0]
+    n = d.size if zero_method != "wilcox" else nonzero.size
+    _, counts = np.unique(np.abs(nonzero), return_counts=True)  # zeros are no tie group
+    n_ties = int(counts[counts > 1].sum())
+    if nonzero.size == 0 and zero_method != "zsplit":
+        # scipy's variance is 0 here (0/0); its statistic is 0 as well
+        return 0.0, float("nan"), 1.0, n, n_ties
+    res = wilcoxon(-d, zero_method=zero_method, correction=False, alternative="greater",
+                   method="asymptotic")
+    return float(res.statistic), float(res.zstatistic), float(res.pvalue), n, n_ties
+
+
+def _scipy_pvalue(d: NDArray[np.float64], *, zero_method: str, method: str) -> float:
+    from scipy.stats import wilcoxon
+
     res = wilcoxon(d, alternative="less", zero_method=zero_method, correction=False,
                    method=method)
     return float(res.pvalue)

@@ -157,7 +157,7 @@ def surrogate_tuning_risk(
     if not isinstance(result, FanovaResult):
         raise TypeError(f"{func} needs a FanovaResult (from hpinsight.fanova); got "
                         f"{type(result).__name__}.")
-    n_candidates = check_int(n_candidates, "n_candidates", func, minimum=1)  # type: ignore[assignment]
+    n_candidates = check_int(n_candidates, "n_candidates", func, minimum=1)
     seed = check_seed(seed, func)
     space = result.space
     rng = np.random.default_rng(seed)
@@ -387,18 +387,18 @@ def suggest_subspace(
                                       low=0.0, high=1.0)
     risk_margin = check_real(risk_margin, "risk_margin", func, low=0.0, high=math.inf)
     confidence = check_real(confidence, "confidence", func, low=0.5, high=1.0)
-    min_keep = check_int(min_keep, "min_keep", func, minimum=0)  # type: ignore[assignment]
+    min_keep = check_int(min_keep, "min_keep", func, minimum=0)
     seed = check_seed(seed, func)
-    good = check_choice(good, "good", func, ("auto", "default", "quantile"))  # type: ignore[assignment]
+    good = check_choice(good, "good", func, ("auto", "default", "quantile"))
     if history.n_trials < 10:
         raise InvalidDataError(f"{func} needs at least 10 trials to judge importance and "
                                f"risk; the history has {history.n_trials}. Run more trials.")
     space = history.space
     top_n = max(5, math.ceil(top_quantile * history.n_trials))  # "the best trials"
     chosen, sources = _defaults_for(history, defaults, top_n)
-    shadows = check_int(shadows, "shadows", func, minimum=0)  # type: ignore[assignment]
+    shadows = check_int(shadows, "shadows", func, minimum=0)
     aug, shadow_names = _with_shadows(history, shadows, seed)
-    surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest"))  # type: ignore[assignment]
+    surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest"))
     # the shadows above are this rule's null; fanova's own (significance) would be a second
     opts: dict[str, Any] = {"surrogate": surrogate, "n_trees": n_trees, "seed": seed,
                             "n_jobs": n_jobs, "significance": False}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import numpy as np
 
@@ -19,7 +19,15 @@ from .exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidD
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+_S = TypeVar("_S", bound=str)
 
+
+@overload
+def check_int(value: Any, name: str, func: str, *, minimum: int | None = None,
+              allow_none: Literal[False] = False) -> int: ...
+@overload
+def check_int(value: Any, name: str, func: str, *, minimum: int | None = None,
+              allow_none: bool) -> int | None: ...
 def check_int(value: Any, name: str, func: str, *, minimum: int | None = None, allow_none: bool = False) -> int | None:
     """Return ``value`` as an int, or raise an error naming the parameter.
 
@@ -50,15 +58,20 @@ def check_seed(seed: Any, func: str) -> int | None:
     return check_int(seed, "seed", func, minimum=0, allow_none=True)
 
 
-def check_choice(value: Any, name: str, func: str, choices: Sequence[str]) -> str:
-    """Return ``value`` if it is one of ``choices``, else raise :class:`InvalidArgumentError`."""
-    if value not in choices:
-        raise InvalidArgumentError(
-            f"The {name!r} parameter of {func} must be one of {list(choices)!r}. "
-            f"Got {value!r} instead.",
-            argument=name, function=func,
-        )
-    return str(value)
+def check_choice(value: Any, name: str, func: str, choices: Sequence[_S]) -> _S:
+    """Return the choice equal to ``value``, else raise :class:`InvalidArgumentError`.
+
+    The return type is that of ``choices``: a ``Literal`` when the caller's variable
+    is one (``method: Literal["a", "b"] = check_choice(method, ..., ("a", "b"))``).
+    """
+    for choice in choices:
+        if value == choice:
+            return choice  # the plain str, also for a numpy string
+    raise InvalidArgumentError(
+        f"The {name!r} parameter of {func} must be one of {list(choices)!r}. "
+        f"Got {value!r} instead.",
+        argument=name, function=func,
+    )
 
 
 def check_real(value: Any, name: str, func: str, *, low: float, high: float, low_open: bool = False) -> float:

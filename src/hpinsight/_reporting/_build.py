@@ -195,9 +195,9 @@ def report(
     (('x',), ['best', 'direction', 'excluded'])
     """
     func = "report"
-    top = check_int(top, "top", func, minimum=1)  # type: ignore[assignment]
-    n_trees = check_int(n_trees, "n_trees", func, minimum=1)  # type: ignore[assignment]
-    surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest"))  # type: ignore[assignment]
+    top = check_int(top, "top", func, minimum=1)
+    n_trees = check_int(n_trees, "n_trees", func, minimum=1)
+    surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest"))
     seed = check_seed(seed, func)
     opts: dict[str, Any] = {"surrogate": surrogate, "n_trees": n_trees, "seed": seed}
     step = progress or (lambda _what: None)

@@ -108,19 +108,16 @@ def _param_from_distribution(optuna: ModuleType, name: Any, dist: Any) -> Parame
             "of the distributions mapping."
         )
     if isinstance(dist, D.FloatDistribution):
-        low, high = float(dist.low), float(dist.high)
+        # single(): low == high, or a step wider than the range (exact, in decimal)
+        if dist.single():
+            return Categorical(name, (float(dist.low),))
         step = None if dist.step is None else float(dist.step)
-        if step is not None and step > 0:
-            # Last grid value not above ``high`` (Optuna normally moved ``high`` there already).
-            high = low + step * math.floor((high - low) / step + 1e-9)
-        if not high > low:
-            return Categorical(name, (low,))
-        return Float(name, low, float(dist.high), log=bool(dist.log), step=step)
+        return Float(name, float(dist.low), float(dist.high), log=bool(dist.log), step=step)
     if isinstance(dist, D.IntDistribution):
         ilow, ihigh, istep = int(dist.low), int(dist.high), int(dist.step)
-        ihigh = ilow + (ihigh - ilow) // istep * istep if istep > 0 else ihigh
-        if not ihigh > ilow:
+        if dist.single():
             return Categorical(name, (ilow,))
+        ihigh = ilow + (ihigh - ilow) // istep * istep if istep > 0 else ihigh
         return Int(name, ilow, ihigh, log=bool(dist.log), step=istep)
     if isinstance(dist, D.CategoricalDistribution):
         return Categorical(name, tuple(dist.choices))

@@ -176,7 +176,7 @@ def _threshold_map(param: Any, hp: Any) -> Any:
     if not isinstance(param, Categorical) and _n_values(param) > MAX_LISTED:
         return _bisected_map(param, hp)
     values = _grid(param)
-    z = np.array([float(hp.to_vector(v)) for v in values], dtype=np.float32)
+    z = _smac_vector(hp, values, categorical=isinstance(param, Categorical))
     x = SearchSpace([param]).encode([{param.name: v} for v in values])[:, 0]
     order = np.argsort(z, kind="stable")
     z, x = z[order], x[order]
@@ -189,6 +189,16 @@ def _threshold_map(param: Any, hp: Any) -> Any:
         return cut[n_left]
 
     return discrete
+
+
+def _smac_vector(hp: Any, values: list[Any], *, categorical: bool) -> NDArray[np.float32]:
+    """ConfigSpace's encoding of ``values`` (one ``to_vector`` call), as float32 like trees.
+
+    ``np.asarray`` would turn mixed choices such as ``[1, "a"]`` into strings that are not
+    choices any more: categorical values go in as an object array, each value as it is.
+    """
+    arr = np.fromiter(values, dtype=object, count=len(values)) if categorical else np.asarray(values)
+    return np.asarray(hp.to_vector(arr), dtype=np.float32)
 
 
 def _n_values(param: Any) -> int:

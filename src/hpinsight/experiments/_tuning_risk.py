@@ -541,7 +541,7 @@ def _validate(
     if random_state is None:
         entropy = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
     else:
-        entropy = check_int(random_state, "random_state", _FUNC, minimum=0)  # type: ignore[assignment]
+        entropy = check_int(random_state, "random_state", _FUNC, minimum=0)
     given: Any = None
     if defaults is not None:
         given = _check_defaults(defaults, tested, space, tuple(data))
@@ -562,14 +562,14 @@ def _validate(
 
 def _check_seeds(seeds: Any) -> tuple[int, ...]:
     if isinstance(seeds, numbers.Integral):
-        n: int = check_int(seeds, "seeds", _FUNC, minimum=1)  # type: ignore[assignment]
+        n: int = check_int(seeds, "seeds", _FUNC, minimum=1)
         return tuple(range(n))
     if isinstance(seeds, Sequence) and not isinstance(seeds, str | bytes):
         out = tuple(check_int(s, "seeds", _FUNC, minimum=0) for s in seeds)
         if not out or len(set(out)) != len(out):
             raise ValueError(f"The 'seeds' parameter of {_FUNC} must list one or more distinct "
                              f"non-negative ints. Got {list(seeds)!r} instead.")
-        return out  # type: ignore[return-value]
+        return out
     raise TypeError(f"The 'seeds' parameter of {_FUNC} must be an int >= 1 (the number of "
                     f"seeds) or a sequence of ints. Got {seeds!r} instead.")
 
@@ -815,7 +815,10 @@ def _fit(estimator: Any, config: Mapping[str, Any], X: Any, y: Any) -> Any:
 
 
 def _risk(scorer: Callable[..., float], model: Any, X: Any, y: Any) -> float:
-    score = float(scorer(model, X, y))
+    return _score_risk(float(scorer(model, X, y)))
+
+
+def _score_risk(score: float) -> float:
     if not (-_SCORE_TOLERANCE <= score <= 1.0 + _SCORE_TOLERANCE):
         raise InvalidDataError(
             f"{_FUNC}: the scorer returned {score!r}, which is not in [0, 1]; the risk is "
@@ -827,11 +830,14 @@ def _cv_risk(
     estimator: Any, config: Mapping[str, Any], X: Any, y: Any,
     splits: Sequence[tuple[Any, Any]], scorer: Callable[..., float],
 ) -> float:
-    risks = [
-        _risk(scorer, _fit(estimator, config, _take(X, tr), y[tr]), _take(X, te), y[te])
-        for tr, te in splits
-    ]
-    return float(np.mean(risks))
+    from sklearn.base import clone
+    from sklearn.model_selection import cross_val_score
+
+    # one fresh clone per fold, fit on the given splits in order, in this process
+    # (n_jobs=1 even inside a joblib context); a failing fit or scorer raises
+    scores = cross_val_score(clone(estimator).set_params(**config), X, y, scoring=scorer,
+                             cv=splits, n_jobs=1, error_score="raise")
+    return float(np.mean([_score_risk(float(score)) for score in scores]))
 
 
 def _take(X: Any, rows: NDArray[np.intp]) -> Any:

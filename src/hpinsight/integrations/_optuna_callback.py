@@ -173,8 +173,8 @@ class ImportanceCallback(LiveResults):
         max_refit_share: float = 0.1,
     ) -> None:
         func = "ImportanceCallback"
-        self.every_n_trials: int = check_int(every_n_trials, "every_n_trials", func, minimum=1)  # type: ignore[assignment]
-        self.min_trials: int = check_int(min_trials, "min_trials", func, minimum=2)  # type: ignore[assignment]
+        self.every_n_trials: int = check_int(every_n_trials, "every_n_trials", func, minimum=1)
+        self.min_trials: int = check_int(min_trials, "min_trials", func, minimum=2)
         self.max_refit_share = check_real(max_refit_share, "max_refit_share", func, low=0.0,
                                           high=1.0, low_open=True)
         if target is not None and not callable(target):
@@ -185,7 +185,7 @@ class ImportanceCallback(LiveResults):
         self._refitter = Refitter(
             min_trials=self.min_trials,
             surrogate=check_choice(surrogate, "surrogate", func, ("gp", "forest")),
-            n_trees=check_int(n_trees, "n_trees", func, minimum=1),  # type: ignore[arg-type]
+            n_trees=check_int(n_trees, "n_trees", func, minimum=1),
             seed=check_seed(seed, func),
             objective=check_int(objective, "objective", func, minimum=0, allow_none=True),
             target=target,
@@ -195,7 +195,7 @@ class ImportanceCallback(LiveResults):
             n_jobs=n_jobs,
             publish=bool(publish),
             shrink_to=_check_shrink_to(shrink_to, func),
-            shrink_after=check_int(shrink_after, "shrink_after", func, minimum=2),  # type: ignore[arg-type]
+            shrink_after=check_int(shrink_after, "shrink_after", func, minimum=2),
             defaults=dict(defaults or {}),
             narrow_quantile=None
             if narrow_quantile is None
@@ -203,8 +203,8 @@ class ImportanceCallback(LiveResults):
                             low_open=True),
             logger=_logger,
             isolation=check_choice(isolation, "isolation", func, ("process", "thread")),
-            regions=check_int(regions, "regions", func, minimum=0),  # type: ignore[arg-type]
-            region_splits=check_int(region_splits, "region_splits", func, minimum=0),  # type: ignore[arg-type]
+            regions=check_int(regions, "regions", func, minimum=0),
+            region_splits=check_int(region_splits, "region_splits", func, minimum=0),
         )
         self._fitter = self._refitter.fitter
         self._refits = BackgroundRefits(self._refitter.refit, _logger, "hpinsight-importance")

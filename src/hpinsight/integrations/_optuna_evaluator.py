@@ -100,8 +100,8 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
         surrogate: Literal["gp", "forest"] = "gp",
     ) -> None:
         func = "FanovaImportanceEvaluator"
-        self.surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest"))
-        self.n_trees: int = check_int(n_trees, "n_trees", func, minimum=1)  # type: ignore[assignment]
+        self.surrogate: Literal["gp", "forest"] = check_choice(surrogate, "surrogate", func, ("gp", "forest"))
+        self.n_trees: int = check_int(n_trees, "n_trees", func, minimum=1)
         self.seed = check_seed(seed, func)
         self.objective = check_int(objective, "objective", func, minimum=0, allow_none=True)
         self.cap_quantile = (
@@ -109,7 +109,7 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
             if cap_quantile is None
             else check_real(cap_quantile, "cap_quantile", func, low=0.0, high=1.0, low_open=True)
         )
-        self.max_order: int = check_int(max_order, "max_order", func, minimum=1)  # type: ignore[assignment]
+        self.max_order: int = check_int(max_order, "max_order", func, minimum=1)
         self.n_jobs = n_jobs
         self._lock = threading.Lock()
         self._last: FanovaResult | None = None
@@ -202,7 +202,7 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
                 max_order=min(self.max_order, len(history.space)),
                 cap_quantile=self.cap_quantile,
                 n_jobs=self.n_jobs,
-                surrogate=self.surrogate,  # type: ignore[arg-type]
+                surrogate=self.surrogate,
             )
         with self._lock:
             self._last = result
@@ -217,6 +217,11 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
 
 
 def _is_single(param: Any) -> bool:
-    """A parameter that can take one value only (Optuna's ``dist.single()``)."""
+    """A parameter that can take one value only (Optuna's ``dist.single()``).
+
+    The adapter turns every distribution whose ``single()`` is true into a one-choice
+    ``Categorical`` (and nothing else into one), so this is ``single()`` of the
+    study's distributions, read off the converted space.
+    """
     choices = getattr(param, "choices", None)
     return choices is not None and len(choices) == 1

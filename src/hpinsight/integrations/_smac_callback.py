@@ -150,8 +150,8 @@ class ImportanceCallback(LiveResults, Callback):
     ) -> None:
         super().__init__()
         func = "ImportanceCallback"
-        self.every_n_trials: int = check_int(every_n_trials, "every_n_trials", func, minimum=1)  # type: ignore[assignment]
-        self.min_trials: int = check_int(min_trials, "min_trials", func, minimum=2)  # type: ignore[assignment]
+        self.every_n_trials: int = check_int(every_n_trials, "every_n_trials", func, minimum=1)
+        self.min_trials: int = check_int(min_trials, "min_trials", func, minimum=2)
         self.surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest", "smac"))
         if objective is not None and not isinstance(objective, int | str):
             raise TypeError(
@@ -173,13 +173,13 @@ class ImportanceCallback(LiveResults, Callback):
         self.write_json = bool(write_json)
         self.final_timeout = check_real(final_timeout, "final_timeout", func, low=0.0, high=1e9)
         self._fitter = LiveFanova(
-            n_trees=check_int(n_trees, "n_trees", func, minimum=1),  # type: ignore[arg-type]
+            n_trees=check_int(n_trees, "n_trees", func, minimum=1),
             surrogate="gp" if self.surrogate == "smac" else self.surrogate,
             seed=self._seed, cap_quantile=self.cap_quantile, n_jobs=n_jobs,
             isolation=check_choice(isolation, "isolation", func, ("process", "thread")),
             logger=_logger,
-            regions=check_int(regions, "regions", func, minimum=0),  # type: ignore[arg-type]
-            region_splits=check_int(region_splits, "region_splits", func, minimum=0),  # type: ignore[arg-type]
+            regions=check_int(regions, "regions", func, minimum=0),
+            region_splits=check_int(region_splits, "region_splits", func, minimum=0),
         )
         self._refits = BackgroundRefits(self._refit, _logger, "hpinsight-smac-importance")
         self._lock = threading.Lock()
