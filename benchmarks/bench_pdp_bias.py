@@ -104,7 +104,7 @@ def mmd(X: np.ndarray, seed: int) -> float:
 def one(d: int, tau: float | None, seed: int) -> dict[str, float]:
     X, y, gp = run_bo(d, tau, seed)
     space = hp.SearchSpace([hp.Float(f"x{i + 1}", LOW, HIGH) for i in range(d)])
-    pd = hp.partial_dependence(gp, space, "x1", grid_size=20, n_samples=1000, seed=seed)
+    pd = hp.partial_dependence(gp, "x1", space=space, grid_size=20, n_samples=1000, seed=seed)
     truth = true_pd(np.asarray(pd.grid[0], dtype=float), d)
     incumbent = dict(zip(space.names, X[np.argmin(y)].tolist(), strict=True))
     out = {"mmd": mmd(X, seed), "mc": pd.mean_confidence, "nll": pd.nll(truth),

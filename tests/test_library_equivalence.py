@@ -210,7 +210,7 @@ def test_a_gaussian_process_subclass_is_a_gaussian_process():
     y = [math.sin(6 * c["a"]) + c["b"] for c in configs]
     gp = MyGP(Matern(nu=1.5), alpha=1e-6, normalize_y=True, random_state=0)
     gp.fit(space.encode(configs), y)
-    pd = hp.partial_dependence(gp, space, "a", grid_size=4, n_samples=50, seed=0,
+    pd = hp.partial_dependence(gp, "a", space=space, grid_size=4, n_samples=50, seed=0,
                                variance="covariance")
     assert pd.surrogate == "gaussian process"
 

@@ -67,9 +67,9 @@ def test_gp_eq4_is_the_mean_posterior_covariance_and_never_exceeds_eq5():
     space = hp.SearchSpace([hp.Float("a", 0.0, 1.0), hp.Float("b", 0.0, 1.0)])
     configs = space.sample(40, seed=4)
     gp = _gp(space, configs, [math.sin(6 * c["a"]) + c["b"] for c in configs])
-    eq4 = hp.partial_dependence(gp, space, "a", grid_size=5, n_samples=150, seed=0,
+    eq4 = hp.partial_dependence(gp, "a", space=space, grid_size=5, n_samples=150, seed=0,
                                 variance="covariance")
-    eq5 = hp.partial_dependence(gp, space, "a", grid_size=5, n_samples=150, seed=0)
+    eq5 = hp.partial_dependence(gp, "a", space=space, grid_size=5, n_samples=150, seed=0)
     assert eq4.surrogate == "gaussian process"
     X = eq4.samples.copy()
     X[:, 0] = eq4.encoded_grid[0][2]
@@ -94,7 +94,7 @@ def test_bands_are_narrower_where_the_optimizer_sampled():
     widths = {}
     for label, data in (("uniform", uniform), ("biased", biased)):
         gp = _gp(space, data, [f(c) for c in data])
-        pd = hp.partial_dependence(gp, space, "a", n_samples=300, seed=0)
+        pd = hp.partial_dependence(gp, "a", space=space, n_samples=300, seed=0)
         lower, upper = pd.confidence_band(0.95)
         widths[label] = upper - lower
     assert widths["uniform"].mean() < widths["biased"].mean()
@@ -110,7 +110,7 @@ def test_any_model_with_predict_std_and_two_dimensional_grids():
             m = X[:, 0] + 2.0 * X[:, 1]
             return (m, np.full(len(X), 0.5)) if return_std else m
 
-    pd = hp.partial_dependence(Linear(), space, ("layers", "lr"), grid_size=5, n_samples=50,
+    pd = hp.partial_dependence(Linear(), ("layers", "lr"), space=space, grid_size=5, n_samples=50,
                                seed=0)
     assert pd.surrogate == "Linear"
     assert pd.grid[0] == (1, 2, 3, 4)
@@ -132,7 +132,7 @@ def test_any_model_with_predict_std_and_two_dimensional_grids():
     assert d["grid"][0] == [1, 2, 3, 4]
     assert "ice" not in str(d).lower()
     with pytest.raises(ValueError, match="needs the posterior covariance"):
-        hp.partial_dependence(Linear(), space, "z", variance="covariance")
+        hp.partial_dependence(Linear(), "z", space=space, variance="covariance")
 
 
 @pytest.mark.parametrize(
@@ -151,13 +151,21 @@ def test_bad_arguments_say_what_to_fix(forest_result, kwargs, error, match):
         hp.partial_dependence(forest_result, **kwargs)
 
 
+def test_params_come_second_and_the_space_is_a_keyword():
+    import inspect
+
+    names = list(inspect.signature(hp.partial_dependence).parameters)
+    assert names[:2] == ["surrogate", "params"]
+    assert inspect.signature(hp.partial_dependence).parameters["space"].kind.name == "KEYWORD_ONLY"
+
+
 def test_a_model_needs_its_space_and_a_predict_method():
     with pytest.raises(TypeError, match="'space' parameter"):
         hp.partial_dependence(object(), params="x")
     space = hp.SearchSpace([hp.Float("x", 0, 1)])
     with pytest.raises(TypeError, match="predict"):
-        hp.partial_dependence(object(), space, "x")
+        hp.partial_dependence(object(), "x", space=space)
     with pytest.raises(ValueError, match="level"):
         hp.partial_dependence(
             type("M", (), {"predict": lambda self, X, return_std=False: (X[:, 0], X[:, 0])})(),
-            space, "x", n_samples=5).confidence_band(1.5)
+            "x", space=space, n_samples=5).confidence_band(1.5)

@@ -26,7 +26,7 @@ class Uncertain:
 def numeric():
     space = hp.SearchSpace([hp.Float("x", 0.0, 1.0), hp.Float("z", 0.0, 1.0),
                             hp.Float("w", 0.0, 1.0)])
-    pd = hp.partial_dependence(Uncertain(space), space, "x", grid_size=8, n_samples=400, seed=0)
+    pd = hp.partial_dependence(Uncertain(space), "x", space=space, grid_size=8, n_samples=400, seed=0)
     return space, pd
 
 
@@ -104,7 +104,7 @@ def test_categorical_levels_are_grouped_by_their_uncertainty(exact_levels):
             s = np.where(np.isin(X[:, 1], [levels.index(v) for v in noisy]), 2.0, 0.2)
             return (X[:, 0], s) if return_std else X[:, 0]
 
-    pd = hp.partial_dependence(ByLevel(), space, "x", grid_size=4, n_samples=500, seed=0)
+    pd = hp.partial_dependence(ByLevel(), "x", space=space, grid_size=4, n_samples=500, seed=0)
     tree = hp.confidence_split(pd, max_splits=1, exact_levels=exact_levels,
                                min_node_size=20)
     name, left_levels = tree.root.split

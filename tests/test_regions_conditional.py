@@ -71,7 +71,7 @@ def make_tree(make_svm_space):
 
     def make(*, max_splits: int = 3, c_kind: str = "float") -> hp.results.RegionTree:
         space = make_svm_space(c_kind=c_kind)
-        pd = hp.partial_dependence(GammaNoise(space), space, "x", grid_size=4, n_samples=400,
+        pd = hp.partial_dependence(GammaNoise(space), "x", space=space, grid_size=4, n_samples=400,
                                    seed=0)
         return hp.confidence_split(pd, max_splits=max_splits)
 
@@ -223,7 +223,7 @@ def test_no_split_names_a_parameter_inactive_somewhere_in_its_region(make_tree):
     assert [node.split[0] for node in splits].count("gamma") >= 1
     # without the conditions, the same sample is split on gamma first
     free = hp.SearchSpace(space.params)
-    unconditional = hp.partial_dependence(GammaNoise(free), free, "x", grid_size=4,
+    unconditional = hp.partial_dependence(GammaNoise(free), "x", space=free, grid_size=4,
                                           n_samples=400, seed=0)
     assert hp.confidence_split(unconditional, max_splits=1).root.split[0] == "gamma"
     for node in splits:

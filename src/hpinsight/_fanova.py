@@ -513,7 +513,7 @@ def fanova(
     min_samples_leaf: int = 1,
     max_features: float = 1.0,
     max_samples: int | float | Literal["auto"] | None = "auto",
-    n_jobs: int | None = -1,
+    n_jobs: int | None = None,
 ) -> FanovaResult:
     """Exact functional ANOVA of a surrogate model fit on a trial history.
 
@@ -572,8 +572,9 @@ def fanova(
         Passed to ``RandomForestRegressor``.
     max_samples : int, float, "auto" or None, default="auto"
         Rows per bootstrap sample; "auto" is ``min(n_trials, 10000)``.
-    n_jobs : int, optional, default=-1
-        Cores used to fit the forest (-1: all).
+    n_jobs : int, optional
+        Cores used to fit the forest, as in scikit-learn: None means 1 (unless in a
+        ``joblib.parallel_backend`` context), -1 all.
 
     Returns
     -------

@@ -318,7 +318,7 @@ def fit_forest(
     min_samples_leaf: int = 1,
     max_features: float = 1.0,
     max_samples: int | float | str | None = "auto",
-    n_jobs: int | None = -1,
+    n_jobs: int | None = None,
 ) -> Forest:
     """Fit a ``RandomForestRegressor`` on encoded configurations and freeze it.
 

@@ -175,9 +175,9 @@ class PartialDependenceResult(PDBand):
 
 def partial_dependence(
     surrogate: Any,
-    space: SearchSpace | None = None,
-    params: str | tuple[str, ...] | list[str] = (),
+    params: str | tuple[str, ...] | list[str],
     *,
+    space: SearchSpace | None = None,
     grid_size: int = 20,
     n_samples: int = 1000,
     seed: int | None = None,
@@ -192,10 +192,10 @@ def partial_dependence(
         over trees); a fitted scikit-learn ``GaussianProcessRegressor``; or
         any model with ``predict(X, return_std=True)``. Models must have been
         fitted on ``space.encode(configs)``.
-    space : SearchSpace, optional
-        The search space (default: the FanovaResult's).
     params : str or sequence of one or two str
         The parameters ``S``.
+    space : SearchSpace, optional
+        The search space (default: the FanovaResult's; required for other models).
     grid_size : int, default=20
         Grid points per continuous parameter (see
         :meth:`FanovaResult.marginal`; categoricals use all their choices).

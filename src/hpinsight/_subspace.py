@@ -313,7 +313,7 @@ def suggest_subspace(
     n_trees: int = 64,
     n_candidates: int = 2000,
     seed: int | None = None,
-    n_jobs: int | None = -1,
+    n_jobs: int | None = None,
 ) -> SubspaceResult:
     """Suggest the parameters to keep tuning and fix the rest at defaults.
 

@@ -63,8 +63,9 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
     max_order : int, default=1
         Also compute interactions up to this order; they are in
         :attr:`last_result`, while ``evaluate`` returns main effects.
-    n_jobs : int, optional, default=-1
-        Cores used to fit the forest.
+    n_jobs : int, optional
+        Cores used to fit the forest, as in scikit-learn: None means 1 (unless in a
+        ``joblib.parallel_backend`` context), -1 all.
     surrogate : {"gp", "forest"}, default="gp"
         The model decomposed: a Gaussian process with one length scale per
         parameter, whose importances stay right on the clustered samples TPE,
@@ -96,7 +97,7 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
         objective: int | None = None,
         cap_quantile: float | None = None,
         max_order: int = 1,
-        n_jobs: int | None = -1,
+        n_jobs: int | None = None,
         surrogate: Literal["gp", "forest"] = "gp",
     ) -> None:
         func = "FanovaImportanceEvaluator"
