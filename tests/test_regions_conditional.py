@@ -13,7 +13,7 @@ import pytest
 import hpinsight as hp
 from hpinsight import AnyOf, Categorical, Condition, Float, Int
 from hpinsight.exceptions import InvalidDataError
-from hpinsight.integrations._live import LiveFanova, LiveResults
+from hpinsight.integrations._live import LiveFanova, LiveResults, RefitOptions
 
 KERNELS = ["rbf", "linear", "poly"]
 
@@ -303,8 +303,8 @@ class _Live(LiveResults):
 def test_incumbent_regions_route_inactive_parameters_without_defaults(make_tree, incumbent):
     tree = make_tree(max_splits=3)
     assert tree.pd.space.defaults == {}  # as for Optuna spaces
-    fitter = LiveFanova(n_trees=8, seed=0, cap_quantile=None, n_jobs=1, isolation="thread",
-                        logger=logging.getLogger(__name__), regions=1)
+    fitter = LiveFanova(RefitOptions(n_trees=8, seed=0, isolation="thread", regions=1),
+                        logger=logging.getLogger(__name__))
     fitter.latest_regions = MappingProxyType({"x": tree})
     fitter.latest_incumbent = MappingProxyType(incumbent)
     region = _Live(fitter).incumbent_regions["x"]

@@ -87,6 +87,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Poll until Ctrl-C (or once); return the exit status."""
     optuna = import_optional("optuna", "hpinsight watch")
+    from ..integrations._live import RefitOptions
     from ..integrations._optuna_live import Refitter
     from ..integrations._optuna_shrink import read_restriction
 
@@ -112,13 +113,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if problem:
         _logger.error("%s", problem)
         return 2
+    options = RefitOptions.checked(
+        "hpinsight watch", min_trials=args.min_trials, surrogate=args.surrogate,
+        n_trees=args.n_trees, seed=args.seed, n_jobs=-1, isolation="thread")
     refitter = Refitter(
-        min_trials=args.min_trials, surrogate=args.surrogate, n_trees=args.n_trees,
-        seed=args.seed,
-        objective=args.objective, target=None, cap_quantile=None, n_jobs=-1,
-        publish=args.publish, shrink_to=args.shrink_to, shrink_after=args.shrink_after,
-        narrow_quantile=args.narrow_quantile,
-        defaults={}, logger=_refit_logger,
+        options, objective=args.objective, target=None, publish=args.publish,
+        shrink_to=args.shrink_to, shrink_after=args.shrink_after,
+        narrow_quantile=args.narrow_quantile, defaults={}, logger=_refit_logger,
     )
     # Ctrl-C and SIGTERM stop the watcher, also when it was started from a script that
     # runs it in the background (a shell then starts it with SIGINT ignored). The handlers

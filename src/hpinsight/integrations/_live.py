@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from .._fanova import fanova
+from .._validation import check_choice, check_int, check_real, check_seed
 from ._worker import RefitWorker, WorkerError
 
 if TYPE_CHECKING:
@@ -145,48 +146,73 @@ def compact_summary(snapshot: ImportanceSnapshot, limit: int = DISPLAY_LIMIT) ->
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class RefitOptions:
+    """What every live refit is asked for: the options both callbacks and ``hpinsight
+    watch`` share, validated once by :meth:`checked` (see the callbacks for each one's
+    meaning)."""
+
+    every_n_trials: int = 10
+    min_trials: int = 20
+    surrogate: str = "gp"
+    n_trees: int = 64
+    seed: int | None = None
+    cap_quantile: float | None = None
+    n_jobs: int | None = 1
+    isolation: str = "process"
+    regions: int = 0
+    region_splits: int = 3
+
+    @classmethod
+    def checked(cls, func: str, *, surrogates: tuple[str, ...] = ("gp", "forest"),
+                **values: Any) -> RefitOptions:
+        """Validate ``values`` (the options of the public ``func``) into options."""
+        given = cls(**values)
+        cap = given.cap_quantile
+        return cls(
+            every_n_trials=check_int(given.every_n_trials, "every_n_trials", func, minimum=1),
+            min_trials=check_int(given.min_trials, "min_trials", func, minimum=2),
+            surrogate=check_choice(given.surrogate, "surrogate", func, surrogates),
+            n_trees=check_int(given.n_trees, "n_trees", func, minimum=1),
+            seed=check_seed(given.seed, func),
+            cap_quantile=None if cap is None else check_real(
+                cap, "cap_quantile", func, low=0.0, high=1.0, low_open=True),
+            n_jobs=check_int(given.n_jobs, "n_jobs", func, allow_none=True),
+            isolation=check_choice(given.isolation, "isolation", func, ("process", "thread")),
+            regions=check_int(given.regions, "regions", func, minimum=0),
+            region_splits=check_int(given.region_splits, "region_splits", func, minimum=0),
+        )
+
+    def fanova_options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`hpinsight.fanova` these options set."""
+        return {"surrogate": self.surrogate, "n_trees": self.n_trees, "seed": self.seed,
+                "cap_quantile": self.cap_quantile, "n_jobs": self.n_jobs}
+
+
 class LiveFanova:
     """Fit fANOVA on a history and summarize it, in a child process or in this one.
 
     Parameters
     ----------
-    surrogate, n_trees, seed, cap_quantile, n_jobs
-        Passed to :func:`hpinsight.fanova`.
-    isolation : {"process", "thread"}
-        ``"process"`` computes in a :class:`~._worker.RefitWorker`; if that
-        fails, a warning is logged and every later fit runs in this process.
+    options : RefitOptions
+        ``surrogate``, ``n_trees``, ``seed``, ``cap_quantile`` and ``n_jobs`` go to
+        :func:`hpinsight.fanova`. ``isolation="process"`` computes in a
+        :class:`~._worker.RefitWorker`; if that fails, a warning is logged and every
+        later fit runs in this process. ``regions``: after each fit, also compute the
+        PDPs of this many of the most important parameters, split them into
+        confidence regions (``region_splits`` splits) and keep the incumbent's region
+        (see :func:`confidence_regions`).
     logger : logging.Logger
-    regions : int, default=0
-        After each fit, also compute the PDPs of this many of the most
-        important parameters, split them into confidence regions and keep the
-        incumbent's region (see :func:`confidence_regions`).
-    region_splits : int, default=3
-        ``max_splits`` of those confidence splits.
     """
 
-    def __init__(
-        self,
-        *,
-        n_trees: int,
-        seed: int | None,
-        cap_quantile: float | None,
-        n_jobs: int | None,
-        isolation: str,
-        surrogate: str = "gp",
-        logger: logging.Logger,
-        regions: int = 0,
-        region_splits: int = 3,
-    ) -> None:
-        self.options: dict[str, Any] = {
-            "surrogate": surrogate, "n_trees": n_trees, "seed": seed,
-            "cap_quantile": cap_quantile, "n_jobs": n_jobs,
-        }
+    def __init__(self, options: RefitOptions, *, logger: logging.Logger) -> None:
+        self.options: dict[str, Any] = options.fanova_options()
         self.logger = logger
-        self.regions = regions
-        self.region_splits = region_splits
+        self.regions = options.regions
+        self.region_splits = options.region_splits
         self.latest_regions: Mapping[str, RegionTree] = MappingProxyType({})
         self.latest_incumbent: Mapping[str, Any] = MappingProxyType({})
-        self._worker = RefitWorker() if isolation == "process" else None
+        self._worker = RefitWorker() if options.isolation == "process" else None
         self._last_n: int | None = None
 
     @property

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import optuna
 
-from .._validation import check_choice, check_int, check_real, check_seed
-from ._live import BackgroundRefits, LiveResults
+from .._validation import check_int, check_real
+from ._live import BackgroundRefits, LiveResults, RefitOptions
 from ._optuna_live import Refitter
 from ._optuna_shrink import ShrinkingSampler
 
@@ -173,8 +173,12 @@ class ImportanceCallback(LiveResults):
         max_refit_share: float = 0.1,
     ) -> None:
         func = "ImportanceCallback"
-        self.every_n_trials: int = check_int(every_n_trials, "every_n_trials", func, minimum=1)
-        self.min_trials: int = check_int(min_trials, "min_trials", func, minimum=2)
+        options = RefitOptions.checked(
+            func, every_n_trials=every_n_trials, min_trials=min_trials, surrogate=surrogate,
+            n_trees=n_trees, seed=seed, cap_quantile=cap_quantile, n_jobs=n_jobs,
+            isolation=isolation, regions=regions, region_splits=region_splits)
+        self.every_n_trials = options.every_n_trials
+        self.min_trials = options.min_trials
         self.max_refit_share = check_real(max_refit_share, "max_refit_share", func, low=0.0,
                                           high=1.0, low_open=True)
         if target is not None and not callable(target):
@@ -183,16 +187,9 @@ class ImportanceCallback(LiveResults):
                 f"Got {type(target).__name__} instead."
             )
         self._refitter = Refitter(
-            min_trials=self.min_trials,
-            surrogate=check_choice(surrogate, "surrogate", func, ("gp", "forest")),
-            n_trees=check_int(n_trees, "n_trees", func, minimum=1),
-            seed=check_seed(seed, func),
+            options,
             objective=check_int(objective, "objective", func, minimum=0, allow_none=True),
             target=target,
-            cap_quantile=None
-            if cap_quantile is None
-            else check_real(cap_quantile, "cap_quantile", func, low=0.0, high=1.0, low_open=True),
-            n_jobs=n_jobs,
             publish=bool(publish),
             shrink_to=_check_shrink_to(shrink_to, func),
             shrink_after=check_int(shrink_after, "shrink_after", func, minimum=2),
@@ -202,9 +199,6 @@ class ImportanceCallback(LiveResults):
             else check_real(narrow_quantile, "narrow_quantile", func, low=0.0, high=1.0,
                             low_open=True),
             logger=_logger,
-            isolation=check_choice(isolation, "isolation", func, ("process", "thread")),
-            regions=check_int(regions, "regions", func, minimum=0),
-            region_splits=check_int(region_splits, "region_splits", func, minimum=0),
         )
         self._fitter = self._refitter.fitter
         self._refits = BackgroundRefits(self._refitter.refit, _logger, "hpinsight-importance")

@@ -16,7 +16,7 @@ import numpy as np
 import optuna
 
 from .._history import TrialHistory
-from ._live import ImportanceSnapshot, LiveFanova, compact_summary
+from ._live import ImportanceSnapshot, LiveFanova, RefitOptions, compact_summary
 from ._optuna_shrink import DECISIONS_KEY, read_restriction, record_decision, restrict
 
 if TYPE_CHECKING:
@@ -33,26 +33,18 @@ class Refitter:
 
     def __init__(
         self,
+        options: RefitOptions,
         *,
-        min_trials: int,
-        n_trees: int,
-        seed: int | None,
         objective: int | None,
         target: Callable[[Any], float] | None,
-        cap_quantile: float | None,
-        n_jobs: int | None,
         publish: bool,
         shrink_to: int | Literal["auto"] | None,
         shrink_after: int,
         defaults: Mapping[str, Any],
         logger: logging.Logger,
         narrow_quantile: float | None = None,
-        isolation: str = "thread",
-        regions: int = 0,
-        region_splits: int = 3,
-        surrogate: str = "gp",
     ) -> None:
-        self.min_trials = min_trials
+        self.min_trials = options.min_trials
         self.objective = objective
         self.target = target
         self.summary_key = summary_key_for(objective, target)
@@ -62,10 +54,7 @@ class Refitter:
         self.defaults = dict(defaults)
         self.narrow_quantile = narrow_quantile
         self.logger = logger
-        self.fitter = LiveFanova(surrogate=surrogate, n_trees=n_trees, seed=seed,
-                                 cap_quantile=cap_quantile,
-                                 n_jobs=n_jobs, isolation=isolation, logger=logger,
-                                 regions=regions, region_splits=region_splits)
+        self.fitter = LiveFanova(options, logger=logger)
         self._told_changed: set[str] = set()
         #: The latest ``shrink_to="auto"`` suggestion (None before the first).
         self.subspace: SubspaceResult | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -16,7 +17,7 @@ from smac.callback import Callback
 
 from .._fanova import fanova
 from .._history import TrialHistory
-from .._validation import check_choice, check_int, check_real, check_seed
+from .._validation import check_choice, check_int, check_real
 from ..adapters._smac import (
     Instances,
     RunRecord,
@@ -30,7 +31,7 @@ from ..adapters._smac_model import (
     smac_model_of,
     smac_target_of,
 )
-from ._live import BackgroundRefits, ImportanceSnapshot, LiveFanova, LiveResults
+from ._live import BackgroundRefits, ImportanceSnapshot, LiveFanova, LiveResults, RefitOptions
 
 if TYPE_CHECKING:
     from .._fanova import FanovaResult
@@ -150,9 +151,14 @@ class ImportanceCallback(LiveResults, Callback):
     ) -> None:
         super().__init__()
         func = "ImportanceCallback"
-        self.every_n_trials: int = check_int(every_n_trials, "every_n_trials", func, minimum=1)
-        self.min_trials: int = check_int(min_trials, "min_trials", func, minimum=2)
-        self.surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest", "smac"))
+        options = RefitOptions.checked(
+            func, surrogates=("gp", "forest", "smac"), every_n_trials=every_n_trials,
+            min_trials=min_trials, surrogate=surrogate, n_trees=n_trees, seed=seed,
+            cap_quantile=cap_quantile, n_jobs=n_jobs, isolation=isolation, regions=regions,
+            region_splits=region_splits)
+        self.every_n_trials = options.every_n_trials
+        self.min_trials = options.min_trials
+        self.surrogate = options.surrogate
         if objective is not None and not isinstance(objective, int | str):
             raise TypeError(
                 f"The 'objective' parameter of {func} must be an objective index or name. "
@@ -160,9 +166,8 @@ class ImportanceCallback(LiveResults, Callback):
             )
         self.objective = objective
         self.instances = check_choice(instances, "instances", func, ("auto", "mean", "model"))
-        self._seed = check_seed(seed, func)
-        self.cap_quantile = None if cap_quantile is None else check_real(
-            cap_quantile, "cap_quantile", func, low=0.0, high=1.0, low_open=True)
+        self._seed = options.seed
+        self.cap_quantile = options.cap_quantile
         if self.surrogate == "smac" and self.cap_quantile is not None:
             raise ValueError(
                 f"The 'cap_quantile' parameter of {func} needs a refit on capped costs, which "
@@ -172,15 +177,9 @@ class ImportanceCallback(LiveResults, Callback):
         self.stopped = False
         self.write_json = bool(write_json)
         self.final_timeout = check_real(final_timeout, "final_timeout", func, low=0.0, high=1e9)
-        self._fitter = LiveFanova(
-            n_trees=check_int(n_trees, "n_trees", func, minimum=1),
-            surrogate="gp" if self.surrogate == "smac" else self.surrogate,
-            seed=self._seed, cap_quantile=self.cap_quantile, n_jobs=n_jobs,
-            isolation=check_choice(isolation, "isolation", func, ("process", "thread")),
-            logger=_logger,
-            regions=check_int(regions, "regions", func, minimum=0),
-            region_splits=check_int(region_splits, "region_splits", func, minimum=0),
-        )
+        # surrogate="smac" reads SMAC's forest; its fallback, and every other refit, is ours
+        fallback = "gp" if self.surrogate == "smac" else self.surrogate
+        self._fitter = LiveFanova(dataclasses.replace(options, surrogate=fallback), logger=_logger)
         self._refits = BackgroundRefits(self._refit, _logger, "hpinsight-smac-importance")
         self._lock = threading.Lock()
         self._sources: list[str] = []
