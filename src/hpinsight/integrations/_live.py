@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from .._fanova import fanova
 from .._validation import check_choice, check_int, check_real, check_seed
+from ._tasks import TASKS
 from ._worker import RefitWorker, WorkerError
 
 if TYPE_CHECKING:
@@ -36,13 +36,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DISPLAY_LIMIT",
-    "TASKS",
     "BackgroundRefits",
     "ImportanceSnapshot",
     "LiveFanova",
     "LiveResults",
     "compact_summary",
-    "confidence_regions",
 ]
 
 DISPLAY_LIMIT = 1024  # optuna-dashboard truncates longer attribute values
@@ -201,7 +199,7 @@ class LiveFanova:
         later fit runs in this process. ``regions``: after each fit, also compute the
         PDPs of this many of the most important parameters, split them into
         confidence regions (``region_splits`` splits) and keep the incumbent's region
-        (see :func:`confidence_regions`).
+        (see :func:`._tasks.confidence_regions`).
     logger : logging.Logger
     """
 
@@ -302,48 +300,6 @@ class LiveFanova:
                     self.logger.info("hpinsight: refit: %s", message)
                 return out
         return TASKS[task](*args, **kwargs)
-
-
-def confidence_regions(
-    result: FanovaResult,
-    *,
-    top: int,
-    max_splits: int = 3,
-    n_samples: int = 500,
-    seed: int | None = None,
-) -> dict[str, RegionTree]:
-    """PDPs with bands of the ``top`` most important parameters, split into regions.
-
-    Returns ``{name: RegionTree}``; ``tree.leaf_for(incumbent)`` is the incumbent's
-    region (see :attr:`LiveResults.incumbent_regions`).
-    """
-    from .._pdp import partial_dependence
-    from .._regions import confidence_split
-
-    names = [imp.params[0] for imp in result.ranking(order=1)[:top]]
-    return {
-        name: confidence_split(
-            partial_dependence(result, params=name, n_samples=n_samples, seed=seed),
-            max_splits=max_splits,
-        )
-        for name in names
-    }
-
-
-def _fanova_task(*args: Any, **kwargs: Any) -> Any:
-    return fanova(*args, **kwargs)
-
-
-def _subspace_task(*args: Any, **kwargs: Any) -> Any:
-    from .._subspace import suggest_subspace
-
-    return suggest_subspace(*args, **kwargs)
-
-
-#: What :class:`LiveFanova` computes, by name, here or in the refit process.
-TASKS: dict[str, Callable[..., Any]] = {
-    "fanova": _fanova_task, "regions": confidence_regions, "subspace": _subspace_task,
-}
 
 
 Outcome = tuple["FanovaResult", ImportanceSnapshot]

@@ -49,7 +49,7 @@ class WorkerError(HPInsightError, RuntimeError):
 
 
 def _tasks() -> dict[str, Any]:
-    from ._live import TASKS
+    from ._tasks import TASKS
 
     return TASKS
 
