@@ -36,8 +36,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._encoding import _MISSING, is_missing, log_encode, snap
-from ._fanova import _json_value
+from ._fanova import REPR_WIDTH, _items, _json_value
 from ._history import TrialHistory
+from ._optional import import_optional
 from ._space import Categorical, Float, Int
 from ._validation import check_int
 from .exceptions import InvalidDataError
@@ -59,6 +60,11 @@ _MAX_BINS = 1000
 class DefaultValues:
     """Data-driven defaults (see :func:`default_values`).
 
+    There is no ``plot``: the defaults are values of different kinds and scales, and
+    the figure that shows where one lies is its parameter's marginal with the default
+    marked (``plot_marginal(result, name, marks={"default": value})``).
+    :meth:`to_frame` lists parameter, default and support.
+
     Attributes
     ----------
     values : dict of str to value
@@ -75,6 +81,19 @@ class DefaultValues:
         Pooled top configurations in which the parameter was active.
     top_n : int
     n_studies : int
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Categorical("kernel", ["rbf", "linear"]),
+    ...                         hp.Int("depth", 1, 10)])
+    >>> configs = [{"kernel": "rbf", "depth": 3}, {"kernel": "rbf", "depth": 3},
+    ...            {"kernel": "linear", "depth": 7}]
+    >>> defaults = hp.default_values(hp.TrialHistory(space, configs, [0.1, 0.2, 0.9]), top_n=3)
+    >>> defaults
+    DefaultValues(n_studies=1, top_n=3, kernel='rbf' (67%), depth=3 (67%))
+    >>> defaults.to_frame()[["param", "default"]].values.tolist()
+    [['kernel', 'rbf'], ['depth', 3]]
     """
 
     values: dict[str, Any]
@@ -92,6 +111,28 @@ class DefaultValues:
             raise KeyError(f"No study {key!r}; the studies are {list(self.per_study)!r}.")
         return dict(self.per_study[key])
 
+    def __repr__(self) -> str:
+        head = f"DefaultValues(n_studies={self.n_studies}, top_n={self.top_n}, "
+        shown = [(k, f"={_short(v)} ({self.support.get(k, math.nan):.0%})")
+                 for k, v in self.values.items()]
+        body = _items(shown, REPR_WIDTH - len(head) - 1) if shown else "no defaults"
+        return f"{head}{body})"
+
+    def to_frame(self) -> Any:
+        """One row per parameter with a default.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``param``, ``default`` (native values), ``support`` (share of
+            the pooled top configurations on the default's level or bin) and
+            ``n_configs``. Leave-one-out defaults are in :attr:`per_study`.
+        """
+        pd = import_optional("pandas", "DefaultValues.to_frame")
+        rows = [{"param": k, "default": v, "support": self.support.get(k, math.nan),
+                 "n_configs": self.n_configs.get(k, 0)} for k, v in self.values.items()]
+        return pd.DataFrame(rows, columns=["param", "default", "support", "n_configs"])
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation."""
         return {
@@ -99,7 +140,7 @@ class DefaultValues:
             "per_study": {
                 str(s): {k: _json_value(v) for k, v in d.items()} for s, d in self.per_study.items()
             },
-            "support": dict(self.support),
+            "support": {k: _json_value(v) for k, v in self.support.items()},
             "n_configs": dict(self.n_configs),
             "top_n": self.top_n,
             "n_studies": self.n_studies,
@@ -230,6 +271,10 @@ def most_frequent_setting(
     if isinstance(param, Int):
         return round(value), float(counts[k]) / n
     return min(max(value, float(param.low)), float(param.high)), float(counts[k]) / n
+
+
+def _short(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else repr(value)
 
 
 def _mode(x: NDArray[np.float64], *, integer: bool) -> tuple[Any, float]:

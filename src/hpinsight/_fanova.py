@@ -81,6 +81,10 @@ NEGLIGIBLE_SHARE = 1e-4
 class Importance:
     """Fraction of variance explained by one effect, over the trees (or draws) of a model.
 
+    A value object: it has a ``repr`` and :meth:`to_dict` but no ``to_frame`` or
+    ``plot`` of its own, because it is one row of :meth:`FanovaResult.to_frame` and one
+    bar of :meth:`FanovaResult.plot`.
+
     Attributes
     ----------
     params : tuple of str
@@ -96,6 +100,15 @@ class Importance:
         below ``NEGLIGIBLE_SHARE`` (1e-4); else "uncertain" when the band mean - std
         reaches ``null`` (or 0 without a null): the effect is above the null, but not
         by more than its own spread; else "resolved".
+
+    Examples
+    --------
+    >>> from hpinsight.results import Importance
+    >>> imp = Importance(("lr",), 0.62, 0.05)
+    >>> imp
+    Importance(lr: 0.6200 ± 0.0500)
+    >>> imp.to_dict()["params"]
+    ['lr']
     """
 
     params: tuple[str, ...]
@@ -106,12 +119,16 @@ class Importance:
 
     def __repr__(self) -> str:
         flag = "" if self.verdict == "resolved" else f", {self.verdict}"
-        return f"Importance({' x '.join(self.params)}: {self.mean:.4f} ± {self.std:.4f}{flag})"
+        tail = f": {self.mean:.4f} ± {self.std:.4f}{flag})"
+        head = "Importance("
+        names = _clip(" x ".join(self.params), REPR_WIDTH - len(head) - len(tail))
+        return f"{head}{names}{tail}"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe representation."""
-        return {"params": list(self.params), "mean": self.mean, "std": self.std,
-                "null": self.null, "verdict": self.verdict}
+        """JSON-safe representation (a non-finite number becomes None)."""
+        return {"params": list(self.params), "mean": _json_value(self.mean),
+                "std": _json_value(self.std), "null": _json_value(self.null),
+                "verdict": self.verdict}
 
 
 def _verdict(mean: float, std: float, null: float | None) -> str:
@@ -136,6 +153,26 @@ class MarginalResult:
         Each tree's exact marginal at the grid points.
     mean, std : ndarray of shape (G1[, G2])
         Over trees (``ddof=0``).
+    space : SearchSpace or None
+        The search space of the analysis (axis scales and category ticks of
+        :meth:`plot`); None when the result was built by hand.
+    cap_value : float or None
+        The cap the analysed objective had (:attr:`FanovaResult.cap_value`).
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Categorical("k", ["a", "b"])])
+    >>> configs = space.sample(100, seed=0)
+    >>> y = [c["x"] + (c["k"] == "b") for c in configs]
+    >>> m = hp.fanova(configs, y, space, seed=0, n_trees=8).marginal("k")
+    >>> m.to_frame()["k"].tolist()
+    ['a', 'b']
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from matplotlib.figure import Figure
+    >>> m.plot(ax=Figure().add_subplot()).get_xlabel()
+    'k'
     """
 
     params: tuple[str, ...]
@@ -144,30 +181,55 @@ class MarginalResult:
     per_tree: NDArray[np.float64]
     mean: NDArray[np.float64]
     std: NDArray[np.float64]
+    space: SearchSpace | None = field(default=None, repr=False, compare=False)
+    cap_value: float | None = None
 
     def __repr__(self) -> str:
         shape = "x".join(str(len(g)) for g in self.grid)
-        return f"MarginalResult(params={self.params!r}, grid={shape}, trees={self.per_tree.shape[0]})"
+        tail = (f", grid={shape}, trees={self.per_tree.shape[0]}, "
+                f"range={_range_text(self.mean)})")
+        head = "MarginalResult(params="
+        return f"{head}{_clip(repr(self.params), REPR_WIDTH - len(head) - len(tail))}{tail}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation (grids, mean and std as nested lists)."""
         return {
             "params": list(self.params),
             "grid": [[_json_value(v) for v in g] for g in self.grid],
-            "mean": self.mean.tolist(),
-            "std": self.std.tolist(),
+            "mean": _json_array(self.mean),
+            "std": _json_array(self.std),
+            "cap_value": _json_value(self.cap_value),
         }
 
     def to_frame(self) -> Any:
-        """Long-format ``pandas.DataFrame``: one row per grid point."""
+        """Long-format ``pandas.DataFrame``: one row per grid point.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One column per parameter (native values), then ``mean`` and ``std``.
+        """
         pd = import_optional("pandas", "MarginalResult.to_frame")
-        mesh = np.meshgrid(*[np.arange(len(g)) for g in self.grid], indexing="ij")
-        data: dict[str, Any] = {
-            name: [self.grid[a][k] for k in mesh[a].ravel()] for a, name in enumerate(self.params)
-        }
+        data = _grid_columns(self.params, self.grid)
         data["mean"] = self.mean.ravel()
         data["std"] = self.std.ravel()
         return pd.DataFrame(data)
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Draw the marginal: a curve with a ±1 std band, or a heatmap for two parameters.
+
+        Delegates to :func:`hpinsight.plotting.plot_marginal` (one parameter; ``marks=``
+        is passed on) or :func:`hpinsight.plotting.plot_interaction` (two).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        from .plotting import plot_interaction, plot_marginal
+
+        if len(self.params) == 1:
+            return plot_marginal(self, ax=ax, **kwargs)
+        return plot_interaction(self, ax=ax, **kwargs)
 
 
 def native_grid(space: SearchSpace, col: int, encoded: NDArray[np.float64]) -> tuple[Any, ...]:
@@ -186,6 +248,64 @@ def _json_value(v: Any) -> Any:
     if v is None or isinstance(v, bool | int | float | str):
         return v
     return str(v)
+
+
+def _json_array(a: Any) -> Any:
+    """A float array as nested lists, NaN and infinities as None (JSON has neither)."""
+    arr = np.asarray(a, dtype=np.float64)
+    finite = np.isfinite(arr)
+    if finite.all():
+        return arr.tolist()
+    out = arr.astype(object)
+    out[~finite] = None
+    return out.tolist()
+
+
+def _grid_columns(params: Sequence[str], grid: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """One column per parameter with its native value at every grid point, in the C order
+    of ``mean.ravel()`` (the first parameter varies slowest)."""
+    mesh = np.meshgrid(*[np.arange(len(g)) for g in grid], indexing="ij")
+    return {name: [grid[a][int(k)] for k in mesh[a].ravel()] for a, name in enumerate(params)}
+
+
+#: The longest a result's ``repr`` gets: one line, names and headline numbers only.
+REPR_WIDTH = 120
+
+
+def _clip(text: str, width: int) -> str:
+    """``text``, cut to ``width`` characters with a closing "…" when it is longer."""
+    if len(text) <= width:
+        return text
+    return text[: max(width - 1, 0)] + "…"
+
+
+def _items(items: Sequence[str | tuple[str, str]], width: int) -> str:
+    """``items`` joined by ", ": as many as fit in ``width`` characters, then "…+k" for the
+    ``k`` left out.
+
+    An item may be a ``(name, value)`` pair, e.g. ``("lr", "=0.93")``: when not even the
+    first fits, its name is shortened and its value kept.
+    """
+    pairs = [(item, "") if isinstance(item, str) else item for item in items]
+    texts = [name + value for name, value in pairs]
+    for k in range(len(texts), 0, -1):
+        rest = len(texts) - k
+        shown = ", ".join(texts[:k]) + (f", …+{rest}" if rest else "")
+        if len(shown) <= width:
+            return shown
+    if not pairs:
+        return ""
+    name, value = pairs[0]
+    more = f", …+{len(pairs) - 1}" if len(pairs) > 1 else ""
+    return _clip(_clip(name, max(width - len(value) - len(more), 1)) + value + more, width)
+
+
+def _range_text(values: NDArray[np.float64]) -> str:
+    """``"[low, high]"`` of the finite values, 4 significant digits."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return "[]"
+    return f"[{finite.min():.4g}, {finite.max():.4g}]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,17 +522,18 @@ class FanovaResult:
             per_tree=readonly(per_tree),
             mean=readonly(per_tree.mean(axis=0)),
             std=readonly(per_tree.std(axis=0)),
+            space=self.space,
+            cap_value=self.cap_value,
         )
 
     # -- export ---------------------------------------------------------------------------
     def __repr__(self) -> str:
-        top = self.ranking(order=1)[:3]
-        tops = ", ".join(f"{i.params[0]}={i.mean:.3f}" for i in top)
+        tops = [(i.params[0], f"={i.mean:.3f}") for i in self.ranking(order=1)[:3]]
         flag = ", constant objective" if self.is_constant else ""
-        return (
-            f"FanovaResult(n_trials={self.n_trials}, surrogate={self.surrogate!r}, "
-            f"n_trees={self.n_trees}, max_order={self.max_order}, top=[{tops}]{flag})"
-        )
+        head = (f"FanovaResult(n_trials={self.n_trials}, surrogate={self.surrogate!r}, "
+                f"n_trees={self.n_trees}, max_order={self.max_order}, top=[")
+        tail = f"]{flag})"
+        return f"{head}{_items(tops, REPR_WIDTH - len(head) - len(tail))}{tail}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe summary: every effect's mean and std, plus what was analysed."""
@@ -420,7 +541,7 @@ class FanovaResult:
             "params": list(self.space.names),
             "effects": [imp.to_dict() for imp in self.ranking()],
             "unexplained_fraction": self.unexplained_fraction.to_dict(),
-            "total_variance": self.total_variance,
+            "total_variance": _json_value(self.total_variance),
             "max_order": self.max_order,
             "n_trees": self.n_trees,
             "n_constant_trees": self.n_constant_trees,
@@ -428,16 +549,20 @@ class FanovaResult:
             "n_trials": self.n_trials,
             "n_excluded": self.n_excluded,
             "n_inactive": dict(self.n_inactive),
-            "cap_value": self.cap_value,
+            "cap_value": _json_value(self.cap_value),
             "cap_quantile": self.cap_quantile,
             "direction": self.direction,
-            "oob_r2": self.oob_r2,
+            "oob_r2": _json_value(self.oob_r2),
             "seed": self.seed,
             "surrogate": self.surrogate,
         }
 
     def to_frame(self) -> Any:
-        """``pandas.DataFrame`` with one row per effect: params, order, mean, std, null, verdict."""
+        """``pandas.DataFrame`` with one row per effect: params, order, mean, std, null, verdict.
+
+        Rows are the :class:`Importance` objects of :meth:`ranking`, largest first;
+        ``params`` joins an interaction's names with ``" x "``.
+        """
         pd = import_optional("pandas", "FanovaResult.to_frame")
         rows = [
             {"params": " x ".join(i.params), "order": len(i.params), "mean": i.mean, "std": i.std,
@@ -445,6 +570,37 @@ class FanovaResult:
             for i in self.ranking()
         ]
         return pd.DataFrame(rows, columns=["params", "order", "mean", "std", "null", "verdict"])
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Bars of the fractions of variance; see :func:`hpinsight.plotting.plot_importance`.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (default: a new figure).
+        **kwargs
+            ``top`` and ``capped``, passed on to ``plot_importance``.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> from matplotlib.figure import Figure
+        >>> import hpinsight as hp
+        >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+        >>> configs = space.sample(100, seed=0)
+        >>> result = hp.fanova(configs, [c["x"] for c in configs], space, seed=0, n_trees=8)
+        >>> ax = result.plot(ax=Figure().add_subplot(), top=1)
+        >>> [t.get_text() for t in ax.get_yticklabels()]
+        ['x']
+        """
+        from .plotting import plot_importance
+
+        return plot_importance(self, ax=ax, **kwargs)
 
 
 # ------------------------------------------------------------------------------------------

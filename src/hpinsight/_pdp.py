@@ -37,8 +37,17 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ._encoding import measure_of
-from ._fanova import FanovaResult, _json_value, native_grid
+from ._fanova import (
+    REPR_WIDTH,
+    FanovaResult,
+    _clip,
+    _grid_columns,
+    _json_array,
+    _json_value,
+    native_grid,
+)
 from ._forest import Forest, readonly
+from ._optional import import_optional
 from ._validation import check_choice, check_int, check_seed
 
 if TYPE_CHECKING:
@@ -128,6 +137,21 @@ class PartialDependenceResult(PDBand):
     surrogate : str
         What was asked: "forest", "gaussian process" or the model's class name.
     space : SearchSpace
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    >>> configs = space.sample(100, seed=0)
+    >>> r = hp.fanova(configs, [c["x"] for c in configs], space, seed=0, n_trees=8)
+    >>> pd = hp.partial_dependence(r, params="x", grid_size=4, n_samples=50, seed=0)
+    >>> list(pd.to_frame().columns), len(pd.to_frame())
+    (['x', 'mean', 'std', 'lower', 'upper'], 4)
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from matplotlib.figure import Figure
+    >>> pd.plot(ax=Figure().add_subplot()).get_xlabel()
+    'x'
     """
 
     params: tuple[str, ...]
@@ -144,9 +168,10 @@ class PartialDependenceResult(PDBand):
 
     def __repr__(self) -> str:
         shape = "x".join(str(len(g)) for g in self.grid)
-        return (f"PartialDependenceResult(params={self.params}, grid={shape}, "
-                f"n_samples={self.n_samples}, variance={self.variance_method!r}, "
-                f"mean_confidence={self.mean_confidence:.4g})")
+        head = "PartialDependenceResult(params="
+        tail = (f", grid={shape}, n_samples={self.n_samples}, "
+                f"variance={self.variance_method!r}, mean_confidence={self.mean_confidence:.4g})")
+        return f"{head}{_clip(repr(self.params), REPR_WIDTH - len(head) - len(tail))}{tail}"
 
     @property
     def n_samples(self) -> int:
@@ -154,7 +179,19 @@ class PartialDependenceResult(PDBand):
         return int(self.ice_mean.shape[0])
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
-        """Draw the PDP with its band; see :func:`hpinsight.plotting.plot_partial_dependence`."""
+        """Draw the PDP with its band; see :func:`hpinsight.plotting.plot_partial_dependence`.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (default: a new figure).
+        **kwargs
+            ``level``, ``ice``, ``marks`` and ``seed``, passed on.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
         from .plotting import plot_partial_dependence
 
         return plot_partial_dependence(self, ax=ax, **kwargs)
@@ -164,13 +201,34 @@ class PartialDependenceResult(PDBand):
         return {
             "params": list(self.params),
             "grid": [[_json_value(v) for v in g] for g in self.grid],
-            "mean": self.mean.tolist(),
-            "std": self.std.tolist(),
+            "mean": _json_array(self.mean),
+            "std": _json_array(self.std),
             "variance_method": self.variance_method,
             "surrogate": self.surrogate,
             "n_samples": self.n_samples,
-            "mean_confidence": self.mean_confidence,
+            "mean_confidence": _json_value(self.mean_confidence),
         }
+
+    def to_frame(self, level: float = 0.95) -> Any:
+        """Long-format ``pandas.DataFrame``: one row per grid point (no ICE curves).
+
+        Parameters
+        ----------
+        level : float in (0, 1), default=0.95
+            Coverage of the ``lower`` and ``upper`` columns (:meth:`confidence_band`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One column per parameter (native values), then ``mean``, ``std``,
+            ``lower`` and ``upper``.
+        """
+        pd = import_optional("pandas", "PartialDependenceResult.to_frame")
+        lower, upper = self.confidence_band(level)
+        data = _grid_columns(self.params, self.grid)
+        data.update(mean=self.mean.ravel(), std=self.std.ravel(), lower=lower.ravel(),
+                    upper=upper.ravel())
+        return pd.DataFrame(data)
 
 
 def partial_dependence(

@@ -48,6 +48,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._encoding import MAX_DISCRETE_VALUES, encode_value
+from ._fanova import REPR_WIDTH, _clip, _grid_columns, _json_array, _json_value
+from ._optional import import_optional
 from ._pdp import PDBand
 from ._space import AnyOf, Categorical, Condition, Float, Int, SearchSpace
 from ._validation import check_int, check_real
@@ -68,6 +70,11 @@ _FUNC = "confidence_split"
 class RegionNode(PDBand):
     """One region of the tree: a box over the non-PDP parameters and its regional PDP.
 
+    A value object: it has a ``repr`` and :meth:`to_dict` but no ``to_frame`` or
+    ``plot`` of its own, because it knows neither its grid nor its parameters: its
+    rows are those of :meth:`RegionTree.to_frame` with its ``node`` number, and its
+    curve is drawn by :meth:`RegionTree.plot` (``highlight=node`` emphasizes it).
+
     Attributes
     ----------
     conditions : tuple of str
@@ -87,6 +94,17 @@ class RegionNode(PDBand):
         ``(name, threshold)`` for a numerical split (encoded coordinate; left is
         ``<=``) or ``(name, left_choices)`` for a categorical one.
     left, right : RegionNode or None
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    >>> configs = space.sample(200, seed=0)
+    >>> r = hp.fanova(configs, [c["x"] * c["z"] for c in configs], space, seed=0, n_trees=8)
+    >>> pd = hp.partial_dependence(r, params="x", grid_size=5, n_samples=100, seed=0)
+    >>> root = hp.confidence_split(pd, max_splits=1).root
+    >>> root.n_samples, sorted(root.to_dict())[:3]
+    (100, ['children', 'conditions', 'mean'])
     """
 
     conditions: tuple[str, ...]
@@ -102,8 +120,29 @@ class RegionNode(PDBand):
 
     def __repr__(self) -> str:
         where = " and ".join(self.conditions) or "whole space"
-        return (f"RegionNode({where}; n={self.n_samples}, "
-                f"mean_confidence={self.mean_confidence:.4g})")
+        tail = f"; n={self.n_samples}, mean_confidence={self.mean_confidence:.4g})"
+        head = "RegionNode("
+        return f"{head}{_clip(where, REPR_WIDTH - len(head) - len(tail))}{tail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form of the region and, recursively, its children.
+
+        Returns
+        -------
+        dict
+            ``conditions``, ``n_samples``, ``mean_confidence``, ``mean`` and ``std``
+            (nested lists), and ``children`` (two dicts) unless it is a leaf.
+        """
+        out: dict[str, Any] = {
+            "conditions": list(self.conditions),
+            "n_samples": self.n_samples,
+            "mean_confidence": _json_value(self.mean_confidence),
+            "mean": _json_array(self.mean),
+            "std": _json_array(self.std),
+        }
+        if not self.is_leaf:
+            out["children"] = [child.to_dict() for child in self.children]
+        return out
 
     @property
     def n_samples(self) -> int:
@@ -132,20 +171,102 @@ class RegionTree:
     root : RegionNode
     pd : PartialDependenceResult
         The PDP that was split.
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    >>> configs = space.sample(200, seed=0)
+    >>> r = hp.fanova(configs, [c["x"] * c["z"] for c in configs], space, seed=0, n_trees=8)
+    >>> pd = hp.partial_dependence(r, params="x", grid_size=5, n_samples=100, seed=0)
+    >>> tree = hp.confidence_split(pd, max_splits=1)
+    >>> frame = tree.to_frame()
+    >>> len(frame), frame["node"].nunique()
+    (15, 3)
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from matplotlib.figure import Figure
+    >>> tree.plot(ax=Figure().add_subplot()).get_xlabel()
+    'x'
     """
 
     root: RegionNode
     pd: PartialDependenceResult
 
     def __repr__(self) -> str:
-        return (f"RegionTree(params={self.pd.params}, leaves={len(self.leaves())}, "
-                f"splits={len(self.leaves()) - 1})")
+        leaves = self.leaves()
+        root = self.root.mean_confidence
+        best = (f", best_delta={max(1.0 - leaf.mean_confidence / root for leaf in leaves):.3f}"
+                if root > 0 else "")
+        head = "RegionTree(params="
+        tail = (f", leaves={len(leaves)}, splits={len(leaves) - 1}, "
+                f"mean_confidence={root:.4g}{best})")
+        return f"{head}{_clip(repr(self.pd.params), REPR_WIDTH - len(head) - len(tail))}{tail}"
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
-        """Draw the global and regional PDPs; see :func:`hpinsight.plotting.plot_regions`."""
+        """Draw the global and regional PDPs; see :func:`hpinsight.plotting.plot_regions`.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (default: a new figure).
+        **kwargs
+            ``level``, ``highlight`` and ``marks``, passed on.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
         from .plotting import plot_regions
 
         return plot_regions(self, ax=ax, **kwargs)
+
+    def nodes(self) -> list[RegionNode]:
+        """Every node, root first, each before its children, left before right."""
+        out, todo = [], [self.root]
+        while todo:
+            node = todo.pop()
+            out.append(node)
+            if not node.is_leaf:
+                left, right = node.children
+                todo.extend([right, left])
+        return out
+
+    def to_frame(self) -> Any:
+        """Long-format ``pandas.DataFrame``: one row per node and grid point.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``node`` (number in :meth:`nodes` order; 0 is the whole space),
+            ``region`` (its conditions joined by " and "), ``depth``, ``is_leaf``,
+            ``n_samples``, ``mean_confidence``, ``delta`` (:meth:`delta_improvement`;
+            NaN when the whole space's PDP has no uncertainty), one column per PDP
+            parameter (native values), then the regional PD's ``mean`` and ``std``.
+            Keep ``is_leaf`` rows for the partition of the space.
+        """
+        pd = import_optional("pandas", "RegionTree.to_frame")
+        grid = _grid_columns(self.pd.params, self.pd.grid)
+        root = self.root.mean_confidence
+        frames = []
+        for k, node in enumerate(self.nodes()):
+            size = node.mean.size
+            data: dict[str, Any] = {
+                "node": k,
+                "region": " and ".join(node.conditions) or "whole space",
+                "depth": node.depth,
+                "is_leaf": node.is_leaf,
+                "n_samples": node.n_samples,
+                "mean_confidence": node.mean_confidence,
+                "delta": 1.0 - node.mean_confidence / root if root > 0 else math.nan,
+            }
+            frame = pd.DataFrame({key: [value] * size for key, value in data.items()})
+            for name, values in grid.items():
+                frame[name] = values
+            frame["mean"] = node.mean.ravel()
+            frame["std"] = node.std.ravel()
+            frames.append(frame)
+        return pd.concat(frames, ignore_index=True)
 
     def leaves(self) -> list[RegionNode]:
         """The leaf regions, left to right; they partition the space."""
@@ -261,20 +382,7 @@ class RegionTree:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form of every node (conditions, size, PD mean and std, children)."""
-
-        def one(node: RegionNode) -> dict[str, Any]:
-            out: dict[str, Any] = {
-                "conditions": list(node.conditions),
-                "n_samples": node.n_samples,
-                "mean_confidence": node.mean_confidence,
-                "mean": node.mean.tolist(),
-                "std": node.std.tolist(),
-            }
-            if not node.is_leaf:
-                out["children"] = [one(child) for child in node.children]
-            return out
-
-        return {"params": list(self.pd.params), "root": one(self.root)}
+        return {"params": list(self.pd.params), "root": self.root.to_dict()}
 
 
 def confidence_split(

@@ -52,7 +52,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ._fanova import _json_value
+from ._fanova import REPR_WIDTH, _clip, _items, _json_value
+from ._optional import import_optional
 from ._validation import check_choice, check_real
 from .exceptions import InvalidDataError
 
@@ -76,6 +77,10 @@ Method = Literal["auto", "exact", "approx"]
 class NonInferiorityResult:
     """One non-inferiority test (see :func:`noninferiority_test`).
 
+    A single test has no figure, so there is no ``plot``; :meth:`to_frame` is its one
+    row (several tests in a table: :func:`tuning_risk` and
+    :meth:`TuningRiskResult.plot`).
+
     Attributes
     ----------
     statistic : float
@@ -93,6 +98,16 @@ class NonInferiorityResult:
         Pairs that share their absolute difference with another pair.
     margin : float
     method, zero_method : str
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> test = hp.noninferiority_test([-0.02, -0.05, 0.0, -0.01, -0.03, 0.005],
+    ...                               margin=0.01, method="approx")
+    >>> test
+    NonInferiorityResult(statistic=21, z=2.201, pvalue=0.01385, n=6, margin=0.01, method='approx')
+    >>> test.to_frame()[["statistic", "n"]].values.tolist()
+    [[21.0, 6.0]]
     """
 
     statistic: float
@@ -105,9 +120,19 @@ class NonInferiorityResult:
     method: str
     zero_method: str
 
+    def __repr__(self) -> str:
+        return _clip(f"NonInferiorityResult(statistic={self.statistic:g}, "
+                     f"z={self.zstatistic:.4g}, pvalue={self.pvalue:.4g}, n={self.n}, "
+                     f"margin={self.margin:g}, method={self.method!r})", REPR_WIDTH)
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe representation."""
+        """JSON-safe representation (NaN becomes None)."""
         return {f.name: _json_value(getattr(self, f.name)) for f in fields(self)}
+
+    def to_frame(self) -> Any:
+        """The test as a one-row ``pandas.DataFrame``, one column per attribute."""
+        pd = import_optional("pandas", "NonInferiorityResult.to_frame")
+        return pd.DataFrame([{f.name: getattr(self, f.name) for f in fields(self)}])
 
 
 def noninferiority_test(
@@ -254,6 +279,10 @@ def holm_bonferroni(pvalues: ArrayLike, alpha: float = 0.05) -> tuple[NDArray[np
 class TuningRiskRow:
     """Tuning risk of one parameter (see :func:`tuning_risk`).
 
+    A value object: it has a ``repr`` and :meth:`to_dict` but no ``to_frame`` or
+    ``plot`` of its own, because it is one row of :meth:`TuningRiskResult.to_frame`
+    and one bar of :meth:`TuningRiskResult.plot`.
+
     Attributes
     ----------
     param : str
@@ -272,6 +301,13 @@ class TuningRiskRow:
     non_inferior : bool
         ``H0`` rejected after Holm: fixing the parameter at its default is
         non-inferior to tuning it, within the margin.
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> free = [0.10, 0.20, 0.15, 0.30, 0.05, 0.12]
+    >>> hp.tuning_risk({"gamma": [0.20, 0.35, 0.15, 0.50, 0.09, 0.20]}, free)["gamma"]
+    TuningRiskRow(gamma: d^R=0.6472 ± 0.3400, z=-1.997, p_holm=0.9844, tune it)
     """
 
     param: str
@@ -285,8 +321,15 @@ class TuningRiskRow:
     pvalue_adjusted: float
     non_inferior: bool
 
+    def __repr__(self) -> str:
+        verdict = "non-inferior" if self.non_inferior else "tune it"
+        tail = (f": d^R={self.relative_mean:.4f} ± {self.relative_std:.4f}, "
+                f"z={self.test.zstatistic:.4g}, p_holm={self.pvalue_adjusted:.4g}, {verdict})")
+        head = "TuningRiskRow("
+        return f"{head}{_clip(self.param, REPR_WIDTH - len(head) - len(tail))}{tail}"
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe representation."""
+        """JSON-safe representation (NaN becomes None)."""
         out = {f.name: _json_value(getattr(self, f.name)) for f in fields(self)
                if f.name != "test"}
         out["test"] = self.test.to_dict()
@@ -303,11 +346,34 @@ class TuningRiskResult:
         One per parameter, in the order given.
     margin : float
     alpha : float
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> free = [0.10, 0.20, 0.15, 0.30, 0.05, 0.12]
+    >>> result = hp.tuning_risk({"shrinking": [0.10, 0.20, 0.15, 0.30, 0.05, 0.12],
+    ...                          "gamma": [0.20, 0.35, 0.15, 0.50, 0.09, 0.20]}, free)
+    >>> result
+    TuningRiskResult(n_params=2, margin=0.01, alpha=0.05, non_inferior=['shrinking'])
+    >>> result.to_frame()["non_inferior"].tolist()
+    [True, False]
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from matplotlib.figure import Figure
+    >>> len(result.plot(ax=Figure().add_subplot()).patches)
+    2
     """
 
     rows: tuple[TuningRiskRow, ...]
     margin: float
     alpha: float
+
+    def __repr__(self) -> str:
+        head = (f"TuningRiskResult(n_params={len(self.rows)}, margin={self.margin:g}, "
+                f"alpha={self.alpha:g}, non_inferior=[")
+        tail = "])"
+        names = _items([repr(p) for p in self.non_inferior], REPR_WIDTH - len(head) - len(tail))
+        return f"{head}{names}{tail}"
 
     def __getitem__(self, param: str) -> TuningRiskRow:
         for row in self.rows:
@@ -342,13 +408,19 @@ class TuningRiskResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation."""
-        return {"margin": self.margin, "alpha": self.alpha,
+        return {"margin": _json_value(self.margin), "alpha": self.alpha,
                 "rows": [r.to_dict() for r in self.rows]}
 
     def to_frame(self) -> Any:
-        """The table as a ``pandas.DataFrame`` indexed by parameter (needs pandas)."""
-        from ._optional import import_optional
+        """The table as a ``pandas.DataFrame`` indexed by parameter (needs pandas).
 
+        Returns
+        -------
+        pandas.DataFrame
+            One row per :class:`TuningRiskRow`, index ``param``; columns ``n_pairs``,
+            ``n_excluded``, ``d``, ``s``, ``d_rel``, ``s_rel``, ``z``, ``p``,
+            ``p_holm`` and ``non_inferior`` (the names of :meth:`table`).
+        """
         pd = import_optional("pandas", "TuningRiskResult.to_frame")
         records = []
         for r in self.rows:
@@ -359,6 +431,25 @@ class TuningRiskResult:
                 "p_holm": r.pvalue_adjusted, "non_inferior": r.non_inferior,
             })
         return pd.DataFrame.from_records(records).set_index("param")
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Relative risk per parameter with the margin; see
+        :func:`hpinsight.plotting.plot_tuning_risk`.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (default: a new figure).
+        **kwargs
+            Passed on to ``plot_tuning_risk`` (it takes none today).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        from .plotting import plot_tuning_risk
+
+        return plot_tuning_risk(self, ax=ax, **kwargs)
 
 
 def tuning_risk(

@@ -61,9 +61,10 @@ import numpy as np
 
 from ._defaults import DefaultValues, default_values
 from ._encoding import active_mask, encode_value, measure_of, snap
-from ._fanova import FanovaResult, _json_value, fanova
+from ._fanova import REPR_WIDTH, FanovaResult, _clip, _items, _json_value, fanova
 from ._forest import impute_inactive, readonly
 from ._history import TrialHistory, as_history
+from ._optional import import_optional
 from ._space import Categorical, Float, Int, SearchSpace
 from ._validation import check_choice, check_int, check_real, check_seed
 from .exceptions import InvalidDataError
@@ -79,6 +80,10 @@ __all__ = ["SubspaceResult", "SurrogateRisk", "suggest_subspace", "surrogate_tun
 class SurrogateRisk:
     """Predicted cost of fixing one parameter at its default (see :func:`surrogate_tuning_risk`).
 
+    A value object: it has a ``repr`` and :meth:`to_dict` but no ``to_frame`` or
+    ``plot`` of its own, because it is one row of :meth:`SubspaceResult.to_frame`
+    (``risk_mean``, ``risk_std``) and one cost bar of :meth:`SubspaceResult.plot`.
+
     Attributes
     ----------
     param : str
@@ -91,6 +96,15 @@ class SurrogateRisk:
     per_tree : ndarray of shape (n_trees,)
     best_fixed, best_free : dict
         The configurations the search found.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hpinsight.results import SurrogateRisk
+    >>> risk = SurrogateRisk("lr", 0.01, 0.25, 0.05, {0.9: 0.31}, np.array([0.2, 0.3]),
+    ...                      {"lr": 0.01}, {"lr": 0.003})
+    >>> risk
+    SurrogateRisk(lr at 0.01: 0.25 ± 0.05, q90=0.31)
     """
 
     param: str
@@ -102,15 +116,23 @@ class SurrogateRisk:
     best_fixed: dict[str, Any] = field(repr=False)
     best_free: dict[str, Any] = field(repr=False)
 
+    def __repr__(self) -> str:
+        q90 = self.quantiles.get(0.9)
+        tail = f": {self.mean:.4g} ± {self.std:.4g}{'' if q90 is None else f', q90={q90:.4g}'})"
+        head = "SurrogateRisk("
+        where = f"{self.param} at {_fmt(self.default)}"
+        return f"{head}{_clip(where, REPR_WIDTH - len(head) - len(tail))}{tail}"
+
     def quantile(self, q: float) -> float:
         """The ``q`` quantile of the per-tree risks."""
         return float(np.quantile(self.per_tree, q))
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe representation."""
+        """JSON-safe representation (NaN becomes None)."""
         return {
-            "param": self.param, "default": _json_value(self.default), "mean": self.mean,
-            "std": self.std, "quantiles": {str(k): v for k, v in self.quantiles.items()},
+            "param": self.param, "default": _json_value(self.default),
+            "mean": _json_value(self.mean), "std": _json_value(self.std),
+            "quantiles": {str(k): _json_value(v) for k, v in self.quantiles.items()},
             "best_fixed": {k: _json_value(v) for k, v in self.best_fixed.items()},
             "best_free": {k: _json_value(v) for k, v in self.best_free.items()},
         }
@@ -255,6 +277,23 @@ class SubspaceResult:
         The risk margin in objective units (``risk_margin`` times the good trials'
         spread).
     n_trials : int
+
+    Examples
+    --------
+    >>> import math
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("lr", 1e-4, 1, log=True), hp.Float("a", 0, 1)])
+    >>> configs = space.sample(40, seed=1)
+    >>> y = [(math.log10(c["lr"]) + 2) ** 2 for c in configs]
+    >>> sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), surrogate="forest",
+    ...                           n_trees=8, n_candidates=200, seed=0)
+    >>> sub.to_frame()[["param", "keep"]].values.tolist()
+    [['lr', True], ['a', False]]
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from matplotlib.figure import Figure
+    >>> [t.get_text() for t in sub.plot(ax=Figure().add_subplot()).get_yticklabels()][0]
+    'lr  (keep)'
     """
 
     keep: tuple[str, ...]
@@ -271,30 +310,93 @@ class SubspaceResult:
     margin: float = float("nan")
     n_trials: int = 0
 
+    def __repr__(self) -> str:
+        head = (f"SubspaceResult(n_trials={self.n_trials}, notion={self.notion!r}, "
+                f"margin={self.margin:.4g}, keep=[")
+        middle, tail = "], fixed={", "})"
+        keep = [repr(n) for n in self.keep]
+        fixed = [(repr(n), f": {_fmt(v)}") for n, v in self.fixed.items()]
+        room = REPR_WIDTH - len(head) - len(middle) - len(tail)
+        # kept names first: fixed ones get what is left, at least a third if they need it
+        full_fixed = ", ".join(n + v for n, v in fixed)
+        shown_keep = _items(keep, room - min(len(full_fixed), room // 3))
+        shown_fixed = _items(fixed, room - len(shown_keep))
+        return f"{head}{shown_keep}{middle}{shown_fixed}{tail}"
+
     def explain(self) -> str:
         """The reasons, one line per parameter, kept ones first."""
         names = list(self.keep) + list(self.fixed)
         return "\n".join(f"{n}: {self.reasons[n]}" for n in names)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe representation."""
+        """JSON-safe representation (NaN becomes None)."""
+        def numbers(d: Mapping[str, float]) -> dict[str, Any]:
+            return {k: _json_value(v) for k, v in d.items()}
+
         return {
             "keep": list(self.keep),
             "fixed": {k: _json_value(v) for k, v in self.fixed.items()},
             "reasons": dict(self.reasons),
             "notion": self.notion,
-            "null_importance": {k: None if math.isnan(v) else v
-                                for k, v in self.null_importance.items()},
-            "importance_all": dict(self.importance_all),
-            "importance_top": dict(self.importance_top),
-            "importance_default": {k: None if math.isnan(v) else v
-                                   for k, v in self.importance_default.items()},
+            "null_importance": numbers(self.null_importance),
+            "importance_all": numbers(self.importance_all),
+            "importance_top": numbers(self.importance_top),
+            "importance_default": numbers(self.importance_default),
             "risks": {k: r.to_dict() for k, r in self.risks.items()},
             "defaults": {k: _json_value(v) for k, v in self.defaults.items()},
             "default_sources": dict(self.default_sources),
-            "margin": self.margin,
+            "margin": _json_value(self.margin),
             "n_trials": self.n_trials,
         }
+
+    def to_frame(self) -> Any:
+        """One row per parameter, kept ones first (the order of :meth:`explain`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``param``, ``keep`` (bool), ``default`` (the value a fixed
+            parameter is fixed at), ``default_source``, ``importance_all``,
+            ``importance_top``, ``importance_default`` (NaN when not computed),
+            ``risk_mean`` and ``risk_std`` (:class:`SurrogateRisk`, objective units)
+            and ``reason``.
+        """
+        pd = import_optional("pandas", "SubspaceResult.to_frame")
+        rows = []
+        for name in (*self.keep, *self.fixed):
+            risk = self.risks.get(name)
+            rows.append({
+                "param": name, "keep": name in self.keep, "default": self.defaults.get(name),
+                "default_source": self.default_sources.get(name),
+                "importance_all": self.importance_all.get(name, math.nan),
+                "importance_top": self.importance_top.get(name, math.nan),
+                "importance_default": self.importance_default.get(name, math.nan),
+                "risk_mean": math.nan if risk is None else risk.mean,
+                "risk_std": math.nan if risk is None else risk.std,
+                "reason": self.reasons.get(name, ""),
+            })
+        return pd.DataFrame(rows, columns=[
+            "param", "keep", "default", "default_source", "importance_all", "importance_top",
+            "importance_default", "risk_mean", "risk_std", "reason"])
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Importance and cost of fixing per parameter, with the risk margin as a line;
+        see :func:`hpinsight.plotting.plot_subspace`.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (default: a new figure).
+        **kwargs
+            Passed on to ``plot_subspace`` (it takes none today).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        from .plotting import plot_subspace
+
+        return plot_subspace(self, ax=ax, **kwargs)
 
 
 def suggest_subspace(

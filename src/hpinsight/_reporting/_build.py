@@ -13,8 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._fanova import FanovaResult, _json_value, fanova
+from .._fanova import REPR_WIDTH, FanovaResult, _clip, _items, _json_value, fanova
 from .._history import TrialHistory, as_history
+from .._optional import import_optional
 from .._pdp import PartialDependenceResult, partial_dependence
 from .._regions import RegionTree, confidence_split
 from .._validation import check_choice, check_int, check_seed
@@ -36,6 +37,11 @@ PDP_SAMPLES = 500
 @dataclass(frozen=True, slots=True)
 class Report:
     """What hpinsight found in one study (see :func:`hpinsight.report`).
+
+    There is no ``plot``: a report is many figures, drawn into the page by
+    :meth:`html` (or one by one from the held results: ``report.result.plot()``,
+    ``report.pdps[name].plot()``, ``report.subspace.plot()``). :meth:`to_frame` is the
+    table of effects.
 
     Attributes
     ----------
@@ -60,6 +66,17 @@ class Report:
     surrogate : {"gp", "forest"}
     pdp_samples : int
         Monte Carlo samples behind each PDP.
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    >>> configs = space.sample(40, seed=0)
+    >>> history = hp.TrialHistory(space, configs, [(c["x"] - 0.3) ** 2 for c in configs])
+    >>> rep = hp.report(history, top=1, surrogate="forest", n_trees=8, subspace=False)
+    >>> frame = rep.to_frame()
+    >>> frame.loc[0, "params"], list(frame.columns)[-2:]
+    ('x', ['capped_mean', 'capped_std'])
     """
 
     title: str
@@ -76,10 +93,40 @@ class Report:
     surrogate: str = "gp"
     pdp_samples: int = 500
 
+    def __repr__(self) -> str:
+        tops = [(n, f"={self.result.importance(n).mean:.3f}") for n in self.top]
+        keep = ("" if self.subspace is None
+                else f", keep={len(self.subspace.keep)}/{len(self.history.space)}")
+        body = (f", n_trials={self.history.n_trials}, surrogate={self.surrogate!r}{keep}, "
+                f"notes={len(self.notes)}, top=[")
+        title = _clip(repr(self.title), 40)
+        head = f"Report({title}{body}"
+        return f"{head}{_items(tops, REPR_WIDTH - len(head) - 2)}])"
+
     @property
     def incumbent(self) -> dict[str, Any]:
         """The best trial's configuration."""
         return dict(self.history.best()[1])
+
+    def to_frame(self) -> Any:
+        """The effects of the analysis of all trials, with the capped analysis beside them.
+
+        Returns
+        -------
+        pandas.DataFrame
+            :meth:`FanovaResult.to_frame` of :attr:`result` (one row per effect,
+            largest first) plus ``capped_mean`` and ``capped_std``: the same effect
+            among the best trials (:attr:`capped`; NaN for interactions, which the
+            capped analysis does not compute).
+        """
+        import_optional("pandas", "Report.to_frame")
+        frame = self.result.to_frame()
+        capped = {" x ".join(i.params): i for i in self.capped.ranking()}
+        frame["capped_mean"] = [capped[p].mean if p in capped else float("nan")
+                                for p in frame["params"]]
+        frame["capped_std"] = [capped[p].std if p in capped else float("nan")
+                               for p in frame["params"]]
+        return frame
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation of every number the report shows."""

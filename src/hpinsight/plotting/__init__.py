@@ -20,16 +20,19 @@ from ._importance import (
     plot_importance_history,
     plot_interaction,
     plot_marginal,
+    plot_subspace,
     plot_tuning_risk,
 )
 from ._importance_data import (
     ImportancePlotData,
     MarginalPlotData,
     RiskPlotData,
+    SubspacePlotData,
     TrajectoryPlotData,
     importance_plot_data,
     marginal_plot_data,
     risk_plot_data,
+    subspace_plot_data,
     trajectory_plot_data,
 )
 from ._pdp import plot_partial_dependence, plot_regions
@@ -41,6 +44,7 @@ __all__ = [
     "PD2PlotData",
     "PDPlotData",
     "RiskPlotData",
+    "SubspacePlotData",
     "TrajectoryPlotData",
     "importance_plot_data",
     "marginal_plot_data",
@@ -52,8 +56,10 @@ __all__ = [
     "plot_marginal",
     "plot_partial_dependence",
     "plot_regions",
+    "plot_subspace",
     "plot_tuning_risk",
     "region_plot_data",
     "risk_plot_data",
+    "subspace_plot_data",
     "trajectory_plot_data",
 ]

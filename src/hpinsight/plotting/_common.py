@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -25,11 +26,20 @@ def new_axes(ax: Any, caller: str, size: tuple[float, float]) -> Any:
 
 
 def axis_of(param: Any, grid: Any) -> tuple[Any, tuple[str, ...] | None, bool]:
-    """Positions, tick labels (categoricals) and log scale of a parameter's grid."""
-    if isinstance(param, Categorical):
+    """Positions, tick labels (categoricals) and log scale of a parameter's grid.
+
+    ``param`` None (a result built without its search space): a grid of numbers is a
+    linear axis, anything else is categorical.
+    """
+    if isinstance(param, Categorical) or (param is None and not _all_numbers(grid)):
         return np.arange(len(grid), dtype=np.float64), tuple(map(str, grid)), False
     log = bool(isinstance(param, Float | Int) and param.log)
     return np.asarray(grid, dtype=np.float64), None, log
+
+
+def _all_numbers(values: Any) -> bool:
+    return all(isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_)
+               for v in values)
 
 
 def style_axes_2d(

@@ -1,4 +1,5 @@
-"""Matplotlib rendering of importances, marginals, interactions, trajectories and risk."""
+"""Matplotlib rendering of importances, marginals, interactions, trajectories, risk and
+subspace suggestions."""
 
 from __future__ import annotations
 
@@ -10,20 +11,24 @@ import numpy as np
 from ._common import MARK_STYLES, OTHER_MARK, axis_of, new_axes, style_axes_2d
 from ._importance_data import (
     importance_plot_data,
+    marginal_of,
     marginal_plot_data,
     risk_plot_data,
+    subspace_plot_data,
     trajectory_plot_data,
 )
 
 if TYPE_CHECKING:
-    from .._fanova import FanovaResult
+    from .._fanova import FanovaResult, MarginalResult
     from .._risk import TuningRiskResult
+    from .._subspace import SubspaceResult
 
 __all__ = [
     "plot_importance",
     "plot_importance_history",
     "plot_interaction",
     "plot_marginal",
+    "plot_subspace",
     "plot_tuning_risk",
 ]
 
@@ -80,25 +85,30 @@ def plot_importance(
 
 
 def plot_marginal(
-    result: FanovaResult, name: str, *, ax: Any = None,
+    result: FanovaResult | MarginalResult, name: str | None = None, *, ax: Any = None,
     marks: Mapping[str, Any] | None = None, grid_size: int = 100,
 ) -> Any:
     """The exact marginal of one parameter with a ±1 std band (Hutter et al. 2014, Fig. 1).
 
     Parameters
     ----------
-    result : FanovaResult
-    name : str
+    result : FanovaResult or MarginalResult
+        An analysis (then ``name`` is required), or a one-parameter marginal
+        (``result.marginal("lr")``; what :meth:`MarginalResult.plot` draws).
+    name : str, optional
     ax : matplotlib Axes, optional
     marks : mapping of str to value, optional
         Native values to mark, e.g. ``{"default": ..., "incumbent": ...}``.
     grid_size : int, default=100
+        Grid points (FanovaResult only; a MarginalResult keeps its grid).
 
     Returns
     -------
     matplotlib.axes.Axes
     """
-    data = marginal_plot_data(result, name, grid_size=grid_size, marks=marks)
+    m = marginal_of(result, (name,), grid_size, "plot_marginal")
+    name = m.params[0]
+    data = marginal_plot_data(m, marks=marks)
     ax = new_axes(ax, "plot_marginal", (5.0, 3.4))
     if data.tick_labels is not None:  # points, not bars: differences matter, not zero
         ax.errorbar(data.x, data.mean, yerr=[data.mean - data.lower, data.upper - data.mean],
@@ -123,26 +133,31 @@ def plot_marginal(
 
 
 def plot_interaction(
-    result: FanovaResult, first: str, second: str, *, ax: Any = None, grid_size: int = 40
+    result: FanovaResult | MarginalResult, first: str | None = None, second: str | None = None,
+    *, ax: Any = None, grid_size: int = 40,
 ) -> Any:
     """Heatmap of the exact joint marginal of two parameters (Hutter et al. 2014, Fig. 2).
 
     Parameters
     ----------
-    result : FanovaResult
-    first, second : str
+    result : FanovaResult or MarginalResult
+        An analysis (then ``first`` and ``second`` are required), or a two-parameter
+        marginal (``result.marginal("a", "b")``; what :meth:`MarginalResult.plot` draws).
+    first, second : str, optional
         Parameters on the x and y axes.
     ax : matplotlib Axes, optional
     grid_size : int, default=40
+        Grid points per parameter (FanovaResult only).
 
     Returns
     -------
     matplotlib.axes.Axes
     """
-    m = result.marginal(first, second, grid_size=grid_size)
+    m = marginal_of(result, (first, second), grid_size, "plot_interaction")
+    first, second = m.params
     ax = new_axes(ax, "plot_interaction", (5.4, 4.2))
-    (x, xt, xlog), (y, yt, ylog) = (axis_of(result.space[name], grid)
-                                    for name, grid in zip((first, second), m.grid, strict=True))
+    (x, xt, xlog), (y, yt, ylog) = (axis_of(None if m.space is None else m.space[name], grid)
+                                    for name, grid in zip(m.params, m.grid, strict=True))
     mesh = ax.pcolormesh(x, y, m.mean.T, shading="nearest", cmap="viridis")
     ax.figure.colorbar(mesh, ax=ax, label="predicted objective")
     style_axes_2d(ax, x, y, (xt, yt), (xlog, ylog))
@@ -207,4 +222,63 @@ def plot_tuning_risk(result: TuningRiskResult, *, ax: Any = None) -> Any:
     ax.set_xlabel("relative tuning risk (fixed - tuned) / tuned, mean ± std")
     ax.set_title("Tuning risk of fixing each parameter at its default")
     ax.legend(fontsize="small")
+    return ax
+
+
+def plot_subspace(result: SubspaceResult, *, ax: Any = None) -> Any:
+    """Per parameter, the importance that decided and the cost of fixing it, with the margin.
+
+    Two bars per parameter (kept ones on top): the capped importance of the result's
+    notion (bottom axis, fraction of variance) and the predicted cost of fixing the
+    parameter at its default, mean ± std over trees (top axis, objective units),
+    with the risk margin as a dashed line on the cost axis.
+
+    Parameters
+    ----------
+    result : SubspaceResult
+        From :func:`~hpinsight.suggest_subspace`.
+    ax : matplotlib Axes, optional
+        Where to draw; the cost bars go on a twin axis sharing its y axis.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The importance axes; the cost bars are on its twin (in ``ax.figure.axes``).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from matplotlib.figure import Figure
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    >>> configs = space.sample(40, seed=0)
+    >>> history = hp.TrialHistory(space, configs, [(c["x"] - 0.3) ** 2 for c in configs])
+    >>> sub = hp.suggest_subspace(history, surrogate="forest", n_trees=8, seed=0)
+    >>> ax = hp.plotting.plot_subspace(sub, ax=Figure().add_subplot())
+    >>> [t.get_text() for t in ax.get_yticklabels()][0]
+    'x  (keep)'
+    """
+    data = subspace_plot_data(result)
+    ax = new_axes(ax, "plot_subspace", (6.5, 0.55 * len(data.params) + 1.6))
+    y = np.arange(len(data.params), dtype=np.float64)
+    height = 0.38
+    bars = ax.barh(y - height / 2, np.nan_to_num(data.importance), height=height,
+                   color=np.where(data.keep, "tab:blue", "lightsteelblue").tolist(),
+                   label=data.importance_label)
+    ax.set_xlim(left=0.0)
+    ax.set_xlabel(f"{data.importance_label} (fraction of variance)")
+    ax.set_yticks(y)
+    ax.set_yticklabels(list(data.labels))
+    cost = ax.twiny()
+    risk = cost.barh(y + height / 2, np.nan_to_num(data.risk_mean), height=height,
+                     xerr=np.nan_to_num(data.risk_std), color="tab:orange", capsize=3,
+                     label="cost of fixing at the default (mean ± std)")
+    margin = cost.axvline(data.margin, color="0.3", linestyle="--", linewidth=1.0,
+                          label=f"risk margin {data.margin:.3g}")
+    cost.axvline(0.0, color="black", linewidth=0.8)
+    cost.set_xlabel("cost of fixing (objective units)")
+    ax.invert_yaxis()  # shared with the twin: kept parameters on top
+    ax.legend(handles=[bars, risk, margin], fontsize="small", loc="lower right")
+    ax.set_title("Which parameters to keep tuning", pad=28)
     return ax

@@ -1,30 +1,33 @@
-"""Plot data of importances, marginals, importance trajectories and tuning risk."""
+"""Plot data of importances, marginals, importance trajectories, tuning risk and subspaces."""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from .._space import Categorical
 from ._common import axis_of
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from .._fanova import FanovaResult
+    from .._fanova import FanovaResult, MarginalResult
     from .._risk import TuningRiskResult
+    from .._subspace import SubspaceResult
 
 __all__ = [
     "ImportancePlotData",
     "MarginalPlotData",
     "RiskPlotData",
+    "SubspacePlotData",
     "TrajectoryPlotData",
     "importance_plot_data",
     "marginal_plot_data",
     "risk_plot_data",
+    "subspace_plot_data",
     "trajectory_plot_data",
 ]
 
@@ -113,16 +116,20 @@ class MarginalPlotData:
 
 
 def marginal_plot_data(
-    result: FanovaResult, name: str, *, grid_size: int = 100,
+    result: FanovaResult | MarginalResult, name: str | None = None, *, grid_size: int = 100,
     marks: Mapping[str, Any] | None = None,
 ) -> MarginalPlotData:
     """Plot data of the exact marginal of ``name`` (see :meth:`FanovaResult.marginal`).
 
     Parameters
     ----------
-    result : FanovaResult
-    name : str
+    result : FanovaResult or MarginalResult
+        An analysis and the parameter ``name`` to compute the marginal of, or a
+        one-parameter marginal already computed (``name`` then optional).
+    name : str, optional
+        Required with a FanovaResult.
     grid_size : int, default=100
+        Grid points (FanovaResult only; a MarginalResult keeps its own grid).
     marks : mapping of str to value, optional
         Native values to mark, e.g. ``{"default": 0.1, "incumbent": 0.03}``; values
         outside the parameter's range or choices are left out.
@@ -131,21 +138,50 @@ def marginal_plot_data(
     -------
     MarginalPlotData
     """
-    m = result.marginal(name, grid_size=grid_size)
-    param = result.space[name]
+    m = marginal_of(result, (name,), grid_size, "marginal_plot_data")
+    name = m.params[0]
+    param = None if m.space is None else m.space[name]
     grid = m.grid[0]
     positions: dict[str, float] = {}
     x, ticks, log = axis_of(param, grid)
-    if isinstance(param, Categorical):
+    if ticks is not None:  # categorical
         for label, value in (marks or {}).items():
             if value in grid:
                 positions[label] = float(list(grid).index(value))
     else:
         for label, value in (marks or {}).items():
-            if value is not None and param.contains(value):
+            if value is None:
+                continue
+            inside = (param.contains(value) if param is not None
+                      else isinstance(value, numbers.Real) and x.min() <= value <= x.max())
+            if inside:
                 positions[label] = float(value)
     return MarginalPlotData(param=name, x=x, tick_labels=ticks, log=log, mean=m.mean,
                             lower=m.mean - m.std, upper=m.mean + m.std, marks=positions)
+
+
+def marginal_of(
+    result: FanovaResult | MarginalResult, names: tuple[str | None, ...], grid_size: int,
+    caller: str,
+) -> MarginalResult:
+    """The marginal of ``names`` from a FanovaResult, or ``result`` itself if it is one
+    (checked to have ``len(names)`` parameters, and ``names`` where given)."""
+    # told apart by behaviour, not class: only an analysis computes marginals
+    if not hasattr(result, "marginal"):
+        given = tuple(n for n in names if n is not None)
+        if len(result.params) != len(names) or (given and given != result.params):
+            raise ValueError(
+                f"{caller} got a MarginalResult of {result.params!r}; it draws "
+                f"{len(names)}-parameter marginals{f' of {given!r}' if given else ''}. "
+                "Use MarginalResult.plot(), which picks the right figure."
+            )
+        return result
+    if any(n is None for n in names):
+        example = "'lr'" if len(names) == 1 else "'lr', 'momentum'"
+        raise TypeError(f"{caller} needs {len(names)} parameter name(s) with a FanovaResult, "
+                        f"e.g. {caller}(result, {example}).")
+    return cast("FanovaResult", result).marginal(*[n for n in names if n is not None],
+                                                 grid_size=grid_size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,3 +273,69 @@ def risk_plot_data(result: TuningRiskResult) -> RiskPlotData:
         non_inferior=np.array([r.non_inferior for r in rows], dtype=bool),
         margin=result.margin,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SubspacePlotData:
+    """Per parameter, the importance that decided and the cost of fixing it.
+
+    Attributes
+    ----------
+    params : tuple of str
+        Kept parameters first, then fixed ones (the order of
+        :meth:`SubspaceResult.explain`).
+    labels : tuple of str
+        ``"lr  (keep)"`` or ``"a  (fix at 0.5)"``.
+    keep : ndarray of bool, shape (n,)
+    importance : ndarray of shape (n,)
+        The capped importance of :attr:`SubspaceResult.notion`.
+    importance_label : str
+    risk_mean, risk_std : ndarray of shape (n,)
+        Predicted cost of fixing each parameter at its default, objective units
+        (:class:`SurrogateRisk`); NaN where not assessed.
+    margin : float
+        The risk margin, objective units.
+    """
+
+    params: tuple[str, ...]
+    labels: tuple[str, ...]
+    keep: NDArray[np.bool_]
+    importance: NDArray[np.float64]
+    importance_label: str
+    risk_mean: NDArray[np.float64]
+    risk_std: NDArray[np.float64]
+    margin: float
+
+
+def subspace_plot_data(result: SubspaceResult) -> SubspacePlotData:
+    """Plot data of a subspace suggestion (see :func:`~hpinsight.suggest_subspace`).
+
+    Parameters
+    ----------
+    result : SubspaceResult
+
+    Returns
+    -------
+    SubspacePlotData
+    """
+    params = (*result.keep, *result.fixed)
+    importance = (result.importance_default if result.notion == "default"
+                  else result.importance_top)
+    label = ("importance for improving on the default" if result.notion == "default"
+             else "importance among the best trials")
+    risks = [result.risks.get(n) for n in params]
+    return SubspacePlotData(
+        params=params,
+        labels=tuple(f"{n}  (keep)" if n in result.keep else f"{n}  (fix at {_short(result.fixed[n])})"
+                     for n in params),
+        keep=np.array([n in result.keep for n in params], dtype=bool),
+        importance=np.array([importance.get(n, np.nan) for n in params], dtype=np.float64),
+        importance_label=label,
+        risk_mean=np.array([np.nan if r is None else r.mean for r in risks], dtype=np.float64),
+        risk_std=np.array([np.nan if r is None else r.std for r in risks], dtype=np.float64),
+        margin=float(result.margin),
+    )
+
+
+def _short(value: Any) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else repr(value)
