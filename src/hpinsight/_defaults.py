@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._encoding import _MISSING, is_missing, log_encode, snap
-from ._fanova import REPR_WIDTH, _items, _json_value
 from ._history import TrialHistory
 from ._optional import import_optional
+from ._shared import REPR_WIDTH, join_items, json_value
 from ._space import Categorical, Float, Int
 from ._validation import check_int
 from .exceptions import InvalidDataError
@@ -115,7 +115,7 @@ class DefaultValues:
         head = f"DefaultValues(n_studies={self.n_studies}, top_n={self.top_n}, "
         shown = [(k, f"={_short(v)} ({self.support.get(k, math.nan):.0%})")
                  for k, v in self.values.items()]
-        body = _items(shown, REPR_WIDTH - len(head) - 1) if shown else "no defaults"
+        body = join_items(shown, REPR_WIDTH - len(head) - 1) if shown else "no defaults"
         return f"{head}{body})"
 
     def to_frame(self) -> Any:
@@ -136,11 +136,11 @@ class DefaultValues:
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation."""
         return {
-            "values": {k: _json_value(v) for k, v in self.values.items()},
+            "values": {k: json_value(v) for k, v in self.values.items()},
             "per_study": {
-                str(s): {k: _json_value(v) for k, v in d.items()} for s, d in self.per_study.items()
+                str(s): {k: json_value(v) for k, v in d.items()} for s, d in self.per_study.items()
             },
-            "support": {k: _json_value(v) for k, v in self.support.items()},
+            "support": {k: json_value(v) for k, v in self.support.items()},
             "n_configs": dict(self.n_configs),
             "top_n": self.top_n,
             "n_studies": self.n_studies,
@@ -314,6 +314,4 @@ def _as_studies(studies: Any) -> tuple[list[Any], list[TrialHistory]]:
 
 
 def _top_configs(history: TrialHistory, top_n: int) -> tuple[Mapping[str, Any], ...]:
-    y = history.y if history.direction == "minimize" else -history.y
-    order = np.argsort(y, kind="stable")[:top_n]
-    return tuple(history.configs[int(i)] for i in order)
+    return tuple(history.configs[int(i)] for i in history.best_indices(top_n))

@@ -45,10 +45,19 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ._encoding import measure_of
-from ._forest import Forest, fit_forest, forest_from_estimator, readonly
+from ._forest import Forest, fit_forest, forest_from_estimator
 from ._gp import GaussianProcessSurrogate, decompose_gp, fit_gp
 from ._history import TrialHistory
 from ._optional import import_optional
+from ._shared import (
+    REPR_WIDTH,
+    clip_text,
+    grid_columns,
+    join_items,
+    json_array,
+    json_value,
+    readonly,
+)
 from ._space import SearchSpace
 from ._tree import (
     Partition,
@@ -121,13 +130,13 @@ class Importance:
         flag = "" if self.verdict == "resolved" else f", {self.verdict}"
         tail = f": {self.mean:.4f} ± {self.std:.4f}{flag})"
         head = "Importance("
-        names = _clip(" x ".join(self.params), REPR_WIDTH - len(head) - len(tail))
+        names = clip_text(" x ".join(self.params), REPR_WIDTH - len(head) - len(tail))
         return f"{head}{names}{tail}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation (a non-finite number becomes None)."""
-        return {"params": list(self.params), "mean": _json_value(self.mean),
-                "std": _json_value(self.std), "null": _json_value(self.null),
+        return {"params": list(self.params), "mean": json_value(self.mean),
+                "std": json_value(self.std), "null": json_value(self.null),
                 "verdict": self.verdict}
 
 
@@ -189,16 +198,16 @@ class MarginalResult:
         tail = (f", grid={shape}, trees={self.per_tree.shape[0]}, "
                 f"range={_range_text(self.mean)})")
         head = "MarginalResult(params="
-        return f"{head}{_clip(repr(self.params), REPR_WIDTH - len(head) - len(tail))}{tail}"
+        return f"{head}{clip_text(repr(self.params), REPR_WIDTH - len(head) - len(tail))}{tail}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation (grids, mean and std as nested lists)."""
         return {
             "params": list(self.params),
-            "grid": [[_json_value(v) for v in g] for g in self.grid],
-            "mean": _json_array(self.mean),
-            "std": _json_array(self.std),
-            "cap_value": _json_value(self.cap_value),
+            "grid": [[json_value(v) for v in g] for g in self.grid],
+            "mean": json_array(self.mean),
+            "std": json_array(self.std),
+            "cap_value": json_value(self.cap_value),
         }
 
     def to_frame(self) -> Any:
@@ -210,7 +219,7 @@ class MarginalResult:
             One column per parameter (native values), then ``mean`` and ``std``.
         """
         pd = import_optional("pandas", "MarginalResult.to_frame")
-        data = _grid_columns(self.params, self.grid)
+        data = grid_columns(self.params, self.grid)
         data["mean"] = self.mean.ravel()
         data["std"] = self.std.ravel()
         return pd.DataFrame(data)
@@ -238,66 +247,6 @@ def native_grid(space: SearchSpace, col: int, encoded: NDArray[np.float64]) -> t
     X[:, col] = encoded
     name = space.params[col].name
     return tuple(row.get(name) for row in space.decode(X))
-
-
-def _json_value(v: Any) -> Any:
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if v is None or isinstance(v, bool | int | float | str):
-        return v
-    return str(v)
-
-
-def _json_array(a: Any) -> Any:
-    """A float array as nested lists, NaN and infinities as None (JSON has neither)."""
-    arr = np.asarray(a, dtype=np.float64)
-    finite = np.isfinite(arr)
-    if finite.all():
-        return arr.tolist()
-    out = arr.astype(object)
-    out[~finite] = None
-    return out.tolist()
-
-
-def _grid_columns(params: Sequence[str], grid: Sequence[Sequence[Any]]) -> dict[str, Any]:
-    """One column per parameter with its native value at every grid point, in the C order
-    of ``mean.ravel()`` (the first parameter varies slowest)."""
-    mesh = np.meshgrid(*[np.arange(len(g)) for g in grid], indexing="ij")
-    return {name: [grid[a][int(k)] for k in mesh[a].ravel()] for a, name in enumerate(params)}
-
-
-#: The longest a result's ``repr`` gets: one line, names and headline numbers only.
-REPR_WIDTH = 120
-
-
-def _clip(text: str, width: int) -> str:
-    """``text``, cut to ``width`` characters with a closing "…" when it is longer."""
-    if len(text) <= width:
-        return text
-    return text[: max(width - 1, 0)] + "…"
-
-
-def _items(items: Sequence[str | tuple[str, str]], width: int) -> str:
-    """``items`` joined by ", ": as many as fit in ``width`` characters, then "…+k" for the
-    ``k`` left out.
-
-    An item may be a ``(name, value)`` pair, e.g. ``("lr", "=0.93")``: when not even the
-    first fits, its name is shortened and its value kept.
-    """
-    pairs = [(item, "") if isinstance(item, str) else item for item in items]
-    texts = [name + value for name, value in pairs]
-    for k in range(len(texts), 0, -1):
-        rest = len(texts) - k
-        shown = ", ".join(texts[:k]) + (f", …+{rest}" if rest else "")
-        if len(shown) <= width:
-            return shown
-    if not pairs:
-        return ""
-    name, value = pairs[0]
-    more = f", …+{len(pairs) - 1}" if len(pairs) > 1 else ""
-    return _clip(_clip(name, max(width - len(value) - len(more), 1)) + value + more, width)
 
 
 def _range_text(values: NDArray[np.float64]) -> str:
@@ -533,7 +482,7 @@ class FanovaResult:
         head = (f"FanovaResult(n_trials={self.n_trials}, surrogate={self.surrogate!r}, "
                 f"n_trees={self.n_trees}, max_order={self.max_order}, top=[")
         tail = f"]{flag})"
-        return f"{head}{_items(tops, REPR_WIDTH - len(head) - len(tail))}{tail}"
+        return f"{head}{join_items(tops, REPR_WIDTH - len(head) - len(tail))}{tail}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe summary: every effect's mean and std, plus what was analysed."""
@@ -541,7 +490,7 @@ class FanovaResult:
             "params": list(self.space.names),
             "effects": [imp.to_dict() for imp in self.ranking()],
             "unexplained_fraction": self.unexplained_fraction.to_dict(),
-            "total_variance": _json_value(self.total_variance),
+            "total_variance": json_value(self.total_variance),
             "max_order": self.max_order,
             "n_trees": self.n_trees,
             "n_constant_trees": self.n_constant_trees,
@@ -549,10 +498,10 @@ class FanovaResult:
             "n_trials": self.n_trials,
             "n_excluded": self.n_excluded,
             "n_inactive": dict(self.n_inactive),
-            "cap_value": _json_value(self.cap_value),
+            "cap_value": json_value(self.cap_value),
             "cap_quantile": self.cap_quantile,
             "direction": self.direction,
-            "oob_r2": _json_value(self.oob_r2),
+            "oob_r2": json_value(self.oob_r2),
             "seed": self.seed,
             "surrogate": self.surrogate,
         }

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._encoding import measure_of
+from ._shared import readonly
 from .exceptions import InvalidDataError
 
 if TYPE_CHECKING:
@@ -73,13 +74,6 @@ class Forest:
     def predict_per_tree(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Every tree's prediction at every row of encoded ``X``: shape (n_trees, n_rows)."""
         return np.stack([t.value[t.apply(X)] for t in self.trees])
-
-
-def readonly(a: Any) -> NDArray[Any]:
-    """Return ``a`` as an array that cannot be written to (results and trees are frozen)."""
-    out: NDArray[Any] = np.asarray(a)
-    out.flags.writeable = False
-    return out
 
 
 def copy_tree(estimator: Any) -> TreeArrays:

@@ -84,9 +84,10 @@ from scipy.special import ndtri
 from scipy.stats import rankdata
 from threadpoolctl import threadpool_limits
 
-from ._forest import impute_inactive, readonly
+from ._forest import impute_inactive
 from ._gp_blocks import Block, BlockTerms, conditional_blocks
 from ._gp_kernel import _Column, _columns, _integrals, _kernel, _scaled
+from ._shared import readonly
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

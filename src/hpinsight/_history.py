@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ._forest import readonly
 from ._sampling import SamplingRecord
+from ._shared import readonly
 from ._space import SearchSpace
 from ._validation import as_objective, check_choice
 
@@ -144,6 +144,20 @@ class TrialHistory:
             raise ValueError("The history is empty; it has no best trial.")
         i = int(np.argmin(self.y) if self.direction == "minimize" else np.argmax(self.y))
         return self.trial_ids[i], self.configs[i], float(self.y[i])
+
+    def best_indices(self, n: int) -> NDArray[np.intp]:
+        """Positions of the ``n`` best trials, best first (ties in trial order).
+
+        Examples
+        --------
+        >>> import hpinsight as hp
+        >>> h = hp.TrialHistory(hp.SearchSpace([hp.Float("x", 0, 1)]),
+        ...                     [{"x": 0.1}, {"x": 0.2}, {"x": 0.3}], [3.0, 1.0, 2.0])
+        >>> h.best_indices(2).tolist()
+        [1, 2]
+        """
+        y = self.y if self.direction == "minimize" else -self.y
+        return np.argsort(y, kind="stable")[: max(int(n), 0)]
 
     def excluded_summary(self) -> str:
         """Say how many trials were left out and why, in one phrase ("" if none)."""

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._encoding import _enc_bounds, encode_value, log_encode
-from ._forest import TreeArrays, readonly
+from ._forest import TreeArrays
+from ._shared import readonly
 from ._space import AnyOf, Categorical, Condition
 
 if TYPE_CHECKING:

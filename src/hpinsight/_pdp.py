@@ -37,17 +37,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ._encoding import measure_of
-from ._fanova import (
-    REPR_WIDTH,
-    FanovaResult,
-    _clip,
-    _grid_columns,
-    _json_array,
-    _json_value,
-    native_grid,
-)
-from ._forest import Forest, readonly
+from ._fanova import FanovaResult, native_grid
+from ._forest import Forest
 from ._optional import import_optional
+from ._shared import REPR_WIDTH, clip_text, grid_columns, json_array, json_value, readonly
 from ._validation import check_choice, check_int, check_seed
 
 if TYPE_CHECKING:
@@ -171,7 +164,7 @@ class PartialDependenceResult(PDBand):
         head = "PartialDependenceResult(params="
         tail = (f", grid={shape}, n_samples={self.n_samples}, "
                 f"variance={self.variance_method!r}, mean_confidence={self.mean_confidence:.4g})")
-        return f"{head}{_clip(repr(self.params), REPR_WIDTH - len(head) - len(tail))}{tail}"
+        return f"{head}{clip_text(repr(self.params), REPR_WIDTH - len(head) - len(tail))}{tail}"
 
     @property
     def n_samples(self) -> int:
@@ -200,13 +193,13 @@ class PartialDependenceResult(PDBand):
         """JSON-safe summary: grid, PD mean and std, and the method (no ICE curves)."""
         return {
             "params": list(self.params),
-            "grid": [[_json_value(v) for v in g] for g in self.grid],
-            "mean": _json_array(self.mean),
-            "std": _json_array(self.std),
+            "grid": [[json_value(v) for v in g] for g in self.grid],
+            "mean": json_array(self.mean),
+            "std": json_array(self.std),
             "variance_method": self.variance_method,
             "surrogate": self.surrogate,
             "n_samples": self.n_samples,
-            "mean_confidence": _json_value(self.mean_confidence),
+            "mean_confidence": json_value(self.mean_confidence),
         }
 
     def to_frame(self, level: float = 0.95) -> Any:
@@ -225,7 +218,7 @@ class PartialDependenceResult(PDBand):
         """
         pd = import_optional("pandas", "PartialDependenceResult.to_frame")
         lower, upper = self.confidence_band(level)
-        data = _grid_columns(self.params, self.grid)
+        data = grid_columns(self.params, self.grid)
         data.update(mean=self.mean.ravel(), std=self.std.ravel(), lower=lower.ravel(),
                     upper=upper.ravel())
         return pd.DataFrame(data)

@@ -48,9 +48,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._encoding import MAX_DISCRETE_VALUES, encode_value
-from ._fanova import REPR_WIDTH, _clip, _grid_columns, _json_array, _json_value
 from ._optional import import_optional
 from ._pdp import PDBand
+from ._shared import REPR_WIDTH, clip_text, grid_columns, json_array, json_value
 from ._space import AnyOf, Categorical, Condition, Float, Int, SearchSpace
 from ._validation import check_int, check_real
 from .exceptions import InvalidDataError, InvalidSpaceError
@@ -122,7 +122,7 @@ class RegionNode(PDBand):
         where = " and ".join(self.conditions) or "whole space"
         tail = f"; n={self.n_samples}, mean_confidence={self.mean_confidence:.4g})"
         head = "RegionNode("
-        return f"{head}{_clip(where, REPR_WIDTH - len(head) - len(tail))}{tail}"
+        return f"{head}{clip_text(where, REPR_WIDTH - len(head) - len(tail))}{tail}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form of the region and, recursively, its children.
@@ -136,9 +136,9 @@ class RegionNode(PDBand):
         out: dict[str, Any] = {
             "conditions": list(self.conditions),
             "n_samples": self.n_samples,
-            "mean_confidence": _json_value(self.mean_confidence),
-            "mean": _json_array(self.mean),
-            "std": _json_array(self.std),
+            "mean_confidence": json_value(self.mean_confidence),
+            "mean": json_array(self.mean),
+            "std": json_array(self.std),
         }
         if not self.is_leaf:
             out["children"] = [child.to_dict() for child in self.children]
@@ -201,7 +201,7 @@ class RegionTree:
         head = "RegionTree(params="
         tail = (f", leaves={len(leaves)}, splits={len(leaves) - 1}, "
                 f"mean_confidence={root:.4g}{best})")
-        return f"{head}{_clip(repr(self.pd.params), REPR_WIDTH - len(head) - len(tail))}{tail}"
+        return f"{head}{clip_text(repr(self.pd.params), REPR_WIDTH - len(head) - len(tail))}{tail}"
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """Draw the global and regional PDPs; see :func:`hpinsight.plotting.plot_regions`.
@@ -246,7 +246,7 @@ class RegionTree:
             Keep ``is_leaf`` rows for the partition of the space.
         """
         pd = import_optional("pandas", "RegionTree.to_frame")
-        grid = _grid_columns(self.pd.params, self.pd.grid)
+        grid = grid_columns(self.pd.params, self.pd.grid)
         root = self.root.mean_confidence
         frames = []
         for k, node in enumerate(self.nodes()):

@@ -52,8 +52,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ._fanova import REPR_WIDTH, _clip, _items, _json_value
 from ._optional import import_optional
+from ._shared import REPR_WIDTH, clip_text, join_items, json_value
 from ._validation import check_choice, check_real
 from .exceptions import InvalidDataError
 
@@ -121,13 +121,13 @@ class NonInferiorityResult:
     zero_method: str
 
     def __repr__(self) -> str:
-        return _clip(f"NonInferiorityResult(statistic={self.statistic:g}, "
+        return clip_text(f"NonInferiorityResult(statistic={self.statistic:g}, "
                      f"z={self.zstatistic:.4g}, pvalue={self.pvalue:.4g}, n={self.n}, "
                      f"margin={self.margin:g}, method={self.method!r})", REPR_WIDTH)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation (NaN becomes None)."""
-        return {f.name: _json_value(getattr(self, f.name)) for f in fields(self)}
+        return {f.name: json_value(getattr(self, f.name)) for f in fields(self)}
 
     def to_frame(self) -> Any:
         """The test as a one-row ``pandas.DataFrame``, one column per attribute."""
@@ -326,11 +326,11 @@ class TuningRiskRow:
         tail = (f": d^R={self.relative_mean:.4f} ± {self.relative_std:.4f}, "
                 f"z={self.test.zstatistic:.4g}, p_holm={self.pvalue_adjusted:.4g}, {verdict})")
         head = "TuningRiskRow("
-        return f"{head}{_clip(self.param, REPR_WIDTH - len(head) - len(tail))}{tail}"
+        return f"{head}{clip_text(self.param, REPR_WIDTH - len(head) - len(tail))}{tail}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation (NaN becomes None)."""
-        out = {f.name: _json_value(getattr(self, f.name)) for f in fields(self)
+        out = {f.name: json_value(getattr(self, f.name)) for f in fields(self)
                if f.name != "test"}
         out["test"] = self.test.to_dict()
         return out
@@ -372,7 +372,7 @@ class TuningRiskResult:
         head = (f"TuningRiskResult(n_params={len(self.rows)}, margin={self.margin:g}, "
                 f"alpha={self.alpha:g}, non_inferior=[")
         tail = "])"
-        names = _items([repr(p) for p in self.non_inferior], REPR_WIDTH - len(head) - len(tail))
+        names = join_items([repr(p) for p in self.non_inferior], REPR_WIDTH - len(head) - len(tail))
         return f"{head}{names}{tail}"
 
     def __getitem__(self, param: str) -> TuningRiskRow:
@@ -408,7 +408,7 @@ class TuningRiskResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation."""
-        return {"margin": _json_value(self.margin), "alpha": self.alpha,
+        return {"margin": json_value(self.margin), "alpha": self.alpha,
                 "rows": [r.to_dict() for r in self.rows]}
 
     def to_frame(self) -> Any:

@@ -61,10 +61,11 @@ import numpy as np
 
 from ._defaults import DefaultValues, default_values
 from ._encoding import active_mask, encode_value, measure_of, snap
-from ._fanova import REPR_WIDTH, FanovaResult, _clip, _items, _json_value, fanova
-from ._forest import impute_inactive, readonly
+from ._fanova import FanovaResult, fanova
+from ._forest import impute_inactive
 from ._history import TrialHistory, as_history
 from ._optional import import_optional
+from ._shared import REPR_WIDTH, clip_text, fmt_value, join_items, json_value, readonly
 from ._space import Categorical, Float, Int, SearchSpace
 from ._validation import check_choice, check_int, check_real, check_seed
 from .exceptions import InvalidDataError
@@ -120,8 +121,8 @@ class SurrogateRisk:
         q90 = self.quantiles.get(0.9)
         tail = f": {self.mean:.4g} ± {self.std:.4g}{'' if q90 is None else f', q90={q90:.4g}'})"
         head = "SurrogateRisk("
-        where = f"{self.param} at {_fmt(self.default)}"
-        return f"{head}{_clip(where, REPR_WIDTH - len(head) - len(tail))}{tail}"
+        where = f"{self.param} at {fmt_value(self.default, quote=True)}"
+        return f"{head}{clip_text(where, REPR_WIDTH - len(head) - len(tail))}{tail}"
 
     def quantile(self, q: float) -> float:
         """The ``q`` quantile of the per-tree risks."""
@@ -130,11 +131,11 @@ class SurrogateRisk:
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation (NaN becomes None)."""
         return {
-            "param": self.param, "default": _json_value(self.default),
-            "mean": _json_value(self.mean), "std": _json_value(self.std),
-            "quantiles": {str(k): _json_value(v) for k, v in self.quantiles.items()},
-            "best_fixed": {k: _json_value(v) for k, v in self.best_fixed.items()},
-            "best_free": {k: _json_value(v) for k, v in self.best_free.items()},
+            "param": self.param, "default": json_value(self.default),
+            "mean": json_value(self.mean), "std": json_value(self.std),
+            "quantiles": {str(k): json_value(v) for k, v in self.quantiles.items()},
+            "best_fixed": {k: json_value(v) for k, v in self.best_fixed.items()},
+            "best_free": {k: json_value(v) for k, v in self.best_free.items()},
         }
 
 
@@ -315,12 +316,12 @@ class SubspaceResult:
                 f"margin={self.margin:.4g}, keep=[")
         middle, tail = "], fixed={", "})"
         keep = [repr(n) for n in self.keep]
-        fixed = [(repr(n), f": {_fmt(v)}") for n, v in self.fixed.items()]
+        fixed = [(repr(n), f": {fmt_value(v, quote=True)}") for n, v in self.fixed.items()]
         room = REPR_WIDTH - len(head) - len(middle) - len(tail)
         # kept names first: fixed ones get what is left, at least a third if they need it
         full_fixed = ", ".join(n + v for n, v in fixed)
-        shown_keep = _items(keep, room - min(len(full_fixed), room // 3))
-        shown_fixed = _items(fixed, room - len(shown_keep))
+        shown_keep = join_items(keep, room - min(len(full_fixed), room // 3))
+        shown_fixed = join_items(fixed, room - len(shown_keep))
         return f"{head}{shown_keep}{middle}{shown_fixed}{tail}"
 
     def explain(self) -> str:
@@ -331,11 +332,11 @@ class SubspaceResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation (NaN becomes None)."""
         def numbers(d: Mapping[str, float]) -> dict[str, Any]:
-            return {k: _json_value(v) for k, v in d.items()}
+            return {k: json_value(v) for k, v in d.items()}
 
         return {
             "keep": list(self.keep),
-            "fixed": {k: _json_value(v) for k, v in self.fixed.items()},
+            "fixed": {k: json_value(v) for k, v in self.fixed.items()},
             "reasons": dict(self.reasons),
             "notion": self.notion,
             "null_importance": numbers(self.null_importance),
@@ -343,9 +344,9 @@ class SubspaceResult:
             "importance_top": numbers(self.importance_top),
             "importance_default": numbers(self.importance_default),
             "risks": {k: r.to_dict() for k, r in self.risks.items()},
-            "defaults": {k: _json_value(v) for k, v in self.defaults.items()},
+            "defaults": {k: json_value(v) for k, v in self.defaults.items()},
             "default_sources": dict(self.default_sources),
-            "margin": _json_value(self.margin),
+            "margin": json_value(self.margin),
             "n_trials": self.n_trials,
         }
 
@@ -567,7 +568,7 @@ def suggest_subspace(
         numbers = (f"explains {imp_all[name]:.2f} of the variance (threshold "
                    f"{threshold_all:.2f}), {imp_top[name]:.2f} among the best "
                    f"{top_quantile:.0%}{over_default} (threshold {threshold:.2f}); fixing it "
-                   f"at {_fmt(chosen[name])} "
+                   f"at {fmt_value(chosen[name], quote=True)} "
                    f"({origin[sources[name]]}) costs "
                    f"{risk.mean:.3g} ± {risk.std:.3g} ({confidence:.0%} of trees: "
                    f"<= {upper:.3g}; margin {margin:.3g})")
@@ -654,5 +655,3 @@ def _main_effects(result: FanovaResult) -> dict[str, float]:
     return {n: result.importance(n).mean for n in result.space.names}
 
 
-def _fmt(value: Any) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else repr(value)

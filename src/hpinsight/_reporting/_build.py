@@ -13,11 +13,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._fanova import REPR_WIDTH, FanovaResult, _clip, _items, _json_value, fanova
+from .._fanova import FanovaResult, fanova
 from .._history import TrialHistory, as_history
 from .._optional import import_optional
 from .._pdp import PartialDependenceResult, partial_dependence
 from .._regions import RegionTree, confidence_split
+from .._shared import REPR_WIDTH, clip_text, join_items, json_value
 from .._validation import check_choice, check_int, check_seed
 from ..exceptions import HPInsightError, InvalidDataError
 
@@ -99,9 +100,9 @@ class Report:
                 else f", keep={len(self.subspace.keep)}/{len(self.history.space)}")
         body = (f", n_trials={self.history.n_trials}, surrogate={self.surrogate!r}{keep}, "
                 f"notes={len(self.notes)}, top=[")
-        title = _clip(repr(self.title), 40)
+        title = clip_text(repr(self.title), 40)
         head = f"Report({title}{body}"
-        return f"{head}{_items(tops, REPR_WIDTH - len(head) - 2)}])"
+        return f"{head}{join_items(tops, REPR_WIDTH - len(head) - 2)}])"
 
     @property
     def incumbent(self) -> dict[str, Any]:
@@ -138,9 +139,9 @@ class Report:
             "excluded": dict(self.history.excluded),
             "direction": self.history.direction,
             "best": {"trial": trial_id, "value": value,
-                     "params": {k: _json_value(v) for k, v in config.items()}},
+                     "params": {k: json_value(v) for k, v in config.items()}},
             "model": {"surrogate": self.result.surrogate, "n_trees": self.result.n_trees,
-                      "oob_r2": _json_value(self.result.oob_r2), "seed": self.seed},
+                      "oob_r2": json_value(self.result.oob_r2), "seed": self.seed},
             "fanova": self.result.to_dict(),
             "fanova_capped": self.capped.to_dict(),
             "top": list(self.top),

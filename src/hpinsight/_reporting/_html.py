@@ -12,6 +12,7 @@ import io
 from typing import TYPE_CHECKING, Any
 
 from .._optional import import_optional
+from .._shared import fmt_value
 
 if TYPE_CHECKING:
     from ._build import Report
@@ -185,11 +186,11 @@ def _advice_row(report: Report, name: str) -> str:
     assert sub is not None
     record = report.history.sampling
     keep = name in sub.keep
-    suggestion = "keep tuning" if keep else "fix at " + esc(_fmt(sub.fixed[name]))
+    suggestion = "keep tuning" if keep else "fix at " + esc(fmt_value(sub.fixed[name]))
     why = esc(sub.reasons[name])
     css = "keep" if keep else "fix"
     if record is not None and name in record.fixed:
-        value = _fmt(record.fixed[name])
+        value = fmt_value(record.fixed[name])
         counted = record.held(name)
         trials = (f"{counted} of {report.history.n_trials} analysed trials"
                   if record.n_held is not None else "trials not recorded")
@@ -201,8 +202,8 @@ def _advice_row(report: Report, name: str) -> str:
         else:
             suggestion = f"already fixed at {esc(value)}"
             other = sub.fixed[name]
-            if _fmt(other) != value:
-                suggestion += f" (the analysis would pick {esc(_fmt(other))})"
+            if fmt_value(other) != value:
+                suggestion += f" (the analysis would pick {esc(fmt_value(other))})"
             why = f"{fixed_since}. {why}"
     return (f"<tr><td>{esc(name)}</td><td class={css}>{suggestion}</td>"
             f"<td>{why}</td></tr>")
@@ -219,8 +220,8 @@ def _sampling_section(report: Report) -> list[str]:
         return []
     out = ["<h2>How the trials were sampled</h2>"]
     if record is not None and (record.fixed or record.ranges):
-        what = [f"{esc(n)} fixed at {esc(_fmt(v))}" for n, v in record.fixed.items()]
-        what += [f"{esc(n)} within [{_fmt(lo)}, {_fmt(hi)}]"
+        what = [f"{esc(n)} fixed at {esc(fmt_value(v))}" for n, v in record.fixed.items()]
+        what += [f"{esc(n)} within [{fmt_value(lo)}, {fmt_value(hi)}]"
                  for n, (lo, hi) in record.ranges.items()]
         out.append(f"<p>Restriction in force: {'; '.join(what)}.</p>")
     elif record is not None and record.decisions:
@@ -228,7 +229,7 @@ def _sampling_section(report: Report) -> list[str]:
     if record is not None and record.decisions:
         rows = "".join(
             f"<tr><td>{esc(str(d.get('after_trial', '')))}</td><td>{esc(str(d.get('action')))}"
-            f"</td><td>{esc(', '.join(f'{k}={_fmt(v)}' for k, v in (d.get('params') or {}).items()))}"
+            f"</td><td>{esc(', '.join(f'{k}={fmt_value(v)}' for k, v in (d.get('params') or {}).items()))}"
             f"</td><td>{esc(str(d.get('why', '')))}</td><td>{esc(str(d.get('at', '')))}</td></tr>"
             for d in record.decisions)
         out.append("<table><tr><th>after trial</th><th>decision</th><th>parameters</th>"
@@ -263,10 +264,6 @@ def _capped(report: Report, params: tuple[str, ...]) -> str:
 def _quantile(report: Report) -> str:
     q = report.capped.cap_quantile
     return f"{q:.0%}" if q is not None else "trials"
-
-
-def _fmt(value: Any) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def _snippet(report: Report) -> str:

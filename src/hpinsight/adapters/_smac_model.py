@@ -40,8 +40,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._forest import Forest, TreeArrays, copy_tree, readonly
+from .._forest import Forest, TreeArrays, copy_tree
 from .._inactive_routing import route_inactive
+from .._shared import readonly
 from .._space import Categorical, Float, Int, SearchSpace
 from ..exceptions import HPInsightError
 

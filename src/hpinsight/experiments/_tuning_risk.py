@@ -74,10 +74,9 @@ import numpy as np
 import optuna
 
 from .._defaults import DefaultValues, default_values
-from .._fanova import _json_value
-from .._forest import readonly
 from .._history import TrialHistory
 from .._risk import tuning_risk
+from .._shared import json_value, readonly
 from .._space import Categorical, Float, Int, SearchSpace
 from .._validation import check_int
 from ..exceptions import InvalidDataError, InvalidSpaceError
@@ -191,11 +190,11 @@ class RunRecord:
     def to_dict(self, *, include_trials: bool = False) -> dict[str, Any]:
         """JSON-safe representation; the trials only with ``include_trials=True``."""
         return {
-            "dataset": _json_value(self.dataset),
+            "dataset": json_value(self.dataset),
             "seed": self.seed,
             "condition": self.condition,
             "fixed": self.fixed,
-            "default": _json_value(self.default),
+            "default": json_value(self.default),
             "risk": self.risk,
             "folds": [f.to_dict(include_trials=include_trials) for f in self.folds],
         }
@@ -294,7 +293,7 @@ class TuningRiskExperiment:
         """JSON-safe representation; every trial only with ``include_trials=True``."""
         return {
             "params": list(self.params),
-            "datasets": [_json_value(d) for d in self.datasets],
+            "datasets": [json_value(d) for d in self.datasets],
             "seeds": list(self.seeds),
             "settings": dict(self.settings),
             "defaults": {str(d): _json_config(v) for d, v in self.defaults.items()},
@@ -933,5 +932,5 @@ def _quiet_optuna() -> Iterator[None]:
 
 
 def _json_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    return {str(k): _json_value(v) for k, v in config.items()}
+    return {str(k): json_value(v) for k, v in config.items()}
 

@@ -201,8 +201,7 @@ def best_ranges(
     from .._space import Float, Int
 
     n_best = max(2, math.ceil(quantile * history.n_trials))
-    order = np.argsort(history.y if history.direction == "minimize" else -history.y,
-                       kind="stable")[:n_best]
+    order = history.best_indices(n_best)
     out: dict[str, tuple[float, float]] = {}
     for name in names:
         if not isinstance(history.space[name], Float | Int):

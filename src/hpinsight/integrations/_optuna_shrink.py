@@ -128,7 +128,7 @@ def restrict(
     True
     >>> _ = release(study)
     """
-    fixed = {str(k): _json_value(k, v) for k, v in fixed.items()}
+    fixed = {str(k): _storable(k, v) for k, v in fixed.items()}
     narrowed = {str(k): _json_range(k, v) for k, v in dict(ranges or {}).items()}
     both = sorted(set(fixed) & set(narrowed))
     if both:
@@ -376,7 +376,7 @@ def _native(dist: BaseDistribution, value: Any) -> Any:
     return next((c for c in dist.choices if c == value), value)  # type: ignore[attr-defined]
 
 
-def _json_value(name: Any, value: Any) -> Any:
+def _storable(name: Any, value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if hasattr(value, "item"):  # NumPy scalar

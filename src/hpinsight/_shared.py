@@ -1,0 +1,93 @@
+"""Small helpers every result type shares: frozen arrays, JSON values, one-line reprs,
+number formatting. Nothing here knows a method of the papers."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["REPR_WIDTH", "clip_text", "fmt_value", "grid_columns", "join_items",
+           "json_array", "json_value", "readonly"]
+
+
+def readonly(a: Any) -> NDArray[Any]:
+    """Return ``a`` as an array that cannot be written to (results and trees are frozen)."""
+    out: NDArray[Any] = np.asarray(a)
+    out.flags.writeable = False
+    return out
+
+
+def json_value(v: Any) -> Any:
+    """A value as JSON holds it: NumPy scalars unwrapped, NaN and infinities as None,
+    anything else that JSON has no type for as its ``str``."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if v is None or isinstance(v, bool | int | float | str):
+        return v
+    return str(v)
+
+
+def json_array(a: Any) -> Any:
+    """A float array as nested lists, NaN and infinities as None (JSON has neither)."""
+    arr = np.asarray(a, dtype=np.float64)
+    finite = np.isfinite(arr)
+    if finite.all():
+        return arr.tolist()
+    out = arr.astype(object)
+    out[~finite] = None
+    return out.tolist()
+
+
+def grid_columns(params: Sequence[str], grid: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """One column per parameter with its native value at every grid point, in the C order
+    of ``mean.ravel()`` (the first parameter varies slowest)."""
+    mesh = np.meshgrid(*[np.arange(len(g)) for g in grid], indexing="ij")
+    return {name: [grid[a][int(k)] for k in mesh[a].ravel()] for a, name in enumerate(params)}
+
+
+#: The longest a result's ``repr`` gets: one line, names and headline numbers only.
+REPR_WIDTH = 120
+
+
+def clip_text(text: str, width: int) -> str:
+    """``text``, cut to ``width`` characters with a closing "…" when it is longer."""
+    if len(text) <= width:
+        return text
+    return text[: max(width - 1, 0)] + "…"
+
+
+def join_items(items: Sequence[str | tuple[str, str]], width: int) -> str:
+    """``items`` joined by ", ": as many as fit in ``width`` characters, then "…+k" for the
+    ``k`` left out.
+
+    An item may be a ``(name, value)`` pair, e.g. ``("lr", "=0.93")``: when not even the
+    first fits, its name is shortened and its value kept.
+    """
+    pairs = [(item, "") if isinstance(item, str) else item for item in items]
+    texts = [name + value for name, value in pairs]
+    for k in range(len(texts), 0, -1):
+        rest = len(texts) - k
+        shown = ", ".join(texts[:k]) + (f", …+{rest}" if rest else "")
+        if len(shown) <= width:
+            return shown
+    if not pairs:
+        return ""
+    name, value = pairs[0]
+    more = f", …+{len(pairs) - 1}" if len(pairs) > 1 else ""
+    return clip_text(clip_text(name, max(width - len(value) - len(more), 1)) + value + more, width)
+
+
+def fmt_value(value: Any, *, quote: bool = False) -> str:
+    """A parameter value for people: floats to 4 significant digits, other values as
+    they print (``quote=True``: as their ``repr``, so strings keep their quotes)."""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return repr(value) if quote else str(value)
