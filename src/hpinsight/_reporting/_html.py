@@ -2,6 +2,8 @@
 
 No computation happens here: figures are drawn from the report's results with the
 plotting layer and embedded as base64 PNG, so the page needs no network and no files.
+The page's frame and style live in ``report.html`` and ``report.css`` beside this
+module; the sections are built here from the report's data.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import string
 from typing import TYPE_CHECKING, Any
 
 from .._optional import import_optional
@@ -19,26 +22,15 @@ if TYPE_CHECKING:
 
 __all__ = ["render_html"]
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2430;
-background:#f6f7f9}
-main{max-width:1100px;margin:0 auto;padding:24px}
-h1{font-size:1.6em;margin:0 0 4px}h2{font-size:1.2em;margin:28px 0 8px;
-border-bottom:1px solid #d9dde3;padding-bottom:4px}
-.sub{color:#5b6472;margin:0 0 16px}
-.cards{display:flex;gap:12px;flex-wrap:wrap}
-.card{background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:10px 14px;min-width:150px}
-.card b{display:block;font-size:1.3em}
-table{border-collapse:collapse;background:#fff;font-size:.92em}
-td,th{border:1px solid #d9dde3;padding:4px 8px;text-align:left}
-th{background:#eef1f5}
-.grid{display:flex;flex-wrap:wrap;gap:12px}
-figure{margin:0;background:#fff;border:1px solid #d9dde3;border-radius:8px;padding:6px}
-img{max-width:100%;display:block}
-.keep{color:#1f6f3a;font-weight:600}.fix{color:#8a5a00;font-weight:600}
-pre{background:#fff;border:1px solid #d9dde3;padding:10px;overflow-x:auto}
-.note{color:#5b6472;font-size:.9em}
-"""
+def _resource(name: str) -> str:
+    """A file shipped next to this module (the page template, its style sheet)."""
+    from importlib.resources import files
+
+    return files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def _page() -> string.Template:
+    return string.Template(_resource("report.html"))
 
 
 def render_html(report: Report) -> str:
@@ -153,11 +145,8 @@ def render_html(report: Report) -> str:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in report.notes)
                      + "</ul>")
     parts.append("<h2>Reproduce in Python</h2><pre>" + esc(_snippet(report)) + "</pre>")
-    body = "\n".join(parts)
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{esc(report.title)}</title><style>{_CSS}</style></head>"
-            f"<body><main>{body}</main></body></html>\n")
+    return _page().substitute(title=esc(report.title), css=_resource("report.css"),
+                              body="\n".join(parts))
 
 
 def _held(report: Report) -> dict[str, int]:
