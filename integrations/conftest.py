@@ -6,6 +6,9 @@ loopback only, creates an empty database and yields an SQLAlchemy URL for
 ``optuna.storages.RDBStorage``. The server is stopped and its data deleted when the
 session ends. PostgreSQL refuses to run as root, so under root the server runs as
 the ``postgres`` system user that Debian's ``postgresql`` package creates.
+
+The ``read_lines`` fixture reads a started subprocess's output as it comes, so that a
+test waits for the line that says the process is ready instead of sleeping.
 """
 
 from __future__ import annotations
@@ -17,10 +20,11 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -174,3 +178,99 @@ def capture_log() -> Iterator[Callable[[str], list[str]]]:
     for logger, handler, level in reversed(attached):
         logger.setLevel(level)
         logger.removeHandler(handler)
+
+
+class ProcessLines:
+    """The stdout and stderr lines of a running subprocess, each read by a thread as they
+    are written, and waits for a line with a given text (see :func:`read_lines`)."""
+
+    def __init__(self, proc: subprocess.Popen[str], what: str) -> None:
+        if proc.stdout is None or proc.stderr is None:
+            raise ValueError("start the process with stdout=PIPE, stderr=PIPE, text=True")
+        self.proc, self.what = proc, what
+        self.lines: dict[str, list[str]] = {"stdout": [], "stderr": []}
+        self._ended = {"stdout": False, "stderr": False}
+        self._changed = threading.Condition()
+        self._readers = [
+            threading.Thread(target=self._read, args=(name, stream), daemon=True,
+                             name=f"{what} {name}")
+            for name, stream in (("stdout", proc.stdout), ("stderr", proc.stderr))
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def _read(self, name: str, stream: Any) -> None:
+        for line in iter(stream.readline, ""):
+            with self._changed:
+                self.lines[name].append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:
+            self._ended[name] = True
+            self._changed.notify_all()
+
+    def text(self, stream: str = "stdout") -> str:
+        with self._changed:
+            return "\n".join(self.lines[stream])
+
+    def _report(self) -> str:
+        code = self.proc.poll()
+        state = "still running" if code is None else f"exited with code {code}"
+        return (f"{self.what} ({state}) wrote\n--- stdout ---\n{self.text('stdout')}"
+                f"\n--- stderr ---\n{self.text('stderr')}")
+
+    def wait_for(self, text: str, *, stream: str = "stdout", timeout: float = 60.0,
+                 after: int = 0) -> int:
+        """Block until a line of ``stream`` (from line ``after`` on) contains ``text``;
+        return the number of lines read up to and including it. Fails the test, with
+        everything the process wrote, on timeout or when the stream ends first."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                lines = self.lines[stream]
+                for i in range(after, len(lines)):
+                    if text in lines[i]:
+                        return i + 1
+                if self._ended[stream]:
+                    pytest.fail(f"{stream} ended without a line containing {text!r}; "
+                                + self._report())
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    pytest.fail(f"no line containing {text!r} on {stream} within {timeout:.0f} s; "
+                                + self._report())
+                self._changed.wait(left)
+
+    def finish(self, timeout: float = 60.0) -> tuple[str, str]:
+        """Wait for the process to exit and for its output to end; (stdout, stderr)."""
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"did not exit within {timeout:.0f} s; " + self._report())
+        for reader in self._readers:
+            reader.join(timeout)
+        return self.text("stdout"), self.text("stderr")
+
+    def close(self) -> None:
+        """Kill the process if it still runs, and close its pipes (fixture teardown)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for reader in self._readers:
+            reader.join(10)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@pytest.fixture
+def read_lines() -> Iterator[Callable[..., ProcessLines]]:
+    """``read_lines(proc, what)`` -> :class:`ProcessLines` of a process started with
+    ``stdout=PIPE, stderr=PIPE, text=True``; killed at teardown if it still runs."""
+    started: list[ProcessLines] = []
+
+    def read(proc: subprocess.Popen[str], what: str = "the process") -> ProcessLines:
+        started.append(ProcessLines(proc, what))
+        return started[-1]
+
+    yield read
+    for lines in started:
+        lines.close()

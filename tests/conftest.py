@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from itertools import product
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
 
 import hpinsight as hp
-from hpinsight._encoding import measure_of
 
 
 @pytest.fixture
@@ -49,27 +49,113 @@ def fake_forest(trees: list[Any], n_features: int) -> Any:
     return SimpleNamespace(estimators_=trees, n_features_in_=n_features)
 
 
-def brute_force_fractions(estimator: Any, space: hp.SearchSpace, subsets) -> dict:
-    """Fractions of variance by full-grid integration, independent of hpinsight's algorithm.
+class ReferenceMeasure(NamedTuple):
+    """The measure of one encoded column, written out from the documented estimand.
 
-    Each continuous column is cut at all of the tree's thresholds (the tree is
-    constant between them) and represented by cell midpoints weighted by cell
-    length; each discrete column is enumerated value by value with its mass.
-    The tree is evaluated with scikit-learn's own ``predict`` on the full grid.
+    Continuous (uniform on ``[low, high]``) when ``points`` is None, otherwise
+    ``weights`` (summing to 1) on the encoded ``points``.
+    """
+
+    low: float
+    high: float
+    points: np.ndarray | None = None
+    weights: np.ndarray | None = None
+
+
+#: More valid values than this and an Int or stepped Float counts as continuous
+#: (the threshold the ``_encoding`` docstring documents as ``MAX_DISCRETE_VALUES``).
+REFERENCE_MAX_DISCRETE = 2**20
+
+
+def reference_measure(param: Any) -> ReferenceMeasure:
+    """What "uniform over the search space" means for ``param``'s encoded column,
+    computed here from first principles so that the brute-force checks do not share
+    ``hpinsight._encoding.measure_of`` with the code they check:
+
+    * Categorical: the choice indices 0..k-1, each with mass 1/k;
+    * Float: uniform on [low, high], or on [log low, log high] for log=True;
+    * stepped Float, linear Int: the values low, low + step, ... (not above high),
+      equal masses;
+    * log Int: the value k carries P(k - 1/2 < U <= k + 1/2) for U log-uniform on
+      [low - 1/2, high + 1/2], i.e. the log-length of that interval over the whole;
+    * more than ``REFERENCE_MAX_DISCRETE`` values: continuous on
+      [low - step/2, high + step/2] (in log space for log=True).
+    """
+    if isinstance(param, hp.Categorical):
+        k = len(param.choices)
+        return ReferenceMeasure(0.0, k - 1.0, np.arange(k, dtype=float), np.full(k, 1.0 / k))
+    if isinstance(param, hp.Float) and param.step is None:
+        if param.log:
+            return ReferenceMeasure(math.log(param.low), math.log(param.high))
+        return ReferenceMeasure(param.low, param.high)
+    step = param.step
+    if isinstance(param, hp.Int):
+        n_values = (param.high - param.low) // step + 1
+    else:
+        n_values = math.floor((param.high - param.low) / step * (1 + 1e-12)) + 1
+    if n_values > REFERENCE_MAX_DISCRETE:
+        low, high = param.low - step / 2, param.high + step / 2
+        if param.log:
+            return ReferenceMeasure(math.log(low), math.log(high))
+        return ReferenceMeasure(low, high)
+    if isinstance(param, hp.Int):
+        values = [float(v) for v in range(param.low, param.high + 1, step)]
+    else:
+        values = [param.low + k * step for k in range(n_values + 1)]
+        values = [v for v in values if v <= param.high + 1e-9 * step]
+    if not param.log:
+        n = len(values)
+        return ReferenceMeasure(values[0], values[-1], np.array(values), np.full(n, 1.0 / n))
+    # log Int: the log-uniform mass of each value's unit interval
+    whole = math.log(param.high + 0.5) - math.log(param.low - 0.5)
+    mass = [(math.log(v + 0.5) - math.log(v - 0.5)) / whole for v in values]
+    points = [math.log(v) for v in values]
+    return ReferenceMeasure(points[0], points[-1], np.array(points), np.array(mass))
+
+
+def reference_grid(estimator: Any, space: hp.SearchSpace) -> tuple[list, list]:
+    """Per column, the points that represent it exactly for one fitted tree, and their
+    masses under :func:`reference_measure`.
+
+    A continuous column is cut at all of the tree's thresholds on it (the tree is
+    constant between them) and represented by cell midpoints weighted by cell length;
+    a discrete column is enumerated value by value with its mass.
     """
     t = estimator.tree_
-    d = len(space)
     points, weights = [], []
     for j, param in enumerate(space.params):
-        m = measure_of(param)
+        m = reference_measure(param)
         if m.points is not None:
             points.append(m.points)
-            weights.append(m.weights / m.weights.sum())
+            weights.append(m.weights)
             continue
         thr = np.unique(t.threshold[(t.children_left >= 0) & (t.feature == j)])
         edges = np.unique(np.clip(np.concatenate(([m.low], thr, [m.high])), m.low, m.high))
         points.append((edges[:-1] + edges[1:]) / 2)
         weights.append(np.diff(edges) / (m.high - m.low))
+    return points, weights
+
+
+def brute_force_marginal(estimator: Any, space: hp.SearchSpace, fixed: dict[int, float]) -> float:
+    """The tree's mean over the reference measure of every column not in ``fixed``
+    (column index -> encoded value), evaluated with scikit-learn's own ``predict``."""
+    points, weights = reference_grid(estimator, space)
+    for j, value in fixed.items():
+        points[j], weights[j] = np.array([value]), np.ones(1)
+    grid = np.array(list(product(*points)), dtype=np.float64)
+    pred = estimator.predict(grid.astype(np.float32))
+    w = np.array([math.prod(ws) for ws in product(*weights)])
+    return float((w * pred).sum() / w.sum())
+
+
+def brute_force_fractions(estimator: Any, space: hp.SearchSpace, subsets) -> dict:
+    """Fractions of variance by full-grid integration, independent of hpinsight's algorithm
+    and of its measure (the grid and masses of :func:`reference_grid`).
+
+    The tree is evaluated with scikit-learn's own ``predict`` on the full grid.
+    """
+    d = len(space)
+    points, weights = reference_grid(estimator, space)
     grid = np.array(list(product(*points)), dtype=np.float64)
     pred = estimator.predict(grid.astype(np.float32)).reshape([p.size for p in points])
     w = weights[0]

@@ -33,18 +33,10 @@ def _watch(spec: str, name: str, *extra: str, **popen: Any) -> subprocess.Popen[
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 
-def _wait_until_watching(proc: subprocess.Popen[str]) -> None:
-    """Block until the watcher's first line: its signal handlers are in place by then
-    (a fixed sleep raced the interpreter's start-up on a loaded machine)."""
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line.startswith("watching study"), line
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["postgres", "journal"])
 def test_four_workers_with_live_importances(
-    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path, read_lines: Any
 ) -> None:
     spec = request.getfixturevalue("postgres_url") if kind == "postgres" else str(tmp_path / "j.log")
     name = f"distributed-{kind}"
@@ -52,6 +44,8 @@ def test_four_workers_with_live_importances(
     try:
         optuna.create_study(study_name=name, storage=storage)
         watcher = _watch(spec, name, "--interval", "0.5", "--every", "10", "--publish")
+        watched = read_lines(watcher, "hpinsight watch")
+        watched.wait_for(f"watching study {name!r}")  # before the first worker starts
         workers = [
             subprocess.Popen([sys.executable, str(WORKER), spec, name, str(N_TRIALS), str(seed)],
                              stderr=subprocess.PIPE, text=True)
@@ -69,7 +63,7 @@ def test_four_workers_with_live_importances(
         assert [w.returncode for w in workers] == [0] * N_WORKERS, errors
 
         watcher.send_signal(signal.SIGINT)  # Ctrl-C
-        out, err = watcher.communicate(timeout=60)
+        out, err = watched.finish(timeout=60)
         assert watcher.returncode == 0, err
         lines = out.splitlines()
         assert lines[-1] == "stopped"
@@ -100,7 +94,7 @@ def test_four_workers_with_live_importances(
             engine.dispose()
 
 
-def test_watch_reports_a_missing_study_and_stops_on_sigterm(tmp_path: Path) -> None:
+def test_watch_reports_a_missing_study_and_stops_on_sigterm(tmp_path: Path, read_lines: Any) -> None:
     spec = f"sqlite:///{tmp_path / 's.db'}"
     storage = optuna.storages.RDBStorage(spec)
     try:
@@ -110,9 +104,12 @@ def test_watch_reports_a_missing_study_and_stops_on_sigterm(tmp_path: Path) -> N
         assert missing.returncode == 1
         assert "studies there: 'there'" in err
         waiting = _watch(spec, "there", "--interval", "0.2", env={**os.environ})
-        _wait_until_watching(waiting)
+        lines = read_lines(waiting, "hpinsight watch")
+        # its signal handlers are in place once it says so (a fixed sleep raced the
+        # interpreter's start-up on a loaded machine)
+        lines.wait_for("watching study 'there'")
         waiting.terminate()
-        out, err = waiting.communicate(timeout=60)
+        out, err = lines.finish(timeout=60)
         assert waiting.returncode == 0, err
         assert out.splitlines()[-1] == "stopped"
         once = _watch(spec, "there", "--once")
@@ -121,9 +118,10 @@ def test_watch_reports_a_missing_study_and_stops_on_sigterm(tmp_path: Path) -> N
         # started the way a script starts a background job (SIGINT ignored), Ctrl-C still stops
         ignoring = _watch(spec, "there", "--interval", "0.2",
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
-        _wait_until_watching(ignoring)
+        lines = read_lines(ignoring, "hpinsight watch (SIGINT ignored)")
+        lines.wait_for("watching study 'there'")
         ignoring.send_signal(signal.SIGINT)
-        out, err = ignoring.communicate(timeout=60)
+        out, err = lines.finish(timeout=60)
         assert ignoring.returncode == 0, err
         assert out.splitlines()[-1] == "stopped"
     finally:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import threading
-import time
 from typing import Any
 
 import optuna
@@ -28,7 +26,7 @@ def _add_trials(url: str, n: int) -> None:
         storage.engine.dispose()  # optuna never closes its pooled connections
 
 
-def test_watch_survives_a_postgres_restart(postgres_server: Any) -> None:
+def test_watch_survives_a_postgres_restart(postgres_server: Any, read_lines: Any) -> None:
     url = postgres_server.url
     storage = optuna.storages.RDBStorage(url)
     try:
@@ -41,37 +39,23 @@ def test_watch_survives_a_postgres_restart(postgres_server: Any) -> None:
          "--interval", "0.2", "--every", "1", "--min-trials", "10"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")),  # type: ignore[union-attr]
-                              daemon=True)
-    reader.start()
-
-    def wait_for(text: str, timeout: float = 120.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not any(text in line for line in lines):
-            assert proc.poll() is None, f"watch exited ({proc.returncode}): {proc.stderr.read()}"  # type: ignore[union-attr]
-            assert time.monotonic() < deadline, f"no {text!r} in {lines}"
-            time.sleep(0.1)
-
+    watch = read_lines(proc, "hpinsight watch")
     try:
-        wait_for("30 complete")
+        watch.wait_for("watching study 'restart'")  # its signal handlers are in place
+        seen = watch.wait_for("30 complete", timeout=120)
         postgres_server.stop("fast")  # every client is disconnected, as in an admin's restart
-        time.sleep(3.0)  # the watcher polls a server that is not there
+        watch.wait_for("cannot reach the storage", stream="stderr", timeout=60)  # it noticed
         postgres_server.start()
         _add_trials(url, 5)
-        wait_for("35 complete")  # it reconnected and ranks the new trials
+        watch.wait_for("35 complete", timeout=120, after=seen)  # it reconnected and ranks them
     finally:
         if not (postgres_server.data / "postmaster.pid").exists():
             postgres_server.start()  # the tests after this one need it
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
-        reader.join(10)  # stdout is read by the reader alone, to its end
-        err = proc.stderr.read()  # type: ignore[union-attr]
-        proc.stdout.close()  # type: ignore[union-attr]
-        proc.stderr.close()  # type: ignore[union-attr]
+        out, err = watch.finish(timeout=60)
     assert proc.returncode == 0, err
-    assert lines[-1].strip() == "stopped"
+    assert out.splitlines()[-1].strip() == "stopped"
     assert err.count("cannot reach the storage") == 1, err  # each outage logged once
     assert "the storage answers again" in err
     assert "Traceback" not in err
