@@ -342,7 +342,7 @@ def run_case1(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
     hp_var, res_var = measure(
         "hpinsight fanova(forest=...)",
         lambda: hp.fanova(
-            configs, y, space, n_trees=n_trees, seed=FOREST_SEED, max_order=1, forest=forest
+            hp.TrialHistory(space, configs, y), n_trees=n_trees, seed=FOREST_SEED, max_order=1, forest=forest
         ),
         repeats=rep,
         budget=budget,
@@ -368,14 +368,14 @@ def run_case1(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
     log("case 1: end to end")
     hp_e2e, res_e2e = measure(
         "hpinsight fanova (fits its forest, n_jobs=-1)",
-        lambda: hp.fanova(configs, y, space, surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=1),
+        lambda: hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=1),
         repeats=rep,
         budget=budget,
     )
     hp_e2e_1, _ = measure(
         "hpinsight fanova (fits its forest, n_jobs=1)",
         lambda: hp.fanova(
-            configs, y, space, surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=1, n_jobs=1
+            hp.TrialHistory(space, configs, y), surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=1, n_jobs=1
         ),
         repeats=rep,
         budget=budget,
@@ -437,7 +437,7 @@ def run_case1(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
         ),
         "variance_only": {
             "what": "same fitted forest (Optuna's forest settings, fit once, untimed) for both; "
-            "hpinsight: hp.fanova(configs, y, space, forest=forest) incl. encoding and validating "
+            "hpinsight: hp.fanova(hp.TrialHistory(space, configs, y), forest=forest) incl. encoding and validating "
             "configs; Optuna: _FanovaTree(tree_, bounds) for every tree + tree.variance + "
             "get_marginal_variance([j]) for every column (what _Fanova.fit/get_importance do "
             "after forest.fit)",
@@ -483,10 +483,10 @@ def run_case1(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
     if args.profile:
         log("case 1: profiling hpinsight")
         out["profile_hpinsight_variance_only"] = hpinsight_profile(
-            lambda: hp.fanova(configs, y, space, n_trees=n_trees, seed=FOREST_SEED, forest=forest)
+            lambda: hp.fanova(hp.TrialHistory(space, configs, y), n_trees=n_trees, seed=FOREST_SEED, forest=forest)
         )
         out["profile_hpinsight_end_to_end"] = hpinsight_profile(
-            lambda: hp.fanova(configs, y, space, surrogate="forest", n_trees=n_trees, seed=FOREST_SEED)
+            lambda: hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", n_trees=n_trees, seed=FOREST_SEED)
         )
     return out
 
@@ -508,7 +508,7 @@ def run_case2(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
 
     e2e, res = measure(
         "hpinsight fanova(max_order=2) end to end",
-        lambda: hp.fanova(configs, y, space, surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=2),
+        lambda: hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=2),
         repeats=rep,
         budget=budget,
     )
@@ -523,7 +523,7 @@ def run_case2(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
     dec, _ = measure(
         "hpinsight fanova(max_order=2, forest=...)",
         lambda: hp.fanova(
-            configs, y, space, n_trees=n_trees, seed=FOREST_SEED, max_order=2, forest=forest
+            hp.TrialHistory(space, configs, y), n_trees=n_trees, seed=FOREST_SEED, max_order=2, forest=forest
         ),
         repeats=rep,
         budget=budget,
@@ -557,11 +557,11 @@ def run_case2(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
     if args.profile:
         log("case 2: profiling hpinsight")
         out["profile_hpinsight_end_to_end"] = hpinsight_profile(
-            lambda: hp.fanova(configs, y, space, surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=2)
+            lambda: hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=2)
         )
         out["profile_hpinsight_decomposition"] = hpinsight_profile(
             lambda: hp.fanova(
-                configs, y, space, n_trees=n_trees, seed=FOREST_SEED, max_order=2, forest=forest
+                hp.TrialHistory(space, configs, y), n_trees=n_trees, seed=FOREST_SEED, max_order=2, forest=forest
             )
         )
     return out
@@ -607,7 +607,7 @@ def case3_child(args: argparse.Namespace) -> dict[str, Any]:
 
     e2e, res = measure(
         "hpinsight fanova end to end",
-        lambda: hp.fanova(df, y, space, surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=1),
+        lambda: hp.fanova(hp.TrialHistory(space, df, y), surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=1),
         repeats=args.repeats,
         budget=args.budget,
     )
@@ -629,7 +629,7 @@ def case3_child(args: argparse.Namespace) -> dict[str, Any]:
     del res
     if args.profile:
         out["profile_hpinsight_end_to_end"] = hpinsight_profile(
-            lambda: hp.fanova(df, y, space, surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=1)
+            lambda: hp.fanova(hp.TrialHistory(space, df, y), surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=1)
         )
     return out
 

@@ -18,7 +18,7 @@ space = hp.SearchSpace([
 configs = space.sample(500, seed=0)
 y = [4 * c["x"] + 0.5 * math.log10(c["lr"]) + (c["kind"] == "a") * 2 * c["x"] for c in configs]
 
-result = hp.fanova(configs, y, space, seed=0, max_order=2)
+result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, max_order=2)
 print(result)
 for imp in result.ranking():
     print(f"{' x '.join(imp.params):<12} {imp.mean:.3f} ± {imp.std:.3f}")

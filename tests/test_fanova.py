@@ -19,9 +19,9 @@ import hpinsight as hp
 from .conftest import fake_forest, fake_tree
 
 
-def fanova(*args, **kwargs):
-    """hp.fanova on the random forest."""
-    return hp.fanova(*args, surrogate="forest", **kwargs)
+def fanova(configs, y, space, **kwargs):
+    """hp.fanova of TrialHistory(space, configs, y) on the random forest."""
+    return hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", **kwargs)
 
 
 def _ishigami(X: np.ndarray) -> np.ndarray:
@@ -144,7 +144,7 @@ _Y = [float(i) for i in range(10)]
     [
         pytest.param({"configs": [], "y": []}, hp.exceptions.InvalidDataError, "no trials", id="empty"),
         pytest.param({"y": _Y[:5]}, hp.exceptions.InvalidDataError, "10 configurations but 5", id="lengths"),
-        pytest.param({"y": [math.nan] * 10}, hp.exceptions.InvalidDataError, "None of the 10", id="all-nan"),
+        pytest.param({"y": [math.nan] * 10}, hp.exceptions.InvalidDataError, "10 NaN/infinite", id="all-nan"),
         pytest.param({"y": [[1.0, 2.0]] * 10}, hp.exceptions.InvalidDataError, "one-dimensional", id="2d-y"),
         pytest.param({"y": ["a"] * 10}, hp.exceptions.InvalidDataError, "numbers", id="text-y"),
         pytest.param(
@@ -189,12 +189,23 @@ def test_bad_input_is_a_clear_error(kwargs, error, match):
         fanova(call.pop("configs"), call.pop("y"), call.pop("space"), **call)
 
 
-def test_non_finite_objectives_are_excluded_with_a_count():
+def test_non_finite_objectives_are_refused_and_exclusions_are_counted():
     y = [*_Y[:7], math.nan, math.inf, -math.inf]
-    with pytest.warns(hp.exceptions.ExcludedTrialsWarning, match="3 of 10 trials were excluded"):
-        r = fanova(_OK, y, _SPACE, n_trees=4, seed=0)
+    with pytest.raises(ValueError, match=r"3 NaN/infinite value.*count them in .excluded."):
+        hp.TrialHistory(_SPACE, _OK, y)
+    history = hp.TrialHistory(_SPACE, _OK[:7], _Y[:7], excluded={"non-finite value": 3})
+    r = hp.fanova(history, surrogate="forest", n_trees=4, seed=0)
     assert (r.n_trials, r.n_excluded) == (7, 3)
     assert r.to_dict()["n_excluded"] == 3
+
+
+@pytest.mark.parametrize("given", [[{"x": 0.1, "c": "a"}], None, "history"],
+                         ids=["configs", "none", "string"])
+def test_fanova_takes_a_trial_history_and_says_how_to_make_one(given):
+    with pytest.raises(TypeError, match=r"must be an hpinsight TrialHistory.*TrialHistory\(space, configs, y\)"):
+        hp.fanova(given)
+    with pytest.raises(TypeError):
+        hp.fanova(_OK, _Y, _SPACE)  # the former three-argument form
 
 
 @pytest.mark.parametrize("n", [1, 10], ids=["one-trial", "ten-trials"])
@@ -349,8 +360,8 @@ def test_the_gaussian_process_is_the_default_and_a_given_forest_is_decomposed_as
     space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     configs = space.sample(40, seed=0)
     y = [c["x"] for c in configs]
-    assert hp.fanova(configs, y, space, seed=0).surrogate == "gp"
+    assert hp.fanova(hp.TrialHistory(space, configs, y), seed=0).surrogate == "gp"
     forest = RandomForestRegressor(4, random_state=0).fit(space.encode(configs), y)
-    assert hp.fanova(configs, y, space, forest=forest).surrogate == "forest"
+    assert hp.fanova(hp.TrialHistory(space, configs, y), forest=forest).surrogate == "forest"
     with pytest.raises(ValueError, match="drop one of the two"):
-        hp.fanova(configs, y, space, forest=forest, surrogate="gp")
+        hp.fanova(hp.TrialHistory(space, configs, y), forest=forest, surrogate="gp")

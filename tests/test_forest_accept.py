@@ -127,7 +127,7 @@ def test_fanova_refuses_gradient_boosting_instead_of_a_wrong_answer():
     y = 10 * X[:, 0] + X[:, 1]
     gbr = GradientBoostingRegressor(n_estimators=50, random_state=0).fit(X, y)
     with pytest.raises(hp.exceptions.InvalidDataError, match="GradientBoostingRegressor"):
-        hp.fanova(configs, y, space, forest=gbr)
+        hp.fanova(hp.TrialHistory(space, configs, y), forest=gbr)
 
 
 @pytest.mark.parametrize(
@@ -166,6 +166,6 @@ def test_fanova_decomposes_a_full_feature_bagging_of_trees():
     X = space.encode(configs)
     y = 10 * X[:, 0] + X[:, 1]
     bag = BaggingRegressor(DecisionTreeRegressor(), n_estimators=8, random_state=0).fit(X, y)
-    result = hp.fanova(configs, y, space, forest=bag)
+    result = hp.fanova(hp.TrialHistory(space, configs, y), forest=bag)
     assert result.surrogate == "forest"
     assert result.importance("x0").mean > 0.9

@@ -122,7 +122,7 @@ def _additive_configs(seed: int = 0, n: int = 150):
 
 def test_fanova_gp_additive_function_has_no_interactions_and_true_fractions() -> None:
     space, configs, y = _additive_configs()
-    r = hp.fanova(configs, y, space, surrogate="gp", seed=0, max_order=2)
+    r = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="gp", seed=0, max_order=2)
     assert r.surrogate == "gp"
     # analytic: Var(k x^2) on U(-3, 3) is k^2 * 7.2, so fractions 16:4:1
     for name, truth in (("a", 16 / 21), ("b", 4 / 21), ("c", 1 / 21)):
@@ -136,11 +136,11 @@ def test_fanova_gp_additive_function_has_no_interactions_and_true_fractions() ->
 
 def test_fanova_gp_same_seed_same_result_and_permutation() -> None:
     space, configs, y = _additive_configs(seed=3, n=60)
-    r1 = hp.fanova(configs, y, space, surrogate="gp", seed=7)
-    r2 = hp.fanova(configs, y, space, surrogate="gp", seed=7)
+    r1 = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="gp", seed=7)
+    r2 = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="gp", seed=7)
     np.testing.assert_array_equal(r1.variances, r2.variances)
     perm = hp.SearchSpace([space[n] for n in ("d1", "c", "a", "d0", "b")])
-    rp = hp.fanova(configs, y, perm, surrogate="gp", seed=7)
+    rp = hp.fanova(hp.TrialHistory(perm, configs, y), surrogate="gp", seed=7)
     for name in space.names:
         assert rp.importance(name).mean == pytest.approx(r1.importance(name).mean, abs=0.02)
 
@@ -153,8 +153,8 @@ def test_categorical_choices_are_not_ordinal() -> None:
     configs = space.sample(200, seed=0)
     y = [effect[c["cat"]] + 0.5 * c["x"] for c in configs]
     shuffled = hp.SearchSpace([hp.Categorical("cat", choices[::-1]), hp.Float("x", 0, 1)])
-    r1 = hp.fanova(configs, y, space, surrogate="gp", seed=0, max_order=2)
-    r2 = hp.fanova(configs, y, shuffled, surrogate="gp", seed=0, max_order=2)
+    r1 = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="gp", seed=0, max_order=2)
+    r2 = hp.fanova(hp.TrialHistory(shuffled, configs, y), surrogate="gp", seed=0, max_order=2)
     # equal up to the hyperparameter optimizer's tolerance (the gradient sums in another order)
     np.testing.assert_allclose(r1.variances, r2.variances, rtol=1e-4, atol=1e-9)
     assert r1.importance("cat").mean > 0.85
@@ -164,7 +164,7 @@ def test_constant_objective_gives_zeros() -> None:
     space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Int("k", 0, 3)])
     configs = space.sample(20, seed=0)
     with pytest.warns(hp.exceptions.ConstantObjectiveWarning, match="Gaussian process"):
-        r = hp.fanova(configs, [1.0] * 20, space, surrogate="gp", seed=0)
+        r = hp.fanova(hp.TrialHistory(space, configs, [1.0] * 20), surrogate="gp", seed=0)
     assert r.is_constant
     assert r.importance("x").mean == 0.0
 
@@ -176,7 +176,7 @@ def test_conditional_space_imputes_per_draw() -> None:
     )
     configs = space.sample(120, seed=0)
     y = [(3 * (c["g"] - 0.3) ** 2 if c["m"] == "p" else 1.0) for c in configs]
-    r = hp.fanova(configs, y, space, surrogate="gp", seed=0, n_draws=4)
+    r = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="gp", seed=0, n_draws=4)
     X = r.model.X
     inactive = np.isnan(space.encode(configs)[:, 1])
     assert inactive.any()
@@ -198,7 +198,7 @@ def test_conditional_space_imputes_per_draw() -> None:
 def test_fanova_surrogate_errors(kwargs, error, match) -> None:
     space, configs, y = _additive_configs(n=10)
     with pytest.raises(error, match=match):
-        hp.fanova(configs, y, space, **kwargs)
+        hp.fanova(hp.TrialHistory(space, configs, y), **kwargs)
 
 
 def test_prediction_at_an_inactive_entry_averages_over_its_measure() -> None:
@@ -208,7 +208,7 @@ def test_prediction_at_an_inactive_entry_averages_over_its_measure() -> None:
     )
     configs = space.sample(150, seed=3)
     y = [(math.sin(3 * c["g"]) if c["m"] == "p" else 1.0) + 0.2 * c["k"] for c in configs]
-    gp = hp.fanova(configs, y, space, surrogate="gp", seed=0, n_draws=3).model
+    gp = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="gp", seed=0, n_draws=3).model
     query = space.encode([{"m": "q", "k": 2}, {"m": "p", "g": 0.7, "k": 2}])
     got = gp.predict_per_tree(query)
     # g drawn from its measure (uniform on [0, 2]) by quadrature written out here
@@ -256,7 +256,7 @@ def test_effects_no_larger_than_a_shadow_are_indistinguishable_from_nothing() ->
     configs = space.sample(120, seed=4)
     rng = np.random.default_rng(0)
     y = [4 * c["a"] ** 2 + c["b"] ** 2 + rng.normal(0, 0.3) for c in configs]
-    r = hp.fanova(configs, y, space, seed=0, max_order=2)
+    r = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, max_order=2)
     null = r.null_fraction(1)
     assert null is not None
     assert 0.0 <= null < r.importance("b").mean
@@ -270,7 +270,7 @@ def test_effects_no_larger_than_a_shadow_are_indistinguishable_from_nothing() ->
     assert r.importance("a", "b").verdict == "indistinguishable from nothing"  # additive
     assert r.to_dict()["effects"][0]["verdict"] == "resolved"
     # the shadows decide the verdicts only: the importances are the model's without them
-    plain = hp.fanova(configs, y, space, seed=0, max_order=2, significance=False)
+    plain = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, max_order=2, significance=False)
     np.testing.assert_array_equal(plain.fractions, r.fractions)
     assert plain.null_fraction(1) is None
 
@@ -294,7 +294,7 @@ def test_verdict_rule(mean, std, null, verdict) -> None:
 
 def test_a_forest_has_no_null_and_its_verdicts_follow_the_spread() -> None:
     space, configs, y = _additive_configs(n=80)
-    r = hp.fanova(configs, y, space, surrogate="forest", seed=0, n_trees=8)
+    r = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", seed=0, n_trees=8)
     assert r.null_fraction(1) is None
     for imp in r.ranking():
         expected = ("indistinguishable from nothing" if imp.mean < 1e-4

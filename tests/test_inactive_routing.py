@@ -102,10 +102,10 @@ def test_the_functional_anova_of_a_routed_forest_leaves_inactive_parameters_out(
                         fitted.threshold, fitted.value)
     routed = route_inactive(tree, space, inner & (tree.threshold >= -1.0))
     assert set(routed.feature[routed.left >= 0]) == {0}  # it now reads kernel only
-    result = hp.fanova(space.decode(X), y, space=space, forest=Forest((routed,), 2),
+    result = hp.fanova(hp.TrialHistory(space, space.decode(X), y), forest=Forest((routed,), 2),
                        significance=False)
     assert result.importance("kernel").mean == pytest.approx(1.0)
     assert result.importance("gamma").mean == pytest.approx(0.0, abs=1e-12)
     # read as it was, the tree sends every active gamma one way: kernel's effect was lost
     with pytest.warns(ConstantObjectiveWarning):
-        hp.fanova(space.decode(X), y, space=space, forest=Forest((tree,), 2), significance=False)
+        hp.fanova(hp.TrialHistory(space, space.decode(X), y), forest=Forest((tree,), 2), significance=False)

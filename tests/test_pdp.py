@@ -20,7 +20,7 @@ def forest_result():
     configs = space.sample(400, seed=0)
     y = [c["x"] ** 2 + 0.5 * math.log10(c["lr"]) + {"a": 0, "b": 1, "c": 3}[c["kind"]] * c["x"]
          for c in configs]
-    return hp.fanova(configs, y, space, surrogate="forest", seed=0, n_trees=24)
+    return hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", seed=0, n_trees=24)
 
 
 def _gp(space, X_native, y):

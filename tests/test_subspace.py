@@ -20,7 +20,7 @@ def _separable(n=400, seed=0):
 
 def test_surrogate_risk_recovers_a_separable_cost():
     space, configs, y = _separable()
-    result = hp.fanova(configs, y, space, seed=0, n_trees=32)
+    result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, n_trees=32)
     risks = hp.surrogate_tuning_risk(result, {"x": 0.3, "z": 0.2}, configs=configs, seed=0)
     # fixing z at 0.2 loses 0.5 * 0.6^2 = 0.18; fixing x at its optimum loses nothing
     assert risks["z"].mean == pytest.approx(0.18, abs=0.03)
@@ -33,7 +33,7 @@ def test_surrogate_risk_recovers_a_separable_cost():
 def test_free_optimum_includes_the_default_so_the_mean_risk_is_never_negative():
     # on a forest, whose prediction is flat around the optimum, exactly
     space, configs, y = _separable(n=60, seed=3)
-    result = hp.fanova(configs, y, space, surrogate="forest", seed=0, n_trees=16)
+    result = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", seed=0, n_trees=16)
     for default in (0.0, 0.3, 0.55, 1.0):
         risks = hp.surrogate_tuning_risk(result, {"x": default, "z": default}, n_candidates=50,
                                          seed=1)
@@ -45,7 +45,7 @@ def test_risk_of_a_default_at_the_optimum_is_zero_up_to_the_search_on_a_smooth_m
     # hair better than the free one (paired searches of equal size), never by more than
     # the search's resolution, and a bad default costs what the objective says
     space, configs, y = _separable(n=60, seed=3)
-    result = hp.fanova(configs, y, space, seed=0)
+    result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
     risks = hp.surrogate_tuning_risk(result, {"x": 0.3, "z": 0.8}, n_candidates=50, seed=1)
     assert all(abs(r.mean) < 0.01 for r in risks.values())
     bad = hp.surrogate_tuning_risk(result, {"x": 1.0, "z": 0.0}, n_candidates=50, seed=1)
@@ -55,7 +55,7 @@ def test_risk_of_a_default_at_the_optimum_is_zero_up_to_the_search_on_a_smooth_m
 
 def test_maximizing_flips_the_sign_convention():
     space, configs, y = _separable()
-    mini = hp.fanova(configs, y, space, seed=0, n_trees=16)
+    mini = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, n_trees=16)
     maxi = hp.fanova(hp.TrialHistory(space, configs, [-v for v in y], direction="maximize"),
                      seed=0, n_trees=16)
     a = hp.surrogate_tuning_risk(mini, {"z": 0.2}, seed=0)["z"]

@@ -64,28 +64,27 @@ def test_child_gives_bit_identical_results_in_another_process(make_mixed_space, 
 
 def test_task_errors_and_warnings_come_back(make_mixed_space, worker):
     space, configs, y = _data(make_mixed_space)
-    with pytest.raises(ValueError, match="120 configurations but 117 objective values") as info:
-        worker.run("fanova", configs, y[:-3], space)
+    history = hp.TrialHistory(space, configs, y)
+    with pytest.raises(ValueError, match="'n_trees' parameter of fanova must be >= 1") as info:
+        worker.run("fanova", history, surrogate="forest", n_trees=0)
     assert isinstance(info.value, hp.exceptions.HPInsightError)
-    y_nan = y.copy()
-    y_nan[:4] = np.nan
-    result, caught = worker.run("fanova", configs, y_nan, space, seed=0, n_trees=4)
-    assert result.n_excluded == 4
+    flat = hp.TrialHistory(space, configs, np.full(len(configs), 3.0))
+    result, caught = worker.run("fanova", flat, seed=0, surrogate="forest", n_trees=4)
+    assert result.is_constant
     assert len(caught) == 1
-    assert caught[0].startswith("ExcludedTrialsWarning: ")
-    assert "4" in caught[0]
+    assert caught[0].startswith("ConstantObjectiveWarning: ")
     assert worker.pid is not None  # an error in the task does not stop the child
 
 
 def test_close_stops_the_child_and_a_dead_child_is_replaced(make_mixed_space, worker):
     space, configs, y = _data(make_mixed_space)
-    worker.run("fanova", configs, y, space, seed=0, n_trees=2)
+    worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, n_trees=2)
     first = worker.pid
     assert first is not None
     os.kill(first, 9)
     with pytest.raises(WorkerError, match="stopped unexpectedly"):
-        worker.run("fanova", configs, y, space, seed=0, n_trees=2)
-    worker.run("fanova", configs, y, space, seed=0, n_trees=2)
+        worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, n_trees=2)
+    worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, n_trees=2)
     second = worker.pid
     assert second not in (None, first)
     worker.close()
@@ -99,7 +98,7 @@ def test_a_child_that_died_between_tasks_is_reported_then_replaced(worker, make_
     import time
 
     space, configs, y = _data(make_mixed_space)
-    worker.run("fanova", configs, y, space, seed=0, surrogate="forest", n_trees=4)
+    worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, surrogate="forest", n_trees=4)
     pid = worker.pid
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
@@ -107,7 +106,7 @@ def test_a_child_that_died_between_tasks_is_reported_then_replaced(worker, make_
     while worker.pid is not None and time.monotonic() < deadline:  # until the OS says so
         time.sleep(0.01)
     with pytest.raises(WorkerError, match="stopped unexpectedly"):
-        worker.run("fanova", configs, y, space, seed=0, surrogate="forest", n_trees=4)
-    result, _ = worker.run("fanova", configs, y, space, seed=0, surrogate="forest", n_trees=4)
+        worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, surrogate="forest", n_trees=4)
+    result, _ = worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, surrogate="forest", n_trees=4)
     assert worker.pid not in (None, pid)
     assert result.n_trials == len(configs)

@@ -68,8 +68,8 @@ from ._tree import (
     subset_effect,
     subset_variance,
 )
-from ._validation import as_objective, check_choice, check_int, check_real, check_seed
-from .exceptions import ConstantObjectiveWarning, ExcludedTrialsWarning, InvalidDataError
+from ._validation import check_choice, check_int, check_real, check_seed
+from .exceptions import ConstantObjectiveWarning, InvalidDataError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -174,7 +174,7 @@ class MarginalResult:
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Categorical("k", ["a", "b"])])
     >>> configs = space.sample(100, seed=0)
     >>> y = [c["x"] + (c["k"] == "b") for c in configs]
-    >>> m = hp.fanova(configs, y, space, seed=0, n_trees=8).marginal("k")
+    >>> m = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, n_trees=8).marginal("k")
     >>> m.to_frame()["k"].tolist()
     ['a', 'b']
     >>> import matplotlib
@@ -542,7 +542,7 @@ class FanovaResult:
         >>> import hpinsight as hp
         >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
         >>> configs = space.sample(100, seed=0)
-        >>> result = hp.fanova(configs, [c["x"] for c in configs], space, seed=0, n_trees=8)
+        >>> result = hp.fanova(hp.TrialHistory(space, configs, [c["x"] for c in configs]), seed=0, n_trees=8)
         >>> ax = result.plot(ax=Figure().add_subplot(), top=1)
         >>> [t.get_text() for t in ax.get_yticklabels()]
         ['x']
@@ -601,9 +601,7 @@ def _decompose_forest(
 
 
 def fanova(
-    configs: Any,
-    y: Any = None,
-    space: SearchSpace | None = None,
+    history: TrialHistory,
     *,
     n_trees: int = 64,
     seed: int | None = None,
@@ -624,16 +622,11 @@ def fanova(
 
     Parameters
     ----------
-    configs : TrialHistory, sequence of mapping or pandas.DataFrame
-        A :class:`~hpinsight.TrialHistory` (e.g. ``TrialHistory.from_optuna(study)``),
-        which brings ``y``, ``space`` and ``direction`` with it; or
-        configurations in native units, where a missing parameter is inactive.
-    y : array-like of shape (n_trials,)
-        Objective values (not with a history). NaN/inf entries are excluded
-        (with a warning that says how many).
-    space : SearchSpace
-        The search space; it fixes the measure integrated over (not with a
-        history).
+    history : TrialHistory
+        The trials: ``TrialHistory(space, configs, y)`` for plain data, or an
+        adapter's (``TrialHistory.from_optuna(study)``, ``.from_smac(...)``). It
+        brings the space (which fixes the measure integrated over), the objective
+        values and the direction.
     n_trees : int, default=64
         Trees in the forest (``surrogate="forest"``).
     seed : int, optional
@@ -650,9 +643,9 @@ def fanova(
         Which way is better; used for capping. Defaults to the history's
         direction, else "minimize".
     forest : fitted scikit-learn tree ensemble, optional
-        Analyse this forest (trained on ``space.encode(configs)`` with inactive
-        entries filled in) instead of fitting one. ``configs``/``y`` are then
-        only validated and counted; capping is not possible. A forest
+        Analyse this forest (trained on ``history.space.encode(history.configs)``
+        with inactive entries filled in) instead of fitting one. The history's
+        trials are then only validated and counted; capping is not possible. A forest
         converted from an optimizer's own model (for example by
         ``hpinsight.integrations.smac.smac_forest``) is accepted as well.
     surrogate : {"gp", "forest"}, optional
@@ -687,9 +680,10 @@ def fanova(
 
     Raises
     ------
+    TypeError
+        ``history`` is not a TrialHistory (the message shows how to make one).
     InvalidDataError
-        Empty data, mismatched lengths, values outside the space, unknown
-        names, or no finite objective value.
+        An empty history, or a forest that cannot be decomposed.
 
     Examples
     --------
@@ -697,115 +691,34 @@ def fanova(
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(300, seed=0)
     >>> y = [10 * c["x"] + 0.1 * c["z"] for c in configs]
-    >>> result = hp.fanova(configs, y, space, seed=0)
+    >>> result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
     >>> result.ranking()[0].params
     ('x',)
     >>> result.importance("x").mean > 0.95
     True
     """
-    func = "fanova"
-    n_before = 0  # trials an adapter already left out
-    if isinstance(configs, TrialHistory):
-        if y is not None or space is not None:
-            raise TypeError(
-                f"{func} got a TrialHistory and also 'y'/'space'; a history carries both, "
-                "so pass it alone: fanova(history, ...)."
-            )
-        history = configs
-        configs, y, space = history.configs, history.y, history.space
-        direction = history.direction if direction is None else direction
-        n_before = history.n_excluded
-    elif y is None or space is None:
-        raise TypeError(
-            f"{func} needs 'y' and 'space' with plain configurations: fanova(configs, y, space). "
-            "Or pass a TrialHistory, e.g. fanova(TrialHistory.from_optuna(study))."
-        )
-    if direction is None:
-        direction = "minimize"
-    if not isinstance(space, SearchSpace):
-        raise TypeError(
-            f"The 'space' parameter of {func} must be an hpinsight SearchSpace. "
-            f"Got {type(space).__name__} instead; see SearchSpace.from_optuna / from_configspace."
-        )
-    n_trees = check_int(n_trees, "n_trees", func, minimum=1)
-    n_draws = check_int(n_draws, "n_draws", func, minimum=1)
-    if surrogate is None:
-        surrogate = "forest" if forest is not None else "gp"
-    surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest"))  # type: ignore[assignment]
-    if forest is not None and surrogate != "forest":
-        raise ValueError(
-            f"{func} got a fitted 'forest' and surrogate={surrogate!r}; a given forest is "
-            "decomposed as it is, so drop one of the two."
-        )
-    seed = check_seed(seed, func)
-    max_order = check_int(max_order, "max_order", func, minimum=1)
-    if max_order > len(space):
-        raise ValueError(
-            f"The 'max_order' parameter of {func} must be at most the number of parameters "
-            f"({len(space)}). Got {max_order} instead."
-        )
-    direction = check_choice(direction, "direction", func, ("minimize", "maximize"))  # type: ignore[assignment]
-    if cap_quantile is not None and cap_value is not None:
-        raise ValueError(f"{func} takes cap_quantile or cap_value, not both.")
-    if cap_quantile is not None:
-        cap_quantile = check_real(cap_quantile, "cap_quantile", func, low=0.0, high=1.0, low_open=True)
-    if cap_value is not None:
-        cap_value = check_real(cap_value, "cap_value", func, low=-math.inf, high=math.inf)
-    if forest is not None and (cap_quantile is not None or cap_value is not None):
-        raise ValueError(
-            f"{func} cannot cap the objective of an already fitted forest; drop 'forest' so "
-            "hpinsight refits on the capped values, or cap y before fitting yours."
-        )
-
-    X = space.encode(configs)
-    y_arr = as_objective(y, X.shape[0], func)
-    if X.shape[0] == 0:
-        raise InvalidDataError(f"{func} got no trials; it needs at least one configuration with a finite objective value.")
-    finite = np.isfinite(y_arr)
-    n_excluded = int((~finite).sum())
-    if not finite.any():
-        raise InvalidDataError(
-            f"None of the {y_arr.size} objective values passed to {func} is finite "
-            "(all are NaN or infinite); there is nothing to analyse."
-        )
-    if n_excluded:
-        warnings.warn(
-            f"{n_excluded} of {y_arr.size} trials were excluded from {func} because their "
-            "objective value is NaN or infinite.",
-            ExcludedTrialsWarning,
-            stacklevel=2,
-        )
-        X, y_arr = X[finite], y_arr[finite]
-    else:
-        y_arr = y_arr.copy()
-
-    applied_cap: float | None = None
-    if cap_quantile is not None:
-        q = cap_quantile if direction == "minimize" else 1.0 - cap_quantile
-        applied_cap = float(np.quantile(y_arr, q))
-    elif cap_value is not None:
-        applied_cap = cap_value
-    if applied_cap is not None:
-        y_arr = np.minimum(y_arr, applied_cap) if direction == "minimize" else np.maximum(y_arr, applied_cap)
-
-    d = len(space)
-    index_subsets = [s for k in range(1, max_order + 1) for s in combinations(range(d), k)]
+    opts = _checked_options(
+        history, n_trees=n_trees, seed=seed, max_order=max_order, cap_quantile=cap_quantile,
+        cap_value=cap_value, direction=direction, forest=forest, surrogate=surrogate,
+        n_draws=n_draws)
+    space = history.space
+    X = space.encode(history.configs)
+    y, applied_cap = _capped_target(history.y, opts)
+    index_subsets = [s for k in range(1, opts.max_order + 1)
+                     for s in combinations(range(len(space)), k)]
     model: Forest | GaussianProcessSurrogate
-    if surrogate == "gp":
-        model = fit_gp(space, X, y_arr, n_draws=n_draws, seed=seed, shadows=significance)
+    if opts.surrogate == "gp":
+        model = fit_gp(space, X, y, n_draws=opts.n_draws, seed=opts.seed, shadows=significance)
         variances, tree_var, tree_mean = decompose_gp(model, index_subsets)
         fit_r2 = model.loo_r2
     else:
-        if forest is None:
-            model = fit_forest(
-                space, X, y_arr, n_trees=n_trees, seed=seed, min_samples_leaf=min_samples_leaf,
-                max_features=max_features, max_samples=max_samples, n_jobs=n_jobs,
-            )
-        else:
-            model = forest_from_estimator(forest, len(space))
-        variances, tree_var, tree_mean = _decompose_forest(model, space, index_subsets, max_order)
+        model = forest_from_estimator(forest, len(space)) if forest is not None else fit_forest(
+            space, X, y, n_trees=opts.n_trees, seed=opts.seed,
+            min_samples_leaf=min_samples_leaf, max_features=max_features,
+            max_samples=max_samples, n_jobs=n_jobs)
+        variances, tree_var, tree_mean = _decompose_forest(model, space, index_subsets,
+                                                           opts.max_order)
         fit_r2 = model.oob_r2
-
     names = space.names
     result = FanovaResult(
         space=space,
@@ -813,25 +726,101 @@ def fanova(
         variances=readonly(variances),
         tree_variances=readonly(tree_var),
         tree_means=readonly(tree_mean),
-        max_order=max_order,
+        max_order=opts.max_order,
         n_trials=int(X.shape[0]),
-        n_excluded=n_before + n_excluded,
+        n_excluded=history.n_excluded,
         n_inactive={n: int(c) for n, c in zip(names, np.isnan(X).sum(axis=0), strict=True)},
         cap_value=applied_cap,
-        cap_quantile=cap_quantile,
-        direction=direction,
+        cap_quantile=opts.cap_quantile,
+        direction=opts.direction,
         oob_r2=fit_r2,
-        seed=seed,
+        seed=opts.seed,
         model=model,
-        surrogate=surrogate,
+        surrogate=opts.surrogate,
         null_fractions=model.null_fractions if isinstance(model, GaussianProcessSurrogate) else None,
     )
     if result.is_constant:
+        kind = "forest" if opts.surrogate == "forest" else "Gaussian process"
         warnings.warn(
-            f"The {'forest' if surrogate == 'forest' else 'Gaussian process'}'s prediction does not vary over the search space ({X.shape[0]} trial(s) "
-            "used): the objective looks constant, so every importance is 0.",
+            f"The {kind}'s prediction does not vary over the search space ({X.shape[0]} "
+            "trial(s) used): the objective looks constant, so every importance is 0.",
             ConstantObjectiveWarning,
             stacklevel=2,
         )
     return result
 
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    """The validated options of one :func:`fanova` call."""
+
+    surrogate: Literal["gp", "forest"]
+    n_trees: int
+    n_draws: int
+    seed: int | None
+    max_order: int
+    direction: Literal["minimize", "maximize"]
+    cap_quantile: float | None
+    cap_value: float | None
+
+
+def _checked_options(history: Any, *, n_trees: int, seed: Any, max_order: int,
+                     cap_quantile: Any, cap_value: Any, direction: Any, forest: Any,
+                     surrogate: Any, n_draws: int) -> _Options:
+    """Step 1 of :func:`fanova`: check the history and every option, once."""
+    func = "fanova"
+    if not isinstance(history, TrialHistory):
+        raise TypeError(
+            f"The 'history' parameter of {func} must be an hpinsight TrialHistory. Got "
+            f"{type(history).__name__} instead. For plain data, pass "
+            "fanova(hp.TrialHistory(space, configs, y)); from Optuna, "
+            "fanova(hp.TrialHistory.from_optuna(study))."
+        )
+    if history.n_trials == 0:
+        raise InvalidDataError(f"{func} got no trials (an empty history); it needs at least one.")
+    n_trees = check_int(n_trees, "n_trees", func, minimum=1)
+    n_draws = check_int(n_draws, "n_draws", func, minimum=1)
+    chosen = surrogate if surrogate is not None else ("forest" if forest is not None else "gp")
+    model_kind: Literal["gp", "forest"] = check_choice(chosen, "surrogate", func, ("gp", "forest"))
+    if forest is not None and model_kind != "forest":
+        raise ValueError(
+            f"{func} got a fitted 'forest' and surrogate={model_kind!r}; a given forest is "
+            "decomposed as it is, so drop one of the two."
+        )
+    max_order = check_int(max_order, "max_order", func, minimum=1)
+    if max_order > len(history.space):
+        raise ValueError(
+            f"The 'max_order' parameter of {func} must be at most the number of parameters "
+            f"({len(history.space)}). Got {max_order} instead."
+        )
+    better: Literal["minimize", "maximize"] = check_choice(
+        history.direction if direction is None else direction, "direction", func,
+        ("minimize", "maximize"))
+    if cap_quantile is not None and cap_value is not None:
+        raise ValueError(f"{func} takes cap_quantile or cap_value, not both.")
+    if cap_quantile is not None:
+        cap_quantile = check_real(cap_quantile, "cap_quantile", func, low=0.0, high=1.0,
+                                  low_open=True)
+    if cap_value is not None:
+        cap_value = check_real(cap_value, "cap_value", func, low=-math.inf, high=math.inf)
+    if forest is not None and (cap_quantile is not None or cap_value is not None):
+        raise ValueError(
+            f"{func} cannot cap the objective of an already fitted forest; drop 'forest' so "
+            "hpinsight refits on the capped values, or cap y before fitting yours."
+        )
+    return _Options(model_kind, n_trees, n_draws, check_seed(seed, func), max_order, better,
+                    cap_quantile, cap_value)
+
+
+def _capped_target(y: NDArray[np.float64],
+                   opts: _Options) -> tuple[NDArray[np.float64], float | None]:
+    """Step 2 of :func:`fanova`: the objective the model is fitted on, capped at the good
+    part of the space when asked (Hutter et al. 2014, Sec. 3.3), and the cap applied."""
+    if opts.cap_quantile is not None:
+        q = opts.cap_quantile if opts.direction == "minimize" else 1.0 - opts.cap_quantile
+        cap: float | None = float(np.quantile(y, q))
+    else:
+        cap = opts.cap_value
+    if cap is None:
+        return np.array(y, dtype=np.float64), None
+    return (np.minimum(y, cap) if opts.direction == "minimize" else np.maximum(y, cap)), cap

@@ -18,6 +18,7 @@ from ._sampling import SamplingRecord
 from ._shared import readonly
 from ._space import SearchSpace
 from ._validation import as_objective, check_choice
+from .exceptions import InvalidDataError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -78,10 +79,10 @@ class TrialHistory:
                 f"The 'space' parameter of {func} must be an hpinsight SearchSpace. "
                 f"Got {type(self.space).__name__} instead."
             )
-        configs = tuple(MappingProxyType(dict(c)) for c in self.configs)
+        configs = tuple(MappingProxyType(c) for c in _config_rows(self.configs, func))
         y = as_objective(self.y, len(configs), func)
         if not np.isfinite(y).all():
-            raise ValueError(
+            raise InvalidDataError(
                 f"The 'y' parameter of {func} must hold finite values only. Got "
                 f"{int((~np.isfinite(y)).sum())} NaN/infinite value(s); leave those trials out "
                 "and count them in 'excluded'."
@@ -298,3 +299,25 @@ def as_history(source: Any, func: str) -> TrialHistory:
     raise TypeError(f"{func} needs a TrialHistory or an optuna.Study; got "
                     f"{type(source).__name__}. For SMAC use TrialHistory.from_smac(facade), "
                     "or hpinsight.integrations.smac.load_run(path) for a saved run.")
+
+
+def _config_rows(configs: Any, func: str) -> list[dict[str, Any]]:
+    """One dict per trial from a sequence of mappings or a pandas DataFrame (where an
+    empty cell, NaN, marks an inactive parameter)."""
+    if hasattr(configs, "columns") and hasattr(configs, "to_dict"):  # pandas DataFrame
+        return [{k: v for k, v in row.items() if not (isinstance(v, float) and v != v)}
+                for row in configs.to_dict("records")]
+    if isinstance(configs, Mapping):
+        raise InvalidDataError(
+            f"The 'configs' parameter of {func} must be a sequence of configurations, one "
+            "mapping per trial. Got a single mapping instead; wrap it in a list."
+        )
+    rows = []
+    for i, c in enumerate(configs):
+        if not isinstance(c, Mapping):
+            raise InvalidDataError(
+                f"Configuration {i} passed to {func} must be a mapping of parameter name to "
+                f"value. Got {type(c).__name__} instead."
+            )
+        rows.append(dict(c))
+    return rows

@@ -136,7 +136,7 @@ class PartialDependenceResult(PDBand):
     >>> import hpinsight as hp
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(100, seed=0)
-    >>> r = hp.fanova(configs, [c["x"] for c in configs], space, seed=0, n_trees=8)
+    >>> r = hp.fanova(hp.TrialHistory(space, configs, [c["x"] for c in configs]), seed=0, n_trees=8)
     >>> pd = hp.partial_dependence(r, params="x", grid_size=4, n_samples=50, seed=0)
     >>> list(pd.to_frame().columns), len(pd.to_frame())
     (['x', 'mean', 'std', 'lower', 'upper'], 4)
@@ -268,7 +268,7 @@ def partial_dependence(
     >>> import hpinsight as hp
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(200, seed=0)
-    >>> r = hp.fanova(configs, [c["x"] ** 2 for c in configs], space, seed=0, n_trees=16)
+    >>> r = hp.fanova(hp.TrialHistory(space, configs, [c["x"] ** 2 for c in configs]), seed=0, n_trees=16)
     >>> pd = hp.partial_dependence(r, params="x", grid_size=5, n_samples=200, seed=0)
     >>> pd.mean.shape, pd.variance_method
     ((5,), 'pointwise')

@@ -100,7 +100,7 @@ class RegionNode(PDBand):
     >>> import hpinsight as hp
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(200, seed=0)
-    >>> r = hp.fanova(configs, [c["x"] * c["z"] for c in configs], space, seed=0, n_trees=8)
+    >>> r = hp.fanova(hp.TrialHistory(space, configs, [c["x"] * c["z"] for c in configs]), seed=0, n_trees=8)
     >>> pd = hp.partial_dependence(r, params="x", grid_size=5, n_samples=100, seed=0)
     >>> root = hp.confidence_split(pd, max_splits=1).root
     >>> root.n_samples, sorted(root.to_dict())[:3]
@@ -177,7 +177,7 @@ class RegionTree:
     >>> import hpinsight as hp
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(200, seed=0)
-    >>> r = hp.fanova(configs, [c["x"] * c["z"] for c in configs], space, seed=0, n_trees=8)
+    >>> r = hp.fanova(hp.TrialHistory(space, configs, [c["x"] * c["z"] for c in configs]), seed=0, n_trees=8)
     >>> pd = hp.partial_dependence(r, params="x", grid_size=5, n_samples=100, seed=0)
     >>> tree = hp.confidence_split(pd, max_splits=1)
     >>> frame = tree.to_frame()
@@ -426,7 +426,7 @@ def confidence_split(
     >>> import hpinsight as hp
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(200, seed=0)
-    >>> r = hp.fanova(configs, [c["x"] + c["z"] ** 2 for c in configs], space, seed=0, n_trees=16)
+    >>> r = hp.fanova(hp.TrialHistory(space, configs, [c["x"] + c["z"] ** 2 for c in configs]), seed=0, n_trees=16)
     >>> pd = hp.partial_dependence(r, params="x", n_samples=300, seed=0)
     >>> tree = hp.confidence_split(pd, max_splits=1)
     >>> [leaf.conditions[0].split()[0] for leaf in tree.leaves()]

@@ -171,7 +171,7 @@ def surrogate_tuning_risk(
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("noise", 0, 1)])
     >>> configs = space.sample(200, seed=0)
     >>> y = [(c["x"] - 0.3) ** 2 for c in configs]
-    >>> result = hp.fanova(configs, y, space, seed=0)
+    >>> result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
     >>> risks = hp.surrogate_tuning_risk(result, {"x": 0.9, "noise": 0.5}, seed=0)
     >>> risks["x"].mean > 0.2 > risks["noise"].mean
     True

@@ -60,7 +60,7 @@ def plot_importance(
     >>> import hpinsight as hp
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(100, seed=0)
-    >>> result = hp.fanova(configs, [c["x"] for c in configs], space, seed=0)
+    >>> result = hp.fanova(hp.TrialHistory(space, configs, [c["x"] for c in configs]), seed=0)
     >>> [t.get_text() for t in hp.plotting.plot_importance(result).get_yticklabels()]
     ['x', 'z']
     """

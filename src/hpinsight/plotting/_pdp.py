@@ -57,7 +57,7 @@ def plot_partial_dependence(
     >>> import hpinsight as hp
     >>> space = hp.SearchSpace([hp.Float("lr", 1e-4, 1, log=True), hp.Float("x", 0, 1)])
     >>> configs = space.sample(100, seed=0)
-    >>> result = hp.fanova(configs, [c["x"] + c["lr"] for c in configs], space, seed=0)
+    >>> result = hp.fanova(hp.TrialHistory(space, configs, [c["x"] + c["lr"] for c in configs]), seed=0)
     >>> pd = hp.partial_dependence(result, params="lr", n_samples=100, seed=0)
     >>> ax = hp.plotting.plot_partial_dependence(pd, ice=10)
     >>> ax.get_xscale()
@@ -113,7 +113,7 @@ def plot_regions(
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Categorical("k", ["a", "b"])])
     >>> configs = space.sample(200, seed=0)
     >>> y = [c["x"] * (3 if c["k"] == "b" else -1) for c in configs]
-    >>> result = hp.fanova(configs, y, space, seed=0)
+    >>> result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
     >>> tree = hp.confidence_split(hp.partial_dependence(result, params="x", seed=0))
     >>> ax = hp.plotting.plot_regions(tree, highlight={"x": 0.2, "k": "b"})
     >>> len(ax.get_lines()) >= 3
