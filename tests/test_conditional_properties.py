@@ -19,13 +19,11 @@ import math
 from typing import Any
 
 import numpy as np
-import pytest
-from hypothesis import HealthCheck, Phase, assume, event, find, given, settings
+from hypothesis import HealthCheck, Phase, event, find, given, settings
 from hypothesis import strategies as st
 
 import hpinsight as hp
 from hpinsight import AnyOf, Categorical, Condition, Float, Int
-from hpinsight.exceptions import InvalidDataError
 
 # One of each kind of parameter (renamed when drawn). Bounds and steps include an inexact
 # float step (0.1) and grids whose log-encoded values a split can fall between.
@@ -155,36 +153,25 @@ def test_encode_decode_encode_round_trips_exactly(space, seed):
     decoded = space.decode(X)
     assert [set(c) for c in decoded] == [set(c) for c in configs]
     again = space.encode(decoded)
-    # KNOWN BUG, see test_a_log_float_survives_encode_decode_encode: a log Float's column
-    # may move by an ulp (np.log(np.exp(z)) != z); every other column round-trips exactly
-    log_float = np.array([isinstance(p, Float) and p.log for p in space.params])
-    np.testing.assert_array_equal(again[:, ~log_float], X[:, ~log_float])  # NaN == NaN here
-    eps = np.finfo(np.float64).eps
-    np.testing.assert_allclose(again[:, log_float], X[:, log_float], rtol=2 * eps, atol=2 * eps)
+    np.testing.assert_array_equal(again, X)  # NaN == NaN here
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="KNOWN BUG: decode returns np.exp of the encoded log value, whose "
-                   "np.log is not always the value encoded")
 def test_a_log_float_survives_encode_decode_encode():
     # minimised from test_encode_decode_encode_round_trips_exactly (about 0.2 % of the
     # values of a log Float are affected; 0.253 is the first of 0.001, 0.002, ...)
     space = hp.SearchSpace([Float("lr", 1e-3, 10.0, log=True)])
     X = space.encode([{"lr": 0.253}])
-    decoded = space.decode(X)  # today {"lr": 0.25299999999999995}
-    np.testing.assert_array_equal(space.encode(decoded), X)  # today off by one ulp
+    decoded = space.decode(X)  # was {"lr": 0.25299999999999995}
+    np.testing.assert_array_equal(space.encode(decoded), X)  # was off by one ulp
 
 
-@pytest.mark.xfail(strict=True, raises=(AssertionError, InvalidDataError),
-                   reason="KNOWN BUG: the ulp a log Float loses in decode can cross an "
-                   "'lt' bound and activate a child the configuration does not set")
 def test_decoding_a_valid_configuration_keeps_its_activity():
     space = hp.SearchSpace([Float("lr", 1e-3, 10.0, log=True), Float("m", 0.0, 1.0)],
                            [Condition("m", "lr", lt=0.253)])
     X = space.encode([{"lr": 0.253}])  # m is inactive: 0.253 < 0.253 is false
     decoded = space.decode(X)
-    assert space.is_active("m", decoded[0]) is False  # today True
-    np.testing.assert_array_equal(space.encode(decoded), X)  # today raises: m has no value
+    assert space.is_active("m", decoded[0]) is False  # was True
+    np.testing.assert_array_equal(space.encode(decoded), X)  # raised: m has no value
 
 
 # ---------------------------------------------------------------------------- regions
@@ -214,22 +201,6 @@ class _Noise:
         return (mean, std) if return_std else mean
 
 
-def _mixes_bool_and_number(param: Any) -> bool:
-    """Whether a categorical lists a boolean and a number (``True == 1`` in Python)."""
-    choices = getattr(param, "choices", ())
-    return any(isinstance(c, bool) for c in choices) and any(
-        isinstance(c, int | float) and not isinstance(c, bool) for c in choices)
-
-
-def _inexact_top(param: Any) -> bool:
-    """Whether a stepped Float's grid computes its top value above ``high``
-    (0 + 3 * 0.1 = 0.30000000000000004 for ``high=0.3``)."""
-    if not isinstance(param, Float) or param.step is None:
-        return False
-    n = round((param.high - param.low) / param.step)
-    return param.low + n * param.step != param.high
-
-
 def _contains(space: hp.SearchSpace, config: dict[str, Any]) -> str | None:
     """Why ``space`` does not contain ``config`` (None when it does): each value valid,
     and every parameter set exactly where the space's conditions make it active."""
@@ -257,11 +228,6 @@ def _contains(space: hp.SearchSpace, config: dict[str, Any]) -> str | None:
 )
 def test_every_configuration_routes_to_a_region_that_contains_it(space, which, seed,
                                                                   max_splits):
-    # KNOWN BUGS, see test_a_split_between_true_and_1_describes_both_regions_correctly and
-    # test_a_region_at_the_top_of_an_inexact_step_grid_holds_the_top_value: drop these
-    # assumes when those tests pass
-    assume(not any(_mixes_bool_and_number(p) for p in space.params))
-    assume(not any(_inexact_top(p) for p in space.params))
     name = space.names[which % len(space)]
     pd = hp.partial_dependence(_Noise(space, seed), name, space=space, grid_size=3,
                                n_samples=120, seed=seed)
@@ -277,8 +243,6 @@ def test_every_configuration_routes_to_a_region_that_contains_it(space, which, s
         region.encode([config])  # and the narrowed space accepts it without a warning
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN BUG in _regions._describe: a categorical "
-                   "split compares choices with ==, and True == 1")
 def test_a_split_between_true_and_1_describes_both_regions_correctly():
     # minimised from test_every_configuration_routes_to_a_region_that_contains_it
     space = hp.SearchSpace([Categorical("c", [True, 1]), Float("x", 0.0, 1.0)])
@@ -290,14 +254,12 @@ def test_a_split_between_true_and_1_describes_both_regions_correctly():
     pd = hp.partial_dependence(Model(), "x", space=space, grid_size=3, n_samples=100, seed=0)
     tree = hp.confidence_split(pd, max_splits=1)
     assert tree.root.split == ("c", (True,))
-    # today: left is "c in {True, 1}" and right "c in {}", which to_search_space refuses
+    # was: left is "c in {True, 1}" and right "c in {}", which to_search_space refuses
     assert [leaf.bounds["c"] for leaf in tree.leaves()] == [(True,), (1,)]
     leaf = tree.leaf_for({"c": 1, "x": 0.5})
     assert tree.to_search_space(leaf)["c"].choices == (1,)
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN BUG in _regions._narrowed: the top grid "
-                   "value is computed as low + k * step, not clipped to high as decode does")
 def test_a_region_at_the_top_of_an_inexact_step_grid_holds_the_top_value():
     # minimised from test_every_configuration_routes_to_a_region_that_contains_it
     space = hp.SearchSpace([Float("x", 0.0, 1.0), Float("s", 0.0, 0.3, step=0.1)])
@@ -312,7 +274,7 @@ def test_a_region_at_the_top_of_an_inexact_step_grid_holds_the_top_value():
     assert tree.root.split == ("s", 0.25)
     leaf = tree.leaf_for({"x": 0.5, "s": 0.3})
     assert leaf.conditions == ("s > 0.25",)
-    # today Categorical('s', choices=(0.30000000000000004,)), which does not contain 0.3
+    # was Categorical('s', choices=(0.30000000000000004,)), which does not contain 0.3
     assert tree.to_search_space(leaf)["s"].contains(0.3)
 
 

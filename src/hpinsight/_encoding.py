@@ -400,6 +400,21 @@ def snap(param: Parameter, col: NDArray[np.float64]) -> NDArray[np.float64]:
     return log_encode(values) if param.log else values
 
 
+def _exp_exact(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``exp(x)``, moved by an ulp or two where needed so that :func:`log_encode` gives
+    ``x`` back: decoding then encoding a log parameter is the identity, which keeps
+    values on the right side of ``gt``/``lt`` condition bounds."""
+    v = np.exp(x)
+    with np.errstate(invalid="ignore"):
+        for _ in range(4):
+            back = log_encode(v)
+            low, high = back < x, back > x
+            if not (low.any() or high.any()):
+                break
+            v = np.where(low, np.nextafter(v, np.inf), np.where(high, np.nextafter(v, 0.0), v))
+    return v
+
+
 def decode_matrix(space: SearchSpace, X: Any) -> list[dict[str, Any]]:
     """Decode an encoded matrix (see :meth:`SearchSpace.decode`)."""
     X = np.asarray(X, dtype=np.float64)
@@ -415,7 +430,8 @@ def decode_matrix(space: SearchSpace, X: Any) -> list[dict[str, Any]]:
             idx = np.where(present, col, 0).astype(np.intp)
             values: list[Any] = [param.choices[k] for k in idx.tolist()]
         else:
-            native = np.exp(col) if param.log else col
+            native = _exp_exact(col) if param.log and not isinstance(param, Int) else (
+                np.exp(col) if param.log else col)
             if isinstance(param, Int):
                 native = np.round(np.where(present, native, 0))
                 values = [int(v) for v in native.tolist()]

@@ -615,8 +615,9 @@ def _describe(
     name = param.name
     if isinstance(param, Categorical):
         here = tuple(bounds.get(name, param.choices))
-        left = tuple(c for c in here if c in rule)
-        right = tuple(c for c in here if c not in rule)
+        chosen = {param.index_of(c) for c in rule}  # by position: True and 1 stay apart
+        left = tuple(c for c in here if param.index_of(c) in chosen)
+        right = tuple(c for c in here if param.index_of(c) not in chosen)
         def listed(choices: tuple[Any, ...]) -> str:  # in the parameter's own order
             return "{" + ", ".join(map(repr, choices)) + "}"
 
@@ -645,7 +646,8 @@ def _narrowed(p: Parameter, b: Any) -> Parameter:
             k_low = (0 if low <= p.low
                      else math.floor((low - p.low) / step + _GRID_TOL) + 1)  # strictly above
             k_high = math.floor((high - p.low) / step + _GRID_TOL)
-            low, high = p.low + k_low * step, p.low + k_high * step
+            # grid values as decode makes them: low + k * step, never above high
+            low, high = min(p.low + k_low * step, p.high), min(p.low + k_high * step, p.high)
             empty = k_low > k_high
         if empty:
             raise InvalidSpaceError(
