@@ -20,7 +20,7 @@ from hpinsight.exceptions import (
 )
 from hpinsight.integrations._worker import WorkerError
 
-_BUILTINS = (ValueError, TypeError, RuntimeError)
+_BUILTINS = (ValueError, TypeError, RuntimeError, KeyError)
 
 
 def _defined_classes() -> dict[str, type]:
@@ -135,3 +135,24 @@ def test_the_public_smac_integration_exports_the_same_error():
 
     assert smac.SmacModelUnavailable is SmacModelUnavailable
     assert issubclass(smac.SmacModelUnavailable, HPInsightError)
+
+
+def test_no_bare_builtin_is_raised_on_purpose() -> None:
+    # every error the library raises itself is an HPInsightError (the CLI reports its own)
+    import pathlib
+    import re
+
+    root = pathlib.Path(hp.__file__).parent
+    bare = re.compile(r"raise (ValueError|TypeError|KeyError)\(")
+    found = [f"{p.relative_to(root)}:{i}" for p in root.rglob("*.py") if "cli" not in p.parts
+             for i, line in enumerate(p.read_text().splitlines(), 1) if bare.search(line)]
+    assert found == []
+
+
+def test_a_missing_name_is_a_key_error_with_a_readable_message() -> None:
+    space = hp.SearchSpace([hp.Float("x", 0, 1)])
+    with pytest.raises(KeyError) as info:
+        space.index("nope")
+    assert isinstance(info.value, exceptions.UnknownNameError)
+    assert str(info.value).startswith("'nope'") or "nope" in str(info.value)
+    assert not str(info.value).startswith('"')  # the message itself, not its repr

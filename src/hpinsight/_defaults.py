@@ -41,7 +41,7 @@ from ._optional import import_optional
 from ._shared import REPR_WIDTH, join_items, json_value
 from ._space import Categorical, Float, Int
 from ._validation import check_int
-from .exceptions import InvalidDataError
+from .exceptions import InvalidArgumentTypeError, InvalidDataError, UnknownNameError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -108,7 +108,7 @@ class DefaultValues:
         if not self.per_study:
             return dict(self.values)
         if key not in self.per_study:
-            raise KeyError(f"No study {key!r}; the studies are {list(self.per_study)!r}.")
+            raise UnknownNameError(f"No study {key!r}; the studies are {list(self.per_study)!r}.")
         return dict(self.per_study[key])
 
     def __repr__(self) -> str:
@@ -292,7 +292,7 @@ def _as_studies(studies: Any) -> tuple[list[Any], list[TrialHistory]]:
     elif isinstance(studies, Sequence) and not isinstance(studies, str | bytes):
         keys, histories = list(range(len(studies))), list(studies)
     else:
-        raise TypeError(
+        raise InvalidArgumentTypeError(
             f"{_FUNC} needs a TrialHistory, or a list or dict of them (one per study); got "
             f"{type(studies).__name__}. Build one with TrialHistory.from_optuna(study)."
         )
@@ -300,7 +300,7 @@ def _as_studies(studies: Any) -> tuple[list[Any], list[TrialHistory]]:
         raise InvalidDataError(f"{_FUNC} got no studies; pass at least one TrialHistory.")
     for key, h in zip(keys, histories, strict=True):
         if not isinstance(h, TrialHistory):
-            raise TypeError(f"{_FUNC}: study {key!r} is a {type(h).__name__}, not a TrialHistory.")
+            raise InvalidArgumentTypeError(f"{_FUNC}: study {key!r} is a {type(h).__name__}, not a TrialHistory.")
         if h.n_trials == 0:
             raise InvalidDataError(f"{_FUNC}: study {key!r} has no trials.")
     names = set(histories[0].space.names)

@@ -69,7 +69,13 @@ from ._tree import (
     subset_variance,
 )
 from ._validation import check_choice, check_int, check_real, check_seed
-from .exceptions import ConstantObjectiveWarning, InvalidDataError
+from .exceptions import (
+    ConstantObjectiveWarning,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    InvalidDataError,
+    UnknownNameError,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -403,14 +409,14 @@ class FanovaResult:
             (raise ``max_order``).
         """
         if not names:
-            raise TypeError("importance() needs at least one parameter name.")
+            raise InvalidArgumentTypeError("importance() needs at least one parameter name.")
         for n in names:
             self.space.index(n)
         key = frozenset(names)
         if len(key) != len(names):
-            raise KeyError(f"importance() got a repeated parameter name in {names!r}.")
+            raise UnknownNameError(f"importance() got a repeated parameter name in {names!r}.")
         if key not in self._index:
-            raise KeyError(
+            raise UnknownNameError(
                 f"The interaction {names!r} of order {len(names)} was not computed; "
                 f"this result has max_order={self.max_order}. Call fanova(..., max_order={len(names)})."
             )
@@ -448,9 +454,9 @@ class FanovaResult:
         MarginalResult
         """
         if len(names) not in (1, 2):
-            raise TypeError(f"marginal() takes one or two parameter names. Got {len(names)}.")
+            raise InvalidArgumentTypeError(f"marginal() takes one or two parameter names. Got {len(names)}.")
         if len(set(names)) != len(names):
-            raise ValueError(f"marginal() got a repeated parameter name in {names!r}.")
+            raise InvalidArgumentError(f"marginal() got a repeated parameter name in {names!r}.")
         check_int(grid_size, "grid_size", "FanovaResult.marginal", minimum=2)
         cols = [self.space.index(n) for n in names]
         measures = [measure_of(p) for p in self.space.params]
@@ -770,7 +776,7 @@ def _checked_options(history: Any, *, n_trees: int, seed: Any, max_order: int,
     """Step 1 of :func:`fanova`: check the history and every option, once."""
     func = "fanova"
     if not isinstance(history, TrialHistory):
-        raise TypeError(
+        raise InvalidArgumentTypeError(
             f"The 'history' parameter of {func} must be an hpinsight TrialHistory. Got "
             f"{type(history).__name__} instead. For plain data, pass "
             "fanova(hp.TrialHistory(space, configs, y)); from Optuna, "
@@ -783,13 +789,13 @@ def _checked_options(history: Any, *, n_trees: int, seed: Any, max_order: int,
     chosen = surrogate if surrogate is not None else ("forest" if forest is not None else "gp")
     model_kind: Literal["gp", "forest"] = check_choice(chosen, "surrogate", func, ("gp", "forest"))
     if forest is not None and model_kind != "forest":
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{func} got a fitted 'forest' and surrogate={model_kind!r}; a given forest is "
             "decomposed as it is, so drop one of the two."
         )
     max_order = check_int(max_order, "max_order", func, minimum=1)
     if max_order > len(history.space):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"The 'max_order' parameter of {func} must be at most the number of parameters "
             f"({len(history.space)}). Got {max_order} instead."
         )
@@ -797,14 +803,14 @@ def _checked_options(history: Any, *, n_trees: int, seed: Any, max_order: int,
         history.direction if direction is None else direction, "direction", func,
         ("minimize", "maximize"))
     if cap_quantile is not None and cap_value is not None:
-        raise ValueError(f"{func} takes cap_quantile or cap_value, not both.")
+        raise InvalidArgumentError(f"{func} takes cap_quantile or cap_value, not both.")
     if cap_quantile is not None:
         cap_quantile = check_real(cap_quantile, "cap_quantile", func, low=0.0, high=1.0,
                                   low_open=True)
     if cap_value is not None:
         cap_value = check_real(cap_value, "cap_value", func, low=-math.inf, high=math.inf)
     if forest is not None and (cap_quantile is not None or cap_value is not None):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{func} cannot cap the objective of an already fitted forest; drop 'forest' so "
             "hpinsight refits on the capped values, or cap y before fitting yours."
         )

@@ -18,7 +18,7 @@ from ._sampling import SamplingRecord
 from ._shared import readonly
 from ._space import SearchSpace
 from ._validation import as_objective, check_choice
-from .exceptions import InvalidDataError
+from .exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidDataError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -75,7 +75,7 @@ class TrialHistory:
     def __post_init__(self) -> None:
         func = "TrialHistory"
         if not isinstance(self.space, SearchSpace):
-            raise TypeError(
+            raise InvalidArgumentTypeError(
                 f"The 'space' parameter of {func} must be an hpinsight SearchSpace. "
                 f"Got {type(self.space).__name__} instead."
             )
@@ -89,12 +89,12 @@ class TrialHistory:
             )
         ids = tuple(int(i) for i in self.trial_ids) if self.trial_ids else tuple(range(len(configs)))
         if len(ids) != len(configs):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"The 'trial_ids' parameter of {func} must have one entry per configuration "
                 f"({len(configs)}). Got {len(ids)} instead."
             )
         if self.sampling is not None and not isinstance(self.sampling, SamplingRecord):
-            raise TypeError(
+            raise InvalidArgumentTypeError(
                 f"The 'sampling' parameter of {func} must be an hpinsight SamplingRecord or "
                 f"None. Got {type(self.sampling).__name__} instead."
             )
@@ -142,7 +142,7 @@ class TrialHistory:
             If the history is empty.
         """
         if not self.configs:
-            raise ValueError("The history is empty; it has no best trial.")
+            raise InvalidArgumentError("The history is empty; it has no best trial.")
         i = int(np.argmin(self.y) if self.direction == "minimize" else np.argmax(self.y))
         return self.trial_ids[i], self.configs[i], float(self.y[i])
 
@@ -296,7 +296,7 @@ def as_history(source: Any, func: str) -> TrialHistory:
         return source
     if type(source).__module__.startswith("optuna"):
         return TrialHistory.from_optuna(source)
-    raise TypeError(f"{func} needs a TrialHistory or an optuna.Study; got "
+    raise InvalidArgumentTypeError(f"{func} needs a TrialHistory or an optuna.Study; got "
                     f"{type(source).__name__}. For SMAC use TrialHistory.from_smac(facade), "
                     "or hpinsight.integrations.smac.load_run(path) for a saved run.")
 

@@ -42,6 +42,7 @@ from ._forest import Forest
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, clip_text, grid_columns, json_array, json_value, readonly
 from ._validation import check_choice, check_int, check_seed
+from .exceptions import InvalidArgumentError, InvalidArgumentTypeError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -87,7 +88,7 @@ class PDBand:
         lower, upper : ndarray, same shape as :attr:`mean`
         """
         if not 0.0 < float(level) < 1.0:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"The 'level' parameter of confidence_band must be in (0, 1). Got {level!r} "
                 "instead."
             )
@@ -282,14 +283,14 @@ def partial_dependence(
         kind = "forest"
     else:
         if space is None:
-            raise TypeError(
+            raise InvalidArgumentTypeError(
                 f"The 'space' parameter of {_FUNC} is required for a {type(surrogate).__name__} "
                 "surrogate: pass the SearchSpace it was fitted on."
             )
         predict, kind = _model_predictor(surrogate)
     names = (params,) if isinstance(params, str) else tuple(params)
     if len(names) not in (1, 2) or len(set(names)) != len(names):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"The 'params' parameter of {_FUNC} must name one or two distinct parameters. Got "
             f"{params!r} instead."
         )
@@ -298,7 +299,7 @@ def partial_dependence(
     n = int(check_int(n_samples, "n_samples", _FUNC, minimum=2))
     method = check_choice(variance, "variance", _FUNC, ("pointwise", "covariance"))
     if method == "covariance" and kind not in ("forest", "gaussian process"):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"variance='covariance' (Eq. 4) needs the posterior covariance, which a {kind} does "
             "not give; use variance='pointwise' (Eq. 5)."
         )
@@ -339,7 +340,7 @@ def gaussian_nll(mean: Any, variance: Any, truth: Any) -> float:
     m = np.asarray(mean, dtype=np.float64)
     t = np.asarray(truth, dtype=np.float64)
     if t.shape != m.shape:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"The true PD must have the grid's shape {m.shape}. Got shape {t.shape} instead."
         )
     v = np.maximum(np.asarray(variance, dtype=np.float64), np.finfo(float).tiny)
@@ -357,7 +358,7 @@ def _forest_predictor(forest: Forest | GaussianProcessSurrogate) -> Any:
 
 def _model_predictor(model: Any) -> tuple[Any, str]:
     if not callable(getattr(model, "predict", None)):
-        raise TypeError(
+        raise InvalidArgumentTypeError(
             f"The 'surrogate' parameter of {_FUNC} must be a FanovaResult or a fitted model with "
             f"predict(X, return_std=True). Got {type(model).__name__} instead."
         )

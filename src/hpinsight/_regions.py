@@ -53,7 +53,7 @@ from ._pdp import PDBand
 from ._shared import REPR_WIDTH, clip_text, grid_columns, json_array, json_value
 from ._space import AnyOf, Categorical, Condition, Float, Int, SearchSpace
 from ._validation import check_int, check_real
-from .exceptions import InvalidDataError, InvalidSpaceError
+from .exceptions import InvalidArgumentError, InvalidDataError, InvalidSpaceError, UnknownNameError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -157,7 +157,7 @@ class RegionNode(PDBand):
     def children(self) -> tuple[RegionNode, RegionNode]:
         """(left, right); a leaf has none."""
         if self.left is None or self.right is None:
-            raise ValueError("A leaf region has no children.")
+            raise InvalidArgumentError("A leaf region has no children.")
         return self.left, self.right
 
 
@@ -313,7 +313,7 @@ class RegionTree:
             value = config.get(name, _MISSING)
             if _is_missing(param, value):
                 where = " and ".join(node.conditions) or "the whole space"
-                raise KeyError(
+                raise UnknownNameError(
                     f"RegionTree.leaf_for needs a value for {name!r}, which a split of the "
                     f"region ({where}) uses and which is active everywhere in it. Got a "
                     f"configuration with {sorted(map(str, config))}; pass every active parameter."
@@ -330,7 +330,7 @@ class RegionTree:
     def confidence_at(self, node: RegionNode, value: Any) -> float:
         """OC: the regional PD's std at the grid point closest to ``value`` (1-D PDPs)."""
         if len(self.pd.params) != 1:
-            raise ValueError("confidence_at needs a one-parameter PDP.")
+            raise InvalidArgumentError("confidence_at needs a one-parameter PDP.")
         name = self.pd.params[0]
         grid = self.pd.encoded_grid[0]
         z = self.pd.space.encode([{name: value}])[0, self.pd.space.index(name)]

@@ -55,7 +55,7 @@ import numpy as np
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, clip_text, join_items, json_value
 from ._validation import check_choice, check_real
-from .exceptions import InvalidDataError
+from .exceptions import InvalidDataError, UnknownNameError
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
@@ -379,7 +379,7 @@ class TuningRiskResult:
         for row in self.rows:
             if row.param == param:
                 return row
-        raise KeyError(f"No parameter {param!r}; the table has {[r.param for r in self.rows]!r}.")
+        raise UnknownNameError(f"No parameter {param!r}; the table has {[r.param for r in self.rows]!r}.")
 
     @property
     def non_inferior(self) -> tuple[str, ...]:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
-from .exceptions import InvalidSpaceError
+from .exceptions import InvalidSpaceError, UnknownNameError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -304,7 +304,7 @@ class Categorical:
         try:
             return self._index[_choice_key(value)]
         except TypeError:
-            raise KeyError(value) from None
+            raise UnknownNameError(value) from None
 
     def contains(self, value: object) -> bool:
         """Return whether ``value`` is one of the choices."""
@@ -599,7 +599,7 @@ class SearchSpace:
         try:
             return self._by_name[name]
         except (KeyError, TypeError):
-            raise KeyError(
+            raise UnknownNameError(
                 f"{name!r} is not a parameter of this search space; valid names are "
                 f"{list(self._by_name)!r}."
             ) from None

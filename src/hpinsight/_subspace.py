@@ -68,7 +68,7 @@ from ._optional import import_optional
 from ._shared import REPR_WIDTH, clip_text, fmt_value, join_items, json_value, readonly
 from ._space import Categorical, Float, Int, SearchSpace
 from ._validation import check_choice, check_int, check_real, check_seed
-from .exceptions import InvalidDataError
+from .exceptions import InvalidArgumentTypeError, InvalidDataError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -178,7 +178,7 @@ def surrogate_tuning_risk(
     """
     func = "surrogate_tuning_risk"
     if not isinstance(result, FanovaResult):
-        raise TypeError(f"{func} needs a FanovaResult (from hpinsight.fanova); got "
+        raise InvalidArgumentTypeError(f"{func} needs a FanovaResult (from hpinsight.fanova); got "
                         f"{type(result).__name__}.")
     n_candidates = check_int(n_candidates, "n_candidates", func, minimum=1)
     seed = check_seed(seed, func)

@@ -19,6 +19,7 @@ __all__ = [
     "InvalidArgumentTypeError",
     "InvalidDataError",
     "InvalidSpaceError",
+    "UnknownNameError",
 ]
 
 
@@ -113,6 +114,17 @@ class InvalidDataError(HPInsightError, ValueError):
         super().__init__(message)
         self.name = name
         self.row = row
+
+
+class UnknownNameError(HPInsightError, KeyError):
+    """A name that a result or space does not hold (a parameter, study or effect).
+
+    A :class:`HPInsightError` and a ``KeyError``, so lookups keep their usual
+    ``except KeyError``.
+    """
+
+    def __str__(self) -> str:  # KeyError would show the message's repr
+        return str(self.args[0]) if self.args else ""
 
 
 class HPInsightWarning(UserWarning):

@@ -20,7 +20,7 @@ from .._pdp import PartialDependenceResult, partial_dependence
 from .._regions import RegionTree, confidence_split
 from .._shared import REPR_WIDTH, clip_text, join_items, json_value
 from .._validation import check_choice, check_int, check_seed
-from ..exceptions import HPInsightError, InvalidDataError
+from ..exceptions import HPInsightError, InvalidArgumentTypeError, InvalidDataError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -250,7 +250,7 @@ def report(
     opts: dict[str, Any] = {"surrogate": surrogate, "n_trees": n_trees, "seed": seed}
     step = progress or (lambda _what: None)
     if objective is not None and isinstance(source, TrialHistory):
-        raise TypeError(f"{func}: objective= chooses among an optuna.Study's objectives; a "
+        raise InvalidArgumentTypeError(f"{func}: objective= chooses among an optuna.Study's objectives; a "
                         "TrialHistory holds one already (pass objective= to "
                         "TrialHistory.from_optuna instead).")
     history = (TrialHistory.from_optuna(source, objective=objective) if objective is not None

@@ -37,7 +37,13 @@ import numpy as np
 
 from .._optional import import_optional
 from .._space import Categorical, Float, Int, SearchSpace
-from ..exceptions import ChangedDistributionWarning, InvalidDataError, InvalidSpaceError
+from ..exceptions import (
+    ChangedDistributionWarning,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    InvalidDataError,
+    InvalidSpaceError,
+)
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -192,7 +198,7 @@ def history_from_study(
     func = "TrialHistory.from_optuna"
     optuna = import_optional("optuna", func)
     if not isinstance(study, optuna.Study):
-        raise TypeError(
+        raise InvalidArgumentTypeError(
             f"The 'study' parameter of {func} must be an optuna.Study. Got "
             f"{type(study).__name__} instead; use optuna.load_study(study_name=..., "
             "storage=...) to open a stored study."
@@ -203,7 +209,7 @@ def history_from_study(
     )
     if direction is not None:
         if direction not in ("minimize", "maximize"):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"The 'direction' parameter of {func} must be 'minimize' or 'maximize'. "
                 f"Got {direction!r} instead."
             )
@@ -368,19 +374,19 @@ def _value_getter(
 
     if target is not None:
         if not callable(target):
-            raise TypeError(
+            raise InvalidArgumentTypeError(
                 f"The 'target' parameter of {func} must be a callable taking a FrozenTrial "
                 f"and returning a float. Got {type(target).__name__} instead."
             )
         return target, "minimize", "target"
     if objective is not None:
         if isinstance(objective, bool) or not isinstance(objective, int):
-            raise TypeError(
+            raise InvalidArgumentTypeError(
                 f"The 'objective' parameter of {func} must be an int index. Got "
                 f"{objective!r} instead."
             )
         if not 0 <= objective < len(directions):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"The 'objective' parameter of {func} must be an index in "
                 f"[0, {len(directions) - 1}] for this study with {len(directions)} "
                 f"objective(s). Got {objective} instead."
@@ -388,7 +394,7 @@ def _value_getter(
         i = objective
         return (lambda t: t.values[i]), sense(directions[i]), f"objective {i}"
     if len(directions) > 1:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"The study has {len(directions)} objectives; tell {func} which one to analyse: "
             "objective=0 for the first (its direction is taken from the study), or "
             "target=lambda t: ... for any value computed from a trial."
@@ -398,18 +404,18 @@ def _value_getter(
 
 def _check_params(func: str, params: Any, seen: Mapping[str, Any]) -> list[str]:
     if isinstance(params, str) or not isinstance(params, Sequence):
-        raise TypeError(
+        raise InvalidArgumentTypeError(
             f"The 'params' parameter of {func} must be a list of parameter names. "
             f"Got {params!r} instead."
         )
     if not all(isinstance(p, str) for p in params):
-        raise TypeError(
+        raise InvalidArgumentTypeError(
             f"The 'params' parameter of {func} must hold parameter names as strings. "
             f"Got {params!r} instead."
         )
     missing = [p for p in params if p not in seen]
     if missing:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"No COMPLETE trial of the study has parameter(s) {missing!r}, so their importance "
             f"cannot be assessed. Parameters seen in COMPLETE trials: {sorted(seen)!r}."
         )

@@ -52,7 +52,7 @@ import numpy as np
 from .._optional import import_optional
 from .._sampling import SamplingRecord
 from .._space import SearchSpace
-from ..exceptions import InvalidDataError
+from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidDataError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -100,7 +100,7 @@ def history_from_smac(
     scenario = getattr(source, "scenario", None)
     if runhistory is None or scenario is None:  # not a facade
         if not _looks_like_runhistory(source):
-            raise TypeError(
+            raise InvalidArgumentTypeError(
                 f"The 'source' parameter of {_FUNC} must be a SMAC facade, a smac.RunHistory "
                 "(with configspace=...) or the path of a saved SMAC run. Got "
                 f"{type(source).__name__} instead."
@@ -162,7 +162,7 @@ def history_from_records(
     """Aggregate runs per configuration (see the module notes) into a history."""
     func = _FUNC
     if instances not in ("auto", "mean", "model"):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"The 'instances' parameter of {func} must be one of ['auto', 'mean', 'model']. "
             f"Got {instances!r} instead."
         )
@@ -273,7 +273,7 @@ def find_run_folder(path: Path) -> Path:
             "folder? SMAC writes it to <output_directory>/<name>/<seed>."
         )
     listed = ", ".join(repr(str(p.relative_to(path))) for p in found[:10])
-    raise ValueError(
+    raise InvalidArgumentError(
         f"{_FUNC}: {len(found)} SMAC runs below {str(path)!r} ({listed}"
         f"{', ...' if len(found) > 10 else ''}); pass the folder of one of them."
     )
@@ -348,27 +348,27 @@ def _objective_index(
     n = next((len(r.cost) for r in records if isinstance(r.cost, list | tuple)), None)
     if n is None:  # single objective
         if objective not in (None, 0) and not (objectives and objective == objectives[0]):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"The 'objective' parameter of {_FUNC} selects one objective of a multi-objective "
                 f"run, but this run has one objective. Got {objective!r} instead; leave it out."
             )
         return None
     known = list(objectives) if objectives is not None else None
     if objective is None:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"This SMAC run has {n} objectives"
             + (f" ({', '.join(map(repr, known))})" if known else "")
             + f"; {_FUNC} analyses one: pass objective=<index> or objective=<name>."
         )
     if isinstance(objective, str):
         if known is None or objective not in known:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"The 'objective' parameter of {_FUNC} must name one of the run's objectives "
                 f"{known!r}. Got {objective!r} instead."
             )
         return known.index(objective)
     if isinstance(objective, bool) or not isinstance(objective, int) or not 0 <= objective < n:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"The 'objective' parameter of {_FUNC} must be an index in [0, {n - 1}] or an "
             f"objective name. Got {objective!r} instead."
         )

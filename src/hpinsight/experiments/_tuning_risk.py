@@ -79,7 +79,13 @@ from .._risk import tuning_risk
 from .._shared import json_value, readonly
 from .._space import Categorical, Float, Int, SearchSpace
 from .._validation import check_int
-from ..exceptions import InvalidDataError, InvalidSpaceError
+from ..exceptions import (
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    InvalidDataError,
+    InvalidSpaceError,
+    UnknownNameError,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -265,7 +271,7 @@ class TuningRiskExperiment:
         for r in self.records:
             if r.dataset == dataset and r.seed == seed and r.fixed == fixed:
                 return r
-        raise KeyError(
+        raise UnknownNameError(
             f"No run for dataset={dataset!r}, seed={seed!r}, fixed={fixed!r}; the datasets "
             f"are {list(self.datasets)!r}, the seeds {list(self.seeds)!r} and the parameters "
             f"{list(self.params)!r}."
@@ -501,11 +507,11 @@ def _validate(
     progress: Any, random_state: Any,
 ) -> tuple[_Plan, dict[Hashable, tuple[Any, Any]], tuple[str, ...], tuple[int, ...], Any]:
     if not isinstance(space, SearchSpace):
-        raise TypeError(f"The 'space' parameter of {_FUNC} must be an hpinsight SearchSpace. "
+        raise InvalidArgumentTypeError(f"The 'space' parameter of {_FUNC} must be an hpinsight SearchSpace. "
                         f"Got {type(space).__name__} instead.")
     if not (callable(getattr(estimator, "get_params", None))
             and callable(getattr(estimator, "set_params", None))):
-        raise TypeError(f"The 'estimator' parameter of {_FUNC} must be a scikit-learn "
+        raise InvalidArgumentTypeError(f"The 'estimator' parameter of {_FUNC} must be a scikit-learn "
                         f"estimator (with get_params and set_params). Got "
                         f"{type(estimator).__name__} instead.")
     available = estimator.get_params(deep=True)
@@ -523,15 +529,15 @@ def _validate(
                          ("inner_folds", inner_folds)):
         check_int(value, label, _FUNC, minimum=2)
     if defaults is None and default_top_n > n_default_configs:
-        raise ValueError(f"The 'default_top_n' parameter of {_FUNC} must be at most "
+        raise InvalidArgumentError(f"The 'default_top_n' parameter of {_FUNC} must be at most "
                          f"n_default_configs={n_default_configs}. Got {default_top_n} instead.")
     if n_jobs is not None:
         check_int(n_jobs, "n_jobs", _FUNC)
         if n_jobs == 0:
-            raise ValueError(f"The 'n_jobs' parameter of {_FUNC} must be a positive int, -1 "
+            raise InvalidArgumentError(f"The 'n_jobs' parameter of {_FUNC} must be a positive int, -1 "
                              "(all cores) or None. Got 0 instead.")
     if not isinstance(progress, bool | np.bool_):
-        raise TypeError(f"The 'progress' parameter of {_FUNC} must be True or False. Got "
+        raise InvalidArgumentTypeError(f"The 'progress' parameter of {_FUNC} must be True or False. Got "
                         f"{progress!r} instead.")
     seed_list = _check_seeds(seeds)
     tested = _check_params(params, space)
@@ -566,10 +572,10 @@ def _check_seeds(seeds: Any) -> tuple[int, ...]:
     if isinstance(seeds, Sequence) and not isinstance(seeds, str | bytes):
         out = tuple(check_int(s, "seeds", _FUNC, minimum=0) for s in seeds)
         if not out or len(set(out)) != len(out):
-            raise ValueError(f"The 'seeds' parameter of {_FUNC} must list one or more distinct "
+            raise InvalidArgumentError(f"The 'seeds' parameter of {_FUNC} must list one or more distinct "
                              f"non-negative ints. Got {list(seeds)!r} instead.")
         return out
-    raise TypeError(f"The 'seeds' parameter of {_FUNC} must be an int >= 1 (the number of "
+    raise InvalidArgumentTypeError(f"The 'seeds' parameter of {_FUNC} must be an int >= 1 (the number of "
                     f"seeds) or a sequence of ints. Got {seeds!r} instead.")
 
 
@@ -595,7 +601,7 @@ def _check_params(params: Any, space: SearchSpace) -> tuple[str, ...]:
 
 def _check_datasets(datasets: Any, outer_folds: int) -> dict[Hashable, tuple[Any, Any]]:
     if not isinstance(datasets, Mapping):
-        raise TypeError(f"The 'datasets' parameter of {_FUNC} must be a mapping of dataset name "
+        raise InvalidArgumentTypeError(f"The 'datasets' parameter of {_FUNC} must be a mapping of dataset name "
                         f"to (X, y). Got {type(datasets).__name__} instead.")
     if not datasets:
         raise InvalidDataError(f"The 'datasets' parameter of {_FUNC} is empty; pass at least one "
@@ -626,16 +632,16 @@ def _check_scoring(scoring: Any) -> tuple[Callable[..., float], str]:
     if callable(scoring):
         return scoring, getattr(scoring, "__name__", type(scoring).__name__)
     if not isinstance(scoring, str):
-        raise TypeError(f"The 'scoring' parameter of {_FUNC} must be a scikit-learn scorer name "
+        raise InvalidArgumentTypeError(f"The 'scoring' parameter of {_FUNC} must be a scikit-learn scorer name "
                         f"or a callable scorer. Got {scoring!r} instead.")
     if scoring.startswith("neg_") or scoring in _NOT_UNIT_SCORERS:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"The 'scoring' parameter of {_FUNC} must be a score in [0, 1] (the risk is "
             f"1 - score). Got {scoring!r}, whose values are not in [0, 1]. Use a score such as "
             "'accuracy', 'balanced_accuracy', 'roc_auc_ovr' or 'f1_macro', or pass a callable "
             "scorer(estimator, X, y) that returns a score in [0, 1].")
     if scoring not in get_scorer_names():
-        raise ValueError(f"The 'scoring' parameter of {_FUNC} must be a scikit-learn scorer "
+        raise InvalidArgumentError(f"The 'scoring' parameter of {_FUNC} must be a scikit-learn scorer "
                          f"name (sklearn.metrics.get_scorer_names()). Got {scoring!r} instead.")
     return get_scorer(scoring), scoring
 
@@ -653,7 +659,7 @@ def _check_defaults(
                     "studies by the dataset names, or pass a dict of defaults.")
         return defaults
     if not isinstance(defaults, Mapping):
-        raise TypeError(f"The 'defaults' parameter of {_FUNC} must be None, a DefaultValues or "
+        raise InvalidArgumentTypeError(f"The 'defaults' parameter of {_FUNC} must be None, a DefaultValues or "
                         f"a dict of parameter name to value. Got {type(defaults).__name__} "
                         "instead.")
     unknown = [k for k in defaults if k not in space]

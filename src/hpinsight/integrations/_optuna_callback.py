@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import optuna
 
 from .._validation import check_int, check_real
+from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ._live import BackgroundRefits, LiveResults, RefitOptions
 from ._optuna_live import Refitter
 from ._optuna_shrink import ShrinkingSampler
@@ -182,7 +183,7 @@ class ImportanceCallback(LiveResults):
         self.max_refit_share = check_real(max_refit_share, "max_refit_share", func, low=0.0,
                                           high=1.0, low_open=True)
         if target is not None and not callable(target):
-            raise TypeError(
+            raise InvalidArgumentTypeError(
                 f"The 'target' parameter of {func} must be a callable taking a FrozenTrial. "
                 f"Got {type(target).__name__} instead."
             )
@@ -364,7 +365,7 @@ def _check_shrink_to(value: Any, func: str) -> int | Literal["auto"] | None:
     if value is None or value == "auto":
         return value  # type: ignore[no-any-return]
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"The 'shrink_to' parameter of {func} must be a positive int (how many parameters "
             f"to keep) or 'auto' (keep what suggest_subspace keeps). Got {value!r} instead."
         )

@@ -29,7 +29,12 @@ from optuna.importance import BaseImportanceEvaluator
 from .._fanova import fanova
 from .._history import TrialHistory
 from .._validation import check_choice, check_int, check_real, check_seed
-from ..exceptions import ConstantObjectiveWarning, ExcludedTrialsWarning
+from ..exceptions import (
+    ConstantObjectiveWarning,
+    ExcludedTrialsWarning,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+)
 
 if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
@@ -163,7 +168,7 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
         """
         if params is not None:
             if not isinstance(params, list | tuple) or not all(isinstance(p, str) for p in params):
-                raise TypeError(
+                raise InvalidArgumentTypeError(
                     "The 'params' parameter of FanovaImportanceEvaluator.evaluate must be a list "
                     f"of parameter names. Got {params!r} instead."
                 )
@@ -173,7 +178,7 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
         seen = {name for t in complete for name in t.distributions}
         missing = [p for p in params or () if p not in seen]
         if missing:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"No COMPLETE trial of study {study.study_name!r} has parameter(s) {missing!r}, "
                 f"so their importance cannot be assessed. Parameters seen in COMPLETE trials: "
                 f"{sorted(seen)!r}."

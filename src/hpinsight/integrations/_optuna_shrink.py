@@ -50,6 +50,7 @@ import optuna
 from optuna.samplers import BaseSampler
 
 from ..adapters._optuna import DECISIONS_KEY, RESTRICTION_KEY, TRIAL_KEY
+from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 
 if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
@@ -132,7 +133,7 @@ def restrict(
     narrowed = {str(k): _json_range(k, v) for k, v in dict(ranges or {}).items()}
     both = sorted(set(fixed) & set(narrowed))
     if both:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"The parameter(s) {both} of restrict are both fixed and narrowed; "
             "give each parameter in 'fixed' or in 'ranges', not both."
         )
@@ -195,12 +196,12 @@ class ShrinkingSampler(BaseSampler):
         if base_sampler is None:
             base_sampler = optuna.samplers.TPESampler()
         if not isinstance(base_sampler, BaseSampler):
-            raise TypeError(
+            raise InvalidArgumentTypeError(
                 "The 'base_sampler' parameter of ShrinkingSampler must be an Optuna sampler "
                 f"(e.g. optuna.samplers.TPESampler()). Got {type(base_sampler).__name__} instead."
             )
         if isinstance(base_sampler, optuna.samplers.GridSampler | optuna.samplers.BruteForceSampler):
-            raise TypeError(
+            raise InvalidArgumentTypeError(
                 f"ShrinkingSampler cannot restrict a {type(base_sampler).__name__}: it walks a "
                 "fixed grid of configurations and would count fixed or narrowed ones as visited. "
                 "Shrink the grid itself instead (pass a smaller search_space), or use "
@@ -381,7 +382,7 @@ def _storable(name: Any, value: Any) -> Any:
         return value
     if hasattr(value, "item"):  # NumPy scalar
         return value.item()
-    raise TypeError(
+    raise InvalidArgumentTypeError(
         f"Parameter {name!r} can only be fixed to a number, string, bool or None "
         f"(what Optuna stores). Got {type(value).__name__} instead."
     )
@@ -393,7 +394,7 @@ def _json_range(name: Any, bounds: Any) -> list[float]:
     except (TypeError, ValueError):
         low = high = math.nan
     if not (math.isfinite(low) and math.isfinite(high) and low <= high):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"The range of {name!r} in restrict must be a pair (low, high) of finite numbers "
             f"with low <= high. Got {bounds!r} instead."
         )

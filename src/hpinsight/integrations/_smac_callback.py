@@ -31,6 +31,7 @@ from ..adapters._smac_model import (
     smac_model_of,
     smac_target_of,
 )
+from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ._live import BackgroundRefits, ImportanceSnapshot, LiveFanova, LiveResults, RefitOptions
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ class ImportanceCallback(LiveResults, Callback):
         self.min_trials = options.min_trials
         self.surrogate = options.surrogate
         if objective is not None and not isinstance(objective, int | str):
-            raise TypeError(
+            raise InvalidArgumentTypeError(
                 f"The 'objective' parameter of {func} must be an objective index or name. "
                 f"Got {type(objective).__name__} instead."
             )
@@ -169,7 +170,7 @@ class ImportanceCallback(LiveResults, Callback):
         self._seed = options.seed
         self.cap_quantile = options.cap_quantile
         if self.surrogate == "smac" and self.cap_quantile is not None:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"The 'cap_quantile' parameter of {func} needs a refit on capped costs, which "
                 "surrogate='smac' does not do. Use surrogate='gp' or 'forest' to cap."
             )

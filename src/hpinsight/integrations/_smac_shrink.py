@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import ConfigSpace as CS
 
-from ..exceptions import InvalidSpaceError
+from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidSpaceError
 
 if TYPE_CHECKING:
     from .._subspace import SubspaceResult
@@ -277,22 +277,22 @@ def shrink_and_continue(
     from .._history import TrialHistory
 
     if (keep is None) == (fixed is None):
-        raise ValueError("shrink_and_continue needs exactly one of 'keep' (a number of "
+        raise InvalidArgumentError("shrink_and_continue needs exactly one of 'keep' (a number of "
                          "parameters to keep) and 'fixed' (the values to fix).")
     if keep is not None and keep != "auto" and (
             isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
-        raise ValueError(f"The 'keep' parameter of shrink_and_continue must be a positive int "
+        raise InvalidArgumentError(f"The 'keep' parameter of shrink_and_continue must be a positive int "
                          f"or 'auto'. Got {keep!r} instead.")
     if not isinstance(overwrite, bool):
-        raise TypeError(f"The 'overwrite' parameter of shrink_and_continue must be a bool. "
+        raise InvalidArgumentTypeError(f"The 'overwrite' parameter of shrink_and_continue must be a bool. "
                         f"Got {overwrite!r} instead.")
     if reevaluate == "auto":
         reevaluate = max(1, min(AUTO_REEVALUATE, int(n_trials) // 4))
     if isinstance(reevaluate, bool) or not isinstance(reevaluate, int) or reevaluate < 0:
-        raise ValueError(f"The 'reevaluate' parameter of shrink_and_continue must be an int "
+        raise InvalidArgumentError(f"The 'reevaluate' parameter of shrink_and_continue must be an int "
                          f">= 0 or 'auto'. Got {reevaluate!r} instead.")
     if keep == "auto" and importances is not None:
-        raise ValueError("shrink_and_continue: keep='auto' decides from its own analysis; "
+        raise InvalidArgumentError("shrink_and_continue: keep='auto' decides from its own analysis; "
                          "'importances' only orders parameters for keep=<int>. Pass one.")
     scenario = facade.scenario
     cs = scenario.configspace
@@ -308,7 +308,7 @@ def shrink_and_continue(
         order = ranked + [n for n in cs if n not in ranked]
         incumbent = facade.intensifier.get_incumbent()
         if incumbent is None:
-            raise ValueError("shrink_and_continue: the run has no incumbent yet; run it longer.")
+            raise InvalidArgumentError("shrink_and_continue: the run has no incumbent yet; run it longer.")
         values = dict(incumbent)
         fixed = {n: values.get(n, cs[n].default_value) for n in order[keep:]}
     assert fixed is not None  # one of the three branches above set it

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._space import Categorical
+from ..exceptions import InvalidArgumentError
 from ._common import axis_of
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ def pd_plot_data(
     PDPlotData
     """
     if len(result.params) != 1:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"pd_plot_data draws one-parameter PDPs; this one has {result.params!r}. "
             "Use pd2_plot_data for two.")
     lower, upper = result.confidence_band(level)
@@ -143,7 +144,7 @@ def region_plot_data(
     """
     pd = tree.pd
     if len(pd.params) != 1:
-        raise ValueError("region_plot_data draws one-parameter PDPs.")
+        raise InvalidArgumentError("region_plot_data draws one-parameter PDPs.")
     lower, upper = pd.confidence_band(level)
     curves = [CurveData(label="all of the space", mean=pd.mean, lower=lower, upper=upper,
                         n_samples=pd.n_samples)]
@@ -225,7 +226,7 @@ def pd2_plot_data(result: PartialDependenceResult) -> PD2PlotData:
     PD2PlotData
     """
     if len(result.params) != 2:
-        raise ValueError(f"pd2_plot_data draws two-parameter PDPs; got {result.params!r}.")
+        raise InvalidArgumentError(f"pd2_plot_data draws two-parameter PDPs; got {result.params!r}.")
     (x, tx, lx), (y, ty, ly) = (axis_of(result.space[name], grid)
                                 for name, grid in zip(result.params, result.grid, strict=True))
     return PD2PlotData(params=(result.params[0], result.params[1]), x=x, y=y,

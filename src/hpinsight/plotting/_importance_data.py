@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ._common import axis_of
 
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ def marginal_of(
     if not hasattr(result, "marginal"):
         given = tuple(n for n in names if n is not None)
         if len(result.params) != len(names) or (given and given != result.params):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{caller} got a MarginalResult of {result.params!r}; it draws "
                 f"{len(names)}-parameter marginals{f' of {given!r}' if given else ''}. "
                 "Use MarginalResult.plot(), which picks the right figure."
@@ -178,7 +179,7 @@ def marginal_of(
         return result
     if any(n is None for n in names):
         example = "'lr'" if len(names) == 1 else "'lr', 'momentum'"
-        raise TypeError(f"{caller} needs {len(names)} parameter name(s) with a FanovaResult, "
+        raise InvalidArgumentTypeError(f"{caller} needs {len(names)} parameter name(s) with a FanovaResult, "
                         f"e.g. {caller}(result, {example}).")
     return cast("FanovaResult", result).marginal(*[n for n in names if n is not None],
                                                  grid_size=grid_size)
@@ -219,7 +220,7 @@ def trajectory_plot_data(snapshots: Sequence[Any], *, top: int = 5) -> Trajector
     TrajectoryPlotData
     """
     if not snapshots:
-        raise ValueError("No refits to plot yet: the callback's history is empty. Run more "
+        raise InvalidArgumentError("No refits to plot yet: the callback's history is empty. Run more "
                          "trials (at least min_trials) first.")
     params = tuple(list(snapshots[-1].importances)[:top])
     mean = np.full((len(params), len(snapshots)), np.nan)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..exceptions import InvalidArgumentError
 from ._common import MARK_STYLES, OTHER_MARK, new_axes, style_axes_2d
 from ._data import PD2PlotData, PDPlotData, pd2_plot_data, pd_plot_data, region_plot_data
 
@@ -66,7 +67,7 @@ def plot_partial_dependence(
     ax = new_axes(ax, "plot_partial_dependence", (5.5, 3.6))
     if len(result.params) == 2:
         if ice or marks:
-            raise ValueError("plot_partial_dependence draws ICE curves and marks for "
+            raise InvalidArgumentError("plot_partial_dependence draws ICE curves and marks for "
                              "one-parameter PDPs only; a two-parameter PDP is a heatmap of "
                              "the PD with contours of its std. Leave out 'ice' and 'marks'.")
         _draw_2d(ax, pd2_plot_data(result))
