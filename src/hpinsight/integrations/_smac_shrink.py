@@ -270,12 +270,6 @@ def shrink_and_continue(
     -------
     ContinuedRun
     """
-    from smac.runhistory import TrialInfo, TrialValue
-    from smac.runhistory.enumerations import StatusType
-
-    from .._fanova import fanova
-    from .._history import TrialHistory
-
     if (keep is None) == (fixed is None):
         raise InvalidArgumentError("shrink_and_continue needs exactly one of 'keep' (a number of "
                          "parameters to keep) and 'fixed' (the values to fix).")
@@ -295,25 +289,8 @@ def shrink_and_continue(
         raise InvalidArgumentError("shrink_and_continue: keep='auto' decides from its own analysis; "
                          "'importances' only orders parameters for keep=<int>. Pass one.")
     scenario = facade.scenario
-    cs = scenario.configspace
-    subspace = None
-    if keep == "auto":
-        from .._subspace import suggest_subspace
-
-        subspace = suggest_subspace(TrialHistory.from_smac(facade), seed=seed)
-        fixed = subspace.fixed
-    elif fixed is None and isinstance(keep, int):
-        ranked = list(importances) if importances is not None else [
-            i.params[0] for i in fanova(TrialHistory.from_smac(facade), seed=seed).ranking(order=1)]
-        order = ranked + [n for n in cs if n not in ranked]
-        incumbent = facade.intensifier.get_incumbent()
-        if incumbent is None:
-            raise InvalidArgumentError("shrink_and_continue: the run has no incumbent yet; run it longer.")
-        values = dict(incumbent)
-        fixed = {n: values.get(n, cs[n].default_value) for n in order[keep:]}
-    assert fixed is not None  # one of the three branches above set it
-    fixed = {k: _plain(v) for k, v in fixed.items()}
-    reduced = reduce_configspace(cs, fixed)
+    fixed, subspace = _chosen_fixed(facade, keep, fixed, importances, seed)
+    reduced = reduce_configspace(scenario.configspace, fixed)
     new_name = name or f"{scenario.name}-shrunk"
     base = Path(scenario.output_directory).parent.parent  # SMAC writes to base/name/seed
     new_scenario = dataclasses.replace(scenario, configspace=reduced, name=new_name,
@@ -323,9 +300,56 @@ def shrink_and_continue(
         raise FileExistsError(
             f"shrink_and_continue: a run named {new_name!r} is already stored at {run_dir}. "
             "Pass name='...' to continue under another name, or overwrite=True to replace it.")
+    told, outside, n_skipped = _sorted_runs(facade, reduced, fixed)
+    queued = _best_projections(facade, outside, {_key(c) for c, _, _ in told},
+                               min(reevaluate, int(n_trials)))
+    new_scenario = dataclasses.replace(new_scenario, n_trials=len(told) + int(n_trials))
+    new = _continued_facade(facade, new_scenario, target_function, callbacks, told, queued)
+    kept = tuple(n for n in reduced if n not in fixed)
+    n_left_out = sum(1 for _, c in outside if _key(c) not in {_key(q) for q in queued})
+    return ContinuedRun(new, MappingProxyType(dict(fixed)), kept, len(told), tuple(queued),
+                        n_left_out, n_skipped, Path(new_scenario.output_directory), subspace)
 
-    told: list[tuple[Any, Any, Any]] = []  # (configuration, run key, run value)
-    outside: list[tuple[Any, Any]] = []  # (old configuration, its projection)
+
+def _chosen_fixed(facade: Any, keep: Any, fixed: Mapping[str, Any] | None,
+                  importances: Sequence[str] | None,
+                  seed: int) -> tuple[dict[str, Any], SubspaceResult | None]:
+    """Step 1: the parameters to fix and their values (and, with ``keep="auto"``, the
+    suggestion they came from)."""
+    from .._history import TrialHistory
+
+    cs = facade.scenario.configspace
+    subspace = None
+    if keep == "auto":
+        from .._subspace import suggest_subspace
+
+        subspace = suggest_subspace(TrialHistory.from_smac(facade), seed=seed)
+        fixed = subspace.fixed
+    elif fixed is None and isinstance(keep, int):
+        from .._fanova import fanova
+
+        ranked = list(importances) if importances is not None else [
+            i.params[0] for i in fanova(TrialHistory.from_smac(facade), seed=seed).ranking(order=1)]
+        order = ranked + [n for n in cs if n not in ranked]
+        incumbent = facade.intensifier.get_incumbent()
+        if incumbent is None:
+            raise InvalidArgumentError(
+                "shrink_and_continue: the run has no incumbent yet; run it longer.")
+        values = dict(incumbent)
+        fixed = {n: values.get(n, cs[n].default_value) for n in order[keep:]}
+    assert fixed is not None  # one of the three branches above set it
+    return {k: _plain(v) for k, v in fixed.items()}, subspace
+
+
+def _sorted_runs(facade: Any, reduced: Any, fixed: Mapping[str, Any],
+                 ) -> tuple[list[tuple[Any, Any, Any]], list[tuple[Any, Any]], int]:
+    """Step 2: the old runs that already lie in the subspace (configuration, run key,
+    run value), the others with their projection, and how many were skipped (not
+    successful, or forbidden in the subspace)."""
+    from smac.runhistory.enumerations import StatusType
+
+    told: list[tuple[Any, Any, Any]] = []
+    outside: list[tuple[Any, Any]] = []
     n_skipped = 0
     for key, value in list(facade.runhistory.items()):
         if value.status != StatusType.SUCCESS:
@@ -339,25 +363,28 @@ def shrink_and_continue(
             told.append((config, key, value))
         else:
             outside.append((old_config, config))
-    queued = _best_projections(facade, outside, {_key(c) for c, _, _ in told},
-                               min(reevaluate, int(n_trials)))
-    n_told = len(told)
-    new_scenario = dataclasses.replace(new_scenario, n_trials=n_told + int(n_trials))
+    return told, outside, n_skipped
+
+
+def _continued_facade(facade: Any, scenario: Any, target_function: Any,
+                      callbacks: Sequence[Any], told: list[tuple[Any, Any, Any]],
+                      queued: list[Any]) -> Any:
+    """Step 3: a facade of the same kind on the reduced scenario, the queued projections
+    as its initial design, told the runs that already lay in the subspace."""
+    from smac.runhistory import TrialInfo, TrialValue
+
     for config in queued:
         config.origin = "hpinsight: an old configuration projected onto the subspace, evaluated again"
-    design = type(facade).get_initial_design(new_scenario, n_configs=0,
+    design = type(facade).get_initial_design(scenario, n_configs=0,
                                              additional_configs=list(queued))
-    new = type(facade)(new_scenario, target_function, initial_design=design,
+    new = type(facade)(scenario, target_function, initial_design=design,
                        callbacks=list(callbacks), overwrite=True, logging_level=False)
     for config, key, value in told:
         config.origin = "hpinsight: evaluated before shrinking, already in the subspace"
         new.tell(TrialInfo(config=config, instance=key.instance, seed=key.seed, budget=key.budget),
                  TrialValue(cost=value.cost, time=value.time), save=False)
     new.optimizer.save()
-    kept = tuple(n for n in reduced if n not in fixed)
-    n_left_out = sum(1 for _, c in outside if _key(c) not in {_key(q) for q in queued})
-    return ContinuedRun(new, MappingProxyType(dict(fixed)), kept, n_told, tuple(queued),
-                        n_left_out, n_skipped, Path(new_scenario.output_directory), subspace)
+    return new
 
 
 # ---------------------------------------------------------------------------- internals
