@@ -506,6 +506,51 @@ def suggest_subspace(
     opts: dict[str, Any] = {"surrogate": surrogate, "n_trees": n_trees, "seed": seed,
                             "n_jobs": n_jobs, "significance": False}
     sign = 1.0 if history.direction == "minimize" else -1.0
+    plain, imp_all, imp_top, imp_default, notion = _importances(
+        history, aug, shadow_names, chosen, sources, opts, top_quantile, good, func)
+    null = {
+        key: max((imp[n] for n in shadow_names), default=0.0)
+        for key, imp in (("all", imp_all), ("top", imp_top), ("default", imp_default))
+    }
+    imp_all, imp_top, imp_default = ({n: imp[n] for n in space.names}
+                                     for imp in (imp_all, imp_top, imp_default))
+    importance = imp_default if notion == "default" else imp_top
+    threshold = max(importance_threshold, null["default" if notion == "default" else "top"])
+    threshold_all = max(0.1 * importance_threshold, null["all"])
+    risks = {  # the shadow columns are ours, not the user's: out of the configurations
+        name: replace(risk, best_fixed=_without(risk.best_fixed, shadow_names),
+                      best_free=_without(risk.best_free, shadow_names))
+        for name, risk in surrogate_tuning_risk(plain, chosen, configs=aug.configs,
+                                                n_candidates=n_candidates, seed=seed).items()
+    }
+    best = float(np.min(sign * history.y))
+    gain = float(np.quantile(sign * history.y, top_quantile)) - best
+    margin = risk_margin * gain
+
+    ranked = sorted(space.names, key=lambda n: (-importance[n], -imp_top[n]))
+    keep, reasons = _decide(
+        ranked, risks, chosen, sources, importance=importance, imp_all=imp_all,
+        imp_top=imp_top, imp_default=imp_default, threshold=threshold,
+        threshold_all=threshold_all, margin=margin, gain=gain, confidence=confidence,
+        overall=overall, min_keep=min_keep, top_n=top_n, top_quantile=top_quantile)
+    fixed = {n: chosen[n] for n in ranked if n not in keep}
+    return SubspaceResult(
+        keep=tuple(keep), fixed=fixed, reasons=reasons, importance_all=imp_all,
+        importance_top=imp_top,
+        importance_default=imp_default, notion=notion, null_importance=null, risks=risks, defaults=dict(chosen),
+        default_sources=sources, margin=float(margin), n_trials=history.n_trials,
+    )
+
+
+def _importances(
+    history: TrialHistory, aug: TrialHistory, shadow_names: list[str],
+    chosen: Mapping[str, Any], sources: Mapping[str, str], opts: dict[str, Any],
+    top_quantile: float, good: str, func: str,
+) -> tuple[FanovaResult, dict[str, float], dict[str, float], dict[str, float], str]:
+    """Step 1 of :func:`suggest_subspace`: main effects (shadows included) over all
+    trials, among the best, and, when the default is a real one that enough trials
+    beat, for improving on it; and which of the last two judges importance."""
+    sign = 1.0 if history.direction == "minimize" else -1.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant capped objectives are expected here
         plain = fanova(aug, **opts)
@@ -532,26 +577,19 @@ def suggest_subspace(
             imp_default = _main_effects(fanova(aug, cap_value=default_value, **opts))
         else:
             imp_default = dict.fromkeys(aug.space.names, math.nan)
-    null = {
-        key: max((imp[n] for n in shadow_names), default=0.0)
-        for key, imp in (("all", imp_all), ("top", imp_top), ("default", imp_default))
-    }
-    imp_all, imp_top, imp_default = ({n: imp[n] for n in space.names}
-                                     for imp in (imp_all, imp_top, imp_default))
-    importance = imp_default if notion == "default" else imp_top
-    threshold = max(importance_threshold, null["default" if notion == "default" else "top"])
-    threshold_all = max(0.1 * importance_threshold, null["all"])
-    risks = {  # the shadow columns are ours, not the user's: out of the configurations
-        name: replace(risk, best_fixed=_without(risk.best_fixed, shadow_names),
-                      best_free=_without(risk.best_free, shadow_names))
-        for name, risk in surrogate_tuning_risk(plain, chosen, configs=aug.configs,
-                                                n_candidates=n_candidates, seed=seed).items()
-    }
-    best = float(np.min(sign * history.y))
-    gain = float(np.quantile(sign * history.y, top_quantile)) - best
-    margin = risk_margin * gain
+    return plain, imp_all, imp_top, imp_default, notion
 
-    ranked = sorted(space.names, key=lambda n: (-importance[n], -imp_top[n]))
+
+def _decide(
+    ranked: list[str], risks: Mapping[str, SurrogateRisk], chosen: Mapping[str, Any],
+    sources: Mapping[str, str], *, importance: Mapping[str, float],
+    imp_all: Mapping[str, float], imp_top: Mapping[str, float],
+    imp_default: Mapping[str, float], threshold: float, threshold_all: float,
+    margin: float, gain: float, confidence: float, overall: bool, min_keep: int,
+    top_n: int, top_quantile: float,
+) -> tuple[list[str], dict[str, str]]:
+    """Step 2 of :func:`suggest_subspace`: keep or fix each parameter, most important
+    first, with the reason in words."""
     origin = {"given": "given", "space": "the space's default",
               "data": f"most frequent in the best {top_n} trials",
               "inactive": f"inactive in all of the best {top_n} trials: the middle of its "
@@ -579,13 +617,7 @@ def suggest_subspace(
             reasons[name] = f"kept ({why}): {numbers}"
         else:
             reasons[name] = f"fixed (unimportant and safe to fix): {numbers}"
-    fixed = {n: chosen[n] for n in ranked if n not in keep}
-    return SubspaceResult(
-        keep=tuple(keep), fixed=fixed, reasons=reasons, importance_all=imp_all,
-        importance_top=imp_top,
-        importance_default=imp_default, notion=notion, null_importance=null, risks=risks, defaults=dict(chosen),
-        default_sources=sources, margin=float(margin), n_trials=history.n_trials,
-    )
+    return keep, reasons
 
 
 def _with_shadows(
