@@ -19,12 +19,13 @@ from . import exceptions, results
 from ._defaults import default_values
 from ._fanova import fanova
 from ._history import TrialHistory
+from ._params import AnyOf, Categorical, Condition, Float, Int
 from ._pdp import partial_dependence
 from ._regions import confidence_split
 from ._reporting import report
 from ._risk import holm_bonferroni, noninferiority_test, tuning_risk
 from ._sampling import SamplingRecord
-from ._space import AnyOf, Categorical, Condition, Float, Int, SearchSpace
+from ._space import SearchSpace
 from ._subspace import suggest_subspace, surrogate_tuning_risk
 
 if TYPE_CHECKING:

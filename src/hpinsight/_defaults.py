@@ -38,15 +38,15 @@ import numpy as np
 from ._encoding import _MISSING, is_missing, log_encode, snap
 from ._history import TrialHistory
 from ._optional import import_optional
+from ._params import Categorical, Float, Int
 from ._shared import REPR_WIDTH, join_items, json_value
-from ._space import Categorical, Float, Int
 from ._validation import check_int
 from .exceptions import InvalidArgumentTypeError, InvalidDataError, UnknownNameError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from ._space import Parameter
+    from ._params import Parameter
 
 __all__ = ["DefaultValues", "default_values", "most_frequent_setting"]
 

@@ -32,11 +32,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._space import AnyOf, Categorical, Condition, Float, Int, Parameter, SearchSpace
+from ._params import AnyOf, Categorical, Condition, Float, Int, Parameter
 from .exceptions import HPInsightWarning, InvalidDataError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
+
+    from ._space import SearchSpace
 
 MAX_DISCRETE_VALUES = 1 << 20
 _BOUND_TOL = 1e-9

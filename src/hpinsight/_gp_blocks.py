@@ -39,7 +39,8 @@ import numpy as np
 
 from ._encoding import measure_of
 from ._gp_kernel import MAX_EXACT_POINTS, _integrals, _kernel
-from ._space import Categorical, Condition, Int, SearchSpace
+from ._params import Categorical, Condition, Int
+from ._space import SearchSpace
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

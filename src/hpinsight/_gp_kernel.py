@@ -15,7 +15,7 @@ import numpy as np
 from scipy.special import erf
 
 from ._encoding import Measure, measure_of
-from ._space import Categorical
+from ._params import Categorical
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -71,6 +71,8 @@ class TrialHistory:
     excluded: Mapping[str, int] = field(default_factory=dict)
     objective_name: str = "objective"
     sampling: SamplingRecord | None = None
+    #: The search-space class adapters build spaces with (so they need not import it).
+    space_type: ClassVar[type[SearchSpace]] = SearchSpace
 
     def __post_init__(self) -> None:
         func = "TrialHistory"

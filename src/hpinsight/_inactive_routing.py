@@ -24,13 +24,14 @@ import numpy as np
 
 from ._encoding import _enc_bounds, encode_value, log_encode
 from ._forest import TreeArrays
+from ._params import AnyOf, Categorical, Condition
 from ._shared import readonly
-from ._space import AnyOf, Categorical, Condition
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from ._space import ConditionLike, SearchSpace
+    from ._params import ConditionLike
+    from ._space import SearchSpace
 
 __all__ = ["route_inactive"]
 

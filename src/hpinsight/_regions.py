@@ -49,17 +49,18 @@ import numpy as np
 
 from ._encoding import MAX_DISCRETE_VALUES, encode_value
 from ._optional import import_optional
+from ._params import AnyOf, Categorical, Condition, Float, Int
 from ._pdp import PDBand
 from ._shared import REPR_WIDTH, clip_text, grid_columns, json_array, json_value
-from ._space import AnyOf, Categorical, Condition, Float, Int, SearchSpace
+from ._space import SearchSpace
 from ._validation import check_int, check_real
 from .exceptions import InvalidArgumentError, InvalidDataError, InvalidSpaceError, UnknownNameError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from ._params import ConditionLike, Parameter
     from ._pdp import PartialDependenceResult
-    from ._space import ConditionLike, Parameter
 
 __all__ = ["RegionNode", "RegionTree", "confidence_split"]
 

@@ -65,8 +65,9 @@ from ._fanova import FanovaResult, fanova
 from ._forest import impute_inactive
 from ._history import TrialHistory, as_history
 from ._optional import import_optional
+from ._params import Categorical, Float, Int
 from ._shared import REPR_WIDTH, clip_text, fmt_value, join_items, json_value, readonly
-from ._space import Categorical, Float, Int, SearchSpace
+from ._space import SearchSpace
 from ._validation import check_choice, check_int, check_real, check_seed
 from .exceptions import InvalidArgumentTypeError, InvalidDataError
 

@@ -82,13 +82,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._optional import import_optional
-from .._space import AnyOf, Categorical, Condition, Float, Int
+from .._params import AnyOf, Categorical, Condition, Float, Int
 from ..exceptions import HPInsightWarning, InvalidSpaceError
 
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from .._space import ConditionLike, Parameter, SearchSpace
+    from .._params import ConditionLike, Parameter
+    from .._space import SearchSpace
 
 __all__ = ["space_from_configspace", "space_to_configspace"]
 

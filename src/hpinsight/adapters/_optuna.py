@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .._optional import import_optional
-from .._space import Categorical, Float, Int, SearchSpace
+from .._params import Categorical, Float, Int
 from ..exceptions import (
     ChangedDistributionWarning,
     InvalidArgumentError,
@@ -49,8 +49,9 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from .._history import TrialHistory
+    from .._params import Parameter
     from .._sampling import SamplingRecord
-    from .._space import Parameter
+    from .._space import SearchSpace
 
 __all__ = ["history_from_study", "merge_distributions", "sampling_of", "space_from_optuna"]
 
@@ -256,7 +257,7 @@ def history_from_study(
             + (", ".join(f"{n} {s}" for s, n in sorted(excluded.items())) or "none")
             + "). Run more trials, or pass a study that has finished some."
         )
-    space = space_from_optuna(SearchSpace, merged)
+    space = space_from_optuna(cls.space_type, merged)
 
     configs: list[dict[str, Any]] = []
     values: list[float] = []

@@ -51,13 +51,14 @@ import numpy as np
 
 from .._optional import import_optional
 from .._sampling import SamplingRecord
-from .._space import SearchSpace
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidDataError
+from ._configspace import space_from_configspace
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from .._history import TrialHistory
+    from .._space import SearchSpace
 
 __all__ = [
     "Instances",
@@ -166,7 +167,7 @@ def history_from_records(
             f"The 'instances' parameter of {func} must be one of ['auto', 'mean', 'model']. "
             f"Got {instances!r} instead."
         )
-    space = SearchSpace.from_configspace(configspace)
+    space = space_from_configspace(cls.space_type, configspace)
     records = list(records)
     index = _objective_index(records, objective, objectives)
     excluded: dict[str, int] = {}

@@ -40,14 +40,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._encoding import encode_value
 from .._forest import Forest, TreeArrays, copy_tree
 from .._inactive_routing import route_inactive
+from .._params import Categorical, Float, Int
 from .._shared import readonly
-from .._space import Categorical, Float, Int, SearchSpace
 from ..exceptions import HPInsightError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
+
+    from .._space import SearchSpace
 
 __all__ = ["SmacModelUnavailable", "forest_from_smac_model", "smac_model_of", "smac_target_of"]
 
@@ -178,7 +181,7 @@ def _threshold_map(param: Any, hp: Any) -> Any:
         return _bisected_map(param, hp)
     values = _grid(param)
     z = _smac_vector(hp, values, categorical=isinstance(param, Categorical))
-    x = SearchSpace([param]).encode([{param.name: v} for v in values])[:, 0]
+    x = np.array([encode_value(param, v) for v in values], dtype=np.float64)
     order = np.argsort(z, kind="stable")
     z, x = z[order], x[order]
     if np.any(np.diff(x) <= 0):  # pragma: no cover - both encodings are monotone

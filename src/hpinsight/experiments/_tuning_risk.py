@@ -75,9 +75,10 @@ import optuna
 
 from .._defaults import DefaultValues, default_values
 from .._history import TrialHistory
+from .._params import Categorical, Float, Int
 from .._risk import tuning_risk
 from .._shared import json_value, readonly
-from .._space import Categorical, Float, Int, SearchSpace
+from .._space import SearchSpace
 from .._validation import check_int
 from ..exceptions import (
     InvalidArgumentError,
@@ -90,8 +91,8 @@ from ..exceptions import (
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from .._params import Parameter
     from .._risk import TuningRiskResult
-    from .._space import Parameter
 
 __all__ = ["CONFIG_KEY", "FoldRecord", "RunRecord", "TuningRiskExperiment", "tuning_risk_experiment"]
 

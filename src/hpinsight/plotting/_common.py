@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import import_optional
-from .._space import Categorical, Float, Int
+from .._params import Categorical, Float, Int
 
 __all__ = ["MARK_STYLES", "axis_of", "new_axes", "style_axes_2d"]
 

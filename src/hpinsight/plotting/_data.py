@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._space import Categorical
+from .._params import Categorical
 from ..exceptions import InvalidArgumentError
 from ._common import axis_of
 
