@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._params import AnyOf, Categorical, Condition, Float, Int, Parameter
+from ._shared import step_index
 from .exceptions import HPInsightWarning, InvalidDataError
 
 if TYPE_CHECKING:
@@ -398,7 +399,8 @@ def snap(param: Parameter, col: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.clip(col, lo, hi)
     step = float(param.step or 1)
     values = np.exp(col) if param.log else col
-    values = np.clip(param.low + step * np.round((values - param.low) / step), param.low, param.high)
+    k: NDArray[np.float64] = step_index(param.low, step, values, "nearest")
+    values = np.clip(param.low + step * k, param.low, param.high)
     return log_encode(values) if param.log else values
 
 

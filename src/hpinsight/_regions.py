@@ -51,7 +51,7 @@ from ._encoding import MAX_DISCRETE_VALUES, encode_value
 from ._optional import import_optional
 from ._params import AnyOf, Categorical, Condition, Float, Int
 from ._pdp import PDBand
-from ._shared import REPR_WIDTH, clip_text, grid_columns, json_array, json_value
+from ._shared import REPR_WIDTH, clip_text, grid_columns, json_array, json_value, step_index
 from ._space import SearchSpace
 from ._validation import check_int, check_real
 from .exceptions import InvalidArgumentError, InvalidDataError, InvalidSpaceError, UnknownNameError
@@ -645,8 +645,8 @@ def _narrowed(p: Parameter, b: Any) -> Parameter:
         empty = low > high
         if step is not None:  # inwards onto the parameter's grid
             k_low = (0 if low <= p.low
-                     else math.floor((low - p.low) / step + _GRID_TOL) + 1)  # strictly above
-            k_high = math.floor((high - p.low) / step + _GRID_TOL)
+                     else step_index(p.low, step, low, "floor") + 1)  # strictly above
+            k_high = step_index(p.low, step, high, "floor")
             # grid values as decode makes them: low + k * step, never above high
             low, high = min(p.low + k_low * step, p.high), min(p.low + k_high * step, p.high)
             empty = k_low > k_high
@@ -666,7 +666,6 @@ def _narrowed(p: Parameter, b: Any) -> Parameter:
     return out
 
 
-_GRID_TOL = 1e-9
 
 
 def _narrow_space(
@@ -767,7 +766,7 @@ def _grid_values(param: Float | Int) -> NDArray[np.float64] | None:
     step = param.step or (1 if isinstance(param, Int) else None)
     if step is None:
         return None
-    n = math.floor((param.high - param.low) / step + _GRID_TOL) + 1
+    n = step_index(param.low, step, param.high, "floor") + 1
     if n > MAX_DISCRETE_VALUES:
         return None
     return np.asarray(param.low + step * np.arange(n, dtype=np.float64))

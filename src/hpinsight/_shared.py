@@ -12,8 +12,8 @@ import numpy as np
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["REPR_WIDTH", "clip_text", "fmt_value", "grid_columns", "join_items",
-           "json_array", "json_value", "readonly"]
+__all__ = ["GRID_TOL", "REPR_WIDTH", "clip_text", "fmt_value", "grid_columns", "join_items",
+           "json_array", "json_value", "readonly", "step_index"]
 
 
 def readonly(a: Any) -> NDArray[Any]:
@@ -91,3 +91,31 @@ def fmt_value(value: Any, *, quote: bool = False) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return repr(value) if quote else str(value)
+
+
+#: Slack, in steps, for values that sit on a step grid up to floating-point error.
+GRID_TOL = 1e-9
+
+
+def step_index(low: float, step: float, x: Any, how: str) -> Any:
+    """Index ``k`` of the grid value ``low + k * step`` that is nearest to ``x``
+    (``how="nearest"``, ties to even), the last at or below it (``"floor"``) or the
+    first at or above it (``"ceil"``); a value within ``GRID_TOL`` steps of a grid value
+    counts as on it. On a scalar, an int; on an array, a float array of whole numbers
+    (NaN stays NaN).
+
+    Examples
+    --------
+    >>> step_index(0.0, 0.1, 0.3, "floor"), step_index(0.0, 0.1, 0.25, "ceil")
+    (3, 3)
+    """
+    t = (np.asarray(x, dtype=np.float64) - low) / step
+    if how == "nearest":
+        k = np.round(t)
+    elif how == "floor":
+        k = np.floor(t + GRID_TOL)
+    elif how == "ceil":
+        k = np.ceil(t - GRID_TOL)
+    else:  # pragma: no cover - internal
+        raise AssertionError(how)
+    return k if k.ndim else int(k)

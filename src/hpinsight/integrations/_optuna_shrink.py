@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 import optuna
 from optuna.samplers import BaseSampler
 
+from .._shared import step_index
 from ..adapters._optuna import DECISIONS_KEY, RESTRICTION_KEY, TRIAL_KEY
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 
@@ -327,8 +328,8 @@ def _narrow(dist: BaseDistribution, bounds: tuple[float, float] | None) -> BaseD
         return dist
     low, high = max(bounds[0], dist.low), min(bounds[1], dist.high)
     if dist.step is not None:
-        low = dist.low + math.ceil((low - dist.low) / dist.step - 1e-9) * dist.step
-        high = dist.low + math.floor((high - dist.low) / dist.step + 1e-9) * dist.step
+        low = dist.low + step_index(dist.low, dist.step, low, "ceil") * dist.step
+        high = dist.low + step_index(dist.low, dist.step, high, "floor") * dist.step
     if low > high or (low, high) == (dist.low, dist.high):
         return dist
     if isinstance(dist, D.IntDistribution):
@@ -342,7 +343,7 @@ def _clip(dist: BaseDistribution, value: Any) -> Any:
     assert isinstance(dist, D.FloatDistribution | D.IntDistribution)
     v = min(max(value, dist.low), dist.high)
     if dist.step is not None:
-        v = dist.low + round((v - dist.low) / dist.step) * dist.step
+        v = dist.low + step_index(dist.low, dist.step, v, "nearest") * dist.step
         v = min(max(v, dist.low), dist.high)
     return round(v) if isinstance(dist, D.IntDistribution) else float(v)
 
