@@ -179,7 +179,7 @@ def noninferiority_test(
     # must give 0, not a floating-point leftover of either sign
     d = _round_sig(_round_sig(x) - margin)
     n_zeros = int(np.count_nonzero(d == 0.0))
-    s_nr, z, p_approx, n_ranked, n_ties = _signed_rank_z(d, zero_method)
+    s_nr, z, p_approx, n_ranked, n_ties = _wilcoxon_z(d, zero_method)
     if n_ranked == 0 or not np.isfinite(z) or n_zeros == d.size:
         # nothing to rank, or only pairs exactly on the margin: no evidence for
         # non-inferiority (zsplit would otherwise rank the zeros against each other)
@@ -202,7 +202,7 @@ def _round_sig(x: NDArray[np.float64], digits: int = 12) -> NDArray[np.float64]:
     return out
 
 
-def _signed_rank_z(d: NDArray[np.float64],
+def _wilcoxon_z(d: NDArray[np.float64],
                    zero_method: str) -> tuple[float, float, float, int, int]:
     """``s_nr``, ``z`` of Eq. (10), its one-sided p-value, ranked pairs and tied pairs.
 

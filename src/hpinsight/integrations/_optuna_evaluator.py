@@ -21,13 +21,14 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import optuna
 from optuna.importance import BaseImportanceEvaluator
 
 from .._fanova import fanova
 from .._history import TrialHistory
+from .._params import Categorical
 from .._validation import check_choice, check_int, check_real, check_seed
 from ..exceptions import (
     ConstantObjectiveWarning,
@@ -214,20 +215,12 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
             self._last = result
         if result.is_constant:
             return zeros
-        single = {p.name for p in history.space.params if _is_single(p)}
+        # the adapter turns exactly the distributions whose single() is true into
+        # one-choice categoricals: a parameter with one value has no importance
+        single = {p.name for p in history.space.params
+                  if isinstance(p, Categorical) and len(p.choices) == 1}
         values = {
             name: 0.0 if name in single else max(0.0, float(result.importance(name).mean))
             for name in names
         }
         return dict(sorted(values.items(), key=lambda kv: kv[1], reverse=True))
-
-
-def _is_single(param: Any) -> bool:
-    """A parameter that can take one value only (Optuna's ``dist.single()``).
-
-    The adapter turns every distribution whose ``single()`` is true into a one-choice
-    ``Categorical`` (and nothing else into one), so this is ``single()`` of the
-    study's distributions, read off the converted space.
-    """
-    choices = getattr(param, "choices", None)
-    return choices is not None and len(choices) == 1
