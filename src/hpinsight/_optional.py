@@ -12,6 +12,7 @@ _EXTRA = {
     "pandas": "pandas",
     "matplotlib": "plot",
     "matplotlib.pyplot": "plot",
+    "distributed": "dask",
 }
 
 

@@ -68,6 +68,7 @@ import sys
 import zlib
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -87,6 +88,7 @@ from ..exceptions import (
     InvalidSpaceError,
     UnknownNameError,
 )
+from ._execution import FitStore, run_jobs
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -343,6 +345,8 @@ def tuning_risk_experiment(
     n_jobs: int | None = None,
     progress: bool = True,
     random_state: int | None = 0,
+    client: Any = None,
+    store: str | Path | None = None,
 ) -> TuningRiskExperiment:
     """Run the fixed/non-fixed experiment of Weerts (2018) with Optuna's random search.
 
@@ -393,6 +397,17 @@ def tuning_risk_experiment(
     random_state : int, optional
         Seeds everything; the same value gives the same experiment. ``None`` draws fresh
         entropy, recorded in ``settings["random_state"]``.
+    client : dask.distributed.Client or str, optional
+        Run the jobs on this Dask cluster (a client, or a scheduler address such as
+        ``"tcp://10.0.0.5:8786"``) instead of joblib on this machine; ``n_jobs`` is then
+        not used. The results are identical: every job carries its own seeds. A job on
+        a worker that dies runs again elsewhere.
+    store : str or pathlib.Path, optional
+        A SQLite file that keeps every finished job's result as it completes. Run the
+        experiment again with the same ``store`` after a crash or a kill, and only the
+        missing jobs run; results already stored are read back, not recomputed. Keys
+        fingerprint the estimator, data, seeds and settings, so a changed experiment
+        never reuses another's results.
 
     Returns
     -------
@@ -435,12 +450,14 @@ def tuning_risk_experiment(
         progress=progress, random_state=random_state,
     )
     names = tuple(data)
+    runner = _Runner(n_jobs=n_jobs, progress=progress, client=client,
+                     store=None if store is None else FitStore(store))
     with _quiet_optuna():
         found: DefaultValues | None = None
         histories: dict[Hashable, TrialHistory] | None = None
         if given is None:
             histories = _default_experiment(estimator, space, data, plan, n_default_configs,
-                                            default_folds, n_jobs, progress)
+                                            default_folds, runner)
             found = default_values(histories, top_n=default_top_n)
             given = found
         per_dataset = _defaults_per_dataset(given, names, tested, space)
@@ -456,7 +473,7 @@ def tuning_risk_experiment(
                     jobs.append((estimator, space, X, y, job, plan))
         _logger.info("%s: %d runs of %d outer folds x %d trials", _FUNC, len(jobs),
                      plan.outer_folds, plan.n_iter)
-        records = _map(_tuning_run, jobs, n_jobs, progress, "tuning runs",
+        records = _map(_tuning_run, jobs, runner, "tuning runs",
                        weights=[1] * len(jobs), costs=[_size(job[2]) for job in jobs])
 
     settings: dict[str, Any] = {
@@ -695,7 +712,7 @@ def _defaults_per_dataset(
 # the experiments
 def _default_experiment(
     estimator: Any, space: SearchSpace, data: dict[Hashable, tuple[Any, Any]], plan: _Plan,
-    n_configs: int, folds: int, n_jobs: int | None, progress: bool,
+    n_configs: int, folds: int, runner: _Runner,
 ) -> dict[Hashable, TrialHistory]:
     chunk = 10
     jobs: list[tuple[Any, ...]] = []
@@ -712,7 +729,7 @@ def _default_experiment(
             jobs.append((estimator, part, seeded, X, y, splits, plan.scorer))
             weights.append(len(part))
             owners.append(name)
-    results = _map(_evaluate_configs, jobs, n_jobs, progress, "default values",
+    results = _map(_evaluate_configs, jobs, runner, "default values",
                    weights=weights, costs=[_size(job[3]) * len(job[1]) for job in jobs])
     risks: dict[Hashable, list[float]] = {name: [] for name in data}
     for name, part in zip(owners, results, strict=True):
@@ -872,31 +889,30 @@ def _derive(entropy: int, *keys: int) -> int:
     return int(sequence.generate_state(1)[0])
 
 
+@dataclass(frozen=True, slots=True)
+class _Runner:
+    """Where and how the experiment's jobs run (see :mod:`._execution`)."""
+
+    n_jobs: int | None
+    progress: bool
+    client: Any
+    store: FitStore | None
+
+
 def _map(
-    func: Callable[..., Any], jobs: list[tuple[Any, ...]], n_jobs: int | None, progress: bool,
-    desc: str, *, weights: list[int], costs: list[float],
+    func: Callable[..., Any], jobs: list[tuple[Any, ...]], runner: _Runner, desc: str, *,
+    weights: list[int], costs: list[float],
 ) -> list[Any]:
-    """``[func(*job) for job in jobs]`` with joblib, advancing a progress bar by ``weights``.
+    """``[func(*job) for job in jobs]``, advancing a progress bar by ``weights``.
 
     Jobs are dispatched most expensive first (by the rough ``costs``) so that no slow
     job starts last while the other workers idle; the results come back in job order.
     """
-    from joblib import Parallel, delayed
-
     order = sorted(range(len(jobs)), key=lambda i: -costs[i])
-    # one job per batch: jobs differ in cost by orders of magnitude (datasets), and
-    # joblib's automatic batching would hand several slow ones to a single worker
-    try:
-        parallel = Parallel(n_jobs=n_jobs, batch_size=1, return_as="generator")
-    except TypeError:  # joblib < 1.3: results arrive all at once
-        parallel = Parallel(n_jobs=n_jobs, batch_size=1)
-    out: list[Any] = [None] * len(jobs)
-    with _progress_bar(progress, sum(weights), desc) as bar:
-        results = parallel(delayed(func)(*jobs[i]) for i in order)
-        for i, result in zip(order, results, strict=True):
-            out[i] = result
-            bar.update(weights[i])
-    return out
+    with _progress_bar(runner.progress, sum(weights), desc) as bar:
+        return run_jobs(func, jobs, n_jobs=runner.n_jobs, client=runner.client,
+                        store=runner.store, desc=desc, order=order,
+                        done=lambda i: bar.update(weights[i]))
 
 
 def _size(X: Any) -> float:
