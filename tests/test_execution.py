@@ -60,3 +60,26 @@ def test_a_frame_is_fingerprinted_by_its_values_and_columns() -> None:
     frame = pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, 4.0]})
     assert fingerprint(frame) == fingerprint(frame.copy())
     assert fingerprint(frame) != fingerprint(frame.rename(columns={"b": "c"}))
+
+
+def test_a_lost_cluster_job_is_an_error_not_a_result(monkeypatch) -> None:
+    distributed = pytest.importorskip("distributed")
+    from hpinsight.experiments._execution import ClusterJobError
+
+    class Lost:
+        key = "job-0"
+        status = "cancelled"
+
+    class Client:
+        def scatter(self, data: list, **kwargs) -> list:
+            return [object() for _ in data]
+
+        def submit(self, func, *args, **kwargs) -> Lost:
+            return Lost()
+
+    # what as_completed(with_results=True) yields for a future whose data were lost
+    monkeypatch.setattr(distributed, "as_completed",
+                        lambda futures, with_results: [(f, RuntimeError("lost")) for f in futures])
+    with pytest.raises(ClusterJobError, match=r"did not finish.*same store to resume"):
+        run_jobs(square, [(np.arange(3.0), 1)], n_jobs=None, client=Client(), store=None,
+                 desc="t", order=[0], done=lambda i: None)

@@ -320,6 +320,9 @@ def test_progress_bar_goes_to_stderr(capfd):
     captured = capfd.readouterr()
     assert "tuning runs" in captured.err
     assert "tuning runs" not in captured.out
+    # counted in fits: 2 data sets x 1 seed x (1 + 1 parameter) runs, each of
+    # 2 outer folds x (6 trials x 2 inner folds + 1 refit) fits
+    assert "104/104" in captured.err
 
 
 # --------------------------------------------------------------------------------------

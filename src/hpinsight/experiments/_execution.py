@@ -26,8 +26,14 @@ from typing import Any
 import numpy as np
 
 from .._optional import import_optional
+from ..exceptions import HPInsightError
 
-__all__ = ["FitStore", "fingerprint", "run_jobs"]
+__all__ = ["ClusterJobError", "FitStore", "fingerprint", "run_jobs"]
+
+class ClusterJobError(HPInsightError, RuntimeError):
+    """A job sent to a Dask cluster was lost (not merely failed: failures raise as they
+    are). A :class:`~hpinsight.exceptions.HPInsightError` and a ``RuntimeError``."""
+
 
 #: Bump when the meaning of a stored result changes, so old stores are not reused.
 STORE_VERSION = 1
@@ -56,8 +62,8 @@ def fingerprint(obj: Any) -> Any:
     return ("value", repr(obj))
 
 
-def _key(desc: str, func: Callable[..., Any], job: Sequence[Any]) -> str:
-    ident = (STORE_VERSION, desc, f"{func.__module__}.{func.__qualname__}", fingerprint(job))
+def _key(func: Callable[..., Any], job: Sequence[Any]) -> str:
+    ident = (STORE_VERSION, f"{func.__module__}.{func.__qualname__}", fingerprint(job))
     return hashlib.sha256(repr(ident).encode()).hexdigest()
 
 
@@ -121,7 +127,7 @@ def run_jobs(
     """``[func(*job) for job in jobs]``: results in job order, dispatched in ``order``;
     ``done(i)`` is called as job ``i`` finishes (or is found in the store)."""
     out: list[Any] = [None] * len(jobs)
-    keys = [_key(desc, func, job) for job in jobs] if store is not None else []
+    keys = [_key(func, job) for job in jobs] if store is not None else []
     stored = store.get(keys) if store is not None else {}
     todo = []
     for i in order:
@@ -158,10 +164,29 @@ def _execute(func: Callable[..., Any], jobs: list[tuple[Any, ...]], todo: list[i
     try:
         # pure=False: every job runs (the same arguments never stand for two results
         # here anyway); retries: a job on a worker that died runs again elsewhere
-        futures = [client.submit(func, *jobs[i], pure=False, retries=3) for i in todo]
+        shared = _scatter(client, [jobs[i] for i in todo])
+        futures = [client.submit(func, *(shared.get(id(a), a) for a in jobs[i]), pure=False,
+                                 retries=3) for i in todo]
         index = {f.key: i for f, i in zip(futures, todo, strict=True)}
         for future, result in distributed.as_completed(futures, with_results=True):
+            if future.status != "finished":  # cancelled (its data lost) rather than raised
+                raise ClusterJobError(
+                    f"a job on the Dask cluster did not finish ({future.status}: {result!r}). "
+                    "Finished jobs are kept when a store= is given: run the experiment again "
+                    "with the same store to resume.")
             yield index[future.key], result
     finally:
         if own:
             client.close()
+
+
+def _scatter(client: Any, jobs: list[tuple[Any, ...]]) -> dict[int, Any]:
+    """Data arguments (arrays, data frames) sent to the cluster once each, by object id,
+    instead of once per job that uses them."""
+    data = {id(a): a for job in jobs for a in job
+            if isinstance(a, np.ndarray) or (hasattr(a, "to_numpy") and hasattr(a, "shape"))}
+    if not data:
+        return {}
+    # broadcast: a copy on every worker, so data outlive any single worker that dies
+    futures = client.scatter(list(data.values()), hash=False, broadcast=True)
+    return dict(zip(data, futures, strict=True))

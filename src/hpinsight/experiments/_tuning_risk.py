@@ -473,8 +473,9 @@ def tuning_risk_experiment(
                     jobs.append((estimator, space, X, y, job, plan))
         _logger.info("%s: %d runs of %d outer folds x %d trials", _FUNC, len(jobs),
                      plan.outer_folds, plan.n_iter)
-        records = _map(_tuning_run, jobs, runner, "tuning runs",
-                       weights=[1] * len(jobs), costs=[_size(job[2]) for job in jobs])
+        fits = plan.outer_folds * (plan.n_iter * plan.inner_folds + 1)  # per tuning run
+        records = _map(_tuning_run, jobs, runner, "tuning runs (fits)",
+                       weights=[fits] * len(jobs), costs=[_size(job[2]) for job in jobs])
 
     settings: dict[str, Any] = {
         "n_default_configs": n_default_configs if found is not None else None,
@@ -727,9 +728,9 @@ def _default_experiment(
         for start in range(0, n_configs, chunk):
             part = configs[name][start : start + chunk]
             jobs.append((estimator, part, seeded, X, y, splits, plan.scorer))
-            weights.append(len(part))
+            weights.append(len(part) * folds)  # fits
             owners.append(name)
-    results = _map(_evaluate_configs, jobs, runner, "default values",
+    results = _map(_evaluate_configs, jobs, runner, "default values (fits)",
                    weights=weights, costs=[_size(job[3]) * len(job[1]) for job in jobs])
     risks: dict[Hashable, list[float]] = {name: [] for name in data}
     for name, part in zip(owners, results, strict=True):
@@ -903,7 +904,8 @@ def _map(
     func: Callable[..., Any], jobs: list[tuple[Any, ...]], runner: _Runner, desc: str, *,
     weights: list[int], costs: list[float],
 ) -> list[Any]:
-    """``[func(*job) for job in jobs]``, advancing a progress bar by ``weights``.
+    """``[func(*job) for job in jobs]``, advancing a progress bar (with tqdm's ETA) by
+    ``weights``: the fits each job does.
 
     Jobs are dispatched most expensive first (by the rough ``costs``) so that no slow
     job starts last while the other workers idle; the results come back in job order.
