@@ -1,4 +1,5 @@
-"""The ``hpinsight`` command line: ``hpinsight watch|report ...`` (also ``python -m hpinsight``).
+"""The ``hpinsight`` command line: ``hpinsight watch|report|risk-experiment ...`` (also
+``python -m hpinsight``).
 
 :func:`main` parses the arguments, configures logging (the only place hpinsight
 does) and dispatches to one module per subcommand; each subcommand is a thin
@@ -17,7 +18,7 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import _report, _watch
+    from . import _report, _risk, _watch
 
     parser = argparse.ArgumentParser(
         prog="hpinsight",
@@ -27,6 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _watch.add_parser(sub)
     _report.add_parser(sub)
+    _risk.add_parser(sub)
     return parser
 
 

@@ -1,0 +1,89 @@
+"""``hpinsight risk-experiment CONFIG``: the tuning-risk experiment from a TOML file."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from hpinsight.cli import main
+
+pytest.importorskip("optuna")
+
+CONFIG = """
+[estimator]
+class = "sklearn.tree.DecisionTreeClassifier"
+params = { random_state = 0 }
+
+[space.max_depth]
+type = "int"
+low = 1
+high = 6
+
+[space.criterion]
+type = "categorical"
+choices = ["gini", "entropy"]
+
+[datasets]
+iris = "sklearn.datasets.load_iris"
+wine = "sklearn.datasets.load_wine"
+
+[experiment]
+n_iter = 3
+outer_folds = 2
+inner_folds = 2
+seeds = 2
+n_default_configs = 8
+default_top_n = 4
+default_folds = 2
+store = "{store}"
+"""
+
+
+def test_a_toml_config_runs_the_experiment_and_writes_json(tmp_path: Path) -> None:
+    config = tmp_path / "risk.toml"
+    config.write_text(CONFIG.replace("{store}", str(tmp_path / "fits.sqlite")))
+    out = io.StringIO()
+    target = tmp_path / "result.json"
+    assert main(["risk-experiment", str(config), "--out", str(target), "--no-progress"],
+                stdout=out) == 0
+    data = json.loads(target.read_text())
+    assert [row["param"] for row in data["statistics"]["rows"]] == ["max_depth", "criterion"]
+    assert data["experiment"]["datasets"] == ["iris", "wine"]
+    assert "max_depth" in out.getvalue()  # the statistics table
+    assert (tmp_path / "fits.sqlite").is_file()
+    # again with the same store: the same numbers, read back
+    again = tmp_path / "again.json"
+    assert main(["risk-experiment", str(config), "--out", str(again), "--no-progress"],
+                stdout=io.StringIO()) == 0
+    assert json.loads(again.read_text()) == data
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (None, "does not exist"),
+    ("not = [toml", "not a TOML file"),
+    ("[estimator]\nclass = 'x'\n[space]\n[datasets]\n", "import path"),
+    (CONFIG.replace('type = "int"', 'type = "integer"'), "type must be one of"),
+    (CONFIG.replace("n_iter = 3", "n_iterations = 3"), "unknown keys ['n_iterations']"),
+    (CONFIG.replace("[datasets]", "[data]"), "the [datasets] table is missing"),
+], ids=["missing", "not-toml", "bad-import", "bad-type", "unknown-key", "no-datasets"])
+def test_a_bad_config_is_a_clear_error(tmp_path: Path, caplog, text, message) -> None:
+    config = tmp_path / "risk.toml"
+    if text is not None:
+        config.write_text(text.replace("{store}", str(tmp_path / "s.sqlite")))
+    with caplog.at_level("ERROR", logger="hpinsight"):
+        code = main(["risk-experiment", str(config), "--out", str(tmp_path / "r.json")],
+                    stdout=io.StringIO())
+    assert code == 2
+    assert message in caplog.text
+
+
+def test_help_shows_an_example_config(capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["risk-experiment", "--help"])
+    assert info.value.code == 0
+    shown = capsys.readouterr().out
+    assert "[estimator]" in shown
+    assert 'store = "risk.sqlite"' in shown
