@@ -94,10 +94,11 @@ class FitStore:
 
     def get(self, keys: Sequence[str]) -> dict[str, Any]:
         """The stored results among ``keys``."""
+        wanted = set(keys)
         out: dict[str, Any] = {}
         with self._connect() as db:
             for key, value in db.execute("SELECT key, value FROM results"):
-                if key in keys:
+                if key in wanted:
                     out[key] = pickle.loads(value)
         return out
 

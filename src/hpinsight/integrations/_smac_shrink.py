@@ -306,7 +306,8 @@ def shrink_and_continue(
     new_scenario = dataclasses.replace(new_scenario, n_trials=len(told) + int(n_trials))
     new = _continued_facade(facade, new_scenario, target_function, callbacks, told, queued)
     kept = tuple(n for n in reduced if n not in fixed)
-    n_left_out = sum(1 for _, c in outside if _key(c) not in {_key(q) for q in queued})
+    queued_keys = {_key(q) for q in queued}
+    n_left_out = sum(1 for _, c in outside if _key(c) not in queued_keys)
     return ContinuedRun(new, MappingProxyType(dict(fixed)), kept, len(told), tuple(queued),
                         n_left_out, n_skipped, Path(new_scenario.output_directory), subspace)
 
