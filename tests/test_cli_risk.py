@@ -68,7 +68,14 @@ def test_a_toml_config_runs_the_experiment_and_writes_json(tmp_path: Path) -> No
     (CONFIG.replace('type = "int"', 'type = "integer"'), "type must be one of"),
     (CONFIG.replace("n_iter = 3", "n_iterations = 3"), "unknown keys ['n_iterations']"),
     (CONFIG.replace("[datasets]", "[data]"), "the [datasets] table is missing"),
-], ids=["missing", "not-toml", "bad-import", "bad-type", "unknown-key", "no-datasets"])
+    (CONFIG.replace("low = 1", "low = 9"), "[space.max_depth]"),
+    (CONFIG.replace("random_state = 0", "random_seed = 0"), "[estimator] params"),
+    (CONFIG + '[[conditions]]\nchild = "criterion"\nparent = "max_depth"\nvalue = [2]\n',
+     "[[conditions]]"),
+    (CONFIG + '[[conditions]]\nchild = "criterion"\nparent = "nope"\nvalues = [2]\n',
+     "[space] / [[conditions]]"),
+], ids=["missing", "not-toml", "bad-import", "bad-type", "unknown-key", "no-datasets",
+        "bad-bounds", "bad-estimator-param", "bad-condition-key", "unknown-parent"])
 def test_a_bad_config_is_a_clear_error(tmp_path: Path, caplog, text, message) -> None:
     config = tmp_path / "risk.toml"
     if text is not None:

@@ -119,6 +119,7 @@ def _read(path: Path) -> tuple[Any, Any, dict[Any, tuple[Any, Any]], dict[str, A
 
     from .._params import Categorical, Condition, Float, Int
     from .._space import SearchSpace
+    from ..exceptions import HPInsightError
 
     try:
         config = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -129,7 +130,8 @@ def _read(path: Path) -> tuple[Any, Any, dict[Any, tuple[Any, Any]], dict[str, A
             raise ConfigError(f"the [{section}] table is missing (see `hpinsight "
                               "risk-experiment --help` and the format in the README)")
     est = config["estimator"]
-    estimator = _imported(est.get("class"), "[estimator] class")(**dict(est.get("params", {})))
+    estimator = _called(_imported(est.get("class"), "[estimator] class"), "[estimator] params",
+                        **dict(est.get("params", {})))
     kinds = {"float": Float, "int": Int, "categorical": Categorical}
     params = []
     for name, spec in config["space"].items():
@@ -138,15 +140,16 @@ def _read(path: Path) -> tuple[Any, Any, dict[Any, tuple[Any, Any]], dict[str, A
             raise ConfigError(f"[space.{name}] type must be one of {sorted(kinds)}; "
                               f"got {spec.get('type')!r}")
         fields = {k: v for k, v in spec.items() if k != "type"}
-        try:
-            params.append(kind(name, **fields))
-        except TypeError as exc:
-            raise ConfigError(f"[space.{name}]: {exc}") from exc
-    conditions = [Condition(**c) for c in config.get("conditions", [])]
-    space = SearchSpace(params, conditions=conditions)
+        params.append(_called(kind, f"[space.{name}]", name, **fields))
+    conditions = [_called(Condition, "[[conditions]]", **c) for c in config.get("conditions", [])]
+    try:
+        space = SearchSpace(params, conditions=conditions)
+    except HPInsightError as exc:
+        raise ConfigError(f"[space] / [[conditions]]: {exc}") from exc
     datasets: dict[Any, tuple[Any, Any]] = {}
     for name, loader in config["datasets"].items():
-        datasets[name] = _imported(loader, f"[datasets] {name}")(return_X_y=True)
+        datasets[name] = _called(_imported(loader, f"[datasets] {name}"), f"[datasets] {name}",
+                                 return_X_y=True)
     options = dict(config.get("experiment", {}))
     unknown = sorted(set(options) - set(_KEYS))
     if unknown:
@@ -163,3 +166,13 @@ def _imported(dotted: Any, where: str) -> Any:
         return getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"{where}: cannot import {dotted!r} ({exc})") from exc
+
+
+def _called(func: Any, where: str, *args: Any, **kwargs: Any) -> Any:
+    """``func(*args, **kwargs)``, with a refused argument reported as the config's fault."""
+    from ..exceptions import HPInsightError
+
+    try:
+        return func(*args, **kwargs)
+    except (TypeError, ValueError, HPInsightError) as exc:
+        raise ConfigError(f"{where}: {exc}") from exc
