@@ -421,3 +421,47 @@ def test_conditions_on_a_continuous_parent_fall_back_to_imputation_per_draw() ->
     nodes = [gl[0], gl[0], np.arange(1, 6, dtype=float)]
     weights = [gl[1], gl[1], np.full(5, 0.2)]
     _check_every_effect(gp, nodes, weights, space)
+
+
+@pytest.mark.parametrize("ell", [0.01, 0.03, 0.05, 0.1, 0.3, 1.0, 10.0, 100.0])
+def test_second_moment_by_quadrature_matches_the_closed_form(ell: float) -> None:
+    from scipy.special import erf
+
+    from hpinsight._gp_kernel import _Column, _integrals, root
+
+    u = np.random.default_rng(0).random(150)
+    # E over T ~ U(0, 1) of exp(-(T-a)^2 / 2l^2) exp(-(T-b)^2 / 2l^2), written out here
+    m, diff = 0.5 * (u[:, None] + u[None, :]), u[:, None] - u[None, :]
+    W = np.exp(-(diff**2) / (4 * ell**2)) * 0.5 * ell * math.sqrt(math.pi) * (erf((1 - m) / ell) + erf(m / ell))
+    z = ell * math.sqrt(math.pi / 2) * (erf((1 - u) / (math.sqrt(2) * ell)) + erf(u / (math.sqrt(2) * ell)))
+    col = _Column(False, 0.0, 1.0, 0, None, None)
+    z_got, C = _integrals(col, ell, u)
+    np.testing.assert_allclose(z_got, z, rtol=1e-13)
+    assert np.abs(C - (W - np.outer(z, z))).max() <= 5e-12 * W.max()
+    A = root(col, ell, u)
+    assert (A is None) == (ell < 0.04)  # short length scales would need too many nodes
+    if A is not None:
+        np.testing.assert_allclose(A.T @ A, C, rtol=0, atol=0)
+        assert np.linalg.eigvalsh(C).min() >= -1e-14 * W.max()  # positive semi-definite
+
+
+def test_root_of_discrete_and_categorical_columns_is_exact() -> None:
+    from hpinsight._gp_kernel import _Column, root
+
+    rng = np.random.default_rng(1)
+    points, weights = np.linspace(0, 1, 7), rng.random(7)
+    weights /= weights.sum()
+    u = rng.choice(points, 40)
+    K = np.exp(-0.5 * ((points[:, None] - u[None, :]) / 0.2) ** 2)
+    z = weights @ K
+    C = (K * weights[:, None]).T @ K - np.outer(z, z)
+    A = root(_Column(False, 0.0, 1.0, 0, points, weights), 0.2, u)
+    assert A is not None
+    np.testing.assert_allclose(A.T @ A, C, atol=1e-14)
+    codes = rng.integers(0, 4, 40).astype(float)
+    rho = math.exp(-0.5 / 0.7**2)
+    Kc = np.where(np.arange(4)[:, None] == codes[None, :], 1.0, rho)
+    zc = Kc.mean(axis=0)
+    A = root(_Column(True, 0.0, 1.0, 4, None, None), 0.7, codes)
+    assert A is not None
+    np.testing.assert_allclose(A.T @ A, Kc.T @ Kc / 4 - np.outer(zc, zc), atol=1e-14)

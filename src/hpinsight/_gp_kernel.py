@@ -101,35 +101,100 @@ def _kernel(cols: Sequence[_Column], A: NDArray[np.float64], B: NDArray[np.float
     return K
 
 
+#: Continuous columns' second moments by composite Gauss-Legendre quadrature: this many
+#: nodes per panel, panels of width ``_PANEL_WIDTH`` length scales. Against the closed
+#: form, the centred second moment agrees to 5e-12 of its largest entry for every length
+#: scale in ``[0.01, 100]`` (``tests/test_gp.py``).
+_GL_ORDER = 10
+_PANEL_WIDTH = 2.0
+#: Columns with more quadrature nodes, choices or values than this get the closed form.
+MAX_ROOT_RANK = 128
+_GL = np.polynomial.legendre.leggauss(_GL_ORDER)
+
+
+def _mean(col: _Column, ell: float, u: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``z_i = E[k(T, u_i)]`` for ``T`` drawn from the column's measure."""
+    if col.categorical:
+        k = col.n_choices
+        return np.full(u.size, (1.0 + (k - 1) * math.exp(-0.5 / ell**2)) / k)
+    if col.span == 0:
+        return np.ones(u.size)
+    if col.points is not None:
+        assert col.weights is not None
+        return col.weights @ np.exp(-0.5 * ((col.points[:, None] - u[None, :]) / ell) ** 2)
+    a = _SQRT2 * ell
+    z: NDArray[np.float64] = ell * math.sqrt(math.pi / 2.0) * (erf((1.0 - u) / a) + erf(u / a))
+    return z
+
+
+def _nodes(col: _Column, ell: float) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+    """Points and weights (summing to 1) whose sum integrates products of two kernel
+    factors over the column's measure, or None where more than ``MAX_ROOT_RANK`` are needed.
+
+    Exact for discrete columns (their values) and choices; composite Gauss-Legendre on
+    panels a few length scales wide for continuous ones, where the integrand is a Gaussian
+    of width ``ell / sqrt(2)``.
+    """
+    if col.categorical:
+        k = col.n_choices
+        return (np.arange(k, dtype=np.float64), np.full(k, 1.0 / k)) if k <= MAX_ROOT_RANK else None
+    if col.span == 0:
+        return np.empty(0), np.empty(0)
+    if col.points is not None:
+        assert col.weights is not None
+        return (col.points, col.weights) if col.points.size <= MAX_ROOT_RANK else None
+    panels = math.ceil(1.0 / (_PANEL_WIDTH * ell))
+    if panels * _GL_ORDER > MAX_ROOT_RANK:
+        return None
+    x, w = _GL
+    h = 1.0 / panels
+    starts = np.arange(panels) * h
+    return (starts[:, None] + 0.5 * h * (x + 1.0)).ravel(), np.tile(0.5 * h * w, panels)
+
+
+def root(col: _Column, ell: float, u: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    """``A`` of shape (Q, n) with ``A' A`` the centred second moment ``C`` of
+    :func:`_integrals`, or None where the column needs more than ``MAX_ROOT_RANK`` nodes.
+
+    ``A[q, i] = sqrt(w_q) (k(t_q, u_i) - z_i)`` over the nodes of :func:`_nodes`, centred
+    by the same sum, so ``A' A`` is positive semi-definite and no two nearly equal
+    products are subtracted. Effects of one or two columns need only ``A``: their
+    variances are ``|A v|^2`` and ``|A_j diag(v) A_k'|_F^2``, with no (n, n) matrix.
+    """
+    nodes = _nodes(col, ell)
+    if nodes is None:
+        return None
+    t, w = nodes
+    if col.categorical:
+        K = np.where(t[:, None] == u[None, :], 1.0, math.exp(-0.5 / ell**2))
+    else:
+        K = np.exp(-0.5 * ((t[:, None] - u[None, :]) / ell) ** 2)
+    K -= w @ K
+    K *= np.sqrt(w)[:, None]
+    return K
+
+
 def _integrals(
     col: _Column, ell: float, u: NDArray[np.float64], *, second: bool = True
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``z_i = E[k(T, u_i)]`` and ``C[i, l] = E[k(T, u_i) k(T, u_l)] - z_i z_l`` for ``T``
     drawn from the column's measure."""
-    n = u.size
+    z = _mean(col, ell, u)
+    if not second:
+        return z, np.empty((0, 0))
+    A = root(col, ell, u)
+    if A is not None:
+        return z, A.T @ A
     if col.categorical:
         k = col.n_choices
         rho = math.exp(-0.5 / ell**2)
-        z = np.full(n, (1.0 + (k - 1) * rho) / k)
-        if not second:
-            return z, np.empty((0, 0))
         same = u[:, None] == u[None, :]
         W = np.where(same, (1.0 + (k - 1) * rho**2) / k, (2.0 * rho + (k - 2) * rho**2) / k)
         return z, W - np.outer(z, z)
-    if col.span == 0:
-        return np.ones(n), np.zeros((n, n)) if second else np.empty((0, 0))
     if col.points is not None:
         assert col.weights is not None
-        Kg = np.exp(-0.5 * ((col.points[:, None] - u[None, :]) / ell) ** 2)  # (G, n)
-        z = col.weights @ Kg
-        if not second:
-            return z, np.empty((0, 0))
-        centred = Kg - z  # E[(k - z)(k - z)'] directly: no difference of two near-equal products
+        centred = np.exp(-0.5 * ((col.points[:, None] - u[None, :]) / ell) ** 2) - z
         return z, centred.T @ (col.weights[:, None] * centred)
-    a = _SQRT2 * ell
-    z = ell * math.sqrt(math.pi / 2.0) * (erf((1.0 - u) / a) + erf(u / a))
-    if not second:
-        return z, np.empty((0, 0))
     m = 0.5 * (u[:, None] + u[None, :])
     diff = u[:, None] - u[None, :]
     W = np.exp(-(diff**2) / (4.0 * ell**2)) * (0.5 * ell * math.sqrt(math.pi)) * (erf((1.0 - m) / ell) + erf(m / ell))
