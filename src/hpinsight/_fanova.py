@@ -708,7 +708,7 @@ def fanova(
         cap_value=cap_value, direction=direction, forest=forest, surrogate=surrogate,
         n_draws=n_draws)
     space = history.space
-    X = space.encode(history.configs)
+    X = history.encoded()
     y, applied_cap = _capped_target(history.y, opts)
     index_subsets = [s for k in range(1, opts.max_order + 1)
                      for s in combinations(range(len(space)), k)]

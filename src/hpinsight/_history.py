@@ -71,6 +71,8 @@ class TrialHistory:
     excluded: Mapping[str, int] = field(default_factory=dict)
     objective_name: str = "objective"
     sampling: SamplingRecord | None = None
+    _frame: Any = field(default=None, init=False, repr=False, compare=False)
+    _encoded: NDArray[np.float64] | None = field(default=None, init=False, repr=False, compare=False)
     #: The search-space class adapters build spaces with (so they need not import it).
     space_type: ClassVar[type[SearchSpace]] = SearchSpace
 
@@ -102,6 +104,9 @@ class TrialHistory:
             )
         direction = check_choice(self.direction, "direction", func, ("minimize", "maximize"))
         excluded = {str(k): int(v) for k, v in dict(self.excluded).items() if int(v)}
+        if hasattr(self.configs, "columns") and hasattr(self.configs, "copy"):  # pandas DataFrame
+            # encoded column by column when first needed: much faster than from the rows
+            object.__setattr__(self, "_frame", self.configs.copy())
         object.__setattr__(self, "configs", configs)
         object.__setattr__(self, "y", readonly(y.astype(np.float64, copy=True)))
         object.__setattr__(self, "trial_ids", ids)
@@ -134,6 +139,28 @@ class TrialHistory:
     def n_excluded(self) -> int:
         """Number of trials the adapter left out, over all reasons."""
         return sum(self.excluded.values())
+
+    def encoded(self) -> NDArray[np.float64]:
+        """The configurations as ``space.encode(configs)`` gives them, computed once.
+
+        Returns
+        -------
+        ndarray of shape (n_trials, n_params), read-only
+            NaN where a parameter is inactive.
+
+        Examples
+        --------
+        >>> import hpinsight as hp
+        >>> space = hp.SearchSpace([hp.Float("lr", 1e-3, 1.0, log=True)])
+        >>> hp.TrialHistory(space, [{"lr": 1.0}], [0.5]).encoded().tolist()
+        [[0.0]]
+        """
+        if self._encoded is None:
+            X = self.space.encode(self._frame if self._frame is not None else self.configs)
+            object.__setattr__(self, "_encoded", readonly(X))
+            object.__setattr__(self, "_frame", None)
+        assert self._encoded is not None
+        return self._encoded
 
     def best(self) -> tuple[int, Mapping[str, Any], float]:
         """Return the best trial as ``(trial_id, config, value)``.
