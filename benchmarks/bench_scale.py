@@ -1,0 +1,280 @@
+#!/usr/bin/env python
+"""Speed at every size: hpinsight's surrogates next to the fANOVA peers, in one run.
+
+Every (cell, tool) pair runs in its own child process, so each gets a clean interpreter,
+its own peak memory and a wall-clock limit. A cell is a number of trials, a number of
+parameters and the effects asked for (main effects, or all pairs). The clock runs from
+the data in memory (a pandas DataFrame and the objective values; for Optuna's
+evaluators, a study that already holds the trials) to the importances. Prints one JSON
+document to stdout; progress goes to stderr.
+
+    python benchmarks/bench_scale.py                                   # ours only
+    python benchmarks/bench_scale.py --peers optuna_fanova,fast_fanova,ped_anova \\
+        --automl-python /path/to/venv/bin/python --markdown            # with the peers
+
+See benchmarks/README.md ("bench_scale.py") for the table and how to install the peers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_fanova import float_space, objective  # the same data as bench_fanova
+
+#: name: (trials, parameters, largest order, target seconds)
+CELLS: dict[str, tuple[int, int, int, float]] = {
+    "main_10k_x30": (10_000, 30, 1, 5.0),
+    "pairs_2k_x10": (2_000, 10, 2, 5.0),
+    "pairs_5k_x76": (5_000, 76, 2, 60.0),
+    "main_100k_x100": (100_000, 100, 1, 60.0),
+}
+MEMORY_TARGET_MIB = {"main_100k_x100": 2048.0}
+OURS = ("hp_gp", "hp_forest", "hp_forest_one_core")
+PEERS = ("optuna_fanova", "fast_fanova", "ped_anova", "automl_fanova")
+MAIN_ONLY = {"optuna_fanova", "fast_fanova", "ped_anova"}  # these peers give main effects only
+TOOL_TEXT = {
+    "hp_gp": "hpinsight, default (Gaussian process, 16 draws, with verdicts)",
+    "hp_forest": "hpinsight, surrogate='forest' (64 trees, n_jobs=-1)",
+    "hp_forest_one_core": "hpinsight, surrogate='forest' (64 trees, n_jobs=None: one core)",
+    "optuna_fanova": "Optuna FanovaImportanceEvaluator (64 trees, one core)",
+    "fast_fanova": "optuna-fast-fanova FanovaImportanceEvaluator (64 trees)",
+    "ped_anova": "Optuna PedAnovaImportanceEvaluator (no forest; main effects of the top 10 %)",
+    "automl_fanova": "automl/fanova (pyrfr forest, its defaults: 16 trees)",
+}
+
+
+def log(msg: str) -> None:
+    print(f"[bench_scale] {msg}", file=sys.stderr, flush=True)
+
+
+def cell_data(cell: str) -> tuple[Any, Any, np.ndarray]:
+    """The cell's space, configurations (a DataFrame) and objective values."""
+    import pandas as pd
+
+    n, d, _, _ = CELLS[cell]
+    space = float_space(d)
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(p.low, p.high, n) for p in space.params])
+    return space, pd.DataFrame(X, columns=list(space.names)), objective(space, X)
+
+
+def _peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise TimeoutError
+
+
+def run_child(cell: str, tool: str, limit: float) -> dict[str, Any]:
+    """Inside the child: set up, then time one analysis, stopped after ``limit`` seconds
+    (0: never); report time and memory. The set-up is not counted against the limit."""
+    signal.signal(signal.SIGALRM, _on_alarm)
+    try:
+        return _run_child(cell, tool, limit)
+    except TimeoutError:
+        return {"status": "timeout", "limit_s": limit}
+
+
+def _start_clock(limit: float) -> float:
+    if limit > 0:
+        signal.setitimer(signal.ITIMER_REAL, limit)
+    return time.perf_counter()
+
+
+def _run_child(cell: str, tool: str, limit: float) -> dict[str, Any]:
+    import hpinsight as hp
+
+    order = CELLS[cell][2]
+    space, frame, y = cell_data(cell)
+    if tool.startswith("hp_"):
+        kwargs: dict[str, Any] = {"max_order": order, "seed": 0}
+        if tool != "hp_gp":
+            kwargs.update(surrogate="forest", n_jobs=-1 if tool == "hp_forest" else None)
+        rss_before = _peak_mib()
+        t0 = _start_clock(limit)
+        result = hp.fanova(hp.TrialHistory(space, frame, y), **kwargs)
+        seconds = time.perf_counter() - t0
+        top = [[list(i.params), i.mean] for i in result.ranking(order=1)[:3]]
+        return {"seconds": seconds, "peak_rss_mib": _peak_mib(), "peak_rss_before_mib": rss_before,
+                "top3": top, "n_effects": len(result.ranking())}
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    dists = {p.name: optuna.distributions.FloatDistribution(p.low, p.high) for p in space.params}
+    study = optuna.create_study(direction="minimize")
+    study.add_trials([optuna.trial.create_trial(params=c, distributions=dists, value=float(v))
+                      for c, v in zip(frame.to_dict("records"), y, strict=True)])
+    if tool == "optuna_fanova":
+        evaluator: Any = optuna.importance.FanovaImportanceEvaluator(seed=0)
+    elif tool == "fast_fanova":
+        from optuna_fast_fanova import FanovaImportanceEvaluator
+
+        evaluator = FanovaImportanceEvaluator(seed=0)
+    else:
+        evaluator = optuna.importance.PedAnovaImportanceEvaluator()
+    t0 = _start_clock(limit)
+    imp = optuna.importance.get_param_importances(study, evaluator=evaluator)
+    seconds = time.perf_counter() - t0
+    return {"seconds": seconds, "peak_rss_mib": _peak_mib(),
+            "top3": [[[k], v] for k, v in list(imp.items())[:3]], "n_effects": len(imp)}
+
+
+AUTOML_SCRIPT = """
+import itertools, json, resource, signal, sys, time
+import numpy as np
+from fanova import fANOVA
+data = np.load(sys.argv[1])
+X, y, order = data["X"], data["y"], int(data["order"])
+limit = float(sys.argv[2])
+def on_alarm(signum, frame):
+    print(json.dumps({"status": "timeout", "limit_s": limit}))
+    sys.exit(0)
+signal.signal(signal.SIGALRM, on_alarm)
+if limit > 0:
+    signal.setitimer(signal.ITIMER_REAL, limit)
+t0 = time.perf_counter()
+f = fANOVA(X, y, seed=0)
+d = X.shape[1]
+subsets = [(j,) for j in range(d)] + (list(itertools.combinations(range(d), 2)) if order > 1 else [])
+imp = {s: f.quantify_importance(s)[s]["individual importance"] for s in subsets}
+seconds = time.perf_counter() - t0
+top = sorted(((v, s) for s, v in imp.items() if len(s) == 1), reverse=True)[:3]
+print(json.dumps({"seconds": seconds, "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "top3": [[["x%02d" % s[0]], v] for v, s in top], "n_effects": len(imp)}))
+"""
+
+
+def measure(cell: str, tool: str, args: argparse.Namespace) -> dict[str, Any]:
+    """One (cell, tool) in a child process, with the wall-clock limit for peers (the
+    child stops its own clock; the parent kills it only if set-up takes far longer)."""
+    limit = args.peer_timeout if tool in PEERS else 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        if tool == "automl_fanova":
+            _, frame, y = cell_data(cell)
+            path = os.path.join(tmp, "data.npz")
+            np.savez(path, X=frame.to_numpy(), y=y, order=CELLS[cell][2])
+            script = os.path.join(tmp, "run.py")
+            with open(script, "w") as fh:
+                fh.write(AUTOML_SCRIPT)
+            cmd = [args.automl_python, script, path, str(limit)]
+        else:
+            cmd = [sys.executable, os.path.abspath(__file__), "--child", cell, tool, str(limit)]
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3 * limit + 600 if limit else None)
+        except subprocess.TimeoutExpired:
+            return {"status": "killed", "limit_s": limit}
+        wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        return {"status": "error", "stderr_tail": proc.stderr.strip().splitlines()[-3:]}
+    out: dict[str, Any] = {"status": "ok", **json.loads(proc.stdout.strip().splitlines()[-1])}
+    out["child_wall_s"] = wall
+    return out
+
+
+def table(results: dict[str, dict[str, dict[str, Any]]], tools: list[str]) -> str:
+    """Markdown: one row per cell, seconds per tool, and each peer's time as a multiple
+    of the default's."""
+    lines = ["| cell | target | " + " | ".join(tools) + " |", "|---" * (len(tools) + 2) + "|"]
+    for cell, by_tool in results.items():
+        n, d, order, target = CELLS[cell]
+        ref = by_tool.get("hp_gp", {}).get("seconds")
+        cells = []
+        for tool in tools:
+            r = by_tool.get(tool)
+            if r is None:
+                cells.append("-")
+            elif r["status"] == "n/a":
+                cells.append("n/a (main effects only)")
+            elif r["status"] in ("timeout", "killed"):
+                cells.append(f"> {r['limit_s']:.0f} s")
+            elif r["status"] != "ok":
+                cells.append("error")
+            else:
+                text = f"{r['seconds']:.2f} s"
+                if cell in MEMORY_TARGET_MIB:
+                    text += f", {r['peak_rss_mib']:.0f} MiB"
+                if tool in PEERS and ref:
+                    text += f" ({r['seconds'] / ref:.0f}x)"
+                cells.append(text)
+        what = "main effects" if order == 1 else "all pairs"
+        limit = f"< {target:.0f} s" + (f", < {MEMORY_TARGET_MIB[cell] / 1024:.0f} GB" if cell in MEMORY_TARGET_MIB else "")
+        lines.append(f"| {n:,} x {d}, {what} | {limit} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cells", default=",".join(CELLS), help="comma-separated cells (default all)")
+    p.add_argument("--tools", default=",".join(OURS), help="hpinsight variants (default all)")
+    p.add_argument("--peers", default="", help=f"comma-separated peers from {','.join(PEERS)}")
+    p.add_argument("--automl-python", default=None,
+                   help="interpreter of an environment with automl/fanova (adds that peer)")
+    p.add_argument("--peer-timeout", type=float, default=600.0, help="seconds per peer run (default 600)")
+    p.add_argument("--out", default=None, help="also write the JSON here")
+    p.add_argument("--markdown", action="store_true", help="print the table to stderr")
+    p.add_argument("--child", nargs=3, metavar=("CELL", "TOOL", "LIMIT"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    for cell in args.cells.split(","):
+        if cell not in CELLS:
+            p.error(f"unknown cell {cell!r}; choose from {', '.join(CELLS)}")
+    for tool in [t for t in args.tools.split(",") + args.peers.split(",") if t]:
+        if tool not in OURS + PEERS:
+            p.error(f"unknown tool {tool!r}; choose from {', '.join(OURS + PEERS)}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.child:
+        cell, tool, limit = args.child
+        print(json.dumps(run_child(cell, tool, float(limit))))
+        return 0
+    tools = [t for t in args.tools.split(",") if t] + [t for t in args.peers.split(",") if t]
+    if args.automl_python and "automl_fanova" not in tools:
+        tools.append("automl_fanova")
+    results: dict[str, dict[str, dict[str, Any]]] = {}
+    for cell in args.cells.split(","):
+        results[cell] = {}
+        for tool in tools:
+            if tool in MAIN_ONLY and CELLS[cell][2] > 1:
+                results[cell][tool] = {"status": "n/a"}
+                continue
+            log(f"{cell}: {tool} ...")
+            results[cell][tool] = r = measure(cell, tool, args)
+            log(f"{cell}: {tool}: {r.get('seconds', r['status'])}")
+    doc = {
+        "cells": {c: dict(zip(("n_trials", "n_params", "max_order", "target_s"), CELLS[c], strict=True))
+                  for c in results},
+        "tools": {t: TOOL_TEXT[t] for t in tools},
+        "results": results,
+        "table": table(results, tools),
+        "environment": {"python": platform.python_version(), "cpus": os.cpu_count(),
+                        "machine": platform.machine(), "loadavg_end": os.getloadavg()},
+    }
+    text = json.dumps(doc, indent=2)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(text + "\n")
+    if args.markdown:
+        print(doc["table"], file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
