@@ -354,6 +354,11 @@ def test_dataframe_input_equals_list_of_dicts():
     b = fanova(configs, y.tolist(), space, seed=0, n_trees=8)
     np.testing.assert_array_equal(a.variances, b.variances)
     assert a.n_inactive["c"] == frame["c"].isna().sum()
+    from_frame, from_rows = hp.TrialHistory(space, frame, y), hp.TrialHistory(space, configs, y)
+    frame.loc[0, "x"] = 0.999  # the history holds its own copy
+    X = from_frame.encoded()
+    np.testing.assert_array_equal(X, from_rows.encoded())
+    assert from_frame.encoded() is X and not X.flags.writeable
 
 
 def test_the_gaussian_process_is_the_default_and_a_given_forest_is_decomposed_as_it_is():
