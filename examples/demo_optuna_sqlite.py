@@ -14,7 +14,6 @@ prints the final ranking.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import random
@@ -81,17 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     log.info("live refits at %s trials; summary in the study's user attribute %r",
              ", ".join(str(s.n_trials) for s in live.history), live.summary_key)
 
-    history = hp.TrialHistory.from_optuna(study)
-    result = hp.fanova(history, seed=args.seed, max_order=2)
-    capped = hp.fanova(history, seed=args.seed, cap_quantile=0.25)
-    report = {
-        "study": {"storage": str(db), "name": study.study_name, "best_value": study.best_value,
-                  "best_params": study.best_params},
-        "fanova": result.to_dict(),
-        "fanova_best_quarter": capped.to_dict(),
-    }
-    path = args.out / "report.json"
-    path.write_text(json.dumps(report, indent=2, allow_nan=False))
+    # one report: the page, the JSON document and the table below all show its numbers
+    report = hp.report(study, seed=args.seed)
+    page = report.save(args.out / "report.html")
+    path = report.save(args.out / "report.json")
+    result, capped, sub = report.result, report.capped, report.subspace
 
     model = "Gaussian process, leave-one-out" if result.surrogate == "gp" else "forest, out-of-bag"
     print(f"\nhpinsight report for study {study.study_name!r} ({result.n_trials} trials, "
@@ -100,15 +93,20 @@ def main(argv: list[str] | None = None) -> int:
     for imp in result.ranking(order=1):
         best = capped.importance(*imp.params).mean
         print(f"{imp.params[0]:<20}{imp.mean:>8.3f} ± {imp.std:.3f}{best:>11.3f}   {imp.verdict}")
-    print(f"{'interaction':<20}")
-    for imp in [i for i in result.ranking(order=2) if i.verdict != "indistinguishable from nothing"]:
+    pairs = [i for i in result.ranking(order=2) if i.verdict != "indistinguishable from nothing"]
+    print(f"interactions ({len(pairs)} of {len(result.ranking(order=2))} distinguishable from nothing)")
+    for imp in pairs:
         print(f"{' x '.join(imp.params):<34}{imp.mean:>8.3f} ± {imp.std:.3f}   {imp.verdict}")
     print(f"\nindistinguishable from nothing: explains no more than a shadow of a parameter "
           f"(its values shuffled\namong nearby trials: {result.null_fraction(1):.4f}); "
           "uncertain: above that, but by less than its std over the model's draws.")
+    if sub is not None:
+        fixed = ", ".join(f"{n} (at {v:.4g})" if isinstance(v, float) else f"{n} (at {v!r})"
+                          for n, v in sub.fixed.items()) or "none yet"
+        print(f"\nyou can stop tuning: {fixed}\nkeep tuning: {', '.join(sub.keep)} "
+              "(why: in the report)")
     print(f"\nmomentum was active in {result.n_trials - result.n_inactive['momentum']} trials "
           "(SGD only); no trial was dropped.")
-    page = hp.report(study, seed=args.seed).save(args.out / "report.html")
     print(f"report: {page.resolve()}  (open it in a browser)\njson:   {path.resolve()}\n"
           f"study:  {db.resolve()}")
     return 0

@@ -280,9 +280,10 @@ def test_effects_no_larger_than_a_shadow_are_indistinguishable_from_nothing() ->
     [
         (0.3, 0.1, 0.01, "resolved"),
         (0.3, 0.35, 0.01, "uncertain"),  # the spread reaches 0
-        (0.00042, 0.00039, 0.00036, "uncertain"),  # above the null by less than its std
-        (0.0003, 0.0001, 0.00036, "indistinguishable from nothing"),  # below the null
-        (0.00005, 0.0, None, "indistinguishable from nothing"),  # negligible
+        (0.0042, 0.0039, 0.0036, "uncertain"),  # above the null by less than its std
+        (0.003, 0.001, 0.0036, "indistinguishable from nothing"),  # below the null
+        (0.0004, 0.0, None, "indistinguishable from nothing"),  # rounds to 0.0 %
+        (0.0004, 0.0001, 0.0001, "indistinguishable from nothing"),  # above a tiny null, too
         (0.2, 0.1, None, "resolved"),
     ],
 )

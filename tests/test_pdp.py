@@ -169,3 +169,13 @@ def test_a_model_needs_its_space_and_a_predict_method():
         hp.partial_dependence(
             type("M", (), {"predict": lambda self, X, return_std=False: (X[:, 0], X[:, 0])})(),
             "x", space=space, n_samples=5).confidence_band(1.5)
+
+
+def test_the_pdp_names_the_surrogate_it_came_from():
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(40, seed=0)
+    history = hp.TrialHistory(space, configs, [c["x"] ** 2 for c in configs])
+    gp = hp.partial_dependence(hp.fanova(history, seed=0), "x", n_samples=20, seed=0)
+    forest = hp.partial_dependence(hp.fanova(history, surrogate="forest", n_trees=4, seed=0), "x",
+                                   n_samples=20, seed=0)
+    assert (gp.surrogate, forest.surrogate) == ("gaussian process (draws)", "forest")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import math
 import re
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -67,19 +67,54 @@ def test_html_page_is_self_contained_with_every_figure_decodable(rep, tmp_path):
                     "Partial dependence you can trust", "Which ones you can stop tuning",
                     "Reproduce in Python"):
         assert f"<h2>{heading}" in page
-    images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
-    # importance + 2 marginals + 2 interactions + 2 PDPs
-    assert len(images) == 7
-    for data in images:
-        assert base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n"
+    figures = re.findall(r"<figure[^>]*>(<svg.*?</svg>)<figcaption>", page, flags=re.S)
+    # importance + 2 marginals + 2 interactions + 2 PDPs, each an SVG document with text
+    assert len(figures) == 7
+    for svg in figures:
+        root = ElementTree.fromstring(svg)
+        assert root.tag.endswith("svg")
+        assert root.iter("{http://www.w3.org/2000/svg}text")  # real text, not glyph paths
+    assert "<img" not in page  # heat maps are rasters inside their SVG, at 2x resolution
     assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing fetched from a network
     assert "3 FAIL" in page  # excluded trials are named, with the reason
     assert "keep tuning" in page
     # every effect in the table carries its verdict; depth does nothing here
-    rows = dict(re.findall(r"<tr><td>([^<]+)</td><td>[^<]+</td><td>([^<]+)</td>", page))
+    rows = dict(re.findall(r'<tr><td>([^<]+)</td><td>[^<]+</td><td class="verdict [a-z]+">'
+                           r"([^<]+)</td>", page))
     assert rows["lr"] == rep.result.importance("lr").verdict == "resolved"
     assert rows["depth"] == "indistinguishable from nothing"
+    assert set(rep.history.space.names) <= set(rows)  # every main effect is listed
     assert "Gaussian process fit (leave-one-out R²)" in page
+
+
+def test_the_page_answers_first_and_says_each_number_once(rep):
+    page = html.unescape(rep.html())
+    answer = re.search(r'<div class="answer">(.*?)</div>', page, flags=re.S)
+    assert answer is not None
+    text = re.sub(r"<[^>]+>", "", answer.group(1))
+    assert "What matters" in text
+    assert "lr" in text.split("No effect found")[0]
+    assert "No effect found: depth" in text  # does nothing here
+    sub = rep.subspace
+    assert sub is not None
+    for name in sub.fixed:
+        assert name in text.split("You can stop tuning:")[1].split("Keep tuning")[0]
+    # the share in the table is the share in the stop-tuning sentence, written the same way
+    lr = rep.result.importance("lr")
+    shown = f"{100 * lr.mean:.1f} %"
+    assert page.count(shown) >= 2
+    advice = page.split("<h2>Which ones you can stop tuning</h2>")[1]
+    assert f"it explains {shown} of the variation" in advice
+    # jargon sits behind a toggle: one details element per parameter
+    assert advice.count("<details>") == len(rep.history.space)
+    assert "margin" not in re.sub(r"<details>.*?</details>", "", advice, flags=re.S)
+    # the capped analysis has main effects only, and the table says so instead of a blank
+    assert "main effects only" in page.split("<h2>What matters</h2>")[1].split("</table>")[0]
+    # left-out interactions are counted, not dropped silently
+    pairs = rep.result.ranking(order=2)
+    nothing = sum(i.verdict == "indistinguishable from nothing" for i in pairs)
+    if nothing:
+        assert f"{nothing} of the {len(pairs)} interactions are indistinguishable" in page
 
 
 def test_few_trials_and_wrong_sources_are_clear_errors(history):

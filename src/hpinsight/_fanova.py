@@ -86,10 +86,10 @@ __all__ = ["FanovaResult", "Importance", "MarginalResult", "fanova"]
 
 #: The verdicts an :class:`Importance` can carry.
 VERDICTS = ("resolved", "uncertain", "indistinguishable from nothing")
-#: Shares below this are nothing whatever the null says: they vanish at the four decimals
-#: importances are shown with (a fit that gives the shadows exactly nothing would
-#: otherwise call a share of 1e-9 "uncertain").
-NEGLIGIBLE_SHARE = 1e-4
+#: Shares below this are nothing whatever the null says: they round to 0.0 % as reports
+#: show them (a fit that gives the shadows exactly nothing would otherwise call a share
+#: of 1e-9 "uncertain", next to a printed 0.0 %).
+NEGLIGIBLE_SHARE = 5e-4
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +112,7 @@ class Importance:
         and no bearing on the objective (Gaussian process; main effects and pairs).
     verdict : {"resolved", "uncertain", "indistinguishable from nothing"}
         "indistinguishable from nothing" when the mean does not exceed ``null`` or is
-        below ``NEGLIGIBLE_SHARE`` (1e-4); else "uncertain" when the band mean - std
+        below ``NEGLIGIBLE_SHARE`` (5e-4); else "uncertain" when the band mean - std
         reaches ``null`` (or 0 without a null): the effect is above the null, but not
         by more than its own spread; else "resolved".
 

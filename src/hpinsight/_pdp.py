@@ -129,7 +129,9 @@ class PartialDependenceResult(PDBand):
         The encoded Monte Carlo sample; the ``params`` columns are ignored.
     variance_method : {"pointwise", "covariance"}
     surrogate : str
-        What was asked: "forest", "gaussian process" or the model's class name.
+        What was asked: "forest" or "gaussian process (draws)" for a ``FanovaResult``
+        (variance over its trees or bootstrap draws), "gaussian process" for a fitted
+        scikit-learn Gaussian process (its predictive variance), or the model's class name.
     space : SearchSpace
 
     Examples
@@ -279,8 +281,9 @@ def partial_dependence(
     """
     if isinstance(surrogate, FanovaResult):
         space = surrogate.space if space is None else space
-        predict = _forest_predictor(surrogate.model)
-        kind = "forest"
+        predict = _draws_predictor(surrogate.model)
+        # the spread over a forest's trees, or over a Gaussian process's bootstrap draws
+        kind = "forest" if surrogate.surrogate == "forest" else "gaussian process (draws)"
     else:
         if space is None:
             raise InvalidArgumentTypeError(
@@ -347,7 +350,7 @@ def gaussian_nll(mean: Any, variance: Any, truth: Any) -> float:
     return float(np.mean(0.5 * np.log(2.0 * np.pi * v) + (t - m) ** 2 / (2.0 * v)))
 
 
-def _forest_predictor(forest: Forest | GaussianProcessSurrogate) -> Any:
+def _draws_predictor(forest: Forest | GaussianProcessSurrogate) -> Any:
     def predict(X: NDArray[np.float64], cov: bool) -> tuple[Any, Any, float]:
         per_tree = forest.predict_per_tree(X)  # (T, n)
         total = float(per_tree.mean(axis=1).var()) if cov else 0.0  # Eq. 4 over trees

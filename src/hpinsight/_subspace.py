@@ -279,6 +279,16 @@ class SubspaceResult:
         The risk margin in objective units (``risk_margin`` times the good trials'
         spread).
     n_trials : int
+    grounds : dict of str to str
+        Why each parameter was kept or fixed, as a word: "important", "risky" (fixing it
+        may cost more than ``margin``), "min_keep" (kept to keep ``min_keep``) or "safe"
+        (fixed: unimportant and safely cheap to fix). ``reasons`` says the same in words,
+        with the numbers.
+    thresholds : dict of str to float
+        What an importance had to exceed to count: ``"all"`` (uncapped) and ``"capped"``
+        (the deciding notion), each the larger of the given threshold and the shadows'.
+    confidence : float
+        The quantile of the cost of fixing that had to stay below ``margin``.
 
     Examples
     --------
@@ -311,6 +321,9 @@ class SubspaceResult:
     default_sources: dict[str, str] = field(repr=False)
     margin: float = float("nan")
     n_trials: int = 0
+    grounds: dict[str, str] = field(default_factory=dict)
+    thresholds: dict[str, float] = field(default_factory=dict)
+    confidence: float = 0.9
 
     def __repr__(self) -> str:
         head = (f"SubspaceResult(n_trials={self.n_trials}, notion={self.notion!r}, "
@@ -349,6 +362,9 @@ class SubspaceResult:
             "default_sources": dict(self.default_sources),
             "margin": json_value(self.margin),
             "n_trials": self.n_trials,
+            "grounds": dict(self.grounds),
+            "thresholds": {k: json_value(v) for k, v in self.thresholds.items()},
+            "confidence": self.confidence,
         }
 
     def to_frame(self) -> Any:
@@ -529,7 +545,7 @@ def suggest_subspace(
     margin = risk_margin * gain
 
     ranked = sorted(space.names, key=lambda n: (-importance[n], -imp_top[n]))
-    keep, reasons = _decide(
+    keep, reasons, grounds = _decide(
         ranked, risks, chosen, sources, importance=importance, imp_all=imp_all,
         imp_top=imp_top, imp_default=imp_default, threshold=threshold,
         threshold_all=threshold_all, margin=margin, gain=gain, confidence=confidence,
@@ -540,6 +556,8 @@ def suggest_subspace(
         importance_top=imp_top,
         importance_default=imp_default, notion=notion, null_importance=null, risks=risks, defaults=dict(chosen),
         default_sources=sources, margin=float(margin), n_trials=history.n_trials,
+        grounds=grounds, thresholds={"all": float(threshold_all), "capped": float(threshold)},
+        confidence=float(confidence),
     )
 
 
@@ -588,15 +606,16 @@ def _decide(
     imp_default: Mapping[str, float], threshold: float, threshold_all: float,
     margin: float, gain: float, confidence: float, overall: bool, min_keep: int,
     top_n: int, top_quantile: float,
-) -> tuple[list[str], dict[str, str]]:
+) -> tuple[list[str], dict[str, str], dict[str, str]]:
     """Step 2 of :func:`suggest_subspace`: keep or fix each parameter, most important
-    first, with the reason in words."""
+    first, with the reason in words and as a word (``SubspaceResult.grounds``)."""
     origin = {"given": "given", "space": "the space's default",
               "data": f"most frequent in the best {top_n} trials",
               "inactive": f"inactive in all of the best {top_n} trials: the middle of its "
                           "range, or its first choice"}
     keep: list[str] = []
     reasons: dict[str, str] = {}
+    grounds: dict[str, str] = {}
     for name in ranked:
         risk = risks[name]
         upper = risk.quantile(confidence)
@@ -616,9 +635,11 @@ def _decide(
                    else f"kept to keep at least {min_keep}")
             keep.append(name)
             reasons[name] = f"kept ({why}): {numbers}"
+            grounds[name] = "important" if important else "risky" if risky else "min_keep"
         else:
             reasons[name] = f"fixed (unimportant and safe to fix): {numbers}"
-    return keep, reasons
+            grounds[name] = "safe"
+    return keep, reasons, grounds
 
 
 def _with_shadows(

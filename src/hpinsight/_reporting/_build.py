@@ -33,6 +33,9 @@ __all__ = ["Report", "report"]
 MAX_PARAMS_FOR_PAIRS = 12
 #: Monte Carlo samples behind each PDP of a report.
 PDP_SAMPLES = 500
+#: Name and version of the JSON document :meth:`Report.to_dict` returns. The version
+#: goes up when a key is removed or changes meaning; new keys may appear within a version.
+SCHEMA = "hpinsight.report/1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +133,15 @@ class Report:
         return frame
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe representation of every number the report shows."""
+        """JSON-safe representation of every number the report shows.
+
+        The same document whether written by :meth:`save`, ``hpinsight report --json``
+        or the demo; its first key, ``"schema"``, names it and its version
+        (``SCHEMA``). The README lists the keys.
+        """
         trial_id, config, value = self.history.best()
         return {
+            "schema": SCHEMA,
             "title": self.title,
             "source": self.source,
             "n_trials": self.history.n_trials,
