@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import optuna
@@ -24,9 +26,13 @@ def objective(t: optuna.Trial) -> float:
     return (math.log10(lr) + 2) ** 2 + (0.3 if opt == "sgd" else 0.0)
 
 
-def _report(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hpinsight", "report", *args],
+def _hpinsight(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hpinsight", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=300)
+
+
+def _report(*args: str) -> subprocess.CompletedProcess[str]:
+    return _hpinsight("report", *args)
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
@@ -48,14 +54,18 @@ def test_report_of_a_stored_study_and_clear_failures(
         storage.engine.dispose()
 
     target = tmp_path / "out" / "report.html"
+    target.parent.mkdir()  # --out never creates folders
     done = _report("--storage", url, "--study", "r", "--out", str(target), "--n-trees", "16")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"report: {target.resolve()}"
-    assert "fANOVA of all trials" in done.stderr  # the progress bar, on stderr
-    assert "step/s" in done.stderr or "s/step" in done.stderr
+    # stderr is a pipe, not a terminal: one log line per step, no progress bar
+    assert "INFO: fANOVA of all trials ...\n" in done.stderr
+    assert "INFO: writing the report to report.html ...\n" in done.stderr
+    assert "\r" not in done.stderr
     page = target.read_text(encoding="utf-8")
     assert "study &#x27;r&#x27;" in page
-    assert len(re.findall(r'src="data:image/png;base64,', page)) >= 5
+    # figures embedded in the page: inline SVG (or PNG data URLs, as earlier versions wrote)
+    assert len(re.findall(r'<svg[\s>]|src="data:image/png;base64,', page)) >= 5
 
     missing = _report("--storage", url, "--study", "nope", "--out", str(tmp_path / "x.html"))
     assert missing.returncode == 1
@@ -67,3 +77,26 @@ def test_report_of_a_stored_study_and_clear_failures(
     bad = _report("--storage", str(tmp_path / "no-such-journal.log"), "--study", "r")
     assert bad.returncode == 1
     assert "neither an RDB URL" in bad.stderr
+    # --out -: the JSON document and nothing else on stdout
+    piped = _report("--storage", url, "--study", "r", "--json", "--out", "-", "--top", "1",
+                    "--surrogate", "forest", "--n-trees", "8")
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["schema"] == "hpinsight.report/1"
+    assert "report: " not in piped.stderr
+
+
+@pytest.mark.parametrize("command", ["report", "watch"])
+def test_a_mistyped_sqlite_path_creates_nothing(command: str, tmp_path: Path) -> None:
+    done = _hpinsight(command, "--storage", "sqlite:///no/such.db", "--study", "x",
+                      *(["--once"] if command == "watch" else []), cwd=tmp_path)
+    assert done.returncode == 1
+    assert "the SQLite file 'no/such.db'" in done.stderr
+    assert "does not exist" in done.stderr
+    assert "--storage reads an existing study" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_version() -> None:
+    done = _hpinsight("--version")
+    assert done.returncode == 0
+    assert done.stdout == f"hpinsight {version('hpinsight')}\n"

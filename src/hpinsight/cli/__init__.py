@@ -18,6 +18,7 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .. import __version__  # the installed distribution's, from importlib.metadata
     from . import _report, _risk, _watch
 
     parser = argparse.ArgumentParser(
@@ -25,6 +26,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Which hyperparameters matter, how they act, and which you can stop tuning.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debugging details")
+    parser.add_argument("--version", action="version", version=f"hpinsight {__version__}",
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _watch.add_parser(sub)
     _report.add_parser(sub)
@@ -46,7 +49,15 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     -------
     int
         Exit status: 0 on success (also after Ctrl-C in ``watch``), 1 when
-        the storage or study cannot be opened, 2 for usage errors.
+        the storage, study or SMAC run cannot be opened (a missing SQLite or
+        journal file, a file that is not a journal, a folder that is not one
+        SMAC run) or the result cannot be written, 2 for usage errors
+        (including ``--out`` in a folder that does not exist).
+
+    Notes
+    -----
+    ``--help`` and ``--version`` print to ``sys.stdout`` and raise
+    ``SystemExit(0)``, as argparse does.
     """
     args = _parser().parse_args(argv)
     out = stdout if stdout is not None else sys.stdout

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import shlex
 from pathlib import Path
 from typing import Any, TextIO
 
 from .._optional import import_optional
+from ._progress import Progress
 
 __all__ = ["add_parser"]
 
@@ -26,10 +29,13 @@ def add_parser(sub: Any) -> None:
     src.add_argument("--storage", help="Optuna storage: an RDB URL or a journal file path")
     src.add_argument("--study", help="Optuna study name (with --storage)")
     src.add_argument("--smac-run", type=Path, metavar="PATH",
-                     help="a SMAC run folder (<output_directory>/<name>/<seed>)")
-    p.add_argument("--out", type=Path, default=None,
-                   help="the file to write (default: hpinsight-report.html, or "
-                        "hpinsight-report.json with --json; an existing file is replaced)")
+                     help="the folder of one SMAC run (<output_directory>/<name>/<seed>, "
+                          "holding runhistory.json); for a folder that is not a run the "
+                          "command lists the runs below it and exits with status 1")
+    p.add_argument("--out", default=None, metavar="PATH",
+                   help="the file to write, in an existing folder (default: "
+                        "hpinsight-report.html, or hpinsight-report.json with --json; an "
+                        "existing file is replaced); '-' writes the report to stdout")
     p.add_argument("--json", action="store_true", help="write JSON for machines instead of HTML")
     p.add_argument("--top", type=int, default=3, help="parameters shown in detail (3)")
     p.add_argument("--objective", type=int, default=None, help="objective index (multi-objective)")
@@ -54,13 +60,21 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.top < 1 or args.n_trees < 1 or args.seed < 0:
         _logger.error("--top and --n-trees must be at least 1, --seed at least 0.")
         return 2
-    if args.out is not None and args.json and args.out.suffix.lower() != ".json":
-        _logger.error("--json writes JSON: give --out a .json path (got %s).", args.out)
-        return 2
-    if args.out is not None and args.out.is_dir():
-        _logger.error("--out %s is a folder; give a file path, e.g. %s.", args.out,
-                      args.out / ("report.json" if args.json else "report.html"))
-        return 2
+    # None: the report goes to stdout (--out -), and nothing else does
+    target = None if args.out == "-" else Path(
+        args.out or ("hpinsight-report.json" if args.json else "hpinsight-report.html"))
+    if target is not None:
+        if args.json and target.suffix.lower() != ".json":
+            _logger.error("--json writes JSON: give --out a .json path (got %s).", target)
+            return 2
+        if target.is_dir():
+            _logger.error("--out %s is a folder; give a file path, e.g. %s.", target,
+                          target / ("report.json" if args.json else "report.html"))
+            return 2
+        if not target.parent.exists():
+            _logger.error("the folder of --out (%s) does not exist; create it first "
+                          "(mkdir -p %s).", target.parent, shlex.quote(str(target.parent)))
+            return 2
     try:
         history, where = _load(args)
     except _UsageError as exc:  # e.g. a multi-objective study without --objective
@@ -69,50 +83,33 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     except Exception as exc:  # a bad URL, a missing study or folder: say which, exit 1
         _logger.error("%s", exc)
         return 1
-    target = args.out or Path("hpinsight-report.json" if args.json else "hpinsight-report.html")
     if not args.json:
         import_optional("matplotlib", "hpinsight report")
     # fANOVA twice, one PDP per shown parameter, the subspace, writing
-    bar = _Progress(total=4 + min(args.top, len(history.space)))
+    bar = Progress(total=4 + min(args.top, len(history.space)), logger=_logger)
     try:
         rep = report(history, label=where, top=args.top,
                      surrogate=args.surrogate, n_trees=args.n_trees, seed=args.seed,
                      progress=bar.step)
-        bar.step(f"writing {target.name}")
+        bar.step("writing the report" + ("" if target is None else f" to {target.name}"))
+        if target is None:
+            text = (json.dumps(rep.to_dict(), indent=2, allow_nan=False) if args.json
+                    else rep.html())
+            out.write(text if text.endswith("\n") else text + "\n")
+            out.flush()
+            return 0
         path = rep.save(target)
     except HPInsightError as exc:
         _logger.error("%s: %s", where, exc)
         return 1
     except OSError as exc:
-        _logger.error("cannot write %s: %s", target, exc)
+        _logger.error("cannot write %s: %s", "the report to stdout" if target is None else target,
+                      exc)
         return 1
     finally:
         bar.close()
     out.write(f"report: {path.resolve()}\n")
     return 0
-
-
-class _Progress:
-    """A progress bar on stderr (tqdm, which comes with Optuna), else one log line per step."""
-
-    def __init__(self, total: int) -> None:
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            self._bar = None
-        else:
-            self._bar = tqdm(total=total, unit="step", leave=False, dynamic_ncols=True)
-
-    def step(self, what: str) -> None:
-        if self._bar is None:
-            _logger.info("%s ...", what)
-        else:
-            self._bar.set_description(what)
-            self._bar.update(1)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
 
 
 class _UsageError(Exception):
@@ -125,6 +122,9 @@ def _load(args: argparse.Namespace) -> tuple[Any, str]:
     if args.smac_run is not None:
         if not args.smac_run.exists():
             raise FileNotFoundError(f"no SMAC run at {str(args.smac_run)!r}")
+        problem = _smac_run_problem(args.smac_run)
+        if problem:
+            raise FileNotFoundError(problem)
         return (TrialHistory.from_smac(args.smac_run, objective=args.objective),
                 f"SMAC run {args.smac_run}")
     optuna = import_optional("optuna", "hpinsight report --storage")
@@ -143,3 +143,32 @@ def _load(args: argparse.Namespace) -> tuple[Any, str]:
         raise _UsageError(problem)
     return (TrialHistory.from_optuna(study, objective=args.objective),
             f"study {args.study!r} ({_describe(args.storage)})")
+
+
+#: Runs listed when --smac-run names a folder holding several.
+_MAX_LISTED = 10
+
+
+def _smac_run_problem(path: Path) -> str | None:
+    """Why ``path`` is not the folder of one SMAC run; None when it is one.
+
+    A run folder holds ``runhistory.json`` (as ``find_run_folder`` of the SMAC adapter
+    recognises one). ``TrialHistory.from_smac`` also accepts a parent holding exactly one
+    run and walks down to it; the command line reads only the folder it is given, so that
+    a report never bears the name of a folder whose run was not the one meant.
+    """
+    if path.is_dir() and (path / "runhistory.json").is_file():
+        return None
+    head = (f"{path} is not a SMAC run folder (a run folder, <output_directory>/<name>/"
+            "<seed>, holds runhistory.json, configspace.json and scenario.json)")
+    if not path.is_dir():
+        parent_is_run = (path.parent / "runhistory.json").is_file()
+        return head + (f"; pass the folder that holds it: --smac-run "
+                       f"{shlex.quote(str(path.parent))}" if parent_is_run else "")
+    runs = sorted(p.parent for p in path.glob("**/runhistory.json"))
+    if not runs:
+        return head + ", and there is no run below it either."
+    listed = "".join(f"\n  {shlex.quote(str(run))}" for run in runs[:_MAX_LISTED])
+    more = (f"\n  and {len(runs) - _MAX_LISTED} more" if len(runs) > _MAX_LISTED else "")
+    return (f"{head}. It holds {len(runs)} run{'s' if len(runs) > 1 else ''} below it; "
+            f"pass one of them to --smac-run:{listed}{more}")

@@ -19,6 +19,8 @@ import logging
 from pathlib import Path
 from typing import Any, TextIO
 
+from ._progress import draws_bars
+
 __all__ = ["add_parser"]
 
 _logger = logging.getLogger("hpinsight.cli")
@@ -79,7 +81,8 @@ def add_parser(sub: Any) -> None:
                    help="the JSON file to write (risk-experiment.json)")
     p.add_argument("--margin", type=float, default=0.01, help="non-inferiority margin (0.01)")
     p.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate (0.05)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (none is drawn either when stderr is not a terminal)")
     p.set_defaults(run=run)
 
 
@@ -100,9 +103,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return 2
     from ..experiments import tuning_risk_experiment
 
+    # the library draws a tqdm bar or nothing; into a log (stderr not a terminal), nothing
+    bar = not args.no_progress and draws_bars()
+    if not args.no_progress and not bar:
+        _logger.info("running the experiment (no progress bar: stderr is not a terminal) ...")
     try:
-        experiment = tuning_risk_experiment(estimator, space, datasets,
-                                            progress=not args.no_progress, **options)
+        experiment = tuning_risk_experiment(estimator, space, datasets, progress=bar,
+                                            **options)
         stats = experiment.statistics(margin=args.margin, alpha=args.alpha)
     except (HPInsightError, ValueError, TypeError) as exc:
         _logger.error("%s", exc)

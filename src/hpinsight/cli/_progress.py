@@ -1,0 +1,76 @@
+"""Progress of a long command: a bar on a terminal, log lines anywhere else.
+
+A progress bar redraws itself with ``\\r``; in a log file or a CI log that is one
+ever-growing line of garbage. So a bar is drawn only when stderr is a terminal; otherwise
+each step is one log line. :func:`draws_bars` is the rule, shared by every subcommand.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any, TextIO
+
+__all__ = ["Progress", "draws_bars"]
+
+
+def draws_bars(stream: TextIO | None = None) -> bool:
+    """Whether a progress bar may be drawn on ``stream``: only when it is a terminal.
+
+    Parameters
+    ----------
+    stream : text stream, optional
+        Where the bar would go (default: ``sys.stderr`` at the time of the call).
+
+    Returns
+    -------
+    bool
+        True when ``stream`` is a TTY; False for files, pipes, captured streams and
+        closed or detached ones.
+    """
+    stream = sys.stderr if stream is None else stream
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # no isatty, or a closed stream
+        return False
+
+
+class Progress:
+    """The steps of a command: a tqdm bar on a terminal, else one log line per step.
+
+    Parameters
+    ----------
+    total : int
+        Steps expected (for the bar; the log lines do not need it).
+    logger : logging.Logger
+        Where the steps are logged (at INFO) when no bar is drawn.
+    stream : text stream, optional
+        Where the bar goes (default: ``sys.stderr``).
+    """
+
+    def __init__(self, total: int, *, logger: logging.Logger,
+                 stream: TextIO | None = None) -> None:
+        self._logger = logger
+        self._bar: Any = None
+        stream = sys.stderr if stream is None else stream
+        if draws_bars(stream):
+            try:
+                from tqdm import tqdm  # comes with Optuna
+            except ImportError:
+                pass
+            else:
+                self._bar = tqdm(total=total, unit="step", leave=False, dynamic_ncols=True,
+                                 file=stream)
+
+    def step(self, what: str) -> None:
+        """Start the step ``what`` (a short description)."""
+        if self._bar is None:
+            self._logger.info("%s ...", what)
+        else:
+            self._bar.set_description(what)
+            self._bar.update(1)
+
+    def close(self) -> None:
+        """Remove the bar (no-op without one)."""
+        if self._bar is not None:
+            self._bar.close()

@@ -1,0 +1,183 @@
+"""What the command line reads and writes: storages, SMAC run folders, ``--out``, ``--version``.
+
+Reading never creates anything; a path that is not what the option expects is named with
+what it is not and what to pass instead.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import shutil
+import sqlite3
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from hpinsight.cli import main
+
+SMAC_RUN = Path(__file__).parent / "data" / "smac20_run"
+
+
+@pytest.fixture(scope="module")
+def journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real Optuna journal file holding study 'j' (30 trials)."""
+    optuna = pytest.importorskip("optuna")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    path = tmp_path_factory.mktemp("journal") / "study.log"
+    storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(str(path)))
+    study = optuna.create_study(study_name="j", storage=storage,
+                                sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(lambda t: (math.log10(t.suggest_float("lr", 1e-4, 1.0, log=True)) + 2) ** 2
+                   + 0.1 * t.suggest_int("depth", 1, 8), n_trials=30)
+    return path
+
+
+def _storage_command(command: str, storage: str) -> list[str]:
+    if command == "watch":
+        return ["watch", "--storage", storage, "--study", "x", "--once"]
+    return ["report", "--storage", storage, "--study", "x", "--json", "--out", "r.json"]
+
+
+@pytest.mark.parametrize("command", ["report", "watch"])
+@pytest.mark.parametrize("relative", [False, True], ids=["absolute", "relative"])
+def test_a_missing_sqlite_file_is_named_and_not_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    command: str, relative: bool,
+) -> None:
+    pytest.importorskip("optuna")
+    monkeypatch.chdir(tmp_path)
+    db = Path("such.db") if relative else tmp_path / "such.db"
+    assert main(_storage_command(command, f"sqlite:///{db}")) == 1
+    err = capsys.readouterr().err
+    assert f"the SQLite file '{db}'" in err
+    assert "does not exist" in err
+    assert "--storage reads an existing study" in err
+    assert "Record does not exist" not in err
+    assert list(tmp_path.iterdir()) == []  # no database, no report
+
+
+@pytest.mark.parametrize("command", ["report", "watch"])
+def test_a_file_that_is_not_a_journal_says_what_it_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    command: str,
+) -> None:
+    pytest.importorskip("optuna")
+    monkeypatch.chdir(tmp_path)
+    Path("notes.md").write_text("# notes\n\nnot a study\n")
+    assert main(_storage_command(command, "notes.md")) == 1
+    err = capsys.readouterr().err
+    assert ("notes.md is not an Optuna journal file (its first line is not a JSON journal "
+            "record) and not a database URL") in err
+    assert "sqlite:///study.db" in err
+    assert "Expecting value" not in err
+    # an SQLite database given as a path: the URL to give instead
+    with sqlite3.connect("study.db") as con:
+        con.execute("CREATE TABLE t (x)")
+    con.close()
+    assert main(_storage_command(command, "study.db")) == 1
+    err = capsys.readouterr().err
+    assert "study.db is an SQLite database, not an Optuna journal file" in err
+    assert "sqlite:///study.db" in err
+    assert Path("notes.md").read_text() == "# notes\n\nnot a study\n"  # untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md", "study.db"]
+
+
+def test_a_real_journal_still_opens_and_out_dash_writes_only_json_to_stdout(
+    journal: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    assert main(["report", "--storage", str(journal), "--study", "j", "--json", "--out", "-",
+                 "--top", "1", "--surrogate", "forest", "--n-trees", "8"], stdout=out) == 0
+    data = json.loads(out.getvalue())
+    assert next(iter(data)) == "schema"
+    assert data["schema"] == "hpinsight.report/1"
+    assert data["n_trials"] == 30
+    captured = capsys.readouterr()
+    assert captured.out == ""  # nothing else on stdout
+    lines = (out.getvalue() + captured.err).splitlines()
+    assert not any(line.startswith("report: ") for line in lines)  # no "report: PATH" line
+    assert list(tmp_path.iterdir()) == []  # no hpinsight-report.json, no '-' file
+
+
+def test_out_dash_without_json_writes_the_html_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("ConfigSpace")
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    assert main(["report", "--smac-run", str(SMAC_RUN), "--out", "-", "--top", "1",
+                 "--surrogate", "forest", "--n-trees", "8"], stdout=out) == 0
+    page = out.getvalue()
+    assert page.lstrip().lower().startswith("<!doctype html")
+    assert page.rstrip().endswith("</html>")
+    assert capsys.readouterr().out == ""
+    assert list(tmp_path.iterdir()) == []  # no file named '-'
+
+
+def test_out_in_a_missing_folder_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "missing" / "deeper" / "r.json"
+    assert main(["report", "--smac-run", str(SMAC_RUN), "--json", "--out", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"the folder of --out ({target.parent}) does not exist; create it first" in err
+    assert not (tmp_path / "missing").exists()
+
+
+def _copy_run(to: Path) -> Path:
+    to.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(SMAC_RUN, to)
+    return to
+
+
+def test_smac_run_reads_only_the_folder_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outer = tmp_path / "outer"
+    run = _copy_run(outer / "smac3_output" / "exp" / "0")  # one run, two levels down
+    target = tmp_path / "r.json"
+    assert main(["report", "--smac-run", str(outer), "--json", "--out", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert f"{outer} is not a SMAC run folder" in err
+    assert "runhistory.json" in err
+    assert f"\n  {run}\n" in err  # the run below, to copy
+    assert not target.exists()
+    # a file of the run: its folder is suggested, not read
+    assert main(["report", "--smac-run", str(run / "runhistory.json"), "--json",
+                 "--out", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert f"{run / 'runhistory.json'} is not a SMAC run folder" in err
+    assert f"--smac-run {run}" in err
+    # a folder with nothing below it
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["report", "--smac-run", str(empty), "--json", "--out", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert f"{empty} is not a SMAC run folder" in err
+    assert "no run below it" in err
+    assert not target.exists()
+
+
+def test_smac_run_lists_at_most_ten_runs_below(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = [_copy_run(tmp_path / "out" / f"exp{i:02d}" / "0") for i in range(12)]
+    assert main(["report", "--smac-run", str(tmp_path / "out"), "--json",
+                 "--out", str(tmp_path / "r.json")]) == 1
+    err = capsys.readouterr().err
+    assert "It holds 12 runs below it" in err
+    listed = [line.strip() for line in err.splitlines() if line.startswith("  ")]
+    assert listed == [*map(str, runs[:10]), "and 2 more"]
+
+
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"hpinsight {version('hpinsight')}\n"
