@@ -358,7 +358,8 @@ def test_dataframe_input_equals_list_of_dicts():
     frame.loc[0, "x"] = 0.999  # the history holds its own copy
     X = from_frame.encoded()
     np.testing.assert_array_equal(X, from_rows.encoded())
-    assert from_frame.encoded() is X and not X.flags.writeable
+    assert from_frame.encoded() is X
+    assert not X.flags.writeable
 
 
 def test_the_gaussian_process_is_the_default_and_a_given_forest_is_decomposed_as_it_is():

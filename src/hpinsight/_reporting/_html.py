@@ -100,12 +100,10 @@ def render_html(report: Report) -> str:
 
     parts.append("<h2>What matters</h2>")
     parts.extend(_effects_table(report, spread))
-    n_effects = len(r.ranking())
-    shown = min(8, n_effects)
     parts.append('<div class="grid">' + figure(
         lambda ax: plotting.plot_importance(r, ax=ax, top=8, capped=report.capped),
-        (6.0, 4.0), f"Importance: the {shown} largest of {n_effects} effects, "
-                    f"all trials and the best {_quantile(report)}") + "</div>")
+        (6.0, 4.0), f"The largest effects (the title says how many of all), over all "
+                    f"trials and over the best {_quantile(report)}") + "</div>")
     held = _held(report)
     if held:
         parts.append('<p class="note">Held fixed by a restriction in some trials, so their '

@@ -14,6 +14,7 @@ from ._data import (
     pd2_plot_data,
     pd_plot_data,
     region_plot_data,
+    region_rules,
 )
 from ._importance import (
     plot_importance,
@@ -59,6 +60,7 @@ __all__ = [
     "plot_subspace",
     "plot_tuning_risk",
     "region_plot_data",
+    "region_rules",
     "risk_plot_data",
     "subspace_plot_data",
     "trajectory_plot_data",

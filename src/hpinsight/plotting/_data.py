@@ -7,12 +7,14 @@ backend could render the same data.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._params import Categorical
+from .._params import Categorical, Float, Int
 from ..exceptions import InvalidArgumentError
 from ._common import axis_of
 
@@ -21,9 +23,13 @@ if TYPE_CHECKING:
 
     from .._pdp import PartialDependenceResult
     from .._regions import RegionNode, RegionTree
+    from .._space import SearchSpace
 
 __all__ = ["CurveData", "PD2PlotData", "PDPlotData", "pd2_plot_data", "pd_plot_data",
-           "region_plot_data"]
+           "region_plot_data", "region_rules"]
+
+#: Choices a region's label lists before it only counts them.
+LISTED_CHOICES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +146,9 @@ def region_plot_data(
     Returns
     -------
     PDPlotData
-        The whole space's curve first, then the leaves left to right.
+        The whole space's curve first, then the leaves left to right, each labelled by
+        :func:`region_rules` and its share of the PDP's Monte Carlo samples (e.g.
+        ``"optimizer = adam and lr > 0.0142 (160 of 500 samples)"``).
     """
     pd = tree.pd
     if len(pd.params) != 1:
@@ -149,13 +157,106 @@ def region_plot_data(
     curves = [CurveData(label="all of the space", mean=pd.mean, lower=lower, upper=upper,
                         n_samples=pd.n_samples)]
     for leaf in tree.leaves():
-        where = " and ".join(leaf.conditions) or "all of the space"
+        where = " and ".join(region_rules(pd.space, leaf)) or "all of the space"
         low, high = leaf.confidence_band(level)
         curves.append(CurveData(
-            label=f"{where} (n={leaf.n_samples})", mean=leaf.mean, lower=low, upper=high,
-            n_samples=leaf.n_samples, highlight=leaf is highlight,
+            label=f"{where} ({leaf.n_samples} of {pd.n_samples} samples)", mean=leaf.mean,
+            lower=low, upper=high, n_samples=leaf.n_samples, highlight=leaf is highlight,
         ))
     return _assemble(pd, tuple(curves), level=level, ice=0, seed=None, marks=marks)
+
+
+def region_rules(space: SearchSpace | None, node: RegionNode) -> tuple[str, ...]:
+    """A region's conditions, one rule per parameter, short enough for a legend.
+
+    The splits on the path to ``node`` are intersected: ranges of a numerical parameter
+    become one interval (``"lr > 0.037"``, ``"0.0142 < lr <= 0.207"``; integers as
+    integers) and sets of choices their intersection (``"optimizer = adam"``,
+    ``"optimizer in {adam, sgd}"``, ``"arch not in {a, b}"``, or, for a long set,
+    how many: ``"arch in 109 of 200 choices"``).
+
+    Parameters
+    ----------
+    space : SearchSpace or None
+        The PDP's search space (None: the conditions as the tree wrote them).
+    node : RegionNode
+
+    Returns
+    -------
+    tuple of str
+        In the order the parameters were first split on.
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    >>> configs = space.sample(300, seed=0)
+    >>> y = [c["x"] * (c["z"] > 0.5) for c in configs]
+    >>> r = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, n_trees=8)
+    >>> pd = hp.partial_dependence(r, params="x", grid_size=5, n_samples=200, seed=0)
+    >>> tree = hp.confidence_split(pd, max_splits=3, min_improvement=0.0)
+    >>> leaf = tree.leaves()[1]
+    >>> leaf.conditions, region_rules(space, leaf)
+    (('z <= 0.4018', 'z > 0.3358'), ('0.336 < z <= 0.402',))
+    """
+    if space is None:
+        return tuple(node.conditions)
+    rules = []
+    for name, bound in node.bounds.items():
+        if name not in space.names:
+            return tuple(node.conditions)
+        param = space[name]
+        if isinstance(param, Categorical):
+            rule = _choices_rule(name, tuple(bound), param.choices)
+        else:
+            rule = _range_rule(name, float(bound[0]), float(bound[1]), param)
+        if rule:
+            rules.append(rule)
+    return tuple(rules)
+
+
+def _choices_rule(name: str, chosen: Sequence[Any], choices: Sequence[Any]) -> str:
+    def listed(values: Sequence[Any]) -> str:
+        return "{" + ", ".join(_short(v) for v in values) + "}"
+
+    if len(chosen) == len(choices):
+        return ""
+    if len(chosen) == 1:
+        return f"{name} = {_short(chosen[0])}"
+    if len(chosen) <= LISTED_CHOICES:
+        return f"{name} in {listed(chosen)}"
+    left_out = [c for c in choices if c not in chosen]
+    if len(left_out) == 1:
+        return f"{name} != {_short(left_out[0])}"
+    if len(left_out) <= LISTED_CHOICES - 1:
+        return f"{name} not in {listed(left_out)}"
+    return f"{name} in {len(chosen)} of {len(choices)} choices"
+
+
+def _range_rule(name: str, low: float, high: float, param: Float | Int) -> str:
+    # bounds: above ``low`` (strictly) when it is a split, up to ``high`` (inclusive)
+    has_low, has_high = low > param.low, high < param.high
+    if isinstance(param, Int):  # whole numbers: x > 45.3 is x > 45, x <= 45.3 is x <= 45
+        lo, hi = str(math.floor(low)), str(math.floor(high))
+    else:
+        lo, hi = f"{low:.3g}", f"{high:.3g}"
+        if lo == hi:  # close splits: the digits that tell them apart
+            lo, hi = f"{low:.6g}", f"{high:.6g}"
+    if has_low and has_high:
+        return f"{lo} < {name} <= {hi}"
+    if has_low:
+        return f"{name} > {lo}"
+    if has_high:
+        return f"{name} <= {hi}"
+    return ""
+
+
+def _short(value: Any, width: int = 14) -> str:
+    text = str(value)
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2  # cut in the middle: choices often share a prefix
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
 
 
 def _assemble(
@@ -186,7 +287,12 @@ def _assemble(
             positions[label] = float(value)
     return PDPlotData(param=name, x=x, tick_labels=ticks, log=log, curves=curves,
                       ice=ice_curves, marks=positions, level=float(level),
-                      ylabel=f"partial dependence ({result.surrogate})")
+                      ylabel=f"partial dependence ({_surrogate_name(result.surrogate)})")
+
+
+def _surrogate_name(kind: str) -> str:
+    """Short enough for a vertical axis label of a short figure."""
+    return "GP" if kind.startswith("gaussian process") else _short(kind, 16)
 
 
 @dataclass(frozen=True, slots=True)

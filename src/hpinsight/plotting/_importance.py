@@ -8,7 +8,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._common import MARK_STYLES, OTHER_MARK, axis_of, new_axes, style_axes_2d
+from .._params import Categorical
+from ._common import (
+    MANY_CHOICES,
+    MARK_STYLES,
+    OTHER_MARK,
+    axis_of,
+    category_label,
+    category_order,
+    legend_above,
+    new_axes,
+    set_category_ticks,
+    set_log_axis,
+    set_title,
+    style_axes_2d,
+)
 from ._importance_data import (
     importance_plot_data,
     marginal_of,
@@ -45,7 +59,8 @@ def plot_importance(
         Main effects and, when computed (``max_order=2``), interactions.
     ax : matplotlib Axes, optional
     top : int, default=10
-        Effects shown, most important on top.
+        Effects shown, most important on top; the title says so when there are more
+        (``"Importance: top 8 of 21 effects"``).
     capped : FanovaResult, optional
         A capped analysis (e.g. ``fanova(..., cap_quantile=0.25)``), drawn beside each bar.
 
@@ -80,7 +95,9 @@ def plot_importance(
     ax.set_xlim(left=0.0)
     spread = "draws" if result.surrogate == "gp" else "trees"
     ax.set_xlabel(f"fraction of variance (mean ± std over {spread})")
-    ax.set_title("Importance")
+    shown = len(data.labels)
+    set_title(ax, "Importance" if shown >= data.n_effects
+              else f"Importance: top {shown} of {data.n_effects} effects")
     return ax
 
 
@@ -98,9 +115,13 @@ def plot_marginal(
     name : str, optional
     ax : matplotlib Axes, optional
     marks : mapping of str to value, optional
-        Native values to mark, e.g. ``{"default": ..., "incumbent": ...}``.
+        Native values to mark, e.g. ``{"default": ..., "incumbent": ...}``; the legend
+        sits in a row above the axes, where it covers nothing.
     grid_size : int, default=100
-        Grid points (FanovaResult only; a MarginalResult keeps its grid).
+        Grid points of a numerical parameter (FanovaResult only; a MarginalResult keeps
+        its grid). A categorical parameter gets all its choices: points with error bars,
+        sorted by their mean when there are more than 20, and only as many named as fit
+        (the x label says so).
 
     Returns
     -------
@@ -110,25 +131,35 @@ def plot_marginal(
     name = m.params[0]
     data = marginal_plot_data(m, marks=marks)
     ax = new_axes(ax, "plot_marginal", (5.0, 3.4))
+    label = name
     if data.tick_labels is not None:  # points, not bars: differences matter, not zero
-        ax.errorbar(data.x, data.mean, yerr=[data.mean - data.lower, data.upper - data.mean],
-                    fmt="o", color="tab:blue", capsize=4, label="mean ± std")
+        order = category_order(data.mean)  # many choices: sorted by the marginal
+        x = np.empty(data.x.size)
+        x[order] = np.arange(data.x.size, dtype=np.float64)
+        many = x.size > MANY_CHOICES
+        ax.errorbar(x, data.mean, yerr=[data.mean - data.lower, data.upper - data.mean],
+                    fmt="o", color="tab:blue", capsize=0 if many else 4,
+                    markersize=2.5 if many else 6.0, linewidth=1.0 if many else 1.5,
+                    label="mean ± std")
         ax.set_xlim(-0.5, len(data.x) - 0.5)
-        ax.set_xticks(data.x)
-        ax.set_xticklabels(list(data.tick_labels))
+        named = set_category_ticks(ax, "x", [data.tick_labels[j] for j in order])
+        param = None if m.space is None else m.space[name]
+        label = category_label(name, x.size, len(param.choices) if isinstance(
+            param, Categorical) else None, named, "mean" if many else None)
+        positions = {mark: float(x[round(pos)]) for mark, pos in data.marks.items()}
     else:
         ax.plot(data.x, data.mean, color="tab:blue", label="mean ± std")
         ax.fill_between(data.x, data.lower, data.upper, color="tab:blue", alpha=0.25,
                         linewidth=0)
         if data.log:
-            ax.set_xscale("log")
-    for label, pos in data.marks.items():
-        color, style = MARK_STYLES.get(label, OTHER_MARK)
-        ax.axvline(pos, color=color, linestyle=style, linewidth=1.2, label=label)
-    ax.set_xlabel(name)
+            set_log_axis(ax, "x", data.x)
+        positions = data.marks
+    for mark, pos in positions.items():
+        color, style = MARK_STYLES.get(mark, OTHER_MARK)
+        ax.axvline(pos, color=color, linestyle=style, linewidth=1.2, label=mark)
+    ax.set_xlabel(label, wrap=True)
     ax.set_ylabel(f"predicted {'objective' if result.cap_value is None else 'capped objective'}")
-    ax.set_title(f"Marginal of {name}")
-    ax.legend(fontsize="small")
+    legend_above(ax, f"Marginal of {name}")  # above the axes: it covers nothing drawn
     return ax
 
 
@@ -147,7 +178,9 @@ def plot_interaction(
         Parameters on the x and y axes.
     ax : matplotlib Axes, optional
     grid_size : int, default=40
-        Grid points per parameter (FanovaResult only).
+        Grid points per parameter (FanovaResult only); a categorical parameter with
+        more choices shows that many of them, evenly thinned, and names only as many as
+        fit (the axis label says so).
 
     Returns
     -------
@@ -158,13 +191,18 @@ def plot_interaction(
     ax = new_axes(ax, "plot_interaction", (5.4, 4.2))
     (x, xt, xlog), (y, yt, ylog) = (axis_of(None if m.space is None else m.space[name], grid)
                                     for name, grid in zip(m.params, m.grid, strict=True))
-    mesh = ax.pcolormesh(x, y, m.mean.T, shading="nearest", cmap="viridis")
+    mesh = ax.pcolormesh(x, y, m.mean.T, shading="nearest", cmap="viridis", rasterized=True)
     ax.figure.colorbar(mesh, ax=ax, label="predicted objective")
-    style_axes_2d(ax, x, y, (xt, yt), (xlog, ylog))
-    ax.set_xlabel(first)
-    ax.set_ylabel(second)
-    ax.set_title(f"Joint marginal of {first} and {second}")
+    style_axes_2d(ax, x, y, (xt, yt), (xlog, ylog), (first, second),
+                  (_n_choices(m.space, first), _n_choices(m.space, second)))
+    set_title(ax, f"Joint marginal of {first} and {second}")
     return ax
+
+
+def _n_choices(space: Any, name: str) -> int | None:
+    """A categorical parameter's number of choices (None: not categorical, or unknown)."""
+    param = None if space is None else space[name]
+    return len(param.choices) if isinstance(param, Categorical) else None
 
 
 def plot_importance_history(snapshots: Sequence[Any], *, ax: Any = None, top: int = 5) -> Any:
@@ -190,7 +228,7 @@ def plot_importance_history(snapshots: Sequence[Any], *, ax: Any = None, top: in
     ax.set_xlabel("trials")
     ax.set_ylabel("fraction of variance")
     ax.set_ylim(bottom=0.0)
-    ax.set_title("Importance while the study ran")
+    set_title(ax, "Importance while the study ran")
     ax.legend(fontsize="small")
     return ax
 
@@ -220,7 +258,7 @@ def plot_tuning_risk(result: TuningRiskResult, *, ax: Any = None) -> Any:
                         for p, ok in zip(data.params, data.non_inferior, strict=True)])
     ax.invert_yaxis()
     ax.set_xlabel("relative tuning risk (fixed - tuned) / tuned, mean ± std")
-    ax.set_title("Tuning risk of fixing each parameter at its default")
+    set_title(ax, "Tuning risk of fixing each parameter at its default")
     ax.legend(fontsize="small")
     return ax
 
@@ -280,5 +318,5 @@ def plot_subspace(result: SubspaceResult, *, ax: Any = None) -> Any:
     cost.set_xlabel("cost of fixing (objective units)")
     ax.invert_yaxis()  # shared with the twin: kept parameters on top
     ax.legend(handles=[bars, risk, margin], fontsize="small", loc="lower right")
-    ax.set_title("Which parameters to keep tuning", pad=28)
+    set_title(ax, "Which parameters to keep tuning", pad=28)
     return ax

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from .._params import Categorical
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ._common import axis_of
 
@@ -45,6 +46,8 @@ class ImportancePlotData:
     capped_mean, capped_std : ndarray of shape (n,) or None
         The same effects in a capped analysis (Sec. 3.3), side by side.
     capped_label : str
+    n_effects : int
+        Effects ranked, of which ``labels`` are the first (0: not known).
     """
 
     labels: tuple[str, ...]
@@ -53,6 +56,7 @@ class ImportancePlotData:
     capped_mean: NDArray[np.float64] | None
     capped_std: NDArray[np.float64] | None
     capped_label: str
+    n_effects: int = 0
 
 
 def importance_plot_data(
@@ -72,7 +76,8 @@ def importance_plot_data(
     -------
     ImportancePlotData
     """
-    ranked = result.ranking()[:top]
+    ranking = result.ranking()
+    ranked = ranking[:top]
     labels = tuple(" x ".join(imp.params) for imp in ranked)
     mean = np.array([imp.mean for imp in ranked])
     std = np.array([imp.std for imp in ranked])
@@ -86,7 +91,7 @@ def importance_plot_data(
         label = (f"best {capped.cap_quantile:.0%} (capped)" if capped.cap_quantile is not None
                  else "capped")
     return ImportancePlotData(labels=labels, mean=mean, std=std, capped_mean=cmean,
-                              capped_std=cstd, capped_label=label)
+                              capped_std=cstd, capped_label=label, n_effects=len(ranking))
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +135,8 @@ def marginal_plot_data(
     name : str, optional
         Required with a FanovaResult.
     grid_size : int, default=100
-        Grid points (FanovaResult only; a MarginalResult keeps its own grid).
+        Grid points of a numerical parameter (FanovaResult only; a MarginalResult keeps
+        its own grid). A categorical parameter gets all its choices.
     marks : mapping of str to value, optional
         Native values to mark, e.g. ``{"default": 0.1, "incumbent": 0.03}``; values
         outside the parameter's range or choices are left out.
@@ -166,7 +172,11 @@ def marginal_of(
     caller: str,
 ) -> MarginalResult:
     """The marginal of ``names`` from a FanovaResult, or ``result`` itself if it is one
-    (checked to have ``len(names)`` parameters, and ``names`` where given)."""
+    (checked to have ``len(names)`` parameters, and ``names`` where given).
+
+    A one-parameter marginal of a categorical parameter has all its choices, whatever
+    ``grid_size`` (a grid thins them evenly).
+    """
     # told apart by behaviour, not class: only an analysis computes marginals
     if not hasattr(result, "marginal"):
         given = tuple(n for n in names if n is not None)
@@ -181,8 +191,13 @@ def marginal_of(
         example = "'lr'" if len(names) == 1 else "'lr', 'momentum'"
         raise InvalidArgumentTypeError(f"{caller} needs {len(names)} parameter name(s) with a FanovaResult, "
                         f"e.g. {caller}(result, {example}).")
-    return cast("FanovaResult", result).marginal(*[n for n in names if n is not None],
-                                                 grid_size=grid_size)
+    fan = cast("FanovaResult", result)
+    wanted = [n for n in names if n is not None]
+    if len(wanted) == 1 and wanted[0] in fan.space.names:
+        param = fan.space[wanted[0]]
+        if isinstance(param, Categorical):  # one parameter: every choice, however many
+            grid_size = max(grid_size, len(param.choices))
+    return fan.marginal(*wanted, grid_size=grid_size)
 
 
 @dataclass(frozen=True, slots=True)

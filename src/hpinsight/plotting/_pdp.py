@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._params import Categorical
 from ..exceptions import InvalidArgumentError
-from ._common import MARK_STYLES, OTHER_MARK, new_axes, style_axes_2d
+from ._common import (
+    MANY_CHOICES,
+    MARK_STYLES,
+    OTHER_MARK,
+    category_label,
+    category_order,
+    legend_above,
+    legend_entries,
+    new_axes,
+    set_category_ticks,
+    set_log_axis,
+    set_title,
+    style_axes_2d,
+)
 from ._data import PD2PlotData, PDPlotData, pd2_plot_data, pd_plot_data, region_plot_data
 
 if TYPE_CHECKING:
@@ -32,7 +47,8 @@ def plot_partial_dependence(
     Parameters
     ----------
     result : PartialDependenceResult
-        One parameter: the PD line with a shaded band (error bars for categoricals),
+        One parameter: the PD line with a shaded band (error bars for categoricals;
+        more than 20 choices are sorted by their PD and only as many named as fit),
         on a log axis for log parameters. Two parameters: a heatmap of the PD with
         contour lines of its standard deviation.
     ax : matplotlib Axes, optional
@@ -70,11 +86,10 @@ def plot_partial_dependence(
             raise InvalidArgumentError("plot_partial_dependence draws ICE curves and marks for "
                              "one-parameter PDPs only; a two-parameter PDP is a heatmap of "
                              "the PD with contours of its std. Leave out 'ice' and 'marks'.")
-        _draw_2d(ax, pd2_plot_data(result))
+        _draw_2d(ax, pd2_plot_data(result), (_n_choices(result, 0), _n_choices(result, 1)))
         return ax
     data = pd_plot_data(result, level=level, ice=ice, seed=seed, marks=marks)
-    _draw_1d(ax, data)
-    ax.set_title(f"Partial dependence of {data.param}")
+    _draw_1d(ax, data, f"Partial dependence of {data.param}", _n_choices(result))
     return ax
 
 
@@ -91,7 +106,10 @@ def plot_regions(
     Parameters
     ----------
     tree : RegionTree
-        From :func:`~hpinsight.confidence_split` of a one-parameter PDP.
+        From :func:`~hpinsight.confidence_split` of a one-parameter PDP. Each region is
+        labelled with one rule per parameter (its splits intersected, see
+        :func:`~hpinsight.plotting.region_plot_data`) and its share of the PDP's Monte
+        Carlo samples, in a legend beside the axes.
     ax : matplotlib Axes, optional
     level : float, default=0.95
     highlight : RegionNode or configuration, optional
@@ -120,7 +138,7 @@ def plot_regions(
     >>> len(ax.get_lines()) >= 3
     True
     """
-    ax = new_axes(ax, "plot_regions", (6.5, 3.8))
+    ax = new_axes(ax, "plot_regions", (8.5, 3.6))
     marks = dict(marks or {})
     node = highlight
     if isinstance(highlight, dict):
@@ -133,61 +151,121 @@ def plot_regions(
             marks.setdefault("incumbent", highlight[name])
     data = region_plot_data(tree, level=level, highlight=node,  # type: ignore[arg-type]
                             marks=marks)
-    _draw_1d(ax, data)
-    ax.set_title(f"Partial dependence of {data.param} by confidence region")
+    _draw_1d(ax, data, f"Partial dependence of {data.param} by confidence region",
+             _n_choices(tree.pd))
     return ax
 
 
-def _draw_1d(ax: Any, data: PDPlotData) -> None:
+def _draw_1d(ax: Any, data: PDPlotData, title: str, n_choices: int | None = None) -> None:
+    """One-parameter PD curves (and regions' curves) with their bands, marks and legend.
+
+    ``n_choices``: the categorical parameter's number of choices, when its grid holds
+    only some of them (said in the x label).
+    """
     categorical = data.tick_labels is not None
+    regions = len(data.curves) > 1
     any_highlight = any(c.highlight for c in data.curves)
+    x = data.x
+    order = np.arange(x.size)
+    if categorical:  # many choices: drawn sorted by the (first) curve
+        order = category_order(data.curves[0].mean)
+        x = np.empty(x.size)
+        x[order] = np.arange(x.size, dtype=np.float64)
+    many = categorical and x.size > MANY_CHOICES
     for row in data.ice:
-        ax.plot(data.x, row, color="0.75", linewidth=0.6, zorder=1)
-    colors = iter(["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown",
-                   "tab:pink", "tab:olive", "tab:cyan"])
+        ax.plot(x, row, color="0.75", linewidth=0.6, zorder=1)
+    colors = itertools.cycle(["tab:blue", "tab:orange", "tab:green", "tab:purple",
+                              "tab:brown", "tab:pink", "tab:olive", "tab:cyan"])
+    wrap = 30 if _axes_inches(ax) >= 5.5 else 22
     for i, curve in enumerate(data.curves):
-        color = "black" if i == 0 and len(data.curves) > 1 else next(colors)
-        width = 2.6 if curve.highlight else (1.2 if i == 0 and len(data.curves) > 1 else 1.8)
-        label = curve.label + ("  ← incumbent's region" if curve.highlight else "")
+        color = "black" if i == 0 and regions else next(colors)
+        width = 2.6 if curve.highlight else (1.2 if i == 0 and regions else 1.8)
+        label = _legend_label(curve.label, curve.highlight, wrap) if regions else curve.label
         if categorical:
-            offset = 0.0 if len(data.curves) == 1 else (i - (len(data.curves) - 1) / 2) * 0.12
-            ax.errorbar(data.x + offset, curve.mean,
+            offset = 0.0 if not regions else (i - (len(data.curves) - 1) / 2) * 0.12
+            ax.errorbar(x + offset, curve.mean,
                         yerr=[curve.mean - curve.lower, curve.upper - curve.mean],
-                        fmt="o", color=color, capsize=3, linewidth=width, label=label, zorder=3)
+                        fmt="o", color=color, capsize=0 if many else 3,
+                        markersize=2.5 if many else 6.0,
+                        linewidth=min(width, 1.0) if many else width, label=label, zorder=3)
         else:
-            ax.plot(data.x, curve.mean, color=color, linewidth=width, label=label, zorder=3)
-            if len(data.curves) == 1 or curve.highlight or (i == 0 and not any_highlight):
+            ax.plot(x, curve.mean, color=color, linewidth=width, label=label, zorder=3)
+            if not regions or curve.highlight or (i == 0 and not any_highlight):
                 # regions: shade the whole space's band, or the emphasized region's only
-                ax.fill_between(data.x, curve.lower, curve.upper, color=color,
-                                alpha=0.25 if curve.highlight or len(data.curves) == 1
-                                else 0.12, linewidth=0, zorder=2)
+                ax.fill_between(x, curve.lower, curve.upper, color=color,
+                                alpha=0.25 if curve.highlight or not regions else 0.12,
+                                linewidth=0, zorder=2)
             elif not any_highlight:
-                ax.plot(data.x, curve.lower, color=color, linewidth=0.7, linestyle=":")
-                ax.plot(data.x, curve.upper, color=color, linewidth=0.7, linestyle=":")
+                ax.plot(x, curve.lower, color=color, linewidth=0.7, linestyle=":")
+                ax.plot(x, curve.upper, color=color, linewidth=0.7, linestyle=":")
     for label, pos in data.marks.items():
         color, style = MARK_STYLES.get(label, OTHER_MARK)
-        ax.axvline(pos, color=color, linestyle=style, linewidth=1.2, label=label, zorder=4)
+        where = x[round(pos)] if categorical else pos
+        ax.axvline(where, color=color, linestyle=style, linewidth=1.2, label=label, zorder=4)
     if data.log:
-        ax.set_xscale("log")
+        set_log_axis(ax, "x", data.x)
+    label = data.param
     if categorical:
-        ax.set_xticks(data.x)
-        ax.set_xticklabels(list(data.tick_labels or ()))
-    ax.set_xlabel(data.param)
+        ax.set_xlim(-0.5, x.size - 0.5)
+        named = set_category_ticks(ax, "x", [(data.tick_labels or ())[j] for j in order])
+        label = category_label(data.param, x.size, n_choices, named,
+                               "partial dependence" if many else None)
+    ax.set_xlabel(label, wrap=True)
     ax.set_ylabel(data.ylabel)
-    if len(data.curves) > 1:  # region labels are long: beside the axes
-        ax.legend(fontsize="small", title=f"{data.level:.0%} band", title_fontsize="small",
-                  loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    band = f"{data.level:.0%} band"
+    if regions:  # region labels are long: beside the axes, wrapped, the axes keep the width
+        set_title(ax, title)
+        ax.legend(*legend_entries(ax), fontsize="small", title=band, title_fontsize="small",
+                  loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+                  handlelength=1.5, labelspacing=0.6)
     else:
-        ax.legend(fontsize="small", title=f"{data.level:.0%} band", title_fontsize="small")
+        legend_above(ax, title, legend_title=band)
 
 
-def _draw_2d(ax: Any, data: PD2PlotData) -> None:
-    mesh = ax.pcolormesh(data.x, data.y, data.mean, shading="nearest", cmap="viridis")
+def _axes_inches(ax: Any) -> float:
+    """The axes' width in inches before any layout."""
+    return float(ax.get_position().width * ax.get_figure().get_figwidth())
+
+
+def _legend_label(label: str, highlight: bool, width: int) -> str:
+    """A region's legend entry on lines of about ``width`` characters: its rules (broken
+    between rules only), its share of samples, and whether it is the incumbent's."""
+    head, sep, count = label.rpartition(" (")
+    if not sep or not count.endswith("samples)"):
+        head, count = label, ""
+    lines: list[str] = []
+    current = ""
+    for rule in head.split(" and "):
+        joined = f"{current} and {rule}" if current else rule
+        if current and len(joined) > width:
+            lines.append(current + " and")
+            current = rule
+        else:
+            current = joined
+    if count:
+        if len(current) + len(count) + 2 <= width:
+            current = f"{current} ({count}"
+        else:
+            lines.append(current)
+            current = f"({count}"
+    lines.append(current)
+    if highlight:
+        lines.append("← incumbent's region")
+    return "\n".join(lines)
+
+
+def _n_choices(result: PartialDependenceResult, k: int = 0) -> int | None:
+    """Choices of the PDP's ``k``-th parameter if categorical (None otherwise)."""
+    param = result.space[result.params[k]]
+    return len(param.choices) if isinstance(param, Categorical) else None
+
+
+def _draw_2d(ax: Any, data: PD2PlotData, totals: tuple[int | None, int | None]) -> None:
+    mesh = ax.pcolormesh(data.x, data.y, data.mean, shading="nearest", cmap="viridis",
+                         rasterized=True)
     ax.figure.colorbar(mesh, ax=ax, label="partial dependence")
     if np.ptp(data.std) > 0:
         lines = ax.contour(data.x, data.y, data.std, colors="white", linewidths=0.8)
         ax.clabel(lines, fontsize="x-small", fmt="sd %.2g")
-    style_axes_2d(ax, data.x, data.y, data.tick_labels, data.log)
-    ax.set_xlabel(data.params[0])
-    ax.set_ylabel(data.params[1])
-    ax.set_title(f"Partial dependence of {data.params[0]} and {data.params[1]}")
+    style_axes_2d(ax, data.x, data.y, data.tick_labels, data.log, data.params, totals)
+    set_title(ax, f"Partial dependence of {data.params[0]} and {data.params[1]}")
