@@ -113,6 +113,10 @@ def test_the_demo_report_is_legible_at_1400_px(demo_page: Path, tmp_path: Path) 
     # the answer comes first, and the knob that does nothing is called so
     answer = dom.split('class="answer"')[1].split("</div>")[0]
     assert "No effect found:</b> data_shuffle_seed" in answer
+    lines = {m.group(1): m.group(2) for m in re.finditer(r"<b>([^<]+):</b>([^<]*)", answer)}
+    nothing = re.findall(r"\w+", lines["No effect found"].split("(")[0].replace(" and ", " "))
+    keep = lines.get("Keep tuning", "")
+    assert not [n for n in nothing if n in keep]  # never "no effect" and "keep tuning" at once
 
     shot = tmp_path / "report.png"
     subprocess.run([browser, *FLAGS, f"--screenshot={shot}", f"--window-size={WIDTH},2400",

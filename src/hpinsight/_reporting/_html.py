@@ -205,9 +205,15 @@ def _summary(report: Report) -> list[str]:
         fixed = [f"{esc(n)} (at {esc(fmt_value(v, quote=True))})" for n, v in sub.fixed.items()]
         lines.append(f"<b>You can stop tuning:</b> {_names(fixed)}." if fixed else
                      "<b>You can stop tuning:</b> none of the parameters yet.")
-        if sub.keep:
-            lines.append(f"<b>Keep tuning:</b> {_names([esc(n) for n in sub.keep])}. "
-                         "Why, parameter by parameter, is below.")
+        unsafe = [n for n in sub.keep if sub.grounds.get(n) == "risky"]
+        keep = [esc(n) for n in sub.keep if n not in unsafe]
+        if keep:
+            lines.append(f"<b>Keep tuning:</b> {_names(keep)}.")
+        if unsafe:
+            lines.append(f"<b>Not yet safe to fix:</b> {_names([esc(n) for n in unsafe])} "
+                         "(little or no effect, but the model cannot yet rule out that fixing "
+                         "it costs more than allowed; more trials will tell).")
+        lines.append("Why, parameter by parameter, is below.")
     return ['<div class="answer">' + "".join(f"<p>{line}</p>" for line in lines) + "</div>"]
 
 
@@ -291,7 +297,8 @@ def _advice_row(report: Report, name: str) -> str:
     assert sub is not None
     record = report.history.sampling
     keep = name in sub.keep
-    suggestion = "keep tuning" if keep else "fix at " + esc(fmt_value(sub.fixed[name], quote=True))
+    suggestion = ("fix at " + esc(fmt_value(sub.fixed[name], quote=True)) if not keep
+                  else "keep tuning for now" if sub.grounds.get(name) == "risky" else "keep tuning")
     sentence = _sentence(report, name)
     css = "keep" if keep else "fix"
     if record is not None and name in record.fixed:
@@ -426,7 +433,7 @@ def _capped(report: Report, params: tuple[str, ...]) -> str:
 
 def _quantile(report: Report) -> str:
     q = report.capped.cap_quantile
-    return f"{q:.0%}" if q is not None else "trials"
+    return f"{100 * q:.0f} %" if q is not None else "trials"
 
 
 def _snippet(report: Report) -> str:
