@@ -209,7 +209,8 @@ def table(results: dict[str, dict[str, dict[str, Any]]], tools: list[str]) -> st
                 if cell in MEMORY_TARGET_MIB:
                     text += f", {r['peak_rss_mib']:.0f} MiB"
                 if tool in PEERS and ref:
-                    text += f" ({r['seconds'] / ref:.0f}x)"
+                    ratio = r["seconds"] / ref
+                    text += f" ({ratio:.0f}x)" if ratio >= 10 else f" ({ratio:.2g}x)"
                 cells.append(text)
         what = "main effects" if order == 1 else "all pairs"
         limit = f"< {target:.0f} s" + (f", < {MEMORY_TARGET_MIB[cell] / 1024:.0f} GB" if cell in MEMORY_TARGET_MIB else "")

@@ -103,8 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     if sub is not None:
         fixed = ", ".join(f"{n} (at {v:.4g})" if isinstance(v, float) else f"{n} (at {v!r})"
                           for n, v in sub.fixed.items()) or "none yet"
-        print(f"\nyou can stop tuning: {fixed}\nkeep tuning: {', '.join(sub.keep)} "
-              "(why: in the report)")
+        unsafe = [n for n in sub.keep if sub.grounds[n] == "risky"]
+        print(f"\nyou can stop tuning: {fixed}\n"
+              f"keep tuning: {', '.join(n for n in sub.keep if n not in unsafe)}")
+        if unsafe:
+            print(f"not yet safe to fix: {', '.join(unsafe)} (why: in the report)")
     print(f"\nmomentum was active in {result.n_trials - result.n_inactive['momentum']} trials "
           "(SGD only); no trial was dropped.")
     print(f"report: {page.resolve()}  (open it in a browser)\njson:   {path.resolve()}\n"
