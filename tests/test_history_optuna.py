@@ -250,3 +250,35 @@ def test_study_without_complete_trials_is_a_clear_error() -> None:
         hp.TrialHistory.from_optuna(study)
     with pytest.raises(TypeError, match="load_study"):
         hp.TrialHistory.from_optuna("sqlite:///x.db")
+
+
+@pytest.mark.parametrize("surrogate", ["gp", "forest"])
+def test_define_by_run_conditions_reach_the_pdp_regions(surrogate: str) -> None:
+    """A parameter suggested only under SGD gets its condition in the result's space, so
+    regions never split on it where it does not exist and the best trial has a region."""
+    optuna = pytest.importorskip("optuna")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+    def objective(t: Any) -> float:
+        lr = t.suggest_float("lr", 1e-4, 1.0, log=True)
+        opt = t.suggest_categorical("optimizer", ["sgd", "adam"])
+        momentum = t.suggest_float("momentum", 0.0, 0.99) if opt == "sgd" else 0.9
+        return (math.log10(lr) + 2) ** 2 + (0.9 - momentum) ** 2 + 0.2 * (opt == "sgd")
+
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(objective, n_trials=80)
+    history = hp.TrialHistory.from_optuna(study)
+    assert not history.space.conditions  # Optuna knows no conditions
+    result = hp.fanova(history, surrogate=surrogate, n_trees=16, seed=0)
+    (cond,) = result.space.conditions
+    assert (cond.child, cond.parent) == ("momentum", "optimizer")
+    tree = hp.confidence_split(hp.partial_dependence(result, "lr", n_samples=200, seed=0),
+                               max_splits=4)
+    for leaf in tree.leaves():
+        for rule in leaf.conditions:
+            if rule.startswith("momentum"):  # only inside the SGD side
+                assert any(r.startswith("optimizer") and "sgd" in r and "adam" not in r
+                           for r in leaf.conditions)
+    adam = next(t.params for t in study.trials if t.params["optimizer"] == "adam")
+    assert tree.leaf_for(adam) is not None  # no momentum needed
+    assert tree.leaf_for(study.best_params) is not None

@@ -274,6 +274,8 @@ class FanovaResult:
     Attributes
     ----------
     space : SearchSpace
+        The history's space, plus the conditions its trials imply for parameters that
+        are inactive in some trials but have none (Optuna's define-by-run studies).
     subsets : tuple of tuple of str
         The effects computed: all subsets of size 1 to ``max_order``.
     variances : ndarray of shape (n_trees, n_subsets)
@@ -727,7 +729,7 @@ def fanova(
         fit_r2 = model.oob_r2
     names = space.names
     result = FanovaResult(
-        space=space,
+        space=_with_inferred_conditions(space, X),
         subsets=tuple(tuple(names[j] for j in s) for s in index_subsets),
         variances=readonly(variances),
         tree_variances=readonly(tree_var),
@@ -754,6 +756,19 @@ def fanova(
             stacklevel=2,
         )
     return result
+
+
+def _with_inferred_conditions(space: SearchSpace, X: NDArray[np.float64]) -> SearchSpace:
+    """``space`` with the conditions its trials imply, for parameters that are inactive in
+    some trials but have no condition (Optuna's define-by-run studies, where ``momentum``
+    is suggested only under SGD). The result's marginals, partial dependence and regions
+    then respect them: a region never splits on a parameter where it does not exist.
+    The decomposition itself is the same either way (see ``_gp_blocks``)."""
+    if not np.isnan(X).any():
+        return space
+    from ._gp_blocks import _infer_conditions
+
+    return _infer_conditions(space, X) or space
 
 
 @dataclass(frozen=True, slots=True)
