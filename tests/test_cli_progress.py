@@ -101,4 +101,40 @@ def test_risk_experiment_draws_no_bar_into_a_log(
     assert main(["risk-experiment", str(config), "--out", str(tmp_path / "r.json")]) == 0
     err = capsys.readouterr().err
     assert "\r" not in err
-    assert "no progress bar: stderr is not a terminal" in err
+    lines = [line for line in err.splitlines() if " fits (" in line]
+    assert lines  # the log gets progress lines instead of a bar
+    last = {}
+    for line in lines:  # per stage, the counts rise and the last line is the whole stage
+        stage, counts = line.removeprefix("INFO: ").split(": ", 1)
+        done, total = (int(x) for x in counts.split(" fits")[0].split(" of "))
+        assert done > last.get(stage, (0, 0))[0]
+        last[stage] = (done, total)
+    assert all(done == total for done, total in last.values())
+
+
+def test_a_callable_gets_each_stage_and_its_fits() -> None:
+    pytest.importorskip("optuna")
+    from sklearn.datasets import load_iris, load_wine
+    from sklearn.tree import DecisionTreeClassifier
+
+    import hpinsight as hp
+    from hpinsight.experiments import tuning_risk_experiment
+
+    calls: list[tuple[str, int, int]] = []
+    space = hp.SearchSpace([hp.Int("max_depth", 1, 4)])
+    data = {"iris": load_iris(return_X_y=True), "wine": load_wine(return_X_y=True)}
+    tuning_risk_experiment(DecisionTreeClassifier(random_state=0), space, data,
+                           n_default_configs=4, default_top_n=2,
+                           default_folds=2, n_iter=2, outer_folds=2, inner_folds=2, seeds=1,
+                           progress=lambda *a: calls.append(a), random_state=0)
+    assert calls
+    stages = dict.fromkeys(c[0] for c in calls)
+    assert len(stages) >= 2
+    for stage in stages:
+        done = [d for s, d, _ in calls if s == stage]
+        total = {t for s, _, t in calls if s == stage}
+        assert done == sorted(done)
+        assert len(total) == 1
+        assert done[-1] == total.pop()
+    with pytest.raises(hp.exceptions.InvalidArgumentTypeError, match="callable"):
+        tuning_risk_experiment(DecisionTreeClassifier(), space, data, progress="yes")

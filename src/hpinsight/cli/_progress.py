@@ -11,7 +11,7 @@ import logging
 import sys
 from typing import Any, TextIO
 
-__all__ = ["Progress", "draws_bars"]
+__all__ = ["Progress", "StageLog", "draws_bars"]
 
 
 def draws_bars(stream: TextIO | None = None) -> bool:
@@ -74,3 +74,38 @@ class Progress:
         """Remove the bar (no-op without one)."""
         if self._bar is not None:
             self._bar.close()
+
+
+class StageLog:
+    """A ``progress(desc, done, total)`` callable that logs a long stage's progress in
+    steps of ``every`` (a fraction of the stage), with the time taken and an estimate of
+    the time left: a progress bar for logs.
+
+    Parameters
+    ----------
+    logger : logging.Logger
+        Where the lines go (INFO).
+    every : float, default=0.05
+        Log when the stage has advanced by this fraction since the last line (and at its end).
+    """
+
+    def __init__(self, logger: logging.Logger, every: float = 0.05) -> None:
+        self._logger, self._every = logger, every
+        self._stage: str | None = None
+        self._started = 0.0
+        self._last = 0.0
+
+    def __call__(self, desc: str, done: int, total: int) -> None:
+        import time
+
+        now = time.monotonic()
+        if desc != self._stage:
+            self._stage, self._started, self._last = desc, now, 0.0
+        share = done / total if total else 1.0
+        if share - self._last < self._every and done < total:
+            return
+        self._last = share
+        elapsed = now - self._started
+        left = elapsed * (total - done) / done if done else float("nan")
+        self._logger.info("%s: %d of %d fits (%.0f %%), %.0f s, about %.0f s left",
+                          desc, done, total, 100 * share, elapsed, left)

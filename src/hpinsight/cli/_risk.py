@@ -19,7 +19,7 @@ import logging
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._progress import draws_bars
+from ._progress import StageLog, draws_bars
 
 __all__ = ["add_parser"]
 
@@ -103,12 +103,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return 2
     from ..experiments import tuning_risk_experiment
 
-    # the library draws a tqdm bar or nothing; into a log (stderr not a terminal), nothing
-    bar = not args.no_progress and draws_bars()
-    if not args.no_progress and not bar:
-        _logger.info("running the experiment (no progress bar: stderr is not a terminal) ...")
+    # a bar on a terminal; into a log (stderr not a terminal), a line every 5 % of a stage
+    progress: Any = (False if args.no_progress else True if draws_bars()
+                     else StageLog(_logger))
     try:
-        experiment = tuning_risk_experiment(estimator, space, datasets, progress=bar,
+        experiment = tuning_risk_experiment(estimator, space, datasets, progress=progress,
                                             **options)
         stats = experiment.statistics(margin=args.margin, alpha=args.alpha)
     except (HPInsightError, ValueError, TypeError) as exc:

@@ -343,7 +343,7 @@ def tuning_risk_experiment(
     seeds: int | Sequence[int] = 10,
     scoring: str | Callable[..., float] = "accuracy",
     n_jobs: int | None = None,
-    progress: bool = True,
+    progress: bool | Callable[[str, int, int], None] = True,
     random_state: int | None = 0,
     client: Any = None,
     store: str | Path | None = None,
@@ -392,8 +392,11 @@ def tuning_risk_experiment(
     n_jobs : int, optional
         Runs executed in parallel by joblib (``-1``: all cores; ``None``: one, unless a
         ``joblib.parallel_config`` says otherwise). The results do not depend on it.
-    progress : bool, default=True
-        Show a progress bar on stderr (needs ``tqdm``; silently none without it).
+    progress : bool or callable, default=True
+        Show a progress bar on stderr (needs ``tqdm``; silently none without it). A
+        callable is called instead as ``progress(desc, done, total)`` each time a job
+        finishes, with the fits done and expected in the current stage ``desc`` (for a
+        log, or a progress display of your own).
     random_state : int, optional
         Seeds everything; the same value gives the same experiment. ``None`` draws fresh
         entropy, recorded in ``settings["random_state"]``.
@@ -555,9 +558,10 @@ def _validate(
         if n_jobs == 0:
             raise InvalidArgumentError(f"The 'n_jobs' parameter of {_FUNC} must be a positive int, -1 "
                              "(all cores) or None. Got 0 instead.")
-    if not isinstance(progress, bool | np.bool_):
-        raise InvalidArgumentTypeError(f"The 'progress' parameter of {_FUNC} must be True or False. Got "
-                        f"{progress!r} instead.")
+    if not (isinstance(progress, bool | np.bool_) or callable(progress)):
+        raise InvalidArgumentTypeError(f"The 'progress' parameter of {_FUNC} must be True, False or a "
+                                       f"callable progress(desc, done, total). Got {progress!r} "
+                                       "instead.")
     seed_list = _check_seeds(seeds)
     tested = _check_params(params, space)
     data = _check_datasets(datasets, outer_folds)
@@ -895,7 +899,7 @@ class _Runner:
     """Where and how the experiment's jobs run (see :mod:`._execution`)."""
 
     n_jobs: int | None
-    progress: bool
+    progress: bool | Callable[[str, int, int], None]
     client: Any
     store: FitStore | None
 
@@ -928,8 +932,23 @@ class _NoBar:
         pass
 
 
+class _Reporter:
+    """Counts finished fits and hands them to a user's ``progress(desc, done, total)``."""
+
+    def __init__(self, report: Callable[[str, int, int], None], total: int, desc: str) -> None:
+        self.report, self.total, self.desc, self.done = report, total, desc, 0
+
+    def update(self, n: int) -> None:
+        self.done += n
+        self.report(self.desc, self.done, self.total)
+
+
 @contextlib.contextmanager
-def _progress_bar(enabled: bool, total: int, desc: str) -> Iterator[Any]:
+def _progress_bar(enabled: bool | Callable[[str, int, int], None], total: int,
+                  desc: str) -> Iterator[Any]:
+    if callable(enabled):
+        yield _Reporter(enabled, total, desc)
+        return
     bar: Any = None
     if enabled:
         try:
