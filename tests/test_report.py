@@ -282,3 +282,11 @@ def test_a_sampling_record_is_checked_and_survives_pickling() -> None:
     again = pickle.loads(pickle.dumps(history))
     assert again.sampling == record
     assert again.sampling.held("x") == 2
+
+
+def test_the_stop_tuning_rule_uses_the_reports_quantile(history):
+    rep = hp.report(history, cap_quantile=0.1, top=1, surrogate="forest", n_trees=8)
+    same = hp.suggest_subspace(history, top_quantile=0.1, surrogate="forest", n_trees=8, seed=0)
+    assert rep.subspace is not None
+    assert rep.subspace.margin == same.margin  # the margin is a share of the best 10 %'s spread
+    assert rep.subspace.defaults == same.defaults

@@ -299,7 +299,7 @@ def report(
         try:
             from .._subspace import suggest_subspace
 
-            found = suggest_subspace(history, **opts)
+            found = suggest_subspace(history, top_quantile=cap_quantile, **opts)
         except HPInsightError as exc:
             notes.append(f"No subspace suggestion: {exc}")
     return Report(
