@@ -1,7 +1,7 @@
 """Render a :class:`~hpinsight._reporting.Report` as one self-contained HTML page.
 
 No computation happens here: figures are drawn from the report's results with the
-plotting layer and embedded as base64 PNG, so the page needs no network and no files.
+plotting layer and embedded as inline SVG, so the page needs no network and no files.
 The page's frame and style live in ``report.html`` and ``report.css`` beside this
 module; the sections are built here from the report's data.
 """
