@@ -162,9 +162,12 @@ def root(col: _Column, ell: float, u: NDArray[np.float64]) -> NDArray[np.float64
     variances are ``|A v|^2`` and ``|A_j diag(v) A_k'|_F^2``, with no (n, n) matrix.
     """
     nodes = _nodes(col, ell)
-    if nodes is None:
-        return None
-    t, w = nodes
+    return None if nodes is None else _root_at(col, ell, u, *nodes)
+
+
+def _root_at(col: _Column, ell: float, u: NDArray[np.float64], t: NDArray[np.float64],
+             w: NDArray[np.float64]) -> NDArray[np.float64]:
+    """:func:`root` over the nodes ``t`` with weights ``w``, however many there are."""
     if col.categorical:
         K = np.where(t[:, None] == u[None, :], 1.0, math.exp(-0.5 / ell**2))
     else:
@@ -191,10 +194,10 @@ def _integrals(
         same = u[:, None] == u[None, :]
         W = np.where(same, (1.0 + (k - 1) * rho**2) / k, (2.0 * rho + (k - 2) * rho**2) / k)
         return z, W - np.outer(z, z)
-    if col.points is not None:
+    if col.points is not None:  # more values than a root is worth, but still a finite sum
         assert col.weights is not None
-        centred = np.exp(-0.5 * ((col.points[:, None] - u[None, :]) / ell) ** 2) - z
-        return z, centred.T @ (col.weights[:, None] * centred)
+        A = _root_at(col, ell, u, col.points, col.weights)
+        return z, A.T @ A
     m = 0.5 * (u[:, None] + u[None, :])
     diff = u[:, None] - u[None, :]
     W = np.exp(-(diff**2) / (4.0 * ell**2)) * (0.5 * ell * math.sqrt(math.pi)) * (erf((1.0 - m) / ell) + erf(m / ell))
