@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     if sub is not None:
         fixed = ", ".join(f"{n} (at {v:.4g})" if isinstance(v, float) else f"{n} (at {v!r})"
                           for n, v in sub.fixed.items()) or "none yet"
-        unsafe = [n for n in sub.keep if sub.grounds[n] == "risky"]
+        unsafe = sub.not_yet_safe
         print(f"\nyou can stop tuning: {fixed}\n"
               f"keep tuning: {', '.join(n for n in sub.keep if n not in unsafe)}")
         if unsafe:

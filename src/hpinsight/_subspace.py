@@ -289,6 +289,8 @@ class SubspaceResult:
         (the deciding notion), each the larger of the given threshold and the shadows'.
     confidence : float
         The quantile of the cost of fixing that had to stay below ``margin``.
+    top_n : int
+        How many of the best trials the data-driven defaults came from.
 
     Examples
     --------
@@ -324,6 +326,7 @@ class SubspaceResult:
     grounds: dict[str, str] = field(default_factory=dict)
     thresholds: dict[str, float] = field(default_factory=dict)
     confidence: float = 0.9
+    top_n: int = 0
 
     def __repr__(self) -> str:
         head = (f"SubspaceResult(n_trials={self.n_trials}, notion={self.notion!r}, "
@@ -337,6 +340,16 @@ class SubspaceResult:
         shown_keep = join_items(keep, room - min(len(full_fixed), room // 3))
         shown_fixed = join_items(fixed, room - len(shown_keep))
         return f"{head}{shown_keep}{middle}{shown_fixed}{tail}"
+
+    @property
+    def not_yet_safe(self) -> tuple[str, ...]:
+        """Kept parameters that matter too little to keep for their effect, but whose cost of
+        fixing is not yet shown to be small enough (``grounds`` "risky")."""
+        return tuple(n for n in self.keep if self.grounds.get(n) == "risky")
+
+    def default_origin(self, name: str) -> str:
+        """Where the default of ``name`` came from, in words."""
+        return default_origin(self.default_sources[name], self.top_n)
 
     def explain(self) -> str:
         """The reasons, one line per parameter, kept ones first."""
@@ -365,6 +378,7 @@ class SubspaceResult:
             "grounds": dict(self.grounds),
             "thresholds": {k: json_value(v) for k, v in self.thresholds.items()},
             "confidence": self.confidence,
+            "top_n": self.top_n,
         }
 
     def to_frame(self) -> Any:
@@ -557,7 +571,7 @@ def suggest_subspace(
         importance_default=imp_default, notion=notion, null_importance=null, risks=risks, defaults=dict(chosen),
         default_sources=sources, margin=float(margin), n_trials=history.n_trials,
         grounds=grounds, thresholds={"all": float(threshold_all), "capped": float(threshold)},
-        confidence=float(confidence),
+        confidence=float(confidence), top_n=top_n,
     )
 
 
@@ -609,10 +623,6 @@ def _decide(
 ) -> tuple[list[str], dict[str, str], dict[str, str]]:
     """Step 2 of :func:`suggest_subspace`: keep or fix each parameter, most important
     first, with the reason in words and as a word (``SubspaceResult.grounds``)."""
-    origin = {"given": "given", "space": "the space's default",
-              "data": f"most frequent in the best {top_n} trials",
-              "inactive": f"inactive in all of the best {top_n} trials: the middle of its "
-                          "range, or its first choice"}
     keep: list[str] = []
     reasons: dict[str, str] = {}
     grounds: dict[str, str] = {}
@@ -627,7 +637,7 @@ def _decide(
                    f"{threshold_all:.2f}), {imp_top[name]:.2f} among the best "
                    f"{top_quantile:.0%}{over_default} (threshold {threshold:.2f}); fixing it "
                    f"at {fmt_value(chosen[name], quote=True)} "
-                   f"({origin[sources[name]]}) costs "
+                   f"({default_origin(sources[name], top_n)}) costs "
                    f"{risk.mean:.3g} ± {risk.std:.3g} ({confidence:.0%} of trees: "
                    f"<= {upper:.3g}; margin {margin:.3g})")
         if important or risky or len(keep) < min_keep:
@@ -640,6 +650,14 @@ def _decide(
             reasons[name] = f"fixed (unimportant and safe to fix): {numbers}"
             grounds[name] = "safe"
     return keep, reasons, grounds
+
+
+def default_origin(source: str, top_n: int) -> str:
+    """Where a default came from, in words (``SubspaceResult.default_sources``)."""
+    return {"given": "given", "space": "the space's default",
+            "data": f"most frequent in the best {top_n} trials",
+            "inactive": f"inactive in all of the best {top_n} trials: the middle of its "
+                        "range, or its first choice"}[source]
 
 
 def _with_shadows(

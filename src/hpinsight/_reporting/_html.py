@@ -205,7 +205,7 @@ def _summary(report: Report) -> list[str]:
         fixed = [f"{esc(n)} (at {esc(fmt_value(v, quote=True))})" for n, v in sub.fixed.items()]
         lines.append(f"<b>You can stop tuning:</b> {_names(fixed)}." if fixed else
                      "<b>You can stop tuning:</b> none of the parameters yet.")
-        unsafe = [n for n in sub.keep if sub.grounds.get(n) == "risky"]
+        unsafe = sub.not_yet_safe
         keep = [esc(n) for n in sub.keep if n not in unsafe]
         if keep:
             lines.append(f"<b>Keep tuning:</b> {_names(keep)}.")
@@ -298,7 +298,7 @@ def _advice_row(report: Report, name: str) -> str:
     record = report.history.sampling
     keep = name in sub.keep
     suggestion = ("fix at " + esc(fmt_value(sub.fixed[name], quote=True)) if not keep
-                  else "keep tuning for now" if sub.grounds.get(name) == "risky" else "keep tuning")
+                  else "keep tuning for now" if name in sub.not_yet_safe else "keep tuning")
     sentence = _sentence(report, name)
     css = "keep" if keep else "fix"
     if record is not None and name in record.fixed:
@@ -359,12 +359,9 @@ def _details(report: Report, name: str) -> str:
     q = _quantile(report)
     notion = ("improvement over the default configuration" if sub.notion == "default"
               else f"the best {q} of trials")
-    origin = {"given": "given", "space": "the search space's default",
-              "data": f"the most frequent value among the best {q} of trials",
-              "inactive": "the middle of its range (it was inactive in all of the best trials)"}
     items = [
         f"Cost of fixing it at {fmt_value(sub.defaults[name], quote=True)} "
-        f"({origin.get(sub.default_sources.get(name, ''), 'chosen')}): {risk.mean:.3g} ± "
+        f"({sub.default_origin(name)}): {risk.mean:.3g} ± "
         f"{risk.std:.3g} in {report.history.objective_name}, at most "
         f"{risk.quantile(sub.confidence):.3g} in {sub.confidence:.0%} of the model's draws; "
         f"allowed: {sub.margin:.3g}.",
