@@ -714,9 +714,11 @@ def fanova(
     y, applied_cap = _capped_target(history.y, opts)
     index_subsets = [s for k in range(1, opts.max_order + 1)
                      for s in combinations(range(len(space)), k)]
+    conditioned = _with_inferred_conditions(space, X)
     model: Forest | GaussianProcessSurrogate
-    if opts.surrogate == "gp":
-        model = fit_gp(space, X, y, n_draws=opts.n_draws, seed=opts.seed, shadows=significance)
+    if opts.surrogate == "gp":  # its blocks need the conditions; inferred here once
+        model = fit_gp(conditioned, X, y, n_draws=opts.n_draws, seed=opts.seed,
+                       shadows=significance)
         variances, tree_var, tree_mean = decompose_gp(model, index_subsets)
         fit_r2 = model.loo_r2
     else:
@@ -729,7 +731,7 @@ def fanova(
         fit_r2 = model.oob_r2
     names = space.names
     result = FanovaResult(
-        space=_with_inferred_conditions(space, X),
+        space=conditioned,
         subsets=tuple(tuple(names[j] for j in s) for s in index_subsets),
         variances=readonly(variances),
         tree_variances=readonly(tree_var),
@@ -763,7 +765,8 @@ def _with_inferred_conditions(space: SearchSpace, X: NDArray[np.float64]) -> Sea
     some trials but have no condition (Optuna's define-by-run studies, where ``momentum``
     is suggested only under SGD). The result's marginals, partial dependence and regions
     then respect them: a region never splits on a parameter where it does not exist.
-    The decomposition itself is the same either way (see ``_gp_blocks``)."""
+    The Gaussian process infers the same conditions itself (``_gp_blocks``), so its
+    decomposition is the same either way; the forest's is fit on the space as given."""
     if not np.isnan(X).any():
         return space
     from ._gp_blocks import _infer_conditions
