@@ -66,52 +66,6 @@ def test_report_logs_steps_without_carriage_returns(
     assert steps[-1] == "INFO: writing the report to r.json ..."
 
 
-CONFIG = """
-[estimator]
-class = "sklearn.tree.DecisionTreeClassifier"
-params = { random_state = 0 }
-
-[space.max_depth]
-type = "int"
-low = 1
-high = 4
-
-[datasets]
-iris = "sklearn.datasets.load_iris"
-wine = "sklearn.datasets.load_wine"
-
-[experiment]
-n_iter = 2
-outer_folds = 2
-inner_folds = 2
-seeds = 1
-n_default_configs = 4
-default_top_n = 2
-default_folds = 2
-"""
-
-
-def test_risk_experiment_draws_no_bar_into_a_log(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    pytest.importorskip("optuna")
-    pytest.importorskip("tqdm")
-    config = tmp_path / "risk.toml"
-    config.write_text(CONFIG)
-    assert main(["risk-experiment", str(config), "--out", str(tmp_path / "r.json")]) == 0
-    err = capsys.readouterr().err
-    assert "\r" not in err
-    lines = [line for line in err.splitlines() if " fits (" in line]
-    assert lines  # the log gets progress lines instead of a bar
-    last = {}
-    for line in lines:  # per stage, the counts rise and the last line is the whole stage
-        stage, counts = line.removeprefix("INFO: ").split(": ", 1)
-        done, total = (int(x) for x in counts.split(" fits")[0].split(" of "))
-        assert done > last.get(stage, (0, 0))[0]
-        last[stage] = (done, total)
-    assert all(done == total for done, total in last.values())
-
-
 def test_a_callable_gets_each_stage_and_its_fits() -> None:
     pytest.importorskip("optuna")
     from sklearn.datasets import load_iris, load_wine

@@ -94,3 +94,24 @@ def test_help_shows_an_example_config(capsys) -> None:
     shown = capsys.readouterr().out
     assert "[estimator]" in shown
     assert 'store = "risk.sqlite"' in shown
+
+
+def test_risk_experiment_draws_no_bar_into_a_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("optuna")
+    pytest.importorskip("tqdm")
+    config = tmp_path / "risk.toml"
+    config.write_text(CONFIG.replace("{store}", str(tmp_path / "fits.sqlite")))
+    assert main(["risk-experiment", str(config), "--out", str(tmp_path / "r.json")]) == 0
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    lines = [line for line in err.splitlines() if " fits (" in line]
+    assert lines  # the log gets progress lines instead of a bar
+    last = {}
+    for line in lines:  # per stage, the counts rise and the last line is the whole stage
+        stage, counts = line.removeprefix("INFO: ").split(": ", 1)
+        done, total = (int(x) for x in counts.split(" fits")[0].split(" of "))
+        assert done > last.get(stage, (0, 0))[0]
+        last[stage] = (done, total)
+    assert all(done == total for done, total in last.values())
