@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -73,44 +74,9 @@ def mixed_gp():
 
 def test_decomposition_matches_brute_force_integration(mixed_gp) -> None:
     space, gp = mixed_gp
-    d = len(space)
-    subsets = [s for r in range(1, d + 1) for s in itertools.combinations(range(d), r)]
-    variances, total, means = decompose_gp(gp, subsets)
+    assert gp.additive_variance > 0  # the fit uses both parts of the kernel here
     nodes, weights = _measure_nodes()
-    mesh = np.meshgrid(*nodes, indexing="ij")
-    grid = np.column_stack([m.ravel() for m in mesh])
-    pred = gp.predict_per_tree(grid).reshape(gp.n_draws, *[n.size for n in nodes])
-    for b in range(gp.n_draws):
-        f = pred[b]
-        f0 = _expect(f, weights, tuple(range(d))).item()
-        assert means[b] == pytest.approx(f0, rel=1e-10, abs=1e-10)
-        tot = _expect((f - f0) ** 2, weights, tuple(range(d))).item()
-        assert total[b] == pytest.approx(tot, rel=1e-9)
-        comps: dict[tuple[int, ...], np.ndarray] = {(): np.full([1] * d, f0)}
-        for k, s in enumerate(subsets):
-            g = _expect(f, weights, tuple(a for a in range(d) if a not in s))
-            for t, c in comps.items():
-                if set(t) < set(s):
-                    g = g - c
-            comps[s] = g
-            v = _expect(np.broadcast_to(g, f.shape) ** 2, weights, tuple(range(d))).item()
-            assert abs(variances[b, k] - v) <= 1e-9 * tot, s
-        # all effects together are the whole variance
-        assert variances[b].sum() == pytest.approx(total[b], rel=1e-9)
-
-
-def test_marginal_matches_brute_force(mixed_gp) -> None:
-    space, gp = mixed_gp
-    nodes, weights = _measure_nodes()
-    mesh = np.meshgrid(*nodes, indexing="ij")
-    grid = np.column_stack([m.ravel() for m in mesh])
-    pred = gp.predict_per_tree(grid).reshape(gp.n_draws, *[n.size for n in nodes])
-    for cols in ((0,), (2, 3)):
-        exact = gp.marginal_per_draw(cols, [nodes[c] for c in cols])
-        others = tuple(a for a in range(len(space)) if a not in cols)
-        for b in range(gp.n_draws):
-            ref = np.squeeze(_expect(pred[b], weights, others))
-            np.testing.assert_allclose(exact[b], ref, rtol=1e-9, atol=1e-9)
+    _check_every_effect(gp, nodes, weights, space)
 
 
 def _additive_configs(seed: int = 0, n: int = 150):
@@ -306,7 +272,15 @@ def test_a_forest_has_no_null_and_its_verdicts_follow_the_spread() -> None:
 
 def _check_every_effect(gp, nodes, weights, space) -> None:
     """Every draw's mean, total variance, effects of every order and marginals against
-    brute-force integration of its predictions over the tensor grid ``nodes``."""
+    brute-force integration of its predictions over the tensor grid ``nodes``: for the
+    fitted model, for its product part alone and with its additive part five times as
+    heavy as the product part (the numbers must be exact for any weights)."""
+    units = len(gp.unit_members)
+    for additive in (gp.additive_variance, 0.0, 5.0 * gp.signal_variance * units):
+        _check_one_weighting(dataclasses.replace(gp, additive_variance=additive), nodes, weights, space)
+
+
+def _check_one_weighting(gp, nodes, weights, space) -> None:
     d = len(space)
     mesh = np.meshgrid(*nodes, indexing="ij")
     grid = np.column_stack([m.ravel() for m in mesh])
@@ -466,3 +440,94 @@ def test_root_of_discrete_and_categorical_columns_is_exact() -> None:
     A = root(_Column(True, 0.0, 1.0, 4, None, None), 0.7, codes)
     assert A is not None
     np.testing.assert_allclose(A.T @ A, Kc.T @ Kc / 4 - np.outer(zc, zc), atol=1e-14)
+
+
+def test_likelihood_gradient_matches_finite_differences() -> None:
+    # a block (m, g), an int and a categorical measured over its seen choices; every entry
+    # of theta, the additive variance included
+    from hpinsight._gp import _Likelihood, _neg_log_likelihood, _variance_nll, unit_members
+    from hpinsight._gp_blocks import conditional_blocks
+    from hpinsight._gp_kernel import _columns, _scaled
+
+    space = hp.SearchSpace(
+        [hp.Categorical("m", ["p", "q"]), hp.Float("g", 0.0, 2.0), hp.Int("k", 1, 5),
+         hp.Categorical("c", list("abcdef"))],
+        conditions=[hp.Condition("g", "m", values=["p"])],
+    )
+    configs = [c for c in space.sample(60, seed=5) if c["c"] != "f"][:40]
+    X = space.encode(configs)
+    y = np.random.default_rng(0).normal(size=len(configs))
+    blocks = conditional_blocks(space, X)
+    cols = _columns(space, X, keep={0})
+    assert cols[3].n_choices == 5  # "f" never seen
+    U = _scaled(cols, X)
+    units = unit_members(len(space), blocks)
+    assert units == ((0, 1), (2,), (3,))
+    theta = np.array([-0.3, 0.2, -1.0, 0.5, math.log(0.7), math.log(0.1), math.log(0.4)])
+    _, grad = _neg_log_likelihood(theta, cols, U, y, units)
+    h = 1e-6
+    numeric = [(_neg_log_likelihood(theta + e, cols, U, y, units)[0]
+                - _neg_log_likelihood(theta - e, cols, U, y, units)[0]) / (2 * h) for e in np.eye(7) * h]
+    np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-6)
+    Kt, Ku = _Likelihood(cols, U, units).kernels(np.exp(theta[:4]))
+    Kt, Ka = Kt.reshape(len(y), -1), Ku.mean(axis=0).reshape(len(y), -1)
+    value, grad3 = _variance_nll(theta[4:], Kt, Ka, y)
+    assert value == pytest.approx(_neg_log_likelihood(theta, cols, U, y, units)[0]
+                                  - 0.5 * float((theta[:4] ** 2).sum()) / 1.5**2, rel=1e-12)
+    np.testing.assert_allclose(grad3, grad[4:], rtol=1e-10)
+
+
+def test_a_categorical_is_measured_over_the_choices_the_trials_contain() -> None:
+    # 20 choices, the trials hold 10 of them: the effect is integrated over those 10,
+    # exactly (brute force over them), and not shrunk by the 10 no trial says anything about
+    space = hp.SearchSpace([hp.Categorical("c", [f"v{i}" for i in range(20)]), hp.Float("x", 0.0, 1.0)])
+    rng = np.random.default_rng(0)
+    effect = np.sin(np.arange(20) * 1.7)
+    codes = rng.integers(0, 10, 120)
+    xs = rng.uniform(0, 1, 120)
+    configs = [{"c": f"v{k}", "x": float(x)} for k, x in zip(codes, xs, strict=True)]
+    y = effect[codes] + np.sin(3 * xs) + rng.normal(0, 0.05, 120)
+    gp = fit_gp(space, space.encode(configs), y, n_draws=2, seed=0)
+    assert gp.columns[0].n_choices == 10
+    gl = _gauss_legendre(0.0, 1.0)
+    _check_every_effect(gp, [np.arange(10, dtype=float), gl[0]], [np.full(10, 0.1), gl[1]], space)
+    # the truth over the choices tried: Var(effect) and Var(sin 3x) under their measures
+    v_c = float(effect[:10].var())
+    v_x = float(gl[1] @ np.sin(3 * gl[0]) ** 2 - (gl[1] @ np.sin(3 * gl[0])) ** 2)
+    r = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
+    assert r.importance("c").mean == pytest.approx(v_c / (v_c + v_x), abs=0.03)
+
+
+def test_posterior_sd_of_a_difference_matches_the_kernel_written_out() -> None:
+    # the kernel of the module docstring, written out here: s_p prod_j k_j + s_a mean_j k_j
+    space = hp.SearchSpace([hp.Float("x", 0.0, 2.0), hp.Categorical("c", ["a", "b", "c"]),
+                            hp.Float("z", 0.0, 1.0)])
+    configs = space.sample(40, seed=3)
+    y = np.array([math.sin(3 * c["x"]) * (1 + 2 * c["z"]) + (c["c"] == "b") for c in configs])
+    y = y + np.random.default_rng(0).normal(0.0, 0.1, len(y))
+    gp = fit_gp(space, space.encode(configs), y, n_draws=2, seed=0)
+    # any weights of the two parts are a valid model; both at work here
+    gp = dataclasses.replace(gp, signal_variance=max(gp.signal_variance, 0.3),
+                             additive_variance=max(gp.additive_variance, 0.5))
+    ell = gp.length_scales
+
+    def factors(P, Q):
+        num = [np.exp(-0.5 * ((P[:, j][:, None] - Q[:, j][None, :]) / ell[j]) ** 2) for j in (0, 2)]
+        cat = np.where(P[:, 1][:, None] == Q[:, 1][None, :], 1.0, math.exp(-0.5 / ell[1] ** 2))
+        return [num[0], cat, num[1]]
+
+    def k(P, Q):
+        f = factors(P, Q)
+        return gp.signal_variance * (f[0] * f[1] * f[2]) + gp.additive_variance * (f[0] + f[1] + f[2]) / 3
+
+    scale = np.array([2.0, 1.0, 1.0])  # encoded -> [0, 1]
+    A = space.encode(space.sample(5, seed=8))
+    B = space.encode(space.sample(5, seed=9))
+    Xt = gp.X[0]
+    K = k(Xt, Xt) + gp.noise_variance * np.eye(len(Xt))
+    a, b = A / scale, B / scale
+    D = k(a, Xt) - k(b, Xt)
+    prior = np.diag(k(a, a)) + np.diag(k(b, b)) - 2 * np.diag(k(a, b))
+    var = prior - np.einsum("mi,im->m", D, np.linalg.solve(K, D.T))
+    np.testing.assert_allclose(gp.difference_sd(A, B), gp.y_scale * np.sqrt(var), rtol=1e-6)
+    assert gp.difference_sd(A, A) == pytest.approx(np.zeros(5), abs=1e-6)

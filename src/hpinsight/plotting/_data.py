@@ -197,7 +197,7 @@ def region_rules(space: SearchSpace | None, node: RegionNode) -> tuple[str, ...]
     >>> tree = hp.confidence_split(pd, max_splits=3, min_improvement=0.0)
     >>> leaf = tree.leaves()[1]
     >>> leaf.conditions, region_rules(space, leaf)
-    (('z <= 0.4018', 'z > 0.3358'), ('0.336 < z <= 0.402',))
+    (('z <= 0.5842', 'z > 0.4927'), ('0.493 < z <= 0.584',))
     """
     if space is None:
         return tuple(node.conditions)
