@@ -236,3 +236,24 @@ def test_a_parameter_inactive_in_every_top_trial_says_so_in_its_reason():
     assert "inactive in all of the best" in sub.reasons["momentum"]
     assert "most frequent" not in sub.reasons["momentum"]
     assert sub.default_sources["x"] == "data"
+
+
+def test_a_gaussian_process_widens_the_cost_by_its_posterior_uncertainty():
+    # few trials: the draws (a bootstrap with the hyperparameters held) can agree on a cost
+    # the posterior is unsure of; the quantiles the rule uses carry that uncertainty
+    from hpinsight._subspace import _mixture_quantile
+
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(12, seed=1)
+    y = [math.sin(6 * c["x"]) + 0.3 * c["z"] for c in configs]
+    result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
+    risks = hp.surrogate_tuning_risk(result, {"x": 0.95, "z": 0.5}, seed=0)
+    for risk in risks.values():
+        assert risk.posterior_sd > 0
+        assert risk.std == pytest.approx(math.sqrt(risk.per_tree.var() + risk.posterior_sd**2))
+        assert risk.quantile(0.9) > np.quantile(risk.per_tree, 0.9)
+        assert risk.quantiles[0.9] == pytest.approx(risk.quantile(0.9))
+    # the mixture quantile: one value is a normal around it; many equal values the same
+    assert _mixture_quantile(np.array([0.0]), 1.0, 0.9) == pytest.approx(1.2815515655, abs=1e-9)
+    assert _mixture_quantile(np.full(4, 2.0), 0.5, 0.1) == pytest.approx(2.0 - 0.5 * 1.2815515655, abs=1e-9)
+    assert _mixture_quantile(np.array([1.0, 3.0]), 0.0, 0.5) == pytest.approx(2.0)

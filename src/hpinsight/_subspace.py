@@ -58,11 +58,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from scipy.optimize import brentq
+from scipy.special import ndtr
 
 from ._defaults import DefaultValues, default_values
 from ._encoding import active_mask, encode_value, measure_of, snap
 from ._fanova import FanovaResult, fanova
 from ._forest import impute_inactive
+from ._gp import GaussianProcessSurrogate
 from ._history import TrialHistory, as_history
 from ._optional import import_optional
 from ._params import Categorical, Float, Int
@@ -92,12 +95,19 @@ class SurrogateRisk:
     default : value
     mean, std : float
         Over trees, of ``tree(best fixed) - tree(best free)`` in objective units, oriented
-        so that positive means worse (for a maximized objective, the score lost).
+        so that positive means worse (for a maximized objective, the score lost). For a
+        Gaussian process, over its draws, and ``std`` includes ``posterior_sd``.
     quantiles : dict of float to float
-        Quantiles of the per-tree risks (0.5, 0.9, 0.95).
+        Quantiles of the risk (0.5, 0.9, 0.95): of the per-tree risks, or for a Gaussian
+        process of the draws' risks each widened by the posterior uncertainty (a mixture
+        of normals).
     per_tree : ndarray of shape (n_trees,)
     best_fixed, best_free : dict
         The configurations the search found.
+    posterior_sd : float
+        A Gaussian process's posterior standard deviation of the difference
+        (:meth:`GaussianProcessSurrogate.difference_sd`); 0 for a forest, whose trees
+        carry their spread themselves.
 
     Examples
     --------
@@ -117,6 +127,7 @@ class SurrogateRisk:
     per_tree: NDArray[np.float64] = field(repr=False)
     best_fixed: dict[str, Any] = field(repr=False)
     best_free: dict[str, Any] = field(repr=False)
+    posterior_sd: float = 0.0
 
     def __repr__(self) -> str:
         q90 = self.quantiles.get(0.9)
@@ -126,8 +137,8 @@ class SurrogateRisk:
         return f"{head}{clip_text(where, REPR_WIDTH - len(head) - len(tail))}{tail}"
 
     def quantile(self, q: float) -> float:
-        """The ``q`` quantile of the per-tree risks."""
-        return float(np.quantile(self.per_tree, q))
+        """The ``q`` quantile of the risk (see ``quantiles``)."""
+        return _mixture_quantile(self.per_tree, self.posterior_sd, q)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation (NaN becomes None)."""
@@ -137,7 +148,17 @@ class SurrogateRisk:
             "quantiles": {str(k): json_value(v) for k, v in self.quantiles.items()},
             "best_fixed": {k: json_value(v) for k, v in self.best_fixed.items()},
             "best_free": {k: json_value(v) for k, v in self.best_free.items()},
+            "posterior_sd": json_value(self.posterior_sd),
         }
+
+
+def _mixture_quantile(values: NDArray[np.float64], sd: float, q: float) -> float:
+    """The ``q`` quantile of ``values``, each widened by a normal of standard deviation
+    ``sd`` (an equal-weight mixture); of ``values`` themselves when ``sd`` is 0."""
+    if not sd > 0:
+        return float(np.quantile(values, q))
+    lo, hi = float(values.min()) - 10.0 * sd, float(values.max()) + 10.0 * sd
+    return float(brentq(lambda t: float(ndtr((t - values) / sd).mean()) - q, lo, hi, xtol=1e-12 * max(1.0, sd)))
 
 
 def surrogate_tuning_risk(
@@ -206,16 +227,23 @@ def surrogate_tuning_risk(
     # the free side by its size alone)
     k_free = int(np.argmin(free_pred.mean(axis=0)))
     best_free = _config_at(space, X[k_free])
+    chosen = {name: int(np.argmin(P.mean(axis=0))) for name, (Xi, P) in fixed_preds.items()}
+    sds = dict.fromkeys(fixed_preds, 0.0)
+    if isinstance(result.model, GaussianProcessSurrogate) and fixed_preds:
+        A = np.stack([Xi[chosen[name]] for name, (Xi, _) in fixed_preds.items()])
+        sds = dict(zip(fixed_preds, map(float, result.model.difference_sd(A, np.repeat(X[[k_free]], len(A), 0))),
+                       strict=True))
     out = {}
     for name, (Xi, P) in fixed_preds.items():
-        k = int(np.argmin(P.mean(axis=0)))
+        k = chosen[name]
         per_tree = P[:, k] - free_pred[:, k_free]
+        sd = sds[name]
         out[name] = SurrogateRisk(
             param=name, default=defaults[name], mean=float(per_tree.mean()),
-            std=float(per_tree.std()),
-            quantiles={q: float(np.quantile(per_tree, q)) for q in (0.5, 0.9, 0.95)},
+            std=float(math.sqrt(per_tree.var() + sd**2)),
+            quantiles={q: _mixture_quantile(per_tree, sd, q) for q in (0.5, 0.9, 0.95)},
             per_tree=readonly(per_tree), best_fixed=_config_at(space, Xi[k]),
-            best_free=best_free,
+            best_free=best_free, posterior_sd=sd,
         )
     return out
 
@@ -638,7 +666,7 @@ def _decide(
                    f"{top_quantile:.0%}{over_default} (threshold {threshold:.2f}); fixing it "
                    f"at {fmt_value(chosen[name], quote=True)} "
                    f"({default_origin(sources[name], top_n)}) costs "
-                   f"{risk.mean:.3g} ± {risk.std:.3g} ({confidence:.0%} of trees: "
+                   f"{risk.mean:.3g} ± {risk.std:.3g} ({confidence:.0%} quantile: "
                    f"<= {upper:.3g}; margin {margin:.3g})")
         if important or risky or len(keep) < min_keep:
             why = ("important" if important else "risky to fix" if risky

@@ -74,7 +74,7 @@ class ImportanceCallback(LiveResults):
         parameters free and fix the others, to their ``defaults`` value if
         given, else to the best trial's value. With ``"auto"``, fix exactly the
         parameters :func:`hpinsight.suggest_subspace` finds unimportant among good
-        trials *and* safely cheap to fix (tuning risk on the forest), at their
+        trials *and* safely cheap to fix (tuning risk on the surrogate), at their
         ``defaults`` value, else the space's or the best trials' most frequent
         setting; decided once, at the first refit with ``shrink_after`` trials (a
         "keep" decision is recorded when nothing qualifies; :attr:`subspace` holds
