@@ -469,8 +469,9 @@ def test_likelihood_gradient_matches_finite_differences() -> None:
     numeric = [(_neg_log_likelihood(theta + e, cols, U, y, units)[0]
                 - _neg_log_likelihood(theta - e, cols, U, y, units)[0]) / (2 * h) for e in np.eye(7) * h]
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-6)
-    Kt, Ku = _Likelihood(cols, U, units).kernels(np.exp(theta[:4]))
-    Kt, Ka = Kt.reshape(len(y), -1), Ku.mean(axis=0).reshape(len(y), -1)
+    lik = _Likelihood(cols, U, units)
+    Kt, Ku = lik.kernels(np.exp(theta[:4]))
+    Kt, Ka = Kt.reshape(len(y), -1), ((lik.mask @ Ku) / lik.n_additive).reshape(len(y), -1)
     value, grad3 = _variance_nll(theta[4:], Kt, Ka, y)
     assert value == pytest.approx(_neg_log_likelihood(theta, cols, U, y, units)[0]
                                   - 0.5 * float((theta[:4] ** 2).sum()) / 1.5**2, rel=1e-12)
@@ -518,7 +519,8 @@ def test_posterior_sd_of_a_difference_matches_the_kernel_written_out() -> None:
 
     def k(P, Q):
         f = factors(P, Q)
-        return gp.signal_variance * (f[0] * f[1] * f[2]) + gp.additive_variance * (f[0] + f[1] + f[2]) / 3
+        # the categorical alone is in the product part only
+        return gp.signal_variance * (f[0] * f[1] * f[2]) + gp.additive_variance * (f[0] + f[2]) / 2
 
     scale = np.array([2.0, 1.0, 1.0])  # encoded -> [0, 1]
     A = space.encode(space.sample(5, seed=8))
