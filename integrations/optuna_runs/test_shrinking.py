@@ -298,6 +298,29 @@ def test_auto_fixes_only_what_the_statistics_call_safe(base: Any) -> None:
         assert {k: t.params[k] for k in fixed} == fixed
 
 
+def test_auto_takes_the_risk_margin_it_is_given() -> None:
+    # the same 60 random trials decided with the default margin and with a tenth of it:
+    # the margin is the one asked for, and a smaller margin never fixes more
+    margins = {}
+    fixed = {}
+    for margin in (0.05, 0.005):
+        cb = ImportanceCallback(every_n_trials=10, min_trials=20, shrink_to="auto",
+                                shrink_after=60, seed=0, risk_margin=margin, isolation="thread")
+        study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+        study.optimize(objective, n_trials=60, callbacks=[cb])
+        assert cb.wait(120)
+        assert cb.close(120)
+        sub = cb.subspace
+        assert sub is not None
+        margins[margin], fixed[margin] = sub.margin, set(read_restriction(study))
+        for name in fixed[margin]:
+            assert sub.risks[name].quantile(sub.confidence) <= sub.margin
+    assert margins[0.005] == pytest.approx(margins[0.05] / 10)
+    assert fixed[0.005] <= fixed[0.05]
+    with pytest.raises(ValueError, match="risk_margin"):
+        ImportanceCallback(shrink_to="auto", risk_margin=-0.1)
+
+
 def test_watch_shrink_to_auto(tmp_path: Any) -> None:
     with stored_study(tmp_path, "a") as (storage, base):
         base = [*base, "--publish"]
@@ -306,7 +329,12 @@ def test_watch_shrink_to_auto(tmp_path: Any) -> None:
                                  timeout=120)
             assert bad.returncode == 2
             assert "(1 or more) or 'auto'" in bad.stderr
-        done = subprocess.run([*base, "--shrink-to", "auto", "--shrink-after", "40"],
+        bad = subprocess.run([*base, "--shrink-to", "auto", "--risk-margin", "-1"],
+                             capture_output=True, text=True, timeout=120)
+        assert bad.returncode == 2
+        assert "--risk-margin must be a number >= 0" in bad.stderr
+        done = subprocess.run([*base, "--shrink-to", "auto", "--shrink-after", "40",
+                               "--risk-margin", "0.05"],
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         study = optuna.load_study(study_name="a", storage=storage)

@@ -131,6 +131,12 @@ def test_auto_fixes_what_the_statistics_call_safe_at_the_space_defaults(tmp_path
     # nothing in the new run has a cost that was not measured on its own configuration:
     # the projected incumbent is not told its old cost
     assert_every_cost_was_measured(run.facade)
+    # a tenth of the margin, asked for: the same statistics, a tenth of the tolerance
+    strict = shrink_and_continue(first, target, n_trials=20, keep="auto", seed=0,
+                                 risk_margin=0.005, name="strict")
+    assert strict.subspace is not None
+    assert strict.subspace.margin == pytest.approx(sub.margin / 10)
+    assert set(strict.fixed) <= set(run.fixed)
     evaluated.clear()
     result = run.facade.optimize()
     assert evaluated[0] == pytest.approx(projected)  # evaluated for real, first

@@ -71,6 +71,9 @@ def add_parser(sub: Any) -> None:
                    "workers using ShrinkingSampler; 'auto': fix those that are unimportant "
                    "among good trials and safely cheap to fix (tuning risk)")
     p.add_argument("--shrink-after", type=int, default=50, help="trials before shrinking (50)")
+    p.add_argument("--risk-margin", type=float, default=0.05, metavar="M",
+                   help="with --shrink-to auto: the most fixing a parameter may cost, as a "
+                   "fraction of the spread of the good trials (0.05)")
     p.add_argument("--narrow-quantile", type=float, default=None, metavar="Q",
                    help="with --shrink-to: also narrow the kept numerical parameters to the "
                    "range of the best Q fraction of trials (a heuristic; 0 < Q <= 1)")
@@ -100,6 +103,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     ):
         _logger.error("--narrow-quantile needs --shrink-to and a value in (0, 1].")
         return 2
+    if not 0.0 <= args.risk_margin < float("inf"):
+        _logger.error("--risk-margin must be a number >= 0.")
+        return 2
     if args.interval <= 0 or args.every < 1 or args.min_trials < 2:
         _logger.error("--interval must be > 0, --every >= 1 and --min-trials >= 2.")
         return 2
@@ -121,6 +127,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         options, objective=args.objective, target=None, publish=args.publish,
         shrink_to=args.shrink_to, shrink_after=args.shrink_after,
         narrow_quantile=args.narrow_quantile, defaults={}, logger=_refit_logger,
+        risk_margin=args.risk_margin,
     )
     # Ctrl-C and SIGTERM stop the watcher, also when it was started from a script that
     # runs it in the background (a shell then starts it with SIGINT ignored). The handlers

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -94,6 +95,11 @@ class ImportanceCallback(LiveResults):
         trials (at least two). A heuristic of ours, not from the fANOVA
         paper: it speeds up the search when the good region is one basin,
         and can exclude a second one; release undoes it.
+    risk_margin : float, default=0.05
+        With ``shrink_to="auto"``: the most fixing a parameter may cost, as a fraction of
+        the spread of the good trials at the decision (``suggest_subspace``'s
+        ``risk_margin``). That spread is wide early in a study; a study that must end
+        within a small fraction of it should pass a smaller margin.
     n_jobs : int, optional, default=1
         Cores for fitting the forest; 1 leaves the others to the study.
     regions : int, default=0
@@ -167,6 +173,7 @@ class ImportanceCallback(LiveResults):
         shrink_after: int = 50,
         defaults: Mapping[str, Any] | None = None,
         narrow_quantile: float | None = None,
+        risk_margin: float = 0.05,
         n_jobs: int | None = 1,
         isolation: Literal["process", "thread"] = "process",
         regions: int = 0,
@@ -199,6 +206,7 @@ class ImportanceCallback(LiveResults):
             if narrow_quantile is None
             else check_real(narrow_quantile, "narrow_quantile", func, low=0.0, high=1.0,
                             low_open=True),
+            risk_margin=check_real(risk_margin, "risk_margin", func, low=0.0, high=math.inf),
             logger=_logger,
         )
         self._fitter = self._refitter.fitter

@@ -43,6 +43,7 @@ class Refitter:
         defaults: Mapping[str, Any],
         logger: logging.Logger,
         narrow_quantile: float | None = None,
+        risk_margin: float = 0.05,
     ) -> None:
         self.min_trials = options.min_trials
         self.objective = objective
@@ -53,6 +54,7 @@ class Refitter:
         self.shrink_after = shrink_after
         self.defaults = dict(defaults)
         self.narrow_quantile = narrow_quantile
+        self.risk_margin = risk_margin
         self.logger = logger
         self.fitter = LiveFanova(options, logger=logger)
         self._told_changed: set[str] = set()
@@ -146,7 +148,8 @@ class Refitter:
     ) -> None:
         names = set(history.space.names)  # a default for a parameter not seen yet waits
         subspace = self.fitter.suggest_subspace(
-            history, defaults={k: v for k, v in self.defaults.items() if k in names})
+            history, defaults={k: v for k, v in self.defaults.items() if k in names},
+            risk_margin=self.risk_margin)
         self.subspace = subspace
         # decided once, like shrink_to=k: asking again at every refit would be testing
         # again and again until noise calls something safe
@@ -155,7 +158,7 @@ class Refitter:
         if subspace.fixed:
             fixed = ", ".join(f"{n}={v!r}" for n, v in subspace.fixed.items())
             why = (f"shrink_to='auto' after {history.n_trials} trials: fixed {fixed}, each "
-                   f"unimportant and costing at most {subspace.margin:.3g} by the forest; kept "
+                   f"unimportant and costing at most {subspace.margin:.3g} by the surrogate; kept "
                    f"{', '.join(subspace.keep)}")
         else:
             why = (f"shrink_to='auto' after {history.n_trials} trials: kept every parameter; "

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import ConfigSpace as CS
 
+from .._validation import check_real
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidSpaceError
 
 if TYPE_CHECKING:
@@ -219,6 +220,7 @@ def shrink_and_continue(
     seed: int = 0,
     overwrite: bool = False,
     reevaluate: int | Literal["auto"] = "auto",
+    risk_margin: float = 0.05,
 ) -> ContinuedRun:
     """Continue a SMAC run on the subspace of its most important parameters.
 
@@ -260,6 +262,9 @@ def shrink_and_continue(
         measured data in the subspace. ``"auto"``: 10, at most a quarter of
         ``n_trials`` (SMAC's own cap on an initial design) and at least 1. ``0``
         starts the new run from the told runs alone.
+    risk_margin : float, default=0.05
+        With ``keep="auto"``: the most fixing a parameter may cost, as a fraction of the
+        spread of the good configurations (``suggest_subspace``'s ``risk_margin``).
 
     Notes
     -----
@@ -289,7 +294,8 @@ def shrink_and_continue(
         raise InvalidArgumentError("shrink_and_continue: keep='auto' decides from its own analysis; "
                          "'importances' only orders parameters for keep=<int>. Pass one.")
     scenario = facade.scenario
-    fixed, subspace = _chosen_fixed(facade, keep, fixed, importances, seed)
+    risk_margin = check_real(risk_margin, "risk_margin", "shrink_and_continue", low=0.0, high=math.inf)
+    fixed, subspace = _chosen_fixed(facade, keep, fixed, importances, seed, risk_margin)
     reduced = reduce_configspace(scenario.configspace, fixed)
     new_name = name or f"{scenario.name}-shrunk"
     base = Path(scenario.output_directory).parent.parent  # SMAC writes to base/name/seed
@@ -313,8 +319,8 @@ def shrink_and_continue(
 
 
 def _chosen_fixed(facade: Any, keep: Any, fixed: Mapping[str, Any] | None,
-                  importances: Sequence[str] | None,
-                  seed: int) -> tuple[dict[str, Any], SubspaceResult | None]:
+                  importances: Sequence[str] | None, seed: int,
+                  risk_margin: float = 0.05) -> tuple[dict[str, Any], SubspaceResult | None]:
     """Step 1: the parameters to fix and their values (and, with ``keep="auto"``, the
     suggestion they came from)."""
     from .._history import TrialHistory
@@ -324,7 +330,7 @@ def _chosen_fixed(facade: Any, keep: Any, fixed: Mapping[str, Any] | None,
     if keep == "auto":
         from .._subspace import suggest_subspace
 
-        subspace = suggest_subspace(TrialHistory.from_smac(facade), seed=seed)
+        subspace = suggest_subspace(TrialHistory.from_smac(facade), seed=seed, risk_margin=risk_margin)
         fixed = subspace.fixed
     elif fixed is None and isinstance(keep, int):
         from .._fanova import fanova
