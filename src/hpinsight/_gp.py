@@ -186,8 +186,6 @@ class _Likelihood:
 
     #: Distance standing for "one entry active, the other inactive": a zero factor.
     _APART = 1e30
-    #: Columns per chunk of the (columns, n * n) temporaries of the gradient.
-    _CHUNK = 32
 
     def __init__(self, cols: Sequence[_Column], U: NDArray[np.float64], units: Sequence[tuple[int, ...]]) -> None:
         n, d = U.shape
@@ -234,9 +232,7 @@ class _Likelihood:
         # d nll / d log l_j = -1/(2 l_j^2) sum(A o (s K_t + r K_u(j)) o D_j)
         raw = self.D @ (a * (s * Kt))
         if self.singletons:
-            for lo in range(0, d, self._CHUNK):
-                hi = min(lo + self._CHUNK, d)
-                raw[lo:hi] += r * self.mask[lo:hi] * np.einsum("jk,jk,k->j", Ku[lo:hi], self.D[lo:hi], a)
+            raw += r * self.mask * np.einsum("jk,jk,k->j", Ku, self.D, a)
         else:
             for k, unit in enumerate(self.units):
                 for j in unit:
@@ -251,14 +247,6 @@ class _Likelihood:
         nll += float(0.5 * (theta[:d] ** 2).sum() / prior_sd**2)
         grad[:d] += theta[:d] / prior_sd**2
         return nll, grad
-
-
-def _neg_log_likelihood(
-    theta: NDArray[np.float64], cols: Sequence[_Column], U: NDArray[np.float64], y: NDArray[np.float64],
-    units: Sequence[tuple[int, ...]],
-) -> tuple[float, NDArray[np.float64]]:
-    """One evaluation of :class:`_Likelihood`."""
-    return _Likelihood(cols, U, units)(theta, y)
 
 
 def _variance_nll(
@@ -347,7 +335,7 @@ def _fit_hyperparameters(
     """
     d = U.shape[1]
     lik = _Likelihood(cols, U, units)
-    x0 = np.array([0.0] * d + [math.log(0.5), math.log(0.1), math.log(0.5)])
+    x0 = _default_start(d)
     all_params, variances = slice(0, d + 3), slice(d, d + 3)
     z = _normal_scores(y)
     starts = (x0, x0 + math.log(0.3) * np.r_[np.ones(d), 0.0, 0.0, 0.0]) if start is None else (start,)
@@ -355,6 +343,29 @@ def _fit_hyperparameters(
     theta = _minimize_nll(lik, y, ranked, all_params)[1]  # the raw fit starts where ranks ended
     theta[:d] = np.maximum(ranked[:d], theta[:d])
     return _minimize_nll(lik, y, theta, variances)[1]
+
+
+def _default_start(d: int) -> NDArray[np.float64]:
+    """``theta`` with every length scale 1, product and additive variance 0.5, noise 0.1."""
+    out: NDArray[np.float64] = np.r_[np.zeros(d), math.log(0.5), math.log(0.1), math.log(0.5)]
+    return out
+
+
+def _split(theta: NDArray[np.float64]) -> tuple[NDArray[np.float64], float, float, float]:
+    """Length scales, product variance, noise variance and additive variance of ``theta``."""
+    d = theta.size - 3
+    return np.exp(theta[:d]), math.exp(theta[d]), math.exp(theta[d + 1]), math.exp(theta[d + 2])
+
+
+def _signal_kernel(cols: Sequence[_Column], A: NDArray[np.float64], B: NDArray[np.float64],
+                   units: Sequence[tuple[int, ...]], ell: NDArray[np.float64], s: float,
+                   a: float) -> NDArray[np.float64]:
+    """The kernel without noise, ``s prod_u k_u + (a / #A) sum_{u in A} k_u``, between the
+    rows of ``A`` and ``B`` (rescaled inputs)."""
+    prod, mean = kernel_parts(cols, A, B, ell, units, additive_mask(cols, units))
+    prod *= s
+    prod += a * mean
+    return prod
 
 
 def unit_members(d: int, blocks: Sequence[Block]) -> tuple[tuple[int, ...], ...]:
@@ -514,12 +525,10 @@ class GaussianProcessSurrogate:
         difference the trials hardly show.
         """
         cols, units, ell = self.columns, self.unit_members, self.length_scales
-        s, r, mask = self.signal_variance, self.additive_weight, self.additive_units
-        n_add = float(mask.sum())
+        s, r, n_add = self.signal_variance, self.additive_weight, float(self.additive_units.sum())
 
         def kernel(P: NDArray[np.float64], Q: NDArray[np.float64]) -> NDArray[np.float64]:
-            prod, mean = kernel_parts(cols, P, Q, ell, units, mask)
-            return s * (prod + r * n_add * mean)
+            return _signal_kernel(cols, P, Q, units, ell, s, self.additive_variance)
 
         sa, sb = (_scaled(cols, self._block_inactive(np.array(M, dtype=np.float64))) for M in (A, B))
         X0 = self.X[0]
@@ -689,15 +698,11 @@ def fit_gp(
                    if shadows and n > 2 else None)
         theta = _fit_hyperparameters(cols, U0[fit_rows], ys[fit_rows], units)
         null = pending.result() if pending is not None else None
-    ell, s, noise, a = np.exp(theta[:d]), math.exp(theta[d]), math.exp(theta[d + 1]), math.exp(theta[d + 2])
+    ell, s, noise, a = _split(theta)
 
     # leave-one-out R² of the full-data posterior (Rasmussen & Williams Eq. 5.12)
     has_inactive = blocks is None and bool(np.isnan(X).any())
-    mask = additive_mask(cols, units)
-    Kt, Ka = kernel_parts(cols, U0, U0, ell, units, mask)
-    Kt *= s
-    Kt += a * Ka  # the signal's kernel; every draw with the same inputs takes its rows
-    del Ka
+    Kt = _signal_kernel(cols, U0, U0, units, ell, s, a)  # every draw with these inputs takes its rows
     K = Kt + np.diag(np.full(n, noise))
     loo_r2: float | None = None
     try:
@@ -717,9 +722,7 @@ def fit_gp(
         counts = np.bincount(rng_draw.integers(0, n, n), minlength=n) if n > 1 else np.ones(n, np.intp)
         rows = np.flatnonzero(counts)
         if has_inactive:
-            Kb, Kab = kernel_parts(cols, Ub[rows], Ub[rows], ell, units, mask)
-            Kb *= s
-            Kb += a * Kab
+            Kb = _signal_kernel(cols, Ub[rows], Ub[rows], units, ell, s, a)
         else:
             Kb = Kt[np.ix_(rows, rows)]
         Kb[np.diag_indices(rows.size)] += noise / counts[rows]
@@ -759,12 +762,9 @@ def _shadow_null(
     aug = cols + cols
     units = unit_members(2 * d, blocks)
     Ua = np.hstack((U, (U if imputed is None else imputed)[_block_permutation(n, rng)]))
-    theta = _fit_hyperparameters(aug, Ua, y, units,
-                                 np.r_[np.zeros(2 * d), math.log(0.5), math.log(0.1), math.log(0.5)])
-    ell, s, noise, a = (np.exp(theta[: 2 * d]), math.exp(theta[2 * d]), math.exp(theta[2 * d + 1]),
-                        math.exp(theta[2 * d + 2]))
-    Kt, Ka = kernel_parts(aug, Ua, Ua, ell, units, additive_mask(aug, units))
-    K = s * Kt + a * Ka
+    theta = _fit_hyperparameters(aug, Ua, y, units, _default_start(2 * d))
+    ell, s, noise, a = _split(theta)
+    K = _signal_kernel(aug, Ua, Ua, units, ell, s, a)
     K[np.diag_indices(n)] += noise
     try:
         beta = s * cho_solve(cho_factor(K, lower=True, check_finite=False), y, check_finite=False)
