@@ -49,6 +49,21 @@ def objective(trial: optuna.Trial) -> float:
     return loss + noise
 
 
+def summary(report: hp.results.Report) -> str:
+    """What the demo prints: one decision per parameter, as the page and the JSON say it."""
+    result = report.result
+    model = "Gaussian process, leave-one-out" if result.surrogate == "gp" else "forest, out-of-bag"
+    pairs = [i for i in result.ranking(order=2) if i.verdict != "indistinguishable from nothing"]
+    lines = [f"hpinsight report for {report.source} ({result.n_trials} trials, {model} R² "
+             f"{result.oob_r2:.2f})", report.table(),
+             f"interactions: {len(pairs)} of {len(result.ranking(order=2))} distinguishable "
+             "from nothing" + "".join(f"\n  {' x '.join(i.params)}: {100 * i.mean:.1f} %, "
+                                      f"{i.verdict}" for i in pairs[:3])]
+    for d in report.decisions:
+        lines.append(f"{d.param}: {d.sentence}")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("hpinsight-demo"), help="output folder")
@@ -84,32 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     report = hp.report(study, seed=args.seed)
     page = report.save(args.out / "report.html")
     path = report.save(args.out / "report.json")
-    result, capped, sub = report.result, report.capped, report.subspace
-
-    model = "Gaussian process, leave-one-out" if result.surrogate == "gp" else "forest, out-of-bag"
-    print(f"\nhpinsight report for study {study.study_name!r} ({result.n_trials} trials, "
-          f"{model} R² {result.oob_r2:.2f})")
-    print(f"{'parameter':<20}{'all trials':>14}{'best 25 %':>11}   verdict")
-    for imp in result.ranking(order=1):
-        best = capped.importance(*imp.params).mean
-        print(f"{imp.params[0]:<20}{imp.mean:>8.3f} ± {imp.std:.3f}{best:>11.3f}   {imp.verdict}")
-    pairs = [i for i in result.ranking(order=2) if i.verdict != "indistinguishable from nothing"]
-    print(f"interactions ({len(pairs)} of {len(result.ranking(order=2))} distinguishable from nothing)")
-    for imp in pairs:
-        print(f"{' x '.join(imp.params):<34}{imp.mean:>8.3f} ± {imp.std:.3f}   {imp.verdict}")
-    print(f"\nindistinguishable from nothing: explains no more than a shadow of a parameter "
-          f"(its values shuffled\namong nearby trials: {result.null_fraction(1):.4f}); "
-          "uncertain: above that, but by less than its std over the model's draws.")
-    if sub is not None:
-        fixed = ", ".join(f"{n} (at {v:.4g})" if isinstance(v, float) else f"{n} (at {v!r})"
-                          for n, v in sub.fixed.items()) or "none yet"
-        unsafe = sub.not_yet_safe
-        print(f"\nyou can stop tuning: {fixed}\n"
-              f"keep tuning: {', '.join(n for n in sub.keep if n not in unsafe)}")
-        if unsafe:
-            print(f"not yet safe to fix: {', '.join(unsafe)} (why: in the report)")
-    print(f"\nmomentum was active in {result.n_trials - result.n_inactive['momentum']} trials "
-          "(SGD only); no trial was dropped.")
+    print(summary(report))
     print(f"report: {page.resolve()}  (open it in a browser)\njson:   {path.resolve()}\n"
           f"study:  {db.resolve()}")
     return 0

@@ -4,17 +4,14 @@ Ten hyperparameters: ``lr`` and ``depth`` matter, ``dropout`` a little (0.1 % of
 variance), six knobs barely and the tokenizer not at all. The first 60 trials are random
 (TPE's start-up phase, here as long as the wait before deciding: importances judged on
 unbiased trials are more reliable than on TPE's concentrated ones). Then the live
-callback asks ``suggest_subspace`` which parameters are unimportant among good trials
-*and* safely cheap to fix (tuning risk on the surrogate); the study's
-``ShrinkingSampler`` holds those at their defaults while TPE searches the rest. The
-decision, with a reason per parameter, is stored in the study and printed here.
-
-"Safely cheap" means a cost of fixing within the margin: 5 % of the spread of the good
-trials (``suggest_subspace``'s ``risk_margin``). Here that spread is wide, so the rule may
-fix ``dropout`` at the best trials' value: that costs 0.088 on this objective, inside the
-margin of 0.093 -- but close to what TPE reaches in the remaining trials. A study that
-must end within a small fraction of its early spread passes a smaller margin
-(``ImportanceCallback(..., risk_margin=0.005)``).
+callback asks ``suggest_subspace`` for one decision per parameter: a parameter is fixed
+only when no effect of it is distinguishable from nothing *and* fixing it is safely cheap
+(tuning risk on the surrogate, within 5 % of the spread of the trials near the best). The
+study's ``ShrinkingSampler`` holds those at the values where the model predicts the best
+while TPE searches the rest. The decision, with a sentence per parameter, is stored in the
+study and printed here. ``dropout`` holds only 0.1 % of the variance, but its effect is
+resolved, so it stays tuned: fixing it at a poor value would cost more than the remaining
+gap to the optimum.
 
     python examples/shrink_optuna.py [--trials 120] [--shrink-after 60]
 """

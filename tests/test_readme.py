@@ -409,3 +409,19 @@ def test_json_report_keys_are_the_ones_listed() -> None:
     assert listed == list(document)
     assert document["schema"] == SCHEMA
     assert f'`"{SCHEMA}"`' in section
+
+
+def test_the_printed_demo_output_is_what_the_demo_prints(tmp_path: Path) -> None:
+    """The README's block after ``<!-- demo output -->`` is the demo's own summary of its
+    study (the paths it prints after it are left out), so it cannot go stale."""
+    import optuna
+
+    import hpinsight as hp
+
+    text = README.read_text(encoding="utf-8")
+    block = text.split("<!-- demo output -->\n```text\n", 1)[1].split("\n```", 1)[0]
+    setup_demo_study({}, tmp_path)
+    demo = _load_example("demo_optuna_sqlite")
+    study = optuna.load_study(study_name="demo",
+                              storage=f"sqlite:///{tmp_path}/hpinsight-demo/study.db")
+    assert demo.summary(hp.report(study, seed=0)).rstrip("\n") == block

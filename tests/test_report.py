@@ -91,20 +91,30 @@ def test_the_page_answers_first_and_says_each_number_once(rep):
     page = html.unescape(rep.html())
     answer = re.search(r'<div class="answer">(.*?)</div>', page, flags=re.S)
     assert answer is not None
-    text = re.sub(r"<[^>]+>", "", answer.group(1))
-    assert "What matters" in text
-    assert "lr" in text.split("No effect found")[0]
-    assert "No effect found: depth" in text  # does nothing here
-    sub = rep.subspace
-    assert sub is not None
-    for name in sub.fixed:
-        assert name in text.split("You can stop tuning:")[1].split("Keep tuning")[0]
+    box = answer.group(1)
+    # every parameter stands in exactly one group, the group of its one decision
+    placed = re.findall(r'<p data-state="([a-z_]+)">(.*?)</p>', box, flags=re.S)
+    where = {}
+    for state, line in placed:
+        for name in re.findall(r'data-param="([^"]+)"', line):
+            assert name not in where, f"{name} is in two groups"
+            where[name] = state
+    assert where == {d.param: d.state for d in rep.decisions}
+    assert where["lr"] == "matters"
+    assert where["depth"] in ("fix", "not_yet_safe")  # does nothing here
+    text = re.sub(r"<[^>]+>", "", box)
+    assert text.startswith("Matters:")
+    for name in rep.decisions.to_fix:
+        assert where[name] == "fix"
     # the share in the table is the share in the stop-tuning sentence, written the same way
     lr = rep.result.importance("lr")
     shown = f"{100 * lr.mean:.1f} %"
     assert page.count(shown) >= 2
-    advice = page.split("<h2>Which ones you can stop tuning</h2>")[1]
+    advice = page.split("<h2>Which ones you can stop tuning</h2>")[1].split("</table>")[0]
     assert f"it explains {shown} of the variation" in advice
+    # the table says what the answer box says: the decision's own action, per parameter
+    rows = dict(re.findall(r'<tr data-param="([^"]+)" data-state="([a-z_]+)">', advice))
+    assert rows == {d.param: d.state for d in rep.decisions}
     # jargon sits behind a toggle: one details element per parameter
     assert advice.count("<details>") == len(rep.history.space)
     assert "margin" not in re.sub(r"<details>.*?</details>", "", advice, flags=re.S)

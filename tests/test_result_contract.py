@@ -28,6 +28,7 @@ REPR_WIDTH = 120
 #: Value objects that are a row (or a group of rows) of a parent's frame, and where.
 NO_FRAME = {
     "Importance": "a row of FanovaResult.to_frame",
+    "ParameterDecision": "a row of DecisionResult.to_frame",
     "RegionNode": "rows of RegionTree.to_frame",
     "SurrogateRisk": "a row of SubspaceResult.to_frame",
     "TuningRiskRow": "a row of TuningRiskResult.to_frame",
@@ -39,6 +40,7 @@ NO_PLOT = {
     "DefaultValues": "values of different kinds and scales; marked on a marginal instead",
     "NonInferiorityResult": "one test, no figure; TuningRiskResult.plot draws several",
     "Report": "many figures, drawn into Report.html",
+    "DecisionResult": "states and sentences; SubspaceResult.plot draws the costs",
 }
 
 
@@ -83,6 +85,8 @@ def build_examples(names: tuple[str, ...]) -> dict[str, object]:
         "RegionTree": tree,
         "Report": hp.report(history, top=1, **forest),
         "SubspaceResult": sub,
+        "DecisionResult": sub.decisions,
+        "ParameterDecision": next(iter(sub.decisions)),
         "SurrogateRisk": sub.risks[lr],
         "TuningRiskResult": risk,
         "TuningRiskRow": risk.rows[0],
@@ -183,6 +187,7 @@ ROWS = {
     "RegionTree": lambda r: len(r.nodes()) * r.pd.mean.size,
     "Report": lambda r: len(r.result.ranking()),
     "SubspaceResult": lambda r: len(r.keep) + len(r.fixed),
+    "DecisionResult": lambda r: len(r.decisions),
     "TuningRiskResult": lambda r: len(r.rows),
 }
 
@@ -225,7 +230,7 @@ def test_subspace_frame_and_figure_carry_the_decision(examples):
     np.testing.assert_allclose(frame["risk_mean"], [sub.risks[n].mean for n in frame["param"]])
     ax = sub.plot()
     (importance,) = [c for c in ax.containers if isinstance(c, mpl.container.BarContainer)]
-    deciding = sub.importance_default if sub.notion == "default" else sub.importance_top
+    deciding = sub.importance_top
     np.testing.assert_allclose([b.get_width() for b in importance],
                                [deciding[n] for n in frame["param"]])
     (cost,) = [other for other in ax.figure.axes if other is not ax]

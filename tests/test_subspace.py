@@ -64,83 +64,63 @@ def test_maximizing_flips_the_sign_convention():
     assert a.mean > 0.1
 
 
-def test_capping_discounts_a_parameter_with_one_always_good_setting():
-    # 'solver' explains most of the variance overall, but 'good' is always best: capped
-    # at the default it explains far less, fixing it at 'good' costs nothing, and only
-    # importance (the conservative half of the rule) keeps it
+def test_a_parameter_with_one_always_good_setting_is_kept_for_its_resolved_effect():
+    # 'solver' explains most of the variance, but 'good' is always best: fixing it at
+    # 'good' costs nothing. Its effect is resolved, so it is kept: only parameters with
+    # no effect at all are fixed (a resolved effect can hide a costly dip near the optimum)
     space = hp.SearchSpace([hp.Categorical("solver", ["bad", "good"]),
                             hp.Float("x", 0.0, 1.0), hp.Float("noise", 0.0, 1.0)])
     configs = space.sample(300, seed=0)
     y = [10.0 * (c["solver"] == "bad") + (c["x"] - 0.5) ** 2 for c in configs]
     history = hp.TrialHistory(space, configs, y)
-    overall = hp.fanova(history, seed=0)
-    assert overall.importance("solver").mean > 0.9
-    # data-driven defaults: "auto" judges importance among the best quarter of trials
-    assert hp.suggest_subspace(history, seed=0).notion == "quantile"
-    sub = hp.suggest_subspace(history, good="default", seed=0)
-    assert sub.notion == "default"
-    assert sub.defaults["solver"] == "good"
-    assert sub.default_sources["solver"] == "data"
-    assert sub.importance_default["solver"] < 0.5 * sub.importance_default["x"]
-    assert sub.risks["solver"].quantile(0.9) <= sub.margin  # safe to fix
-    assert sub.keep[0] == "x"
-    assert sub.reasons["solver"].startswith("kept (important)")
-    assert list(sub.fixed) == ["noise"]
-    assert sub.reasons["noise"].startswith("fixed (unimportant and safe to fix)")
-    # without the overall guard and with a stricter threshold the risk decides and
-    # 'solver' is fixed; with the guard (the default) its overall effect keeps it
-    assert "solver" in hp.suggest_subspace(history, good="default", importance_threshold=0.3,
-                                           seed=0).keep
-    strict = hp.suggest_subspace(history, good="default", importance_threshold=0.3,
-                                 overall=False, seed=0)
-    assert strict.keep == ("x",)
-    assert strict.fixed["solver"] == "good"
-    quantile = hp.suggest_subspace(history, good="quantile", seed=0)
-    assert quantile.notion == "quantile"
-    assert math.isnan(quantile.importance_default["x"])
-    assert quantile.to_dict()["importance_default"]["x"] is None
+    sub = hp.suggest_subspace(history, seed=0)
+    assert sub.defaults["solver"] == "good"  # where the model predicts the best
+    assert sub.default_sources["solver"] == "model"
+    assert sub.risks["solver"].quantile(0.9) <= sub.margin  # cheap to fix ...
+    assert sub.decisions["solver"].state == "matters"  # ... and kept all the same
+    assert sub.decisions["x"].state == "matters"
+    # 'noise' has no effect; whether it is safe to fix yet depends on the margin, which
+    # is tight here (the best trials are nearly equal), and never on its variance
+    assert sub.decisions["noise"].state in ("fix", "not_yet_safe")
+    wide = hp.suggest_subspace(history, risk_margin=1.0, seed=0)
+    assert list(wide.fixed) == ["noise"]
+    assert wide.decisions["noise"].state == "fix"
+    assert wide.reasons["noise"].startswith("You can stop tuning it")
+    assert wide.decisions["solver"].state == "matters"
+    assert sub.defaults["x"] == pytest.approx(0.5, abs=0.05)
 
 
-def test_a_costly_default_keeps_an_unimportant_parameter():
+def test_the_margin_is_a_fraction_of_the_spread_near_the_best():
     space = hp.SearchSpace([hp.Float("x", 0.0, 1.0), hp.Float("z", 0.0, 1.0)])
-    configs = space.sample(300, seed=2)
-    y = [(c["x"] - 0.3) ** 2 + 0.2 * (c["z"] - 0.8) ** 2 for c in configs]
-    history = hp.TrialHistory(space, configs, y)
-    # importance switched off: only the risk decides
-    costly = hp.suggest_subspace(history, defaults={"z": 0.0}, importance_threshold=1.0,
-                                 overall=False, min_keep=0, seed=0)
-    assert "z" in costly.keep
-    assert costly.reasons["z"].startswith("kept (risky to fix)")
-    assert costly.default_sources["z"] == "given"
-    cheap = hp.suggest_subspace(history, defaults={"z": 0.8}, importance_threshold=1.0,
-                                overall=False, min_keep=0, seed=0)
-    assert cheap.fixed.get("z") == 0.8
+    configs = space.sample(200, seed=2)
+    y = [(c["x"] - 0.3) ** 2 for c in configs]
+    sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), risk_margin=0.05, seed=0)
+    ordered = np.sort(y)
+    assert sub.margin == pytest.approx(0.05 * (ordered[19] - ordered[0]))  # best 10 %
+    wide = hp.suggest_subspace(hp.TrialHistory(space, configs, y), risk_margin=0.5, seed=0)
+    assert wide.margin == pytest.approx(10 * sub.margin)
 
 
-def test_declared_defaults_enable_improvement_over_the_default():
+def test_declared_defaults_are_the_values_to_fix_at():
     space = hp.SearchSpace([hp.Float("x", 0.0, 1.0, default=0.9),
                             hp.Float("z", 0.0, 1.0, default=0.5)])
     configs = space.sample(300, seed=4)
     y = [(c["x"] - 0.3) ** 2 + 1e-5 * c["z"] for c in configs]
     sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
-    assert sub.notion == "default"  # declared defaults, and enough trials beat them
     assert sub.default_sources == {"x": "space", "z": "space"}
-    assert sub.importance_default["x"] > 0.5
     assert sub.keep == ("x",)
     assert sub.fixed == {"z": 0.5}
+    given = hp.suggest_subspace(hp.TrialHistory(space, configs, y), defaults={"z": 0.25},
+                                seed=0)
+    assert given.fixed == {"z": 0.25}
+    assert given.default_sources["z"] == "given"
 
 
-def test_min_keep_and_reproducibility():
-    space = hp.SearchSpace([hp.Float("a", 0.0, 1.0), hp.Float("b", 0.0, 1.0)])
-    configs = space.sample(50, seed=0)
-    y = np.random.default_rng(0).normal(size=50) * 1e-3 + [c["a"] * 1e-4 for c in configs]
+def test_the_same_seed_gives_the_same_decisions():
+    space, configs, y = _separable(n=60)
     history = hp.TrialHistory(space, configs, y)
-    one = hp.suggest_subspace(history, min_keep=1, importance_threshold=1.0, risk_margin=10.0,
-                              overall=False, seed=5)
-    assert len(one.keep) == 1
-    assert one.reasons[one.keep[0]].startswith("kept (kept to keep at least 1)")
-    again = hp.suggest_subspace(history, min_keep=1, importance_threshold=1.0,
-                                risk_margin=10.0, overall=False, seed=5)
+    one = hp.suggest_subspace(history, seed=5)
+    again = hp.suggest_subspace(history, seed=5)
     assert again.to_dict() == one.to_dict()
 
 
@@ -152,11 +132,6 @@ def test_errors_name_the_problem():
     history = hp.TrialHistory(space, configs, y)
     with pytest.raises(hp.exceptions.InvalidDataError, match="not in the search space"):
         hp.suggest_subspace(history, defaults={"nope": 1})
-    # a step objective: the default sits on the floor, so no trial can beat it
-    step = hp.TrialHistory(space, configs, [float(c["x"] > 0.5) for c in configs])
-    with pytest.raises(hp.exceptions.InvalidDataError, match="beat the default"):
-        hp.suggest_subspace(step, defaults={"x": 0.1, "z": 0.5}, good="default",
-                            surrogate="forest")
     with pytest.raises(TypeError, match=r"TrialHistory or an optuna\.Study"):
         hp.suggest_subspace([1, 2, 3])
     result = hp.fanova(history, seed=0, n_trees=8)
@@ -164,6 +139,28 @@ def test_errors_name_the_problem():
         hp.surrogate_tuning_risk(result, {"x": 2.0})
     with pytest.raises(KeyError):
         hp.surrogate_tuning_risk(result, {"nope": 0.5})
+    # fitted results must be of these trials, uncapped and capped as named
+    other = hp.fanova(hp.TrialHistory(space, configs[:30], y[:30]), seed=0)
+    with pytest.raises(hp.exceptions.InvalidDataError, match="not on these 40 trials"):
+        hp.suggest_subspace(history, fitted=other)
+    capped = hp.fanova(history, cap_quantile=0.25, seed=0)
+    with pytest.raises(hp.exceptions.InvalidDataError, match="must be the uncapped analysis"):
+        hp.suggest_subspace(history, fitted=capped)
+    with pytest.raises(hp.exceptions.InvalidDataError, match=r"cap_quantile=0\.1"):
+        hp.suggest_subspace(history, capped=capped, top_quantile=0.1)
+    with pytest.raises(TypeError, match="must be a FanovaResult"):
+        hp.suggest_subspace(history, fitted="result")
+
+
+def test_given_fits_are_used_as_they_are():
+    space, configs, y = _separable(n=60)
+    history = hp.TrialHistory(space, configs, y)
+    result = hp.fanova(history, seed=3)
+    capped = hp.fanova(history, cap_quantile=0.25, seed=3)
+    sub = hp.suggest_subspace(history, fitted=result, capped=capped, seed=0)
+    for name in space.names:
+        assert sub.decisions[name].share == result.importance(name).mean
+        assert sub.decisions[name].share_top == capped.importance(name).mean
 
 
 def test_an_optuna_study_is_read_directly():
@@ -178,25 +175,19 @@ def test_an_optuna_study_is_read_directly():
     assert sub.n_trials == 60
 
 
-def test_noise_parameters_cost_nothing_and_score_like_shadows():
+def test_noise_parameters_cost_nothing_and_are_fixed():
     # five knobs that do nothing: their surrogate risk is centred on zero (equal search
-    # sizes on both sides, no winner's-curse bias) and their importance is at noise level
+    # sizes on both sides, no winner's-curse bias) and their importance is nothing
     space = hp.SearchSpace([hp.Float("x", 0.0, 1.0)]
                            + [hp.Float(f"n{i}", 0.0, 1.0) for i in range(5)])
     configs = space.sample(120, seed=7)
     y = [(c["x"] - 0.3) ** 2 for c in configs]
     sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
     assert sub.keep[0] == "x"
-    assert len(sub.fixed) >= 4  # the per-tree spread may still call one risky
+    assert len(sub.fixed) >= 4  # the spread over draws may still call one not yet safe
     assert all(abs(sub.risks[f"n{i}"].mean) < sub.margin for i in range(5))
     assert all(sub.importance_all[f"n{i}"] < 0.05 for i in range(5))
-    assert sub.null_importance["all"] < 0.05
-    assert math.isnan(sub.null_importance["default"])
-    no_shadows = hp.suggest_subspace(hp.TrialHistory(space, configs, y), shadows=0, seed=0)
-    assert no_shadows.null_importance["all"] == 0.0
-    clash = hp.SearchSpace([hp.Float("__shadow0__", 0.0, 1.0), hp.Float("x", 0.0, 1.0)])
-    with pytest.raises(hp.exceptions.InvalidDataError, match="reserved"):
-        hp.suggest_subspace(hp.TrialHistory(clash, clash.sample(20, seed=0), list(range(20))))
+    assert {sub.decisions[f"n{i}"].state for i in range(5)} <= {"fix", "not_yet_safe"}
 
 
 def _sgd_adam() -> tuple[hp.SearchSpace, list[dict]]:
@@ -220,22 +211,19 @@ def test_reported_configurations_hold_only_the_users_active_parameters():
             if config["opt"] == "adam":
                 assert "momentum" not in config  # inactive: not reported
         assert not risk.per_tree.flags.writeable
-    assert "__shadow0__" not in str(sub.to_dict())
 
 
-def test_a_parameter_inactive_in_every_top_trial_says_so_in_its_reason():
-    # adam is always better, so momentum (SGD only) is inactive in all the best trials:
-    # its value to fix at is the middle of its range, and the reason must not call that
-    # "most frequent in the best trials"
+def test_a_parameter_inactive_at_the_predicted_best_says_so():
+    # adam is always better, so momentum (SGD only) is inactive where the model predicts
+    # the best: its value to fix at is the middle of its range, and its origin says why
     space, configs = _sgd_adam()
     y = [(c["x"] - 0.4) ** 2 + (0.0 if c["opt"] == "adam" else 1.0 + c["momentum"])
          for c in configs]
     sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
     assert sub.default_sources["momentum"] == "inactive"
     assert sub.defaults["momentum"] == pytest.approx(0.5)
-    assert "inactive in all of the best" in sub.reasons["momentum"]
-    assert "most frequent" not in sub.reasons["momentum"]
-    assert sub.default_sources["x"] == "data"
+    assert sub.default_origin("momentum").startswith("inactive where the model predicts")
+    assert sub.default_sources["x"] == "model"
 
 
 def test_a_gaussian_process_widens_the_cost_by_its_posterior_uncertainty():

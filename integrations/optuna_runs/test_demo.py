@@ -41,7 +41,11 @@ def test_demo_writes_study_and_report(tmp_path):
     mains = [e for e in effects if len(e["params"]) == 1]
     rows = [line.split() for line in out[start + 1 : start + 1 + len(mains)]]
     assert [r[0] for r in rows] == [e["params"][0] for e in mains]
-    assert [" ".join(r[5:]) for r in rows] == [e["verdict"] for e in mains]
+    # each row ends with the parameter's one decision, as the JSON has it
+    decisions = report["decisions"]["decisions"]
+    for line, r in zip(out[start + 1 : start + 1 + len(mains)], rows, strict=True):
+        assert line.endswith(decisions[r[0]]["action"])
+    assert decisions["momentum"]["state"] == "no_data"
     verdicts = {e["params"][0]: e["verdict"] for e in mains}
     assert verdicts["data_shuffle_seed"] == "indistinguishable from nothing"
     assert verdicts["learning_rate"] == "resolved"

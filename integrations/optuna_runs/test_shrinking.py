@@ -278,8 +278,9 @@ def test_auto_fixes_only_what_the_statistics_call_safe(base: Any) -> None:
     fixed = read_restriction(study)
     assert fixed == sub.fixed
     for name, value in fixed.items():
-        assert sub.reasons[name].startswith("fixed (unimportant and safe to fix)")
-        assert sub.risks[name].mean <= sub.margin
+        assert sub.decisions[name].state == "fix"
+        assert sub.reasons[name].startswith("You can stop tuning it")
+        assert sub.risks[name].quantile(sub.confidence) <= sub.margin
         assert value == sub.defaults[name]
     if "k" in fixed:
         assert fixed["k"] == "q"  # a given default wins
@@ -287,7 +288,8 @@ def test_auto_fixes_only_what_the_statistics_call_safe(base: Any) -> None:
     for name, value in fixed.items():  # what it fixes really costs little (may be b or c
         assert true_cost(name, value) <= 2 * sub.margin, name  # at a value near their optimum)
     for name in sub.keep:
-        assert sub.reasons[name].startswith("kept")
+        assert sub.decisions[name].tuned
+        assert sub.reasons[name].startswith("Keep tuning")
     (decision,) = study.user_attrs[DECISIONS_KEY]
     assert decision["action"] == ("fix" if fixed else "keep")
     assert "shrink_to='auto' after 60 trials" in decision["why"]

@@ -116,12 +116,12 @@ def test_auto_fixes_what_the_statistics_call_safe_at_the_space_defaults(tmp_path
         # ConfigSpace declares every default; "auto" fixes there, and only when safe
         assert value == pytest.approx(cs[name].default_value)
         assert sub.default_sources[name] == "space"
-        assert sub.reasons[name].startswith("fixed (unimportant and safe to fix)")
+        assert sub.decisions[name].state == "fix"
         risk = sub.risks[name]
         assert risk.mean <= sub.margin
         assert risk.quantile(0.9) <= sub.margin
     for name in sub.keep:
-        assert sub.reasons[name].startswith("kept")
+        assert sub.reasons[name].startswith("Keep tuning")
     assert "a" in sub.keep  # the strongest effect, and its default (0) costs 1 per trial
     assert run.fixed  # the nuisance parameters are fixed, so the old runs leave the subspace
     incumbent = dict(first.intensifier.get_incumbent())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._decisions import DecisionResult, ParameterDecision
 from ._defaults import DefaultValues
 from ._fanova import FanovaResult, Importance, MarginalResult
 from ._pdp import PartialDependenceResult
@@ -11,11 +12,13 @@ from ._risk import NonInferiorityResult, TuningRiskResult, TuningRiskRow
 from ._subspace import SubspaceResult, SurrogateRisk
 
 __all__ = [
+    "DecisionResult",
     "DefaultValues",
     "FanovaResult",
     "Importance",
     "MarginalResult",
     "NonInferiorityResult",
+    "ParameterDecision",
     "PartialDependenceResult",
     "RegionNode",
     "RegionTree",

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._decisions import DecisionResult, decide
 from .._fanova import FanovaResult, fanova
 from .._history import TrialHistory, as_history
 from .._optional import import_optional
@@ -62,7 +63,12 @@ class Report:
     pdps : dict of str to RegionTree
         PDP with confidence bands of each top parameter, split into regions.
     subspace : SubspaceResult or None
-        Which parameters could be fixed, with reasons (None with fewer than 10 trials).
+        Which parameters could be fixed, with the cost of fixing each (None with fewer
+        than 10 trials).
+    decisions : DecisionResult
+        One decision per parameter, which the page, the JSON and the terminal table all
+        show: the subspace's when there is one, else from the effects alone (nothing is
+        then safe to fix).
     notes : tuple of str
         What could not be computed, and why.
     seed : int or None
@@ -91,6 +97,7 @@ class Report:
     top: tuple[str, ...]
     pdps: dict[str, RegionTree] = field(repr=False)
     subspace: SubspaceResult | None = field(repr=False)
+    decisions: DecisionResult = field(repr=False)
     notes: tuple[str, ...]
     seed: int | None
     n_trees: int = 64
@@ -158,12 +165,18 @@ class Report:
                             "incumbent_region": list(tree.leaf_for(config).conditions)
                             if _routable(tree, config) else None}
                      for name, tree in self.pdps.items()},
+            "decisions": self.decisions.to_dict(),
             "subspace": None if self.subspace is None else self.subspace.to_dict(),
             "sampling": (None if self.history.sampling is None
                          else self.history.sampling.to_dict()),
             "inactive": self.inactive_counts(),
             "notes": list(self.notes),
         }
+
+    def table(self) -> str:
+        """The decisions as a plain-text table for a terminal (what the demo prints): the
+        same shares and decisions as the page and the JSON."""
+        return self.decisions.table()
 
     def inactive_counts(self) -> dict[str, int]:
         """Per conditional parameter, in how many analysed trials it was inactive."""
@@ -249,7 +262,7 @@ def report(
     >>> history = hp.TrialHistory(space, configs, [(c["x"] - 0.3) ** 2 for c in configs])
     >>> rep = hp.report(history, top=1, n_trees=16)
     >>> rep.top, sorted(rep.to_dict())[:3]
-    (('x',), ['best', 'direction', 'excluded'])
+    (('x',), ['best', 'decisions', 'direction'])
     """
     func = "report"
     top = check_int(top, "top", func, minimum=1)
@@ -299,12 +312,16 @@ def report(
         try:
             from .._subspace import suggest_subspace
 
-            found = suggest_subspace(history, top_quantile=cap_quantile, **opts)
+            found = suggest_subspace(history, fitted=result, capped=capped,
+                                     top_quantile=cap_quantile, **opts)
         except HPInsightError as exc:
             notes.append(f"No subspace suggestion: {exc}")
+    decisions = found.decisions if found is not None else decide(
+        result, capped=capped, sampling=history.sampling)
     return Report(
         title=title or f"hpinsight report: {where}", source=where, history=history,
         result=result, capped=capped, top=names, pdps=pdps, subspace=found,
+        decisions=decisions,
         notes=tuple(notes), seed=seed, n_trees=n_trees, surrogate=surrogate,
         pdp_samples=PDP_SAMPLES,
     )

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import html
 import io
-import math
 import string
 from typing import TYPE_CHECKING, Any
 
+from .._decisions import STATES, fmt_cost, fmt_share
+from .._fanova import NEGLIGIBLE_SHARE
 from .._optional import import_optional
 from .._shared import fmt_value
 
@@ -36,16 +37,6 @@ def _page() -> string.Template:
 #: Main effects are all listed; interactions that are not "indistinguishable from nothing"
 #: up to this many (the rest are counted under the table, and all are in the JSON).
 MAX_INTERACTIONS_SHOWN = 10
-#: The summary's "what matters" names resolved effects with at least this share; smaller
-#: resolved ones are named as small but real.
-MATTERS_SHARE = 0.05
-
-
-def _share(x: float) -> str:
-    """A share of variance, the one way the page writes it (table and sentences alike)."""
-    return f"{100 * x:.1f} %"
-
-
 def _svg(fig: Any) -> str:
     """The figure as inline SVG with real text (sharp at any zoom and on HiDPI screens,
     searchable, and its tick labels are elements a browser test can measure); heat maps
@@ -149,12 +140,13 @@ def render_html(report: Report) -> str:
 
     parts.append("<h2>Which ones you can stop tuning</h2>")
     if report.subspace is None:
-        parts.append('<p class="note">No suggestion (see notes below).</p>')
-    else:
-        sub = report.subspace
-        items = "".join(_advice_row(report, n) for n in (*sub.keep, *sub.fixed))
-        parts.append(f"<table class=advice><tr><th>parameter</th><th>suggestion</th><th>why</th>"
-                     f"</tr>{items}</table>")
+        parts.append('<p class="note">The cost of fixing a parameter was not estimated (see '
+                     "the notes below), so none is called safe to fix yet.</p>")
+    items = "".join(_advice_row(report, d.param) for d in report.decisions)
+    parts.append(f"<table class=advice><tr><th>parameter</th><th>decision</th><th>why</th>"
+                 f"</tr>{items}</table>")
+    parts.append('<p class="note">The rules behind every decision: '
+                 + " ".join(esc(rule) for rule in report.decisions.rules) + "</p>")
 
     if report.notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in report.notes)
@@ -164,57 +156,43 @@ def render_html(report: Report) -> str:
                               body="\n".join(parts))
 
 
-def _names(items: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def _summary(report: Report) -> list[str]:
-    """The answer in three sentences: what matters, what shows no effect, what to stop tuning."""
+    """The answer: every parameter in exactly one group of its decision (what matters,
+    what is small but real, what you can stop tuning, ...), in the decisions' own order."""
     esc = html.escape
     r = report.result
     if r.is_constant:
         return ['<p class="answer">Every trial has the same value: there is nothing to explain.</p>']
-    effects = r.ranking()
-    resolved = [i for i in effects if i.verdict == "resolved"]
-    matters = [f"<b>{esc(' x '.join(i.params))}</b> {_share(i.mean)}"
-               for i in resolved if i.mean >= MATTERS_SHARE]
-    small = [esc(" x ".join(i.params)) for i in resolved if i.mean < MATTERS_SHARE]
-    unsure = [esc(" x ".join(i.params)) for i in effects
-              if i.verdict == "uncertain" and len(i.params) == 1]
-    # nothing: neither alone nor in any interaction distinguishable from nothing
-    some = {p for i in effects if i.verdict != "indistinguishable from nothing" for p in i.params}
-    nothing = [esc(n) for n in report.history.space.names if n not in some]
+    decisions = report.decisions
     lines = []
-    if matters:
-        lines.append(f"<b>What matters</b> (share of the variation of the predicted "
-                     f"{esc(report.history.objective_name)}): {_names(matters)}.")
-    else:
-        lines.append("<b>What matters:</b> no effect is resolved yet that explains "
-                     f"{_share(MATTERS_SHARE)} or more; run more trials.")
-    if small:
-        lines.append(f"<b>Small but real</b> (under {_share(MATTERS_SHARE)} each): {_names(small)}.")
-    if unsure:
-        lines.append(f"<b>Not resolved yet:</b> {_names(unsure)} (an effect, but smaller than "
-                     "its spread over the model's draws).")
-    if nothing:
-        lines.append(f"<b>No effect found:</b> {_names(nothing)} (each explains no more than a "
-                     "parameter whose values were shuffled).")
-    sub = report.subspace
-    if sub is not None:
-        fixed = [f"{esc(n)} (at {esc(fmt_value(v, quote=True))})" for n, v in sub.fixed.items()]
-        lines.append(f"<b>You can stop tuning:</b> {_names(fixed)}." if fixed else
-                     "<b>You can stop tuning:</b> none of the parameters yet.")
-        unsafe = sub.not_yet_safe
-        keep = [esc(n) for n in sub.keep if n not in unsafe]
-        if keep:
-            lines.append(f"<b>Keep tuning:</b> {_names(keep)}.")
-        if unsafe:
-            lines.append(f"<b>Not yet safe to fix:</b> {_names([esc(n) for n in unsafe])} "
-                         "(little or no effect, but the model cannot yet rule out that fixing "
-                         "it costs more than allowed; more trials will tell).")
-        lines.append("Why, parameter by parameter, is below.")
-    return ['<div class="answer">' + "".join(f"<p>{line}</p>" for line in lines) + "</div>"]
+    for state, (heading, _) in STATES.items():
+        members = [decisions[n] for n in decisions.in_state(state)]
+        if not members:
+            continue
+        items = [f"{esc(d.param)} {_member_note(d)}".rstrip() for d in members]
+        lines.append(f'<p data-state="{state}"><b>{esc(heading)}:</b> '
+                     + "; ".join(f'<span class="param" data-param="{esc(d.param)}">{item}</span>'
+                                 for d, item in zip(members, items, strict=True)) + ".</p>")
+    if not decisions.in_state("matters"):
+        lines.insert(0, "<p><b>Matters:</b> no effect is resolved yet that explains "
+                        f"{fmt_share(decisions.matters_share)} or more; run more trials.</p>")
+    lines.append("<p>Why, parameter by parameter, is below.</p>")
+    return ['<div class="answer">' + "".join(lines) + "</div>"]
+
+
+def _member_note(d: Any) -> str:
+    """What the answer box says beside a parameter's name (its share, or its value)."""
+    if d.state in ("matters", "small", "unresolved"):
+        if d.evidence == "cost":
+            return f"(fixing it costs {fmt_cost(d.cost)})"
+        partners = [p for p in d.evidence.split(" x ") if p != d.param and " among " not in p]
+        with_ = f" with {', '.join(partners)}" if partners else ""
+        return f"({fmt_share(d.evidence_share)}{html.escape(with_)})"
+    if d.state == "no_data":
+        return f"(active in {d.n_active} trials)"
+    if d.state in ("fix", "fixed", "release"):
+        return f"({html.escape(d.action)})"
+    return ""
 
 
 def _effects_table(report: Report, spread: str) -> list[str]:
@@ -233,8 +211,8 @@ def _effects_table(report: Report, spread: str) -> list[str]:
         capped = (_capped(report, i.params) if len(i.params) <= report.capped.max_order
                   else '<span class="na">main effects only</span>')
         css = i.verdict.split()[0]
-        return (f"<tr><td>{esc(' x '.join(i.params))}</td><td>{_share(i.mean)} ± "
-                f"{_share(i.std)}</td><td class=\"verdict {css}\">{esc(i.verdict)}</td>"
+        return (f"<tr><td>{esc(' x '.join(i.params))}</td><td>{fmt_share(i.mean)} ± "
+                f"{fmt_share(i.std)}</td><td class=\"verdict {css}\">{esc(i.verdict)}</td>"
                 f"<td>{capped}</td></tr>")
 
     head = (f"<table class=effects><tr><th>effect</th><th>share of variance</th>"
@@ -255,7 +233,8 @@ def _effects_table(report: Report, spread: str) -> list[str]:
         counted.append("interactions were not computed (see the notes)")
     null = r.null_fraction(1)
     verdicts = ("<i>indistinguishable from nothing</i>: explains no more than a parameter "
-                f"whose values were shuffled among nearby trials ({100 * null:.2g} % here); "
+                f"whose values were shuffled among nearby trials ({100 * null:.2g} % here), "
+                f"or less than {100 * NEGLIGIBLE_SHARE:g} %; "
                 "<i>uncertain</i>: more than that, but by less than its std; "
                 "<i>resolved</i>: the rest"
                 if null is not None else
@@ -278,104 +257,42 @@ def _held(report: Report) -> dict[str, int]:
     return {n: k for n, k in record.n_held.items() if n in report.history.space}
 
 
-def _since(report: Report, name: str) -> str:
-    """When the restriction in force began to hold ``name`` fixed, in words."""
-    record = report.history.sampling
-    assert record is not None
-    for d in reversed(record.decisions):
-        if d.get("action") == "fix" and name in (d.get("params") or {}):
-            after = d.get("after_trial")
-            return f"since trial {after + 1}" if isinstance(after, int) else "since a decision"
-    return "by the restriction"
-
-
 def _advice_row(report: Report, name: str) -> str:
-    """One row of the "stop tuning" table: a plain sentence, the numbers behind a toggle,
-    aware of a restriction already in force."""
+    """One row of the "stop tuning" table: the decision, its sentence, and the numbers
+    behind it in a toggle."""
     esc = html.escape
-    sub = report.subspace
-    assert sub is not None
-    record = report.history.sampling
-    keep = name in sub.keep
-    suggestion = ("fix at " + esc(fmt_value(sub.fixed[name], quote=True)) if not keep
-                  else "keep tuning for now" if name in sub.not_yet_safe else "keep tuning")
-    sentence = _sentence(report, name)
-    css = "keep" if keep else "fix"
-    if record is not None and name in record.fixed:
-        value = fmt_value(record.fixed[name], quote=True)
-        counted = record.held(name)
-        trials = (f"{counted} of {report.history.n_trials} analysed trials"
-                  if record.n_held is not None else "trials not recorded")
-        fixed_since = f"Fixed at {value} {_since(report, name)} ({trials})"
-        if keep:
-            suggestion = "release: it matters"
-            sentence = (f"{fixed_since}, but the analysis says it matters: release the "
-                        f"restriction to tune it again. {sentence}")
-        else:
-            suggestion = f"already fixed at {esc(value)}"
-            other = fmt_value(sub.fixed[name], quote=True)
-            if other != value:
-                suggestion += f" (the analysis would pick {esc(other)})"
-            sentence = f"{fixed_since}. {sentence}"
-    details = f"<details><summary>numbers</summary>{_details(report, name)}</details>"
-    return (f"<tr><td>{esc(name)}</td><td class={css}>{suggestion}</td>"
-            f"<td>{esc(sentence)}{details}</td></tr>")
-
-
-def _sentence(report: Report, name: str) -> str:
-    """Why a parameter is kept or may be fixed, in one plain sentence with the page's numbers."""
-    sub = report.subspace
-    assert sub is not None
-    imp = report.result.importance(name)
-    q = _quantile(report)
-    capped = report.capped.importance(name).mean
-    share = f"{_share(imp.mean)} of the variation ({_share(capped)} among the best {q})"
-    risk = sub.risks[name]
-    upper = risk.quantile(sub.confidence)
-    value = fmt_value(sub.defaults[name], quote=True)
-    ground = sub.grounds.get(name, "important" if name in sub.keep else "safe")
-    if ground == "important":
-        return f"Keep tuning: it explains {share}."
-    if ground == "risky":
-        effect = ("it shows no effect distinguishable from nothing"
-                  if imp.verdict == "indistinguishable from nothing" else f"it explains only {share}")
-        return (f"Keep tuning for now: {effect}, but by the model's estimate fixing it at "
-                f"{value} could cost up to {upper:.3g}, more than the {sub.margin:.3g} allowed; "
-                "more trials will settle it.")
-    if ground == "min_keep":
-        return (f"Keep tuning: at least one parameter stays tuned, and this one explains "
-                f"the most among the best {q}.")
-    cost = ("nothing measurable" if upper <= 0 else f"at most {upper:.3g}")
-    return (f"You can stop tuning it: it explains {share}, and fixing it at {value} "
-            f"costs {cost} by the model's estimate.")
+    d = report.decisions[name]
+    css = "keep" if d.tuned else "fix"
+    details = _details(report, name)
+    toggle = f"<details><summary>numbers</summary>{details}</details>" if details else ""
+    return (f'<tr data-param="{esc(name)}" data-state="{d.state}"><td>{esc(name)}</td>'
+            f"<td class={css}>{esc(d.action)}</td><td>{esc(d.sentence)}{toggle}</td></tr>")
 
 
 def _details(report: Report, name: str) -> str:
-    """The decision rule's inputs for one parameter, labelled as the rule's own."""
+    """The decision's inputs for one parameter: the cost of fixing it, with where its
+    value came from, and what was held fixed."""
     esc = html.escape
     sub = report.subspace
-    assert sub is not None
-    risk = sub.risks[name]
-    q = _quantile(report)
-    notion = ("improvement over the default configuration" if sub.notion == "default"
-              else f"the best {q} of trials")
-    items = [
-        f"Cost of fixing it at {fmt_value(sub.defaults[name], quote=True)} "
-        f"({sub.default_origin(name)}): {risk.mean:.3g} ± "
-        f"{risk.std:.3g} in {report.history.objective_name}, at most "
-        f"{risk.quantile(sub.confidence):.3g} in {sub.confidence:.0%} of the model's draws; "
-        f"allowed: {sub.margin:.3g}.",
-        "The rule's own estimate of its importance, from a refit with columns of random "
-        f"numbers as a yardstick: {_share(sub.importance_all[name])} overall (counts above "
-        f"{_share(sub.thresholds.get('all', math.nan))}), "
-        f"{_share(_deciding(sub)[name])} for {notion} (counts above "
-        f"{_share(sub.thresholds.get('capped', math.nan))}).",
-    ]
+    d = report.decisions[name]
+    items = []
+    if sub is not None and name in sub.risks:
+        risk = sub.risks[name]
+        items.append(
+            f"Cost of fixing it at {fmt_value(sub.defaults[name], quote=True)} "
+            f"({sub.default_origin(name)}): {fmt_cost(risk.mean, sub.margin)} ± "
+            f"{fmt_cost(risk.std)} in {report.history.objective_name}, at most "
+            f"{fmt_cost(risk.quantile(sub.confidence), sub.margin)} in {sub.confidence:.0%} of "
+            f"the model's draws; allowed: {fmt_cost(sub.margin)} (a fraction of the spread of the trials near the best).")
+    record = report.history.sampling
+    if record is not None and name in record.fixed:
+        trials = (f"{record.held(name)} of {report.history.n_trials} analysed trials"
+                  if record.n_held is not None else "trials not recorded")
+        items.append(f"Held at {fmt_value(record.fixed[name], quote=True)} by the "
+                     f"restriction in force ({trials}).")
+    items.append(f"Active in {d.n_active} of {report.history.n_trials} trials; its strongest "
+                 f"effect ({d.evidence}) is {d.verdict}.")
     return "<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>"
-
-
-def _deciding(sub: Any) -> dict[str, float]:
-    return dict(sub.importance_default if sub.notion == "default" else sub.importance_top)
 
 
 def _sampling_section(report: Report) -> list[str]:
@@ -425,7 +342,7 @@ def _sampling_section(report: Report) -> list[str]:
 
 def _capped(report: Report, params: tuple[str, ...]) -> str:
     imp = report.capped.importance(*params)
-    return f"{_share(imp.mean)} ± {_share(imp.std)}"
+    return f"{fmt_share(imp.mean)} ± {fmt_share(imp.std)}"
 
 
 def _quantile(report: Report) -> str:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import optuna
 
+from .._decisions import fmt_cost
 from .._history import TrialHistory
 from ._live import ImportanceSnapshot, LiveFanova, RefitOptions, compact_summary
 from ._optuna_shrink import DECISIONS_KEY, read_restriction, record_decision, restrict
@@ -158,11 +159,11 @@ class Refitter:
         if subspace.fixed:
             fixed = ", ".join(f"{n}={v!r}" for n, v in subspace.fixed.items())
             why = (f"shrink_to='auto' after {history.n_trials} trials: fixed {fixed}, each "
-                   f"unimportant and costing at most {subspace.margin:.3g} by the surrogate; kept "
-                   f"{', '.join(subspace.keep)}")
+                   "with no effect distinguishable from nothing and costing at most "
+                   f"{fmt_cost(subspace.margin)} by the surrogate; kept {', '.join(subspace.keep)}")
         else:
             why = (f"shrink_to='auto' after {history.n_trials} trials: kept every parameter; "
-                   "none is both unimportant and safely cheap to fix")
+                   "none shows no effect and is safely cheap to fix")
         if ranges:
             why += (f"; narrowed {', '.join(ranges)} to the range of the best "
                     f"{self.narrow_quantile:.0%} of trials")
@@ -172,8 +173,8 @@ class Refitter:
         else:
             record_decision(study, "keep", {}, why, snapshot.last_trial)
         self.logger.info("hpinsight: %s", why)
-        for name in subspace.fixed:
-            self.logger.info("hpinsight:   %s: %s", name, subspace.reasons[name])
+        for decision in subspace.decisions:  # one line per parameter: its one decision
+            self.logger.info("hpinsight:   %s: %s", decision.param, decision.sentence)
 
 
 def _trials_before(history: TrialHistory, number: int | None) -> TrialHistory:

@@ -304,7 +304,7 @@ class SubspacePlotData:
         ``"lr  (keep)"`` or ``"a  (fix at 0.5)"``.
     keep : ndarray of bool, shape (n,)
     importance : ndarray of shape (n,)
-        The capped importance of :attr:`SubspaceResult.notion`.
+        The main effect's share among the best trials (:attr:`SubspaceResult.importance_top`).
     importance_label : str
     risk_mean, risk_std : ndarray of shape (n,)
         Predicted cost of fixing each parameter at its default, objective units
@@ -335,10 +335,8 @@ def subspace_plot_data(result: SubspaceResult) -> SubspacePlotData:
     SubspacePlotData
     """
     params = (*result.keep, *result.fixed)
-    importance = (result.importance_default if result.notion == "default"
-                  else result.importance_top)
-    label = ("importance for improving on the default" if result.notion == "default"
-             else "importance among the best trials")
+    importance = result.importance_top
+    label = f"importance among the best {100 * result.top_quantile:.0f} % of trials"
     risks = [result.risks.get(n) for n in params]
     return SubspacePlotData(
         params=params,

@@ -1,0 +1,523 @@
+"""One decision per parameter: what to do with it, decided once from the evidence.
+
+Which hyperparameters can a user stop tuning? Three kinds of evidence bear on it, and
+before this module each surface weighed them in its own way, so one parameter could be
+"no effect found", "not yet safe to fix" and "keep tuning" on the same page:
+
+* **variance** -- the functional ANOVA of the surrogate (Hutter, Hoos & Leyton-Brown 2014):
+  the share of the prediction variance of every effect the parameter takes part in, over
+  all trials and among the best (capped, Sec. 3.3), each with its verdict against the
+  shadow null (:attr:`hpinsight.results.Importance.verdict`);
+* **cost** -- the predicted loss of fixing it (surrogate tuning risk, after Weerts 2018):
+  its mean and its ``confidence`` quantile over the model's draws, against a margin;
+* **data and sampling** -- how many trials it was active in, and whether a restriction
+  already holds it fixed.
+
+:func:`decide` turns them into one :class:`ParameterDecision` per parameter, in one of
+the states of :data:`STATES`, with the one sentence every surface prints. The rules, in
+the order they are applied (each is printed with the report):
+
+1. Held fixed by a restriction: **release** if its effect is resolved or its mean cost
+   exceeds the margin, else **fixed**.
+2. Active in fewer than ``MIN_ACTIVE_TRIALS`` analysed trials: **not enough data**.
+3. An effect it takes part in (alone, among the best, or in a pair) is resolved:
+   **matters** when that effect holds at least ``MATTERS_SHARE`` of the variance, else
+   **small but real**.
+4. Its mean cost of fixing exceeds the margin: **small but real** (a cost the variance
+   does not show: a narrow dip near the optimum holds little variance).
+5. An effect it takes part in is uncertain: **not resolved yet**.
+6. Every effect is indistinguishable from nothing: **safe to fix** when the cost's
+   ``confidence`` quantile is within the margin, else **not yet safe to fix**.
+7. Nothing else is tuned: the one with the largest share stays (**kept**), so a study
+   always tunes at least ``min_keep`` parameters.
+
+Only **safe to fix** is ever acted on (shrinking fixes those and nothing else), so a
+parameter with any resolved effect, however small, is never fixed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ._optional import import_optional
+from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
+from .exceptions import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from ._fanova import FanovaResult
+    from ._sampling import SamplingRecord
+    from ._subspace import SurrogateRisk
+
+__all__ = ["MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "STATES", "DecisionResult",
+           "ParameterDecision", "decide", "fmt_cost", "fmt_share"]
+
+#: An effect that is resolved and holds at least this share of the variance "matters".
+MATTERS_SHARE = 0.05
+#: A parameter active in fewer analysed trials than this has "not enough data".
+MIN_ACTIVE_TRIALS = 10
+
+#: state -> (heading of its group, what to do). The order is the answer box's.
+STATES: dict[str, tuple[str, str]] = {
+    "matters": ("Matters", "keep tuning"),
+    "small": ("Small but real", "keep tuning"),
+    "unresolved": ("Not resolved yet", "keep tuning"),
+    "no_data": ("Not enough data yet", "keep tuning"),
+    "not_yet_safe": ("Not yet safe to fix", "keep tuning for now"),
+    "kept": ("Kept so that one stays tuned", "keep tuning"),
+    "release": ("Release", "release"),
+    "fix": ("You can stop tuning", "fix"),
+    "fixed": ("Fixed", "fixed"),
+}
+#: States in which the parameter is (or stays) tuned.
+TUNED = ("matters", "small", "unresolved", "no_data", "not_yet_safe", "kept", "release")
+
+_NOTHING = "indistinguishable from nothing"
+
+
+def fmt_share(x: float) -> str:
+    """A share of variance, the one way every surface writes it: ``42.1 %``."""
+    return "n/a" if not math.isfinite(x) else f"{100 * x:.1f} %"
+
+
+def fmt_cost(x: float, threshold: float | None = None) -> str:
+    """A cost in objective units to 3 significant digits, or more (up to 8) until it no
+    longer prints equal to ``threshold``: ``0.0075`` against ``0.01`` is never "0.01"."""
+    if not math.isfinite(x):
+        return "n/a"
+    for digits in range(3, 9):
+        text = f"{x:.{digits}g}"
+        if threshold is None or not math.isfinite(threshold) or x == threshold \
+                or text != f"{threshold:.{digits}g}":
+            return text
+    return f"{x:.8g}"
+
+
+def _share_vs(x: float, threshold: float) -> str:
+    """A share with as many decimals as it takes not to print equal to ``threshold``."""
+    for decimals in range(1, 6):
+        text, limit = f"{100 * x:.{decimals}f}", f"{100 * threshold:.{decimals}f}"
+        if x == threshold or text != limit:
+            return text + " %"
+    return f"{100 * x:.5f} %"
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterDecision:
+    """What to do with one parameter, and why (see :func:`hpinsight._decisions.decide`).
+
+    A value object: one row of :meth:`DecisionResult.to_frame`, with no ``to_frame`` or
+    ``plot`` of its own.
+
+    Attributes
+    ----------
+    param : str
+    state : str
+        One of ``STATES``: "matters", "small", "unresolved", "no_data", "not_yet_safe",
+        "kept", "release", "fix" or "fixed".
+    share, share_std : float
+        Its main effect's share of the variance over all trials (mean and std over the
+        model's draws).
+    share_top : float
+        Its main effect's share among the best trials (NaN when not computed).
+    evidence : str
+        The effect the state rests on: ``"lr"`` (its main effect), ``"lr among the best"``
+        (its main effect among the best trials), ``"lr x optimizer"`` (an interaction), or
+        ``"cost"`` (its cost of fixing).
+    evidence_share : float
+        That effect's share (NaN for ``"cost"``).
+    verdict : str
+        The strongest verdict among the effects it takes part in.
+    n_active : int
+        Analysed trials in which the parameter was active.
+    value : value or None
+        The value to fix it at ("fix"), or the value it is held at ("fixed", "release").
+    cost, cost_upper : float
+        Predicted cost of fixing it at ``value`` (objective units, positive is worse):
+        mean, and the ``confidence`` quantile over the model's draws. NaN when not
+        estimated.
+    since_trial : int or None
+        For "fixed" and "release": the first trial sampled under the restriction.
+    sentence : str
+        The one sentence every surface prints.
+    """
+
+    param: str
+    state: str
+    share: float
+    share_std: float
+    share_top: float
+    evidence: str
+    evidence_share: float
+    verdict: str
+    n_active: int
+    value: Any = None
+    cost: float = math.nan
+    cost_upper: float = math.nan
+    since_trial: int | None = None
+    sentence: str = field(default="", repr=False)
+
+    def __repr__(self) -> str:
+        return f"ParameterDecision({self.param!r}: {self.action})"
+
+    @property
+    def heading(self) -> str:
+        """The group the state belongs to, as the answer box names it."""
+        return STATES[self.state][0]
+
+    @property
+    def action(self) -> str:
+        """What to do, in a few words: "keep tuning", "fix at 0.25", "release", ..."""
+        if self.state == "fix":
+            return f"fix at {fmt_value(self.value, quote=True)}"
+        if self.state == "fixed":
+            since = "" if self.since_trial is None else f" since trial {self.since_trial}"
+            return f"fixed at {fmt_value(self.value, quote=True)}{since}"
+        if self.state == "release":
+            return ("release: fixing it costs " + fmt_cost(self.cost) if self.evidence == "cost"
+                    else "release: it has an effect")
+        if self.state == "no_data":
+            return f"keep tuning: not enough data (active in {self.n_active} trials)"
+        return STATES[self.state][1]
+
+    @property
+    def tuned(self) -> bool:
+        """Whether the parameter is (or stays) tuned."""
+        return self.state in TUNED
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe representation (NaN becomes None)."""
+        return {
+            "param": self.param, "state": self.state, "heading": self.heading,
+            "action": self.action, "share": json_value(self.share),
+            "share_std": json_value(self.share_std), "share_top": json_value(self.share_top),
+            "evidence": self.evidence, "evidence_share": json_value(self.evidence_share),
+            "verdict": self.verdict, "n_active": self.n_active,
+            "value": json_value(self.value), "cost": json_value(self.cost),
+            "cost_upper": json_value(self.cost_upper), "since_trial": self.since_trial,
+            "sentence": self.sentence,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionResult:
+    """One decision per parameter, the rules' constants beside them.
+
+    Every surface of hpinsight (the report's answer box, table and sentences,
+    ``report.json``, the terminal table, the live callback's log and summary, and
+    shrinking) shows these; none decides on its own. There is no ``plot``: the costs
+    behind the decisions are drawn by :meth:`SubspaceResult.plot`.
+
+    Attributes
+    ----------
+    decisions : dict of str to ParameterDecision
+        In the order of the main effects' shares, largest first.
+    n_trials : int
+    margin : float
+        The most fixing may cost, in objective units (NaN when no cost was estimated).
+    confidence : float
+        The quantile of the cost that must stay within ``margin``.
+    null : float or None
+        The share a shadow of a parameter got (what "nothing" means).
+    matters_share, min_active : float, int
+        ``MATTERS_SHARE`` and ``MIN_ACTIVE_TRIALS``.
+    top_quantile : float or None
+        "Among the best": the capped analysis's quantile.
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("lr", 1e-4, 1, log=True), hp.Float("a", 0, 1)])
+    >>> configs = space.sample(60, seed=1)
+    >>> import math
+    >>> y = [(math.log10(c["lr"]) + 2) ** 2 for c in configs]
+    >>> sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
+    >>> [(d.param, d.state) for d in sub.decisions]
+    [('lr', 'matters'), ('a', 'fix')]
+    """
+
+    decisions: dict[str, ParameterDecision]
+    n_trials: int
+    margin: float = math.nan
+    confidence: float = 0.9
+    null: float | None = None
+    matters_share: float = MATTERS_SHARE
+    min_active: int = MIN_ACTIVE_TRIALS
+    top_quantile: float | None = None
+
+    def __repr__(self) -> str:
+        head = f"DecisionResult(n_trials={self.n_trials}, "
+        items = [(n, f": {d.state}") for n, d in self.decisions.items()]
+        return f"{head}{join_items(items, REPR_WIDTH - len(head) - 1)})"
+
+    def __getitem__(self, name: str) -> ParameterDecision:
+        return self.decisions[name]
+
+    def __iter__(self) -> Any:
+        return iter(self.decisions.values())
+
+    def __len__(self) -> int:
+        return len(self.decisions)
+
+    def in_state(self, *states: str) -> tuple[str, ...]:
+        """Parameters in any of ``states``, in the order of :attr:`decisions`."""
+        unknown = set(states) - set(STATES)
+        if unknown:
+            raise InvalidArgumentError(
+                f"The states given to DecisionResult.in_state must be among {list(STATES)}. "
+                f"Got {sorted(unknown)} instead.")
+        return tuple(n for n, d in self.decisions.items() if d.state in states)
+
+    @property
+    def to_fix(self) -> dict[str, Any]:
+        """The parameters that are safe to fix, and their values (what shrinking fixes)."""
+        return {n: d.value for n, d in self.decisions.items() if d.state == "fix"}
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """The rules behind every state, in words, with this result's constants."""
+        margin = ("no cost of fixing was estimated" if not math.isfinite(self.margin)
+                  else f"the margin is {fmt_cost(self.margin)}")
+        null = ("" if self.null is None else
+                f" (a shadow got {_share_vs(self.null, 0.0)} here)")
+        return (
+            f"An effect is resolved when it explains more than a shadow of a parameter{null} "
+            "by more than its own std, and shares below 0.05 % count as nothing.",
+            "Matters: a resolved effect it takes part in (alone, among the best trials or in "
+            f"a pair) holds at least {fmt_share(self.matters_share)} of the variance; small "
+            "but real: a smaller resolved effect, or a mean cost of fixing above the margin.",
+            f"Not enough data: active in fewer than {self.min_active} of the trials.",
+            "Safe to fix: every effect it takes part in is indistinguishable from nothing and "
+            f"the {self.confidence:.0%} quantile of its cost of fixing is within the margin; "
+            f"{margin}. Otherwise, with no effect found: not yet safe to fix.",
+            "Only parameters that are safe to fix are ever fixed; a fixed one is released when "
+            "an effect is resolved or its mean cost exceeds the margin.",
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe representation (NaN becomes None)."""
+        return {
+            "decisions": {n: d.to_dict() for n, d in self.decisions.items()},
+            "n_trials": self.n_trials, "margin": json_value(self.margin),
+            "confidence": self.confidence, "null": json_value(self.null),
+            "matters_share": self.matters_share, "min_active": self.min_active,
+            "top_quantile": json_value(self.top_quantile), "rules": list(self.rules),
+        }
+
+    def to_frame(self) -> Any:
+        """One row per parameter: ``param``, ``state``, ``action``, the shares, the cost
+        and ``sentence``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        pd = import_optional("pandas", "DecisionResult.to_frame")
+        columns = ["param", "state", "action", "share", "share_std", "share_top", "evidence",
+                   "verdict", "n_active", "value", "cost", "cost_upper", "sentence"]
+        return pd.DataFrame([{c: getattr(d, c) for c in columns} for d in self], columns=columns)
+
+    def table(self) -> str:
+        """The decisions as a plain-text table for a terminal: one line per parameter
+        with its shares and what to do (the report page shows the same)."""
+        q = "best" if self.top_quantile is None else f"best {100 * self.top_quantile:.0f} %"
+        width = max([len("parameter"), *(len(n) for n in self.decisions)]) + 2
+        lines = [f"{'parameter':<{width}}{'all trials':>18}{q:>12}   decision"]
+        for n, d in self.decisions.items():
+            share = f"{fmt_share(d.share)} ± {fmt_share(d.share_std)}"
+            lines.append(f"{n:<{width}}{share:>18}{fmt_share(d.share_top):>12}   {d.action}")
+        return "\n".join(lines)
+
+
+def decide(
+    result: FanovaResult,
+    *,
+    capped: FanovaResult | None = None,
+    risks: Mapping[str, SurrogateRisk] | None = None,
+    values: Mapping[str, Any] | None = None,
+    margin: float = math.nan,
+    confidence: float = 0.9,
+    sampling: SamplingRecord | None = None,
+    min_keep: int = 0,
+) -> DecisionResult:
+    """One decision per parameter of ``result`` (the rules: this module's docstring).
+
+    Parameters
+    ----------
+    result : FanovaResult
+        The analysis of all trials (its interactions count where computed).
+    capped : FanovaResult, optional
+        The analysis among the best trials (main effects).
+    risks : mapping of str to SurrogateRisk, optional
+        Cost of fixing each parameter at ``values``; without it nothing is safe to fix.
+    values : mapping of str to value, optional
+        The value each parameter would be fixed at.
+    margin : float
+        The most fixing may cost (objective units).
+    confidence : float
+        The quantile of the cost that must stay within ``margin``.
+    sampling : SamplingRecord, optional
+        The restriction in force, if any (fixed parameters are "fixed" or "release").
+    min_keep : int
+        Keep at least this many parameters tuned.
+
+    Returns
+    -------
+    DecisionResult
+    """
+    names = result.space.names
+    effects = [] if result.is_constant else list(result.ranking())
+    top = {} if capped is None or capped.is_constant else {
+        i.params[0]: i for i in capped.ranking(order=1)}
+    main = {i.params[0]: i for i in effects if len(i.params) == 1}
+    order = sorted(names, key=lambda n: -(main[n].mean if n in main else 0.0))
+    since = _since_trials(sampling)
+    out: dict[str, ParameterDecision] = {}
+    for name in order:
+        own = [i for i in effects if name in i.params]
+        if name in top:
+            own.append(top[name])
+        resolved = [i for i in own if i.verdict == "resolved"]
+        uncertain = [i for i in own if i.verdict == "uncertain"]
+        strongest = max(resolved or uncertain or own, key=lambda i: i.mean, default=None)
+        among_best = strongest is not None and strongest is top.get(name)
+        risk = None if risks is None else risks.get(name)
+        cost = math.nan if risk is None else risk.mean
+        upper = math.nan if risk is None else risk.quantile(confidence)
+        value = None if values is None else values.get(name)
+        n_active = result.n_trials - result.n_inactive.get(name, 0)
+        costly = math.isfinite(cost) and math.isfinite(margin) and cost > margin
+        held = sampling is not None and name in sampling.fixed
+        if held:
+            assert sampling is not None
+            state = "release" if (resolved or costly) else "fixed"
+            value = sampling.fixed[name]
+        elif n_active < MIN_ACTIVE_TRIALS:
+            state = "no_data"
+        elif resolved:
+            state = "matters" if strongest is not None and strongest.mean >= MATTERS_SHARE \
+                else "small"
+        elif costly:
+            state = "small"
+        elif uncertain:
+            state = "unresolved"
+        elif math.isfinite(upper) and math.isfinite(margin) and upper <= margin:
+            state = "fix"
+        else:
+            state = "not_yet_safe"
+        evidence = ("cost" if state in ("small", "release") and not resolved
+                    else f"{name} among the best" if among_best
+                    else " x ".join(strongest.params) if strongest is not None else name)
+        out[name] = ParameterDecision(
+            param=name, state=state,
+            share=main[name].mean if name in main else 0.0,
+            share_std=main[name].std if name in main else 0.0,
+            share_top=top[name].mean if name in top else math.nan,
+            evidence=evidence,
+            evidence_share=math.nan if evidence == "cost" or strongest is None
+            else strongest.mean,
+            verdict=strongest.verdict if strongest is not None else _NOTHING,
+            n_active=n_active, value=value, cost=cost, cost_upper=upper,
+            since_trial=since.get(name) if held else None,
+        )
+    _keep_some(out, min_keep)
+    null = result.null_fraction(1) if effects else None
+    decisions = DecisionResult(
+        decisions=out, n_trials=result.n_trials, margin=float(margin),
+        confidence=float(confidence), null=null,
+        top_quantile=None if capped is None else capped.cap_quantile)
+    return _with_sentences(decisions, top_label=_top_label(capped))
+
+
+def _keep_some(out: dict[str, ParameterDecision], min_keep: int) -> None:
+    """Turn "fix" into "kept" for the largest shares until ``min_keep`` are tuned."""
+    from dataclasses import replace
+
+    tuned = sum(d.tuned for d in out.values())
+    candidates = sorted((d for d in out.values() if d.state == "fix"),
+                        key=lambda d: (-(d.share_top if math.isfinite(d.share_top) else 0.0),
+                                       -d.share))
+    for d in candidates[: max(0, min_keep - tuned)]:
+        out[d.param] = replace(d, state="kept")
+
+
+def _since_trials(sampling: SamplingRecord | None) -> dict[str, int]:
+    """Per parameter held fixed now, the first trial sampled under the restriction."""
+    if sampling is None:
+        return {}
+    out: dict[str, int] = {}
+    for d in reversed(sampling.decisions):
+        if d.get("action") != "fix":
+            continue
+        after = d.get("after_trial")
+        for name in d.get("params") or {}:
+            if name in sampling.fixed and name not in out and isinstance(after, int):
+                out[name] = after + 1
+    return out
+
+
+def _top_label(capped: FanovaResult | None) -> str:
+    q = None if capped is None else capped.cap_quantile
+    return "among the best trials" if q is None else f"among the best {100 * q:.0f} %"
+
+
+def _with_sentences(decisions: DecisionResult, *, top_label: str) -> DecisionResult:
+    """The decisions with the sentence of each, in the result's own numbers."""
+    from dataclasses import replace
+
+    margin = decisions.margin
+    out = {}
+    for name, d in decisions.decisions.items():
+        share = f"{fmt_share(d.share)} of the variation"
+        if math.isfinite(d.share_top):
+            share += f" ({fmt_share(d.share_top)} {top_label})"
+        value = fmt_value(d.value, quote=True)
+        cost = fmt_cost(d.cost, margin)
+        upper = fmt_cost(d.cost_upper, margin)
+        allowed = fmt_cost(margin)
+        if d.evidence == f"{name} among the best":
+            effect = (f"it explains {fmt_share(d.evidence_share)} of the variation {top_label} "
+                      f"({fmt_share(d.share)} over all trials)")
+        elif d.evidence in ("cost", name):
+            effect = f"it explains {share}"
+        else:
+            effect = f"its interaction {d.evidence} explains {fmt_share(d.evidence_share)}"
+        text = {
+            "matters": f"Keep tuning: {effect}, resolved.",
+            "small": (f"Keep tuning: {effect}, small but resolved."
+                      if d.evidence != "cost" else
+                      f"Keep tuning: it explains only {share}, but fixing it at {value} costs "
+                      f"{cost} on average, more than the {allowed} allowed."),
+            "unresolved": (f"Keep tuning: {effect}, more than a shuffled parameter but not "
+                           "yet by more than its spread; more trials will tell."),
+            "no_data": (f"Keep tuning: it was active in only {d.n_active} of "
+                        f"{decisions.n_trials} trials, too few to judge (at least "
+                        f"{decisions.min_active} are needed)."),
+            "not_yet_safe": ("Keep tuning for now: no effect is distinguishable from nothing, "
+                             "but "
+                             + (f"fixing it at {value} could cost up to {upper} "
+                                f"({decisions.confidence:.0%} quantile), more than the "
+                                f"{allowed} allowed; more trials will tell."
+                                if math.isfinite(d.cost_upper) else
+                                "the cost of fixing it was not estimated (it needs at least "
+                                "10 trials).")),
+            "kept": (f"Keep tuning: it shows no effect, but at least one parameter stays "
+                     f"tuned and this one explains the most ({share})."),
+            "fix": (f"You can stop tuning it: no effect is distinguishable from nothing, it "
+                    f"explains {share}, and fixing it at {value} costs "
+                    + ("nothing measurable" if d.cost_upper <= 0 else f"at most {upper}")
+                    + f" ({decisions.confidence:.0%} quantile; {allowed} allowed)."),
+            "fixed": (f"Fixed at {value}" + ("" if d.since_trial is None
+                                             else f" since trial {d.since_trial}")
+                      + f"; nothing found since says otherwise ({share})."),
+            "release": (f"Fixed at {value}" + ("" if d.since_trial is None
+                                               else f" since trial {d.since_trial}")
+                        + ", but " + (f"{effect}, resolved" if d.evidence != "cost" else
+                                      f"fixing it costs {cost} on average, more than the "
+                                      f"{allowed} allowed")
+                        + ": release the restriction to tune it again."),
+        }[d.state]
+        out[name] = replace(d, sentence=text)
+    return replace(decisions, decisions=out)

@@ -1,0 +1,136 @@
+"""One decision per parameter: every rule of ``hpinsight._decisions`` on a real analysis
+with costs set by hand, the numbers never printed equal to their threshold, and every
+parameter in exactly one state."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import hpinsight as hp
+from hpinsight._decisions import STATES, decide, fmt_cost
+from hpinsight._sampling import SamplingRecord
+from hpinsight.results import SurrogateRisk
+
+
+def _risk(name: str, mean: float, upper: float) -> SurrogateRisk:
+    """A cost whose draws have this mean and whose 90 % quantile is ``upper``."""
+    per_draw = np.array([mean - (upper - mean)] * 5 + [mean] * 4 + [upper], dtype=float)
+    per_draw += mean - per_draw.mean()
+    return SurrogateRisk(name, 0.5, float(per_draw.mean()), float(per_draw.std()), {},
+                         per_draw, {}, {})
+
+
+@pytest.fixture(scope="module")
+def analysis() -> tuple[hp.results.FanovaResult, hp.results.FanovaResult]:
+    """x matters, w is small but real, z and u do nothing; 'rare' is active in 6 trials."""
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("w", 0, 1), hp.Float("z", 0, 1),
+                            hp.Float("u", 0, 1), hp.Categorical("kind", ["a", "b"]),
+                            hp.Float("rare", 0, 1)],
+                           conditions=[hp.Condition("rare", "kind", values=["b"])])
+    configs = space.sample(200, seed=0)
+    rng = np.random.default_rng(0)
+    kinds = ["b" if i < 6 else "a" for i in range(200)]
+    configs = [{k: v for k, v in {**c, "kind": kinds[i]}.items()
+                if k != "rare" or kinds[i] == "b"} | ({"rare": float(rng.uniform())}
+                                                      if kinds[i] == "b" else {})
+               for i, c in enumerate(configs)]
+    y = [(c["x"] - 0.3) ** 2 + 0.004 * c["w"] for c in configs]
+    history = hp.TrialHistory(space, configs, y)
+    return hp.fanova(history, seed=0), hp.fanova(history, cap_quantile=0.25, seed=0)
+
+
+@pytest.mark.parametrize(
+    ("param", "mean", "upper", "state"),
+    [
+        ("x", 0.0, 0.0, "matters"),  # resolved and large: kept whatever the cost
+        ("w", 0.0, 0.0, "small"),  # resolved and small: kept, never fixed
+        ("z", 0.0, 0.005, "fix"),  # nothing, and cheap in 90 % of the draws
+        ("z", 0.005, 0.02, "not_yet_safe"),  # nothing, but the cost may exceed the margin
+        ("z", 0.02, 0.03, "small"),  # nothing in the variance, but a real cost
+        ("rare", 0.0, 0.0, "no_data"),  # active in 6 trials
+    ],
+    ids=["matters", "small-variance", "fix", "not-yet-safe", "small-cost", "no-data"],
+)
+def test_each_rule(analysis, param, mean, upper, state):
+    result, capped = analysis
+    risks = {n: _risk(n, 0.0, 0.0) for n in result.space.names} | {param: _risk(param, mean, upper)}
+    values = dict.fromkeys(result.space.names, 0.5) | {"kind": "a"}
+    out = decide(result, capped=capped, risks=risks, values=values, margin=0.01)
+    d = out[param]
+    assert d.state == state, d.sentence
+    assert d.tuned == (state != "fix")
+    assert (param in out.to_fix) == (state == "fix")
+    assert d.heading == STATES[state][0]
+    if state == "small" and param == "z":
+        assert d.evidence == "cost"
+        assert "more than the 0.01 allowed" in d.sentence
+
+
+def test_without_costs_nothing_is_safe_to_fix(analysis):
+    result, capped = analysis
+    out = decide(result, capped=capped)
+    assert out.to_fix == {}
+    assert out["z"].state == "not_yet_safe"
+    assert "was not estimated" in out["z"].sentence
+    assert out["x"].state == "matters"
+
+
+def test_a_held_parameter_is_fixed_or_released(analysis):
+    result, capped = analysis
+    record = SamplingRecord(fixed={"z": 0.4, "x": 0.9}, decisions=(
+        {"action": "fix", "params": {"z": 0.4, "x": 0.9}, "after_trial": 49},))
+    risks = {n: _risk(n, 0.0, 0.0) for n in result.space.names}
+    out = decide(result, capped=capped, risks=risks, margin=0.01, sampling=record)
+    assert out["z"].state == "fixed"
+    assert out["z"].action == "fixed at 0.4 since trial 50"
+    assert out["x"].state == "release"  # its effect is resolved
+    assert out["x"].action == "release: it has an effect"
+    costly = decide(result, capped=capped, margin=0.01, sampling=record,
+                    risks=risks | {"z": _risk("z", 0.05, 0.06)})
+    assert costly["z"].state == "release"
+    assert costly["z"].action.startswith("release: fixing it costs 0.05")
+
+
+def test_min_keep_keeps_the_largest_share_when_all_could_be_fixed(analysis):
+    result, _ = analysis
+    risks = {n: _risk(n, 0.0, 0.0) for n in result.space.names}
+    # with every effect called nothing (a huge null), everything active would be fixed
+    from dataclasses import replace
+
+    nothing = replace(result, null_fractions=(1.0, 1.0))
+    # 'rare' (no data) is tuned already: one more is kept, the largest share
+    out = decide(nothing, risks=risks, margin=0.01, min_keep=2)
+    assert out.in_state("no_data") == ("rare",)
+    assert out.in_state("kept") == ("x",)
+    assert "at least one parameter stays tuned" in out["x"].sentence
+    assert decide(nothing, risks=risks, margin=0.01, min_keep=1).in_state("kept") == ()
+
+
+def test_every_parameter_has_exactly_one_state_and_the_dict_is_json(analysis):
+    result, capped = analysis
+    risks = {n: _risk(n, 0.0, 0.0) for n in result.space.names}
+    out = decide(result, capped=capped, risks=risks, margin=0.01)
+    groups = [out.in_state(s) for s in STATES]
+    flat = [n for g in groups for n in g]
+    assert sorted(flat) == sorted(result.space.names)
+    text = json.dumps(out.to_dict(), allow_nan=False)
+    assert json.loads(text)["decisions"]["x"]["state"] == "matters"
+    assert len(out.rules) == 5
+    table = out.table().splitlines()
+    assert len(table) == 1 + len(result.space.names)
+    assert table[1].split()[0] == "x"
+    with pytest.raises(ValueError, match="must be among"):
+        out.in_state("maybe")
+
+
+@pytest.mark.parametrize(
+    ("x", "threshold", "text"),
+    [(0.0075, 0.01, "0.0075"), (0.0099999, 0.01, "0.0099999"), (0.012, 0.01, "0.012"),
+     (0.01, 0.01, "0.01"), (1234.5678, None, "1.23e+03"), (math.nan, 0.01, "n/a")],
+)
+def test_a_cost_never_prints_equal_to_its_threshold(x, threshold, text):
+    assert fmt_cost(x, threshold) == text
