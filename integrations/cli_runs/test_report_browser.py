@@ -9,6 +9,7 @@ every axis) and writes what it found into the DOM, which ``--dump-dom`` returns.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -110,13 +111,25 @@ def test_the_demo_report_is_legible_at_1400_px(demo_page: Path, tmp_path: Path) 
     assert min(widths) >= 300  # every figure readable, none squeezed
     assert len(console) == 1  # the probe's own line, and nothing else: no errors, no
     assert "hpinsight-probe" in console[0]  # failed loads, no warnings
-    # the answer comes first, and the knob that does nothing is called so
+    # the answer comes first: every parameter in exactly one group, the group of its one
+    # decision in the JSON written beside the page, with the JSON's numbers
+    decisions = json.loads(demo_page.with_suffix(".json").read_text())["decisions"]["decisions"]
     answer = dom.split('class="answer"')[1].split("</div>")[0]
-    assert "No effect found:</b> data_shuffle_seed" in answer
-    lines = {m.group(1): m.group(2) for m in re.finditer(r"<b>([^<]+):</b>([^<]*)", answer)}
-    nothing = re.findall(r"\w+", lines["No effect found"].split("(")[0].replace(" and ", " "))
-    keep = lines.get("Keep tuning", "")
-    assert not [n for n in nothing if n in keep]  # never "no effect" and "keep tuning" at once
+    placed: dict[str, list[str]] = {}
+    for state, line in re.findall(r'<p data-state="([a-z_]+)">(.*?)</p>', answer, flags=re.S):
+        for name in re.findall(r'data-param="([^"]+)"', line):
+            placed.setdefault(name, []).append(state)
+    assert placed == {n: [d["state"]] for n, d in decisions.items()}
+    assert placed["momentum"] == ["no_data"]  # active in 2 trials
+    assert placed["learning_rate"] == ["matters"]
+    table = re.split(r'<table class="?advice"?>', dom)[1].split("</table>")[0]
+    for name, d in decisions.items():
+        row = re.search(rf'<tr data-param="{name}" data-state="([a-z_]+)">(.*?)</tr>', table,
+                        flags=re.S)
+        assert row is not None, name
+        assert row.group(1) == d["state"]
+        assert html.escape(d["action"], quote=False) in row.group(2)
+        assert html.escape(d["sentence"], quote=False) in row.group(2)
 
     shot = tmp_path / "report.png"
     subprocess.run([browser, *FLAGS, f"--screenshot={shot}", f"--window-size={WIDTH},2400",
