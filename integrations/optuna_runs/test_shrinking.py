@@ -389,3 +389,34 @@ def test_no_shrink_decision_is_written_at_close(caplog: pytest.LogCaptureFixture
     assert read_restriction(study) == {}
     assert DECISIONS_KEY not in study.user_attrs
     assert "no refit finished before close(); nothing was fixed" in caplog.text
+
+
+def test_a_decision_reached_while_close_begins_is_not_written(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # a refit that is already deciding when close() begins: close() runs between the
+    # refit's ranking and its write, and the write must not happen
+    cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to=3, shrink_after=50,
+                            seed=0, isolation="thread")
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(objective, n_trials=80, callbacks=[cb])
+    refitter = cb._refitter
+    rank = refitter.fitter.rank
+
+    def rank_then_close(history: Any) -> Any:
+        out = rank(history)
+        refitter.begin_close()  # what close() does first, here while the refit decides
+        return out
+
+    refitter.fitter.rank = rank_then_close  # type: ignore[method-assign]
+    logger = logging.getLogger("optuna")
+    logger.propagate, was = True, logger.propagate
+    try:
+        with caplog.at_level(logging.INFO, logger="optuna"):
+            cb.refresh(study)
+            assert cb.wait(120)
+    finally:
+        logger.propagate = was
+    assert read_restriction(study) == {}
+    assert DECISIONS_KEY not in study.user_attrs
+    assert "was reached as close() began; nothing was written" in caplog.text
+    assert cb.close(120)

@@ -345,7 +345,7 @@ class ImportanceCallback(LiveResults):
         Later trials are ignored. On timeout the refit in progress is left to
         finish (the process exits with this one).
         """
-        self._refitter.closing = True  # the study is over: refits from here decide nothing
+        self._refitter.begin_close()  # the study is over: refits from here decide nothing
         done = self.wait(timeout)
         done = self._refits.close(timeout) and done
         if done:

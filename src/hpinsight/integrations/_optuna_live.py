@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -61,8 +62,11 @@ class Refitter:
         self._told_changed: set[str] = set()
         #: The latest ``shrink_to="auto"`` suggestion (None before the first).
         self.subspace: SubspaceResult | None = None
-        #: Set by the callback's ``close()``: the study is over, nothing more is decided.
+        #: Set by :meth:`begin_close`: the study is over, nothing more is decided.
         self.closing = False
+        # held while a decision is written, and by begin_close: a refit that was already
+        # deciding when close() began writes nothing
+        self._decide_lock = threading.Lock()
         #: Set by the callback when it sees the shrink fall due: the decision is made on
         #: the trials numbered below this, whenever the refit runs (None: on all trials,
         #: as for a watcher that attaches to a study already past ``shrink_after``).
@@ -105,6 +109,23 @@ class Refitter:
         """Stop the refit process, if any."""
         self.fitter.close()
 
+    def begin_close(self) -> None:
+        """From now on nothing is decided: a decision that a refit reaches later, or is
+        reaching now, is not written (it would only shape a later resume of the study)."""
+        with self._decide_lock:
+            self.closing = True
+
+    def _write_decision(self, write: Callable[[], Any]) -> bool:
+        """Run ``write`` (which stores a decision) unless :meth:`begin_close` came first."""
+        with self._decide_lock:
+            if self.closing:
+                self.logger.info(
+                    "hpinsight: the shrink_to=%r decision was reached as close() began; "
+                    "nothing was written.", self.shrink_to)
+                return False
+            write()
+            return True
+
     def _maybe_shrink(
         self, study: optuna.Study, history: TrialHistory, snapshot: ImportanceSnapshot
     ) -> None:
@@ -140,8 +161,9 @@ class Refitter:
         if ranges:
             why += (f"; narrowed {', '.join(ranges)} to the range of the best "
                     f"{self.narrow_quantile:.0%} of trials")
-        restrict(study, fixed, ranges=ranges, why=why, after_trial=snapshot.last_trial)
-        self.logger.info("hpinsight: %s", why)
+        if self._write_decision(lambda: restrict(study, fixed, ranges=ranges, why=why,
+                                                 after_trial=snapshot.last_trial)):
+            self.logger.info("hpinsight: %s", why)
 
 
     def _shrink_auto(
@@ -168,10 +190,13 @@ class Refitter:
             why += (f"; narrowed {', '.join(ranges)} to the range of the best "
                     f"{self.narrow_quantile:.0%} of trials")
         if subspace.fixed or ranges:
-            restrict(study, subspace.fixed, ranges=ranges, why=why,
-                     after_trial=snapshot.last_trial)
+            written = self._write_decision(lambda: restrict(
+                study, subspace.fixed, ranges=ranges, why=why, after_trial=snapshot.last_trial))
         else:
-            record_decision(study, "keep", {}, why, snapshot.last_trial)
+            written = self._write_decision(lambda: record_decision(
+                study, "keep", {}, why, snapshot.last_trial))
+        if not written:
+            return
         self.logger.info("hpinsight: %s", why)
         for decision in subspace.decisions:  # one line per parameter: its one decision
             self.logger.info("hpinsight:   %s: %s", decision.param, decision.sentence)
