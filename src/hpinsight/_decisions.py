@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ._fanova import NEGLIGIBLE_SHARE
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
 from .exceptions import InvalidArgumentError
@@ -284,7 +285,8 @@ class DecisionResult:
                 f" (a shadow got {_share_vs(self.null, 0.0)} here)")
         return (
             f"An effect is resolved when it explains more than a shadow of a parameter{null} "
-            "by more than its own std, and shares below 0.05 % count as nothing.",
+            f"by more than its own std, and shares below {100 * NEGLIGIBLE_SHARE:g} % count as "
+            "nothing.",
             "Matters: a resolved effect it takes part in (alone, among the best trials or in "
             f"a pair) holds at least {fmt_share(self.matters_share)} of the variance; small "
             "but real: a smaller resolved effect, or a mean cost of fixing above the margin.",
@@ -423,18 +425,18 @@ def decide(
             since_trial=since.get(name) if held else None,
         )
     _keep_some(out, min_keep)
-    null = result.null_fraction(1) if effects else None
-    decisions = DecisionResult(
-        decisions=out, n_trials=result.n_trials, margin=float(margin),
-        confidence=float(confidence), null=null,
+    top_label = _top_label(capped)
+    return DecisionResult(
+        decisions={n: replace(d, sentence=_sentence(d, n_trials=result.n_trials, margin=margin,
+                                                     confidence=confidence, top_label=top_label))
+                   for n, d in out.items()},
+        n_trials=result.n_trials, margin=float(margin), confidence=float(confidence),
+        null=result.null_fraction(1) if effects else None,
         top_quantile=None if capped is None else capped.cap_quantile)
-    return _with_sentences(decisions, top_label=_top_label(capped))
 
 
 def _keep_some(out: dict[str, ParameterDecision], min_keep: int) -> None:
     """Turn "fix" into "kept" for the largest shares until ``min_keep`` are tuned."""
-    from dataclasses import replace
-
     tuned = sum(d.tuned for d in out.values())
     candidates = sorted((d for d in out.values() if d.state == "fix"),
                         key=lambda d: (-(d.share_top if math.isfinite(d.share_top) else 0.0),
@@ -463,61 +465,53 @@ def _top_label(capped: FanovaResult | None) -> str:
     return "among the best trials" if q is None else f"among the best {100 * q:.0f} %"
 
 
-def _with_sentences(decisions: DecisionResult, *, top_label: str) -> DecisionResult:
-    """The decisions with the sentence of each, in the result's own numbers."""
-    from dataclasses import replace
-
-    margin = decisions.margin
-    out = {}
-    for name, d in decisions.decisions.items():
-        share = f"{fmt_share(d.share)} of the variation"
-        if math.isfinite(d.share_top):
-            share += f" ({fmt_share(d.share_top)} {top_label})"
-        value = fmt_value(d.value, quote=True)
-        cost = fmt_cost(d.cost, margin)
-        upper = fmt_cost(d.cost_upper, margin)
-        allowed = fmt_cost(margin)
-        if d.evidence == f"{name} among the best":
-            effect = (f"it explains {fmt_share(d.evidence_share)} of the variation {top_label} "
-                      f"({fmt_share(d.share)} over all trials)")
-        elif d.evidence in ("cost", name):
-            effect = f"it explains {share}"
-        else:
-            effect = f"its interaction {d.evidence} explains {fmt_share(d.evidence_share)}"
-        text = {
-            "matters": f"Keep tuning: {effect}, resolved.",
-            "small": (f"Keep tuning: {effect}, small but resolved."
-                      if d.evidence != "cost" else
-                      f"Keep tuning: it explains only {share}, but fixing it at {value} costs "
-                      f"{cost} on average, more than the {allowed} allowed."),
-            "unresolved": (f"Keep tuning: {effect}, more than a shuffled parameter but not "
-                           "yet by more than its spread; more trials will tell."),
-            "no_data": (f"Keep tuning: it was active in only {d.n_active} of "
-                        f"{decisions.n_trials} trials, too few to judge (at least "
-                        f"{decisions.min_active} are needed)."),
-            "not_yet_safe": ("Keep tuning for now: no effect is distinguishable from nothing, "
-                             "but "
-                             + (f"fixing it at {value} could cost up to {upper} "
-                                f"({decisions.confidence:.0%} quantile), more than the "
-                                f"{allowed} allowed; more trials will tell."
-                                if math.isfinite(d.cost_upper) else
-                                "the cost of fixing it was not estimated (it needs at least "
-                                "10 trials).")),
-            "kept": (f"Keep tuning: it shows no effect, but at least one parameter stays "
-                     f"tuned and this one explains the most ({share})."),
-            "fix": (f"You can stop tuning it: no effect is distinguishable from nothing, it "
-                    f"explains {share}, and fixing it at {value} costs "
-                    + ("nothing measurable" if d.cost_upper <= 0 else f"at most {upper}")
-                    + f" ({decisions.confidence:.0%} quantile; {allowed} allowed)."),
-            "fixed": (f"Fixed at {value}" + ("" if d.since_trial is None
-                                             else f" since trial {d.since_trial}")
-                      + f"; nothing found since says otherwise ({share})."),
-            "release": (f"Fixed at {value}" + ("" if d.since_trial is None
-                                               else f" since trial {d.since_trial}")
-                        + ", but " + (f"{effect}, resolved" if d.evidence != "cost" else
-                                      f"fixing it costs {cost} on average, more than the "
-                                      f"{allowed} allowed")
-                        + ": release the restriction to tune it again."),
-        }[d.state]
-        out[name] = replace(d, sentence=text)
-    return replace(decisions, decisions=out)
+def _sentence(d: ParameterDecision, *, n_trials: int, margin: float, confidence: float,
+              top_label: str) -> str:
+    """The one sentence of a decision, in its own numbers."""
+    name = d.param
+    share = f"{fmt_share(d.share)} of the variation"
+    if math.isfinite(d.share_top):
+        share += f" ({fmt_share(d.share_top)} {top_label})"
+    value = fmt_value(d.value, quote=True)
+    cost = fmt_cost(d.cost, margin)
+    upper = fmt_cost(d.cost_upper, margin)
+    allowed = fmt_cost(margin)
+    if d.evidence == f"{name} among the best":
+        effect = (f"it explains {fmt_share(d.evidence_share)} of the variation {top_label} "
+                  f"({fmt_share(d.share)} over all trials)")
+    elif d.evidence in ("cost", name):
+        effect = f"it explains {share}"
+    else:
+        effect = f"its interaction {d.evidence} explains {fmt_share(d.evidence_share)}"
+    since = "" if d.since_trial is None else f" since trial {d.since_trial}"
+    return {
+        "matters": f"Keep tuning: {effect}, resolved.",
+        "small": (f"Keep tuning: {effect}, small but resolved."
+                  if d.evidence != "cost" else
+                  f"Keep tuning: it explains only {share}, but fixing it at {value} costs "
+                  f"{cost} on average, more than the {allowed} allowed."),
+        "unresolved": (f"Keep tuning: {effect}, more than a shuffled parameter but not "
+                       "yet by more than its spread; more trials will tell."),
+        "no_data": (f"Keep tuning: it was active in only {d.n_active} of "
+                    f"{n_trials} trials, too few to judge (at least "
+                    f"{MIN_ACTIVE_TRIALS} are needed)."),
+        "not_yet_safe": ("Keep tuning for now: no effect is distinguishable from nothing, "
+                         "but "
+                         + (f"fixing it at {value} could cost up to {upper} "
+                            f"({confidence:.0%} quantile), more than the "
+                            f"{allowed} allowed; more trials will tell."
+                            if math.isfinite(d.cost_upper) else
+                            "the cost of fixing it was not estimated (it needs at least "
+                            "10 trials).")),
+        "kept": (f"Keep tuning: it shows no effect, but at least one parameter stays "
+                 f"tuned and this one explains the most ({share})."),
+        "fix": (f"You can stop tuning it: no effect is distinguishable from nothing, it "
+                f"explains {share}, and fixing it at {value} costs "
+                + ("nothing measurable" if d.cost_upper <= 0 else f"at most {upper}")
+                + f" ({confidence:.0%} quantile; {allowed} allowed)."),
+        "fixed": f"Fixed at {value}{since}; nothing found since says otherwise ({share}).",
+        "release": (f"Fixed at {value}{since}, but "
+                    + (f"{effect}, resolved" if d.evidence != "cost" else
+                       f"fixing it costs {cost} on average, more than the {allowed} allowed")
+                    + ": release the restriction to tune it again."),
+    }[d.state]

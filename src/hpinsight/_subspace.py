@@ -537,7 +537,6 @@ def suggest_subspace(
             else fanova(history, **opts)
         top = _checked_fit(capped, history, top_quantile, "capped", func) if capped is not None \
             else fanova(history, cap_quantile=top_quantile, **opts)
-    space = history.space
     chosen, sources = _defaults_for(history, defaults, result, n_candidates, seed)
     risks = surrogate_tuning_risk(result, chosen, configs=history.configs,
                                   n_candidates=n_candidates, seed=seed)
@@ -549,7 +548,6 @@ def suggest_subspace(
                        confidence=confidence, sampling=history.sampling, min_keep=min_keep)
     keep = tuple(d.param for d in decisions if d.tuned)
     fixed = {d.param: d.value for d in decisions if not d.tuned}
-    del space
     return SubspaceResult(
         keep=keep, fixed=fixed, decisions=decisions, risks=risks, defaults=dict(chosen),
         default_sources=sources, margin=float(margin), n_trials=history.n_trials,

@@ -169,10 +169,10 @@ def _summary(report: Report) -> list[str]:
         members = [decisions[n] for n in decisions.in_state(state)]
         if not members:
             continue
-        items = [f"{esc(d.param)} {_member_note(d)}".rstrip() for d in members]
         lines.append(f'<p data-state="{state}"><b>{esc(heading)}:</b> '
-                     + "; ".join(f'<span class="param" data-param="{esc(d.param)}">{item}</span>'
-                                 for d, item in zip(members, items, strict=True)) + ".</p>")
+                     + "; ".join(f'<span class="param" data-param="{esc(d.param)}">'
+                                 f"{esc(d.param)} {_member_note(d)}".rstrip() + "</span>"
+                                 for d in members) + ".</p>")
     if not decisions.in_state("matters"):
         lines.insert(0, "<p><b>Matters:</b> no effect is resolved yet that explains "
                         f"{fmt_share(decisions.matters_share)} or more; run more trials.</p>")
@@ -276,14 +276,14 @@ def _details(report: Report, name: str) -> str:
     sub = report.subspace
     d = report.decisions[name]
     items = []
-    if sub is not None and name in sub.risks:
-        risk = sub.risks[name]
+    if sub is not None and name in sub.risks:  # the decision's own cost, and its spread
         items.append(
             f"Cost of fixing it at {fmt_value(sub.defaults[name], quote=True)} "
-            f"({sub.default_origin(name)}): {fmt_cost(risk.mean, sub.margin)} ± "
-            f"{fmt_cost(risk.std)} in {report.history.objective_name}, at most "
-            f"{fmt_cost(risk.quantile(sub.confidence), sub.margin)} in {sub.confidence:.0%} of "
-            f"the model's draws; allowed: {fmt_cost(sub.margin)} (a fraction of the spread of the trials near the best).")
+            f"({sub.default_origin(name)}): {fmt_cost(d.cost, sub.margin)} ± "
+            f"{fmt_cost(sub.risks[name].std)} in {report.history.objective_name}, at most "
+            f"{fmt_cost(d.cost_upper, sub.margin)} in {sub.confidence:.0%} of the model's "
+            f"draws; allowed: {fmt_cost(sub.margin)} (a fraction of the spread of the trials "
+            "near the best).")
     record = report.history.sampling
     if record is not None and name in record.fixed:
         trials = (f"{record.held(name)} of {report.history.n_trials} analysed trials"
