@@ -100,4 +100,4 @@ def test_shrink_example_fixes_only_knobs_that_do_nothing():
                  **{f"knob{i}": lambda v: 1e-3 * v for i in range(6)}}
     for name, value in fixed.items():
         assert true_cost[name](0.0 if name == "tokenizer" else float(value)) <= margin, name
-    assert lines[-1].startswith("best value after 120 trials: ")
+    assert lines[-1].startswith("best value after 110 trials: ")

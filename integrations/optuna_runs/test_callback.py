@@ -251,7 +251,7 @@ def test_a_program_that_forgets_close_exits_cleanly() -> None:
         assert "Traceback" not in done.stderr
 
 
-def test_a_killed_refit_process_falls_back_to_a_thread(log_lines: list[str]) -> None:
+def test_a_killed_refit_process_is_replaced_by_a_new_one(log_lines: list[str]) -> None:
     cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, n_trees=8)
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     study.optimize(_objective, n_trials=20, callbacks=[cb])
@@ -260,11 +260,17 @@ def test_a_killed_refit_process_falls_back_to_a_thread(log_lines: list[str]) -> 
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
     study.optimize(_objective, n_trials=30, callbacks=[cb])
+    assert cb.wait(120)
+    new_pid = cb._refitter.fitter.worker_pid
+    assert new_pid is not None
+    assert new_pid != pid
     assert cb.close(120)
     assert len(study.trials) == 50
-    assert not cb.errors  # handled: the refit was redone in a thread
+    assert not cb.errors  # handled: the refit was redone in a new child process
     assert cb.history[-1].n_trials == 50
-    assert any("stopped unexpectedly" in line and "in a thread" in line for line in log_lines)
+    assert any("stopped unexpectedly" in line and "starting a new refit process" in line
+               for line in log_lines)
+    assert not any("in a thread" in line for line in log_lines)
     post_hoc = hp.fanova(hp.TrialHistory.from_optuna(study), seed=0, n_trees=8, n_jobs=1)
     assert cb.latest is not None
     np.testing.assert_array_equal(cb.latest.variances, post_hoc.variances)

@@ -108,6 +108,12 @@ def test_watch_reports_a_missing_study_and_stops_on_sigterm(tmp_path: Path, read
         # its signal handlers are in place once it says so (a fixed sleep raced the
         # interpreter's start-up on a loaded machine)
         lines.wait_for("watching study 'there'")
+        # below --min-trials it says what it waits for, and again when the counts change
+        seen = lines.wait_for("0 complete, 0 running, 0 pruned, 0 fail | waiting for 20 "
+                              "COMPLETE trials to rank")
+        optuna.load_study(study_name="there", storage=storage).optimize(
+            lambda t: t.suggest_float("x", 0, 1), n_trials=1)
+        lines.wait_for("1 complete, 0 running, 0 pruned, 0 fail | waiting for 20", after=seen)
         waiting.terminate()
         out, err = lines.finish(timeout=60)
         assert waiting.returncode == 0, err

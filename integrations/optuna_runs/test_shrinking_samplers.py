@@ -72,7 +72,11 @@ def test_every_sampler_follows_a_restriction_and_keeps_its_model(name: str) -> N
     assert read_restriction(study) == {"y": FIXED}
     study.optimize(objective, n_trials=24)
 
-    later = study.trials[24:]
+    sampler = study.sampler
+    later = [t for t in study.trials[24:] if not sampler.explores(t.number)]
+    explored = [t for t in study.trials[24:] if sampler.explores(t.number)]
+    assert [t.number for t in explored] == [29, 39]  # one in ten: the whole space
+    assert all(t.params["y"] != FIXED for t in explored)
     assert [t.params["y"] for t in later] == [FIXED] * len(later)
     assert all(LOW <= t.params["x"] <= HIGH for t in later), [t.params["x"] for t in later]
     if relative:

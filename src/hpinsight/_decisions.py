@@ -446,18 +446,21 @@ def _keep_some(out: dict[str, ParameterDecision], min_keep: int) -> None:
 
 
 def _since_trials(sampling: SamplingRecord | None) -> dict[str, int]:
-    """Per parameter held fixed now, the first trial sampled under the restriction."""
+    """Per parameter held fixed now, the first trial sampled under the restriction that
+    has held it since (a later restriction that keeps it fixed does not reset it)."""
     if sampling is None:
         return {}
-    out: dict[str, int] = {}
-    for d in reversed(sampling.decisions):
-        if d.get("action") != "fix":
-            continue
-        after = d.get("after_trial")
-        for name in d.get("params") or {}:
-            if name in sampling.fixed and name not in out and isinstance(after, int):
-                out[name] = after + 1
-    return out
+    since: dict[str, int] = {}
+    for d in sampling.decisions:  # oldest first
+        action, params, after = d.get("action"), dict(d.get("params") or {}), d.get("after_trial")
+        if action == "fix":  # a restriction replaces the one before it
+            since = {n: t for n, t in since.items() if n in params}
+            for name in params:
+                if name not in since and isinstance(after, int):
+                    since[name] = after + 1
+        elif action == "release":
+            since = {n: t for n, t in since.items() if n not in params}
+    return {n: t for n, t in since.items() if n in sampling.fixed}
 
 
 def _top_label(capped: FanovaResult | None) -> str:

@@ -538,6 +538,10 @@ def suggest_subspace(
         top = _checked_fit(capped, history, top_quantile, "capped", func) if capped is not None \
             else fanova(history, cap_quantile=top_quantile, **opts)
     chosen, sources = _defaults_for(history, defaults, result, n_candidates, seed)
+    held = {} if history.sampling is None else {
+        n: v for n, v in history.sampling.fixed.items() if n in chosen}
+    for name, value in held.items():  # a held parameter's cost is that of its held value
+        chosen[name], sources[name] = value, "held"
     risks = surrogate_tuning_risk(result, chosen, configs=history.configs,
                                   n_candidates=n_candidates, seed=seed)
     sign = 1.0 if history.direction == "minimize" else -1.0
@@ -578,6 +582,7 @@ def _checked_fit(result: Any, history: TrialHistory, cap_quantile: float | None,
 def default_origin(source: str) -> str:
     """Where a value to fix at came from, in words (``SubspaceResult.default_sources``)."""
     return {"given": "given", "space": "the space's default",
+            "held": "the value a restriction holds it at",
             "model": "where the model predicts the best",
             "inactive": "inactive where the model predicts the best: the middle of its "
                         "range, or its first choice"}[source]

@@ -70,7 +70,7 @@ def add_parser(sub: Any) -> None:
                    help="with --publish: fix all but the K most important parameters for "
                    "workers using ShrinkingSampler; 'auto': fix those that are unimportant "
                    "among good trials and safely cheap to fix (tuning risk)")
-    p.add_argument("--shrink-after", type=int, default=50, help="trials before shrinking (50)")
+    p.add_argument("--shrink-after", type=int, default=50, help="trials before shrinking, and with --shrink-to auto between checks (50)")
     p.add_argument("--risk-margin", type=float, default=0.05, metavar="M",
                    help="with --shrink-to auto: the most fixing a parameter may cost, as a "
                    "fraction of the spread of the good trials (0.05)")
@@ -127,7 +127,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         options, objective=args.objective, target=None, publish=args.publish,
         shrink_to=args.shrink_to, shrink_after=args.shrink_after,
         narrow_quantile=args.narrow_quantile, defaults={}, logger=_refit_logger,
-        risk_margin=args.risk_margin,
+        risk_margin=args.risk_margin, decide_in_refit=True,  # it cannot hold trials back
     )
     # Ctrl-C and SIGTERM stop the watcher, also when it was started from a script that
     # runs it in the background (a shell then starts it with SIGINT ignored). The handlers
@@ -140,6 +140,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             _write(out, f"restriction in force: fixed {_values(in_force)}")
         told = _decisions(study)  # decisions made before we started are not news
         refitted_at = -1
+        waiting = ""  # the counts last reported while waiting for --min-trials
         down_since: float | None = None  # when the storage stopped answering
         delay = args.interval
         while True:
@@ -183,6 +184,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                     _write(out, f"[{datetime.now().strftime('%H:%M:%S')}] decision "
                                 f"({d.get('action', '?')}): {d.get('why', '')}")
                 told = decisions
+            if not args.once and complete < args.min_trials and _count_text(counts) != waiting:
+                # below --min-trials nothing is ranked: say what it waits for, at each change
+                waiting = _count_text(counts)
+                _write(out, f"[{datetime.now().strftime('%H:%M:%S')}] {waiting} | waiting for "
+                            f"{args.min_trials} COMPLETE trials to rank")
             if args.once:
                 return 0
             time.sleep(args.interval)

@@ -123,11 +123,16 @@ class ImportanceSnapshot:
         }
 
 
-def compact_summary(snapshot: ImportanceSnapshot, limit: int = DISPLAY_LIMIT) -> dict[str, Any]:
+def compact_summary(
+    snapshot: ImportanceSnapshot, limit: int = DISPLAY_LIMIT,
+    decisions: Mapping[str, str] | None = None, decided_after: int | None = None,
+) -> dict[str, Any]:
     """A JSON object whose serialization stays under ``limit`` characters.
 
-    Importances are rounded to 3 decimals as ``[mean, std]``; the least
-    important parameters are dropped (and counted in ``"more"``) if needed.
+    Importances are rounded to 3 decimals as ``[mean, std]``. ``decisions`` (parameter
+    to its decision's state, one of :data:`hpinsight._decisions.STATES`, taken on the
+    first ``decided_after`` trials) are shown under ``"decisions"``. The least important
+    parameters are dropped from both (and counted in ``"more"``) if needed.
     """
     imp = {n: [round(m, 3), round(snapshot.stds[n], 3)] for n, m in snapshot.importances.items()}
     out: dict[str, Any] = {
@@ -137,9 +142,17 @@ def compact_summary(snapshot: ImportanceSnapshot, limit: int = DISPLAY_LIMIT) ->
         "updated": snapshot.created,
         "importance": imp,
     }
+    states = None
+    if decisions:
+        states = {n: decisions[n] for n in imp if n in decisions}
+        out["decided_after"] = decided_after
+        out["decisions"] = states
     names = list(imp)
     while len(json.dumps(out)) > limit and names:
-        del imp[names.pop()]
+        name = names.pop()
+        del imp[name]
+        if states is not None:
+            states.pop(name, None)
         out["more"] = len(snapshot.importances) - len(names)
     return out
 
@@ -195,8 +208,9 @@ class LiveFanova:
     options : RefitOptions
         ``surrogate``, ``n_trees``, ``seed``, ``cap_quantile`` and ``n_jobs`` go to
         :func:`hpinsight.fanova`. ``isolation="process"`` computes in a
-        :class:`~._worker.RefitWorker`; if that fails, a warning is logged and every
-        later fit runs in this process. ``regions``: after each fit, also compute the
+        :class:`~._worker.RefitWorker`; a child that dies is replaced by a new one (a
+        warning says so), and only when the new one fails too does every later fit run
+        in this process. ``regions``: after each fit, also compute the
         PDPs of this many of the most important parameters, split them into
         confidence regions (``region_splits`` splits) and keep the incumbent's region
         (see :func:`._tasks.confidence_regions`).
@@ -286,13 +300,18 @@ class LiveFanova:
         return self._run("subspace", history, **opts)  # type: ignore[no-any-return]
 
     def _run(self, task: str, *args: Any, **kwargs: Any) -> Any:
-        if self._worker is not None:
+        worker = self._worker
+        if worker is not None:
             try:
-                out, caught = self._worker.run(task, *args, **kwargs)
-            except WorkerError as exc:
+                try:
+                    out, caught = worker.run(task, *args, **kwargs)
+                except WorkerError as exc:  # killed, out of memory: a new child, once
+                    self.logger.warning("hpinsight: %s; starting a new refit process.", exc)
+                    out, caught = worker.run(task, *args, **kwargs)
+            except WorkerError as exc:  # a new one failed too: this process from now on
                 self._worker = None
                 self.logger.warning(
-                    "hpinsight: %s; refitting in a thread of this process from now on "
+                    "hpinsight: %s again; refitting in a thread of this process from now on "
                     "(results are the same, the optimization may run slower).", exc,
                 )
             else:

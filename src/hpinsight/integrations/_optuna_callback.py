@@ -73,20 +73,27 @@ class ImportanceCallback(LiveResults):
     shrink_to : int or "auto", optional
         After ``shrink_after`` trials, keep the ``shrink_to`` most important
         parameters free and fix the others, to their ``defaults`` value if
-        given, else to the best trial's value. With ``"auto"``, fix exactly the
-        parameters :func:`hpinsight.suggest_subspace` finds unimportant among good
-        trials *and* safely cheap to fix (tuning risk on the surrogate), at their
-        ``defaults`` value, else the space's or the best trials' most frequent
-        setting; decided once, at the first refit with ``shrink_after`` trials (a
-        "keep" decision is recorded when nothing qualifies; :attr:`subspace` holds
-        the answer, with reasons). Takes effect in
-        studies whose sampler is a :class:`ShrinkingSampler`; done once per
-        study (a ``release()`` is never undone by a later refit).
+        given, else to the best trial's value; decided once per study. With
+        ``"auto"``, fix exactly the parameters whose one decision
+        (:func:`hpinsight.suggest_subspace`) is "safe to fix": no effect
+        distinguishable from nothing and a cost of fixing within the margin. They
+        are fixed at their ``defaults`` value, else the space's, else where the model
+        predicts the best. ``"auto"`` checks again every ``shrink_after`` trials: it
+        fixes what has become safe to fix, and releases a fixed parameter whose effect is
+        resolved or whose cost exceeds the margin. The exploring trials of the
+        :class:`ShrinkingSampler` give those checks data on the fixed parameters. A
+        parameter once released is never fixed again. The first check records "keep" when
+        nothing qualifies; :attr:`subspace` holds the latest answer, with reasons.
+        Takes effect in studies whose sampler is a :class:`ShrinkingSampler`.
     shrink_after : int, default=50
-        COMPLETE trials the shrink decision is made on: the first refit with at least
-        this many decides, on the first ``shrink_after`` of them (a refit that ran late
-        does not decide on more). Once :meth:`close` has begun nothing is decided any
-        more: a restriction written after the study would only shape a later resume.
+        Decisions fall due at trial counts: the first when this many trials have
+        completed, and with ``"auto"`` every ``shrink_after`` trials after it. A due
+        decision is taken in the callback itself, on the trials numbered below the one
+        that just finished, and written before it returns. The study waits for that fit,
+        a few seconds at most decision points. The next trial is then sampled under the
+        decision (with ``n_jobs`` workers, at most ``n_jobs - 1`` trials already running
+        are not). So a seeded study takes the same decisions at the same trials however
+        fast the machine. Nothing is decided once :meth:`close` has begun.
     defaults : mapping of str to value, optional
         Values to fix parameters to instead of the best trial's.
     narrow_quantile : float in (0, 1], optional
@@ -97,9 +104,9 @@ class ImportanceCallback(LiveResults):
         and can exclude a second one; release undoes it.
     risk_margin : float, default=0.05
         With ``shrink_to="auto"``: the most fixing a parameter may cost, as a fraction of
-        the spread of the good trials at the decision (``suggest_subspace``'s
-        ``risk_margin``). That spread is wide early in a study; a study that must end
-        within a small fraction of it should pass a smaller margin.
+        the spread of the trials near the best at the decision (best trial to the 10 %
+        quantile; ``suggest_subspace``'s ``risk_margin``): what the study can still gain
+        where it searches now.
     n_jobs : int, optional, default=1
         Cores for fitting the forest; 1 leaves the others to the study.
     regions : int, default=0
@@ -115,9 +122,9 @@ class ImportanceCallback(LiveResults):
         Python code never waits for the refit; reading the trials and
         calling ``target`` stay in this process. ``"thread"``: in a thread
         of this process, which competes with the sampler for the
-        interpreter lock (a TPE study measured 1.8 times slower). If the
-        child process cannot start or dies, refits continue in a thread and
-        a warning says why.
+        interpreter lock (a TPE study measured 1.8 times slower). A child
+        process that dies is replaced by a new one; if that fails too, refits
+        continue in a thread. A warning says so either way.
     max_refit_share : float in (0, 1], default=0.1
         Refits may cost this process at most this share of the study's wall time so
         far (counted from the first trial the callback saw; the cost is the CPU time
@@ -272,18 +279,21 @@ class ImportanceCallback(LiveResults):
                 now = time.monotonic()
                 if self._first_seen is None:
                     self._first_seen = now
-                if (self._refitter.shrink_to is not None and self._refitter.due_before is None
-                        and self._seen >= self._refitter.shrink_after):
-                    self._refitter.due_before = trial.number + 1
+                decide = self._refitter.decision_due(self._seen)
+                seen = self._seen
                 due = (n >= self.min_trials and self._seen - self._requested_at >= self.every_n_trials
                        and self._within_budget(now))
                 if due:
                     self._requested_at = self._seen
+            self._check_sampler(study)
+            if decide:
+                # in this thread, before the next trial is sampled: a decision point waits
+                # for its fit, so the same seed gives the same decisions at the same trials
+                self._refitter.decide_now(study, before=trial.number + 1, n_complete=seen)
             if due:
                 self._refits.request(study)
-            self._check_sampler(study)
         except Exception as exc:  # never into Optuna
-            self._refits.record(exc, "while recording a finished trial")
+            self._refits.record(exc, "while recording a finished trial or deciding")
 
     def _within_budget(self, now: float) -> bool:
         """Whether refits so far, and the next one, fit in ``max_refit_share`` of the study's

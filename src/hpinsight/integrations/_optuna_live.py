@@ -19,7 +19,14 @@ import optuna
 from .._decisions import fmt_cost
 from .._history import TrialHistory
 from ._live import ImportanceSnapshot, LiveFanova, RefitOptions, compact_summary
-from ._optuna_shrink import DECISIONS_KEY, read_restriction, record_decision, restrict
+from ._optuna_shrink import (
+    DECISIONS_KEY,
+    read_ranges,
+    read_restriction,
+    record_decision,
+    release,
+    restrict,
+)
 
 if TYPE_CHECKING:
     from .._fanova import FanovaResult
@@ -46,6 +53,7 @@ class Refitter:
         logger: logging.Logger,
         narrow_quantile: float | None = None,
         risk_margin: float = 0.05,
+        decide_in_refit: bool = False,
     ) -> None:
         self.min_trials = options.min_trials
         self.objective = objective
@@ -62,16 +70,20 @@ class Refitter:
         self._told_changed: set[str] = set()
         #: The latest ``shrink_to="auto"`` suggestion (None before the first).
         self.subspace: SubspaceResult | None = None
+        #: The snapshot of the latest refit (None before the first).
+        self.last_snapshot: ImportanceSnapshot | None = None
         #: Set by :meth:`begin_close`: the study is over, nothing more is decided.
         self.closing = False
-        # held while a decision is written, and by begin_close: a refit that was already
-        # deciding when close() began writes nothing
+        # held while a decision is taken and written, and by begin_close: once close()
+        # began, nothing is decided
         self._decide_lock = threading.Lock()
-        #: Set by the callback when it sees the shrink fall due: the decision is made on
-        #: the trials numbered below this, whenever the refit runs (None: on all trials,
-        #: as for a watcher that attaches to a study already past ``shrink_after``).
-        self.due_before: int | None = None
-        self._shrink_done = False
+        #: Completed trials at which the next shrink decision falls due (None: no more).
+        #: ``shrink_to=k`` decides once, at ``shrink_after``; ``"auto"`` decides there and
+        #: checks again every ``shrink_after`` trials.
+        self.next_decision: int | None = shrink_after if shrink_to is not None else None
+        #: Whether :meth:`refit` takes due decisions itself (``hpinsight watch``, which
+        #: cannot hold a study's trials back); the callback takes them in :meth:`decide_now`.
+        self.decide_in_refit = decide_in_refit
 
     def refit(self, study: optuna.Study) -> tuple[FanovaResult, ImportanceSnapshot] | None:
         """Refit if there are enough new trials; None when there was nothing to do."""
@@ -86,58 +98,69 @@ class Refitter:
         if history is None or not self.fitter.worth_fitting(history, self.min_trials):
             return None
         result, snapshot = self.fitter.fit(history)
+        self.last_snapshot = snapshot
         if self.publish:
-            _publish(study, snapshot, self.summary_key)
+            _publish(study, snapshot, self.summary_key, self.subspace)
         self.logger.info(
             "hpinsight: %d trials (best %.6g): %s", snapshot.n_trials, snapshot.best_value,
             snapshot.ranking_line(),
         )
-        if self.shrink_to is not None and history.n_trials >= self.shrink_after and not self._shrink_done:
-            self._shrink_done = True
-            if self.closing:
-                # a restriction written now would only shape a later resume of the study
-                self.logger.info(
-                    "hpinsight: the shrink_to=%r decision was due after %d trials, but no refit "
-                    "finished before close(); nothing was fixed.", self.shrink_to, self.shrink_after)
-            else:
-                due = _trials_before(history, self.due_before)
-                due_snapshot = snapshot if due is history else self.fitter.rank(due)
-                self._maybe_shrink(study, due, due_snapshot)
+        if self.decide_in_refit and self.decision_due(history.n_trials):
+            # a watcher decides on every trial it sees, at the latest point passed
+            self._take_decision(study, history, history.n_trials)
         return result, snapshot
+
+    def decision_due(self, n_complete: int) -> bool:
+        """Whether a shrink decision falls due with ``n_complete`` completed trials."""
+        return self.next_decision is not None and n_complete >= self.next_decision
+
+    def decide_now(self, study: optuna.Study, before: int, n_complete: int) -> None:
+        """Take the decision due at ``n_complete`` trials on the trials numbered below
+        ``before``, and write it before returning.
+
+        The callback calls this from the trial's own thread, so the next trial is sampled
+        under the decision: a seeded study takes the same decisions at the same trials
+        however fast the machine.
+        """
+        history, _ = _history(study, self.target, self.objective)
+        if history is None:
+            return
+        self._take_decision(study, _trials_before(history, before), n_complete)
 
     def close(self) -> None:
         """Stop the refit process, if any."""
         self.fitter.close()
 
     def begin_close(self) -> None:
-        """From now on nothing is decided: a decision that a refit reaches later, or is
-        reaching now, is not written (it would only shape a later resume of the study)."""
+        """From now on nothing is decided (a restriction written after the study would only
+        shape a later resume of it)."""
         with self._decide_lock:
             self.closing = True
 
-    def _write_decision(self, write: Callable[[], Any]) -> bool:
-        """Run ``write`` (which stores a decision) unless :meth:`begin_close` came first."""
+    def _take_decision(self, study: optuna.Study, history: TrialHistory, n_complete: int) -> None:
         with self._decide_lock:
-            if self.closing:
-                self.logger.info(
-                    "hpinsight: the shrink_to=%r decision was reached as close() began; "
-                    "nothing was written.", self.shrink_to)
-                return False
-            write()
-            return True
+            if self.closing or self.next_decision is None:
+                return
+            step = self.shrink_after if self.shrink_to == "auto" else None
+            while step is not None and self.next_decision <= n_complete:
+                self.next_decision += step
+            if step is None:
+                self.next_decision = None
+            if _decided_on(study, max(history.trial_ids)):
+                return  # another process already decided on as many trials
+            if self.shrink_to == "auto":
+                self._shrink_auto(study, history)
+                if self.publish and self.last_snapshot is not None:  # the summary shows it now
+                    _publish(study, self.last_snapshot, self.summary_key, self.subspace)
+            else:
+                self._shrink_k(study, history)
 
-    def _maybe_shrink(
-        self, study: optuna.Study, history: TrialHistory, snapshot: ImportanceSnapshot
-    ) -> None:
-        if read_restriction(study):
-            return  # already shrunk (by this or another process)
-        decisions = study.user_attrs.get(DECISIONS_KEY)
-        if isinstance(decisions, list) and decisions:
+    def _shrink_k(self, study: optuna.Study, history: TrialHistory) -> None:
+        """``shrink_to=k``: keep the ``k`` most important, fix the others; once per study."""
+        if read_restriction(study) or _decision_log(study):
             return  # decided before (and maybe released by the user): never shrink twice
-        if self.shrink_to == "auto":
-            self._shrink_auto(study, history, snapshot)
-            return
         assert isinstance(self.shrink_to, int)
+        snapshot = self.fitter.rank(history)
         keep = list(snapshot.importances)[: self.shrink_to]
         best_id, incumbent, _ = history.best()
         fixed: dict[str, Any] = {}
@@ -161,45 +184,79 @@ class Refitter:
         if ranges:
             why += (f"; narrowed {', '.join(ranges)} to the range of the best "
                     f"{self.narrow_quantile:.0%} of trials")
-        if self._write_decision(lambda: restrict(study, fixed, ranges=ranges, why=why,
-                                                 after_trial=snapshot.last_trial)):
-            self.logger.info("hpinsight: %s", why)
+        restrict(study, fixed, ranges=ranges, why=why, after_trial=snapshot.last_trial)
+        self.logger.info("hpinsight: %s", why)
 
+    def _shrink_auto(self, study: optuna.Study, history: TrialHistory) -> None:
+        """``shrink_to="auto"``: fix what is safe to fix, release what a check finds costly.
 
-    def _shrink_auto(
-        self, study: optuna.Study, history: TrialHistory, snapshot: ImportanceSnapshot
-    ) -> None:
+        A parameter once released (by a check or by the user) is never fixed again, so a
+        decision cannot flip back and forth on noise.
+        """
         names = set(history.space.names)  # a default for a parameter not seen yet waits
         subspace = self.fitter.suggest_subspace(
             history, defaults={k: v for k, v in self.defaults.items() if k in names},
             risk_margin=self.risk_margin)
         self.subspace = subspace
-        # decided once, like shrink_to=k: asking again at every refit would be testing
-        # again and again until noise calls something safe
-        ranges = {} if self.narrow_quantile is None else best_ranges(
-            history, list(subspace.keep), self.narrow_quantile)
-        if subspace.fixed:
-            fixed = ", ".join(f"{n}={v!r}" for n, v in subspace.fixed.items())
-            why = (f"shrink_to='auto' after {history.n_trials} trials: fixed {fixed}, each "
-                   "with no effect distinguishable from nothing and costing at most "
-                   f"{fmt_cost(subspace.margin)} by the surrogate; kept {', '.join(subspace.keep)}")
+        log = _decision_log(study)
+        held = read_restriction(study)
+        ranges = read_ranges(study)
+        released_before = {n for d in log if d.get("action") == "release"
+                           for n in (d.get("params") or {})}
+        decisions = subspace.decisions
+        release_now = {n: v for n, v in held.items()
+                       if n in names and decisions[n].state == "release"}
+        fix_now = {n: v for n, v in subspace.fixed.items()
+                   if n not in held and n not in released_before}
+        last = max(history.trial_ids)
+        head = f"shrink_to='auto' after {history.n_trials} trials"
+        if not log and self.narrow_quantile is not None:
+            ranges = best_ranges(history, list(subspace.keep), self.narrow_quantile)
+        if release_now:
+            why = f"{head}: released " + "; ".join(
+                f"{n} ({decisions[n].sentence})" for n in release_now)
+            record_decision(study, "release", release_now, why, last)
+            self.logger.info("hpinsight: %s", why)
+        after = {n: v for n, v in held.items() if n not in release_now} | fix_now
+        if fix_now or (ranges and not log):
+            fixed = ", ".join(f"{n}={v!r}" for n, v in fix_now.items())
+            why = (f"{head}: fixed {fixed}, each with no effect distinguishable from nothing "
+                   f"and costing at most {fmt_cost(subspace.margin)} by the surrogate; kept "
+                   f"{', '.join(subspace.keep)}")
+            if ranges and not log:
+                why += (f"; narrowed {', '.join(ranges)} to the range of the best "
+                        f"{self.narrow_quantile:.0%} of trials")
+            restrict(study, after, ranges=ranges, why=why, after_trial=last)
+        elif release_now:
+            if after or ranges:
+                restrict(study, after, ranges=ranges, why=f"{head}: the rest stays as it was",
+                         after_trial=last)
+            else:
+                release(study, why=f"{head}: nothing is fixed any more")
+            return
+        elif not log:
+            why = (f"{head}: kept every parameter; none shows no effect and is safely cheap "
+                   "to fix")
+            record_decision(study, "keep", {}, why, last)
         else:
-            why = (f"shrink_to='auto' after {history.n_trials} trials: kept every parameter; "
-                   "none shows no effect and is safely cheap to fix")
-        if ranges:
-            why += (f"; narrowed {', '.join(ranges)} to the range of the best "
-                    f"{self.narrow_quantile:.0%} of trials")
-        if subspace.fixed or ranges:
-            written = self._write_decision(lambda: restrict(
-                study, subspace.fixed, ranges=ranges, why=why, after_trial=snapshot.last_trial))
-        else:
-            written = self._write_decision(lambda: record_decision(
-                study, "keep", {}, why, snapshot.last_trial))
-        if not written:
+            self.logger.info("hpinsight: %s: no change (fixed: %s)", head,
+                             ", ".join(held) or "none")
             return
         self.logger.info("hpinsight: %s", why)
-        for decision in subspace.decisions:  # one line per parameter: its one decision
+        for decision in decisions:  # one line per parameter: its one decision
             self.logger.info("hpinsight:   %s: %s", decision.param, decision.sentence)
+
+
+def _decision_log(study: optuna.Study) -> list[Mapping[str, Any]]:
+    log = study.user_attrs.get(DECISIONS_KEY)
+    return [d for d in log if isinstance(d, Mapping)] if isinstance(log, list) else []
+
+
+def _decided_on(study: optuna.Study, last_trial: int) -> bool:
+    """Whether a decision in the study's log already rests on trials up to ``last_trial``
+    or later (another process with its own callback took it)."""
+    return any(isinstance(d.get("after_trial"), int) and d["after_trial"] >= last_trial
+               for d in _decision_log(study))
 
 
 def _trials_before(history: TrialHistory, number: int | None) -> TrialHistory:
@@ -250,7 +307,8 @@ def summary_key_for(objective: int | None, target: Callable[[Any], float] | None
     return SUMMARY_KEY if objective is None else f"{SUMMARY_KEY}:objective {objective}"
 
 
-def _publish(study: optuna.Study, snapshot: ImportanceSnapshot, key: str = SUMMARY_KEY) -> None:
+def _publish(study: optuna.Study, snapshot: ImportanceSnapshot, key: str = SUMMARY_KEY,
+             subspace: SubspaceResult | None = None) -> None:
     """Store the summary unless another process already published one on more trials.
 
     Several processes (workers' callbacks, ``hpinsight watch``) may publish to
@@ -261,7 +319,10 @@ def _publish(study: optuna.Study, snapshot: ImportanceSnapshot, key: str = SUMMA
     current = study.user_attrs.get(key)
     if isinstance(current, Mapping) and int(current.get("n_trials", -1)) > snapshot.n_trials:
         return
-    study.set_user_attr(key, compact_summary(snapshot))
+    decisions = None if subspace is None else {d.param: d.state for d in subspace.decisions}
+    study.set_user_attr(key, compact_summary(
+        snapshot, decisions=decisions,
+        decided_after=None if subspace is None else subspace.n_trials))
 
 
 def _history(

@@ -29,6 +29,15 @@ parameter is replaced, and one outside a narrowed range is left to
 fixed grid (``GridSampler``, ``BruteForceSampler``) cannot follow a restriction
 and are refused.
 
+While a restriction holds, every ``explore_every``-th trial (by trial number; one in ten
+by default) is sampled without it: the base sampler samples the fixed parameters over
+their full range, as it would with no restriction. Those trials keep the evidence on the
+fixed parameters coming, so a later check can release one whose cost of fixing turns out
+above the margin (the full-space fallback of importance-guided search). Which trials
+explore depends on their numbers only, so a seeded study explores the same trials in
+every run. Such a trial records ``"explored"`` (the names it sampled freely) in its
+``sampled_under`` mark.
+
 A restriction can also narrow the range of numerical parameters. The base
 sampler then gets the narrowed distribution (same kind, log scale and step,
 bounds moved inwards onto the step grid), in its relative search space and in
@@ -164,6 +173,10 @@ class ShrinkingSampler(BaseSampler):
     ----------
     base_sampler : optuna.samplers.BaseSampler, optional
         Samples every parameter that is not fixed. Default: ``TPESampler()``.
+    explore_every : int or None, default=10
+        While a restriction holds, trials whose number ``n`` has ``(n + 1) %
+        explore_every == 0`` ignore it and sample the whole space, so the fixed
+        parameters keep being checked (see the module docstring). None: never.
 
     Notes
     -----
@@ -193,7 +206,15 @@ class ShrinkingSampler(BaseSampler):
     read_restriction = staticmethod(read_restriction)
     read_ranges = staticmethod(read_ranges)
 
-    def __init__(self, base_sampler: BaseSampler | None = None) -> None:
+    def __init__(self, base_sampler: BaseSampler | None = None, *,
+                 explore_every: int | None = 10) -> None:
+        if explore_every is not None and (isinstance(explore_every, bool) or not isinstance(
+                explore_every, int) or explore_every < 2):
+            raise InvalidArgumentError(
+                "The 'explore_every' parameter of ShrinkingSampler must be an int >= 2 (one "
+                "trial in that many samples the whole space while a restriction holds) or "
+                f"None (never). Got {explore_every!r} instead.")
+        self.explore_every = explore_every
         if base_sampler is None:
             base_sampler = optuna.samplers.TPESampler()
         if not isinstance(base_sampler, BaseSampler):
@@ -215,7 +236,7 @@ class ShrinkingSampler(BaseSampler):
         self._snapshots: dict[tuple[str, int], _Restriction] = {}
 
     def __repr__(self) -> str:
-        return f"ShrinkingSampler({self._base!r})"
+        return f"ShrinkingSampler({self._base!r}, explore_every={self.explore_every})"
 
     @property
     def base_sampler(self) -> BaseSampler:
@@ -225,15 +246,22 @@ class ShrinkingSampler(BaseSampler):
     def reseed_rng(self) -> None:
         self._base.reseed_rng()
 
+    def explores(self, number: int) -> bool:
+        """Whether trial ``number`` samples the whole space while a restriction holds."""
+        return self.explore_every is not None and (number + 1) % self.explore_every == 0
+
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
         snapshot = _read(study)
+        fixed, ranges = snapshot
+        mark: dict[str, Any] = {"fixed": dict(fixed),
+                                "ranges": {k: list(v) for k, v in ranges.items()}}
+        if (fixed or ranges) and self.explores(trial.number):
+            mark = {"fixed": {}, "ranges": {}, "explored": sorted({*fixed, *ranges})}
+            snapshot = ({}, {})
         with self._lock:
             self._snapshots[_key(study, trial)] = snapshot
-        fixed, ranges = snapshot
         if fixed or ranges:  # the trial says what it was sampled under (reports count it)
-            study._storage.set_trial_system_attr(
-                trial._trial_id, TRIAL_KEY,
-                {"fixed": dict(fixed), "ranges": {k: list(v) for k, v in ranges.items()}})
+            study._storage.set_trial_system_attr(trial._trial_id, TRIAL_KEY, mark)
         self._base.before_trial(study, trial)
 
     def infer_relative_search_space(

@@ -1,0 +1,410 @@
+#!/usr/bin/env python
+"""Does ``shrink_to="auto"`` help a study, and is it safe? Shrinking against the full space.
+
+Problems with known truth, where few of many parameters matter. Each is a sum of one
+term per parameter (the conditional one: per branch), so the true cost of fixing a
+parameter at a value is known exactly: the best value reachable with it fixed, minus
+the optimum (0 on every problem).
+
+* ``v10``: 10 parameters, three matter: ``10(a-.3)² + 5(b-.6)² + 0.3|c-.5|``. ``c`` is
+  V-shaped: about 0.1 % of the variance, yet fixing it away from 0.5 costs up to 0.15,
+  several times what a study still gains near its best. Seven nuisance floats add
+  ``1e-4`` times their value.
+* ``sparse20``: 20 parameters, four matter: a float, a log float, an int and a V-shaped
+  float; 16 nuisance floats.
+* ``sparse40``: 40 parameters, five matter: the four of ``sparse20`` and a categorical
+  with four choices; 35 nuisance floats.
+* ``cond``: a conditional space of 12 parameters. ``kind`` picks a branch whose
+  parameters exist only there (``a1``, ``a2`` or ``b1``, ``b2``); branch "b" holds the
+  optimum, branch "a" is 0.5 worse at best. ``kind``, ``b1`` and ``x`` matter; ``a1``
+  and ``a2`` cost nothing to fix (the best branch does not use them); six nuisance floats.
+
+Arms, per problem, sampler and seed, on the same sampler seed:
+
+* ``full``: the base sampler on the full space;
+* ``auto``: ``ShrinkingSampler(base)`` with ``ImportanceCallback(shrink_to="auto",
+  shrink_after=--shrink-after, seed=seed)``: decisions at trials 50, 100, ..., one trial
+  in ten exploring the whole space while a restriction holds;
+* ``topk``: the published comparison point: at ``--shrink-after`` trials, Optuna's own
+  importance (``optuna.importance.get_param_importances``, its fANOVA) ranks the
+  parameters, and ``optuna.samplers.PartialFixedSampler`` fixes all but the top k at the
+  best trial's values, k the number of parameters that truly matter (a size no user
+  knows; the rule is given its best chance).
+
+Every trial also sleeps ``--trial-ms`` (20 ms), the cost of a cheap objective. The
+callback's routine refits are turned off (``every_n_trials`` above the budget): with
+decisions taken at trial counts, they change nothing that is measured here, and two
+cores run every arm at once.
+
+Reported per problem and sampler, at each budget: median and quartiles over seeds of the
+best value, the win rate of ``auto`` over ``full`` (paired by seed; ties do not win),
+the worst seed's ratio, how many runs fixed a parameter that matters, how many fixed one
+whose true cost exceeded the margin of its decision, the run's first fixing trial, the
+share of runs that fixed at least half of the do-nothing parameters by trial 100, and
+the seconds the study waited for its decisions. One JSON document on stdout
+(``--out`` also writes it), a Markdown table with ``--table``.
+
+    python benchmarks/bench_shrink.py --seeds 10 --budget 200 --table   # about 40 min on 2 cores
+    python benchmarks/bench_shrink.py --seeds 20 --budget 400 --samplers tpe,cmaes,random
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import math
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import optuna
+
+# ------------------------------------------------------------------------- problems
+
+
+def _quad(center: float, weight: float) -> Callable[[float], float]:
+    return lambda v: weight * (v - center) ** 2
+
+
+def _vee(center: float, weight: float) -> Callable[[float], float]:
+    return lambda v: weight * abs(v - center)
+
+
+def _log_quad(center: float, weight: float) -> Callable[[float], float]:
+    return lambda v: weight * (math.log10(v) - center) ** 2
+
+
+def _nuisance(v: float) -> float:
+    return 1e-4 * v
+
+
+@dataclass(frozen=True)
+class Term:
+    """One parameter of a separable problem: how it is suggested and what it adds."""
+
+    name: str
+    kind: str  # "float", "log", "int", "cat"
+    low: Any
+    high: Any
+    g: Callable[[Any], float]
+    minimum: float = 0.0  # the smallest value g takes on the parameter's range
+
+    def suggest(self, t: optuna.Trial) -> Any:
+        if self.kind == "float":
+            return t.suggest_float(self.name, self.low, self.high)
+        if self.kind == "log":
+            return t.suggest_float(self.name, self.low, self.high, log=True)
+        if self.kind == "int":
+            return t.suggest_int(self.name, self.low, self.high)
+        return t.suggest_categorical(self.name, self.low)
+
+    def cost(self, value: Any) -> float:
+        return float(self.g(value) - self.minimum)
+
+
+def _nuisances(first: int, count: int) -> list[Term]:
+    return [Term(f"n{i}", "float", 0.0, 1.0, _nuisance) for i in range(first, first + count)]
+
+
+_CAT = {"w": 0.0, "x": 0.4, "y": 0.8, "z": 1.2}
+
+
+def _core(v_weight: float = 0.3) -> list[Term]:
+    return [Term("a", "float", 0.0, 1.0, _quad(0.3, 10.0)),
+            Term("b", "log", 1e-4, 1.0, _log_quad(-2.0, 0.5)),
+            Term("i", "int", 0, 20, _quad(7, 0.01)),
+            Term("c", "float", 0.0, 1.0, _vee(0.5, v_weight))]
+
+
+class Separable:
+    """Sum of one term per parameter."""
+
+    def __init__(self, name: str, terms: list[Term]) -> None:
+        self.name = name
+        self.terms = {t.name: t for t in terms}
+        self.matters = tuple(t.name for t in terms if t.g is not _nuisance)
+        self.nuisance = tuple(t.name for t in terms if t.g is _nuisance)
+
+    def __call__(self, t: optuna.Trial) -> float:
+        return sum(term.g(term.suggest(t)) for term in self.terms.values())
+
+    def true_cost(self, name: str, value: Any) -> float:
+        return self.terms[name].cost(value)
+
+
+class Conditional:
+    """``kind`` picks a branch; branch "b" holds the optimum, "a" is 0.5 worse at best."""
+
+    name = "cond"
+    matters = ("kind", "b1", "x")
+    nuisance = ("a1", "a2", "b2", *(f"n{i}" for i in range(6)))
+
+    def __call__(self, t: optuna.Trial) -> float:
+        kind = t.suggest_categorical("kind", ["a", "b"])
+        x = t.suggest_float("x", 0.0, 1.0)
+        rest = sum(_nuisance(t.suggest_float(f"n{i}", 0.0, 1.0)) for i in range(6))
+        if kind == "a":
+            branch = 0.5 + 4.0 * (t.suggest_float("a1", 0.0, 1.0) - 0.2) ** 2 \
+                + _nuisance(t.suggest_float("a2", 0.0, 1.0))
+        else:
+            branch = 3.0 * (t.suggest_float("b1", 0.0, 1.0) - 0.7) ** 2 \
+                + _nuisance(t.suggest_float("b2", 0.0, 1.0))
+        return 5.0 * (x - 0.6) ** 2 + branch + rest
+
+    def true_cost(self, name: str, value: Any) -> float:
+        if name == "kind":
+            return 0.5 if value == "a" else 0.0
+        if name == "x":
+            return 5.0 * (value - 0.6) ** 2
+        if name == "b1":  # with b1 fixed, branch "a" (0.5 at best) may be the better one
+            return min(3.0 * (value - 0.7) ** 2, 0.5)
+        return 1e-4 * value if name in self.nuisance else 0.0
+
+
+def _problems() -> dict[str, Any]:
+    cat = Term("d", "cat", list(_CAT), None, _CAT.__getitem__)
+    return {
+        "v10": Separable("v10", [Term("a", "float", 0.0, 1.0, _quad(0.3, 10.0)),
+                                 Term("b", "float", 0.0, 1.0, _quad(0.6, 5.0)),
+                                 Term("c", "float", 0.0, 1.0, _vee(0.5, 0.3)),
+                                 *_nuisances(0, 7)]),
+        "sparse20": Separable("sparse20", [*_core(), *_nuisances(0, 16)]),
+        "sparse40": Separable("sparse40", [*_core(), cat, *_nuisances(0, 35)]),
+        "cond": Conditional(),
+    }
+
+
+PROBLEMS = _problems()
+
+# ------------------------------------------------------------------------- one run
+
+
+def make_sampler(kind: str, seed: int) -> optuna.samplers.BaseSampler:
+    if kind == "tpe":
+        return optuna.samplers.TPESampler(seed=seed)
+    if kind == "cmaes":
+        return optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False)
+    if kind == "gp":
+        return optuna.samplers.GPSampler(seed=seed)
+    return optuna.samplers.RandomSampler(seed=seed)
+
+
+def _timed(problem: Any, ms: float) -> Callable[[optuna.Trial], float]:
+    def objective(t: optuna.Trial) -> float:
+        value = problem(t)
+        time.sleep(ms / 1000.0)  # the objective's own cost: the study waits for it
+        return float(value)
+    return objective
+
+
+def _best_at(study: optuna.Study, budgets: list[int]) -> dict[str, float]:
+    out, best = {}, math.inf
+    for t in study.trials:
+        if t.value is not None:
+            best = min(best, t.value)
+        if t.number + 1 in budgets:
+            out[str(t.number + 1)] = best
+    return out
+
+
+class _Decisions:
+    """A callback after the ImportanceCallback: records each new subspace decision with
+    the margin it was taken against, and how long the study waited for it."""
+
+    def __init__(self, cb: Any) -> None:
+        self.cb = cb
+        self.seen: Any = None
+        self.rows: list[dict[str, Any]] = []
+        self.last = time.perf_counter()
+
+    def __call__(self, study: optuna.Study, trial: Any) -> None:
+        sub = self.cb.subspace
+        now = time.perf_counter()
+        if sub is not None and sub is not self.seen:
+            self.seen = sub
+            self.rows.append({"trial": trial.number + 1, "margin": sub.margin,
+                              "fixed_now": dict(self.read(study)),
+                              "seconds": now - self.last})
+        self.last = now
+
+    @staticmethod
+    def read(study: optuna.Study) -> dict[str, Any]:
+        from hpinsight.integrations.optuna import read_restriction
+
+        return read_restriction(study)
+
+
+def run(problem_name: str, sampler: str, arm: str, seed: int, budget: int, shrink_after: int,
+        trial_ms: float) -> dict[str, Any]:
+    """One study; its best value at each budget and, for ``auto``/``topk``, what was fixed."""
+    from hpinsight.integrations.optuna import ImportanceCallback, ShrinkingSampler
+
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    problem = PROBLEMS[problem_name]
+    objective = _timed(problem, trial_ms)
+    budgets = [b for b in (100, 200, 400) if b <= budget] or [budget]
+    started = time.perf_counter()
+    out: dict[str, Any] = {"problem": problem_name, "sampler": sampler, "arm": arm,
+                           "seed": seed}
+    if arm == "full":
+        study = optuna.create_study(sampler=make_sampler(sampler, seed))
+        study.optimize(objective, n_trials=budget)
+    elif arm == "auto":
+        cb = ImportanceCallback(every_n_trials=budget + 1, min_trials=budget + 1,
+                                shrink_to="auto", shrink_after=shrink_after, seed=seed,
+                                publish=False)
+        recorder = _Decisions(cb)
+        study = optuna.create_study(sampler=ShrinkingSampler(make_sampler(sampler, seed)))
+        study.optimize(objective, n_trials=budget, callbacks=[cb, recorder])
+        cb.close(600)
+        if cb.errors:
+            raise RuntimeError(f"{problem_name}/{sampler}/{seed}: {cb.errors!r}")
+        out["decisions"] = [dict(d, costs={n: problem.true_cost(n, v)
+                                           for n, v in d["fixed_now"].items()})
+                            for d in recorder.rows]
+        out["log"] = [{k: d.get(k) for k in ("action", "params", "after_trial")}
+                      for d in study.user_attrs.get("hpinsight:decisions", [])]
+    else:  # topk: Optuna's own importance, PartialFixedSampler on the rest
+        study = optuna.create_study(sampler=make_sampler(sampler, seed))
+        study.optimize(objective, n_trials=shrink_after)
+        ranked = list(optuna.importance.get_param_importances(study))
+        k = len(problem.matters)
+        best = study.best_trial.params
+        fixed = {n: best[n] for n in ranked[k:] if n in best}
+        study.sampler = optuna.samplers.PartialFixedSampler(fixed, study.sampler)
+        study.optimize(objective, n_trials=budget - shrink_after)
+        out["decisions"] = [{"trial": shrink_after, "margin": math.nan, "fixed_now": fixed,
+                             "seconds": math.nan,
+                             "costs": {n: problem.true_cost(n, v) for n, v in fixed.items()}}]
+    out["best"] = _best_at(study, budgets)
+    out["seconds"] = time.perf_counter() - started
+    return out
+
+
+# ------------------------------------------------------------------------- summary
+
+
+def _q(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+
+
+def summarize(rows: list[dict[str, Any]], budgets: list[int]) -> list[dict[str, Any]]:
+    """One entry per (problem, sampler, arm, budget) against the full space."""
+    by: dict[tuple[str, str, str], dict[int, dict[str, Any]]] = {}
+    for r in rows:
+        by.setdefault((r["problem"], r["sampler"], r["arm"]), {})[r["seed"]] = r
+    out = []
+    for (problem, sampler, arm), runs in sorted(by.items()):
+        if arm == "full":
+            continue
+        full = by.get((problem, sampler, "full"), {})
+        seeds = sorted(set(runs) & set(full))
+        truth = PROBLEMS[problem]
+        decided = [runs[s].get("decisions", []) for s in seeds]
+        fixed_matter = sum(any(n in truth.matters for d in ds for n in d["fixed_now"])
+                           for ds in decided)
+        # against the margin of each decision that holds it (topk has no margin)
+        costly = sum(any(c > d["margin"] for d in ds for c in d["costs"].values())
+                     for ds in decided) if arm == "auto" else None
+        half = math.ceil(len(truth.nuisance) / 2)
+        acted = sum(any(d["trial"] <= 100 and sum(n in truth.nuisance for n in d["fixed_now"])
+                        >= half for d in ds) for ds in decided)
+        first = [next((d["trial"] for d in ds if d["fixed_now"]), None) for ds in decided]
+        waits = [d["seconds"] for ds in decided for d in ds if math.isfinite(d["seconds"])]
+        for b in budgets:
+            key = str(b)
+            ours = [runs[s]["best"][key] for s in seeds if key in runs[s]["best"]]
+            theirs = [full[s]["best"][key] for s in seeds if key in runs[s]["best"]]
+            if not ours:
+                continue
+            ratios = [(o + 1e-12) / (t + 1e-12) for o, t in zip(ours, theirs, strict=True)]
+            out.append({
+                "problem": problem, "sampler": sampler, "arm": arm, "budget": b,
+                "seeds": len(ours),
+                "median": statistics.median(ours), "q25": _q(ours, 0.25), "q75": _q(ours, 0.75),
+                "full_median": statistics.median(theirs),
+                "full_q25": _q(theirs, 0.25), "full_q75": _q(theirs, 0.75),
+                "win_rate": sum(o < t for o, t in zip(ours, theirs, strict=True)) / len(ours),
+                "worst_ratio": max(ratios),
+                "fixed_a_parameter_that_matters": fixed_matter,
+                "fixed_above_margin": costly,
+                "acted_by_100": acted,
+                "first_fix_median": statistics.median([f for f in first if f is not None])
+                if any(f is not None for f in first) else None,
+                "never_fixed": sum(f is None for f in first),
+                "decision_wait_s_median": statistics.median(waits) if waits else None,
+            })
+    return out
+
+
+def _count(k: int | None, n: int) -> str:
+    return "-" if k is None else f"{k}/{n}"
+
+
+def table(summary: list[dict[str, Any]]) -> str:
+    head = ("| problem | sampler | arm | trials | median best (q25-q75) | full space | win rate "
+            "| worst ratio | fixed one that matters | fixed above margin | acted by 100 "
+            "| first fix | wait per decision (s) |\n|" + "---|" * 13)
+    lines = [head]
+    for s in summary:
+        n = s["seeds"]
+        wait = s["decision_wait_s_median"]
+        lines.append(
+            f"| {s['problem']} | {s['sampler']} | {s['arm']} | {s['budget']} "
+            f"| {s['median']:.4g} ({s['q25']:.3g}-{s['q75']:.3g}) "
+            f"| {s['full_median']:.4g} ({s['full_q25']:.3g}-{s['full_q75']:.3g}) "
+            f"| {s['win_rate']:.0%} | {s['worst_ratio']:.2f} "
+            f"| {s['fixed_a_parameter_that_matters']}/{n} "
+            f"| {_count(s['fixed_above_margin'], n)} "
+            f"| {s['acted_by_100']}/{n} | {s['first_fix_median'] or '-'} "
+            f"| {'-' if wait is None else f'{wait:.1f}'} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    p.add_argument("--seeds", type=int, default=10)
+    p.add_argument("--budget", type=int, default=200)
+    p.add_argument("--shrink-after", type=int, default=50)
+    p.add_argument("--trial-ms", type=float, default=20.0)
+    p.add_argument("--problems", default=",".join(PROBLEMS))
+    p.add_argument("--samplers", default="tpe,cmaes,random")
+    p.add_argument("--arms", default="full,auto,topk")
+    p.add_argument("--workers", type=int, default=2, help="studies run at once (processes)")
+    p.add_argument("--out", default=None)
+    p.add_argument("--table", action="store_true", help="also print a Markdown table (stderr)")
+    args = p.parse_args(argv)
+    jobs = [(prob, smp, arm, seed, args.budget, args.shrink_after, args.trial_ms)
+            for prob in args.problems.split(",") for smp in args.samplers.split(",")
+            for seed in range(args.seeds) for arm in args.arms.split(",")]
+    rows = []
+    started = time.perf_counter()
+    with concurrent.futures.ProcessPoolExecutor(args.workers) as pool:
+        futures = {pool.submit(run, *job): job for job in jobs}
+        for i, fut in enumerate(concurrent.futures.as_completed(futures), 1):
+            row = fut.result()
+            rows.append(row)
+            print(f"[{i}/{len(jobs)} {time.perf_counter() - started:.0f}s] {row['problem']} "
+                  f"{row['sampler']} {row['arm']} seed {row['seed']}: {row['best']}",
+                  file=sys.stderr, flush=True)
+    budgets = sorted({int(b) for r in rows for b in r["best"]})
+    summary = summarize(rows, budgets)
+    doc = {"settings": vars(args), "summary": summary, "runs": rows,
+           "optuna": optuna.__version__}
+    text = json.dumps(doc, indent=1, default=str)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(text)
+    if args.table:
+        print(table(summary), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
