@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     study.optimize(objective, n_trials=args.trials, callbacks=[live])
     log.info("study finished in %.1f s", time.perf_counter() - started)
-    live.close()
+    live.close(wait=True)  # a last refit on every trial, waited for
     log.info("live refits at %s trials; summary in the study's user attribute %r",
              ", ".join(str(s.n_trials) for s in live.history), live.summary_key)
 

@@ -90,6 +90,27 @@ def _probe(browser: str, page: Path, tmp_path: Path) -> tuple[dict, list[str], s
     return measured, console, dom.stdout
 
 
+def _one_answer(dom: str, decisions: dict[str, dict]) -> dict[str, list[str]]:
+    """Check that the page gives each parameter one answer, its decision in the JSON
+    written beside it: in exactly one group of the answer box, and in the table with the
+    JSON's action and sentence (its numbers). Returns the groups found."""
+    answer = dom.split('class="answer"')[1].split("</div>")[0]
+    placed: dict[str, list[str]] = {}
+    for state, line in re.findall(r'<p data-state="([a-z_]+)">(.*?)</p>', answer, flags=re.S):
+        for name in re.findall(r'data-param="([^"]+)"', line):
+            placed.setdefault(name, []).append(state)
+    assert placed == {n: [d["state"]] for n, d in decisions.items()}
+    table = re.split(r'<table class="?advice"?>', dom)[1].split("</table>")[0]
+    for name, d in decisions.items():
+        row = re.search(rf'<tr data-param="{name}" data-state="([a-z_]+)">(.*?)</tr>', table,
+                        flags=re.S)
+        assert row is not None, name
+        assert row.group(1) == d["state"]
+        assert html.escape(d["action"], quote=False) in row.group(2)
+        assert html.escape(d["sentence"], quote=False) in row.group(2)
+    return placed
+
+
 @pytest.fixture(scope="module")
 def demo_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The README's main job, as a new user runs it: the demo's report."""
@@ -111,25 +132,10 @@ def test_the_demo_report_is_legible_at_1400_px(demo_page: Path, tmp_path: Path) 
     assert min(widths) >= 300  # every figure readable, none squeezed
     assert len(console) == 1  # the probe's own line, and nothing else: no errors, no
     assert "hpinsight-probe" in console[0]  # failed loads, no warnings
-    # the answer comes first: every parameter in exactly one group, the group of its one
-    # decision in the JSON written beside the page, with the JSON's numbers
     decisions = json.loads(demo_page.with_suffix(".json").read_text())["decisions"]["decisions"]
-    answer = dom.split('class="answer"')[1].split("</div>")[0]
-    placed: dict[str, list[str]] = {}
-    for state, line in re.findall(r'<p data-state="([a-z_]+)">(.*?)</p>', answer, flags=re.S):
-        for name in re.findall(r'data-param="([^"]+)"', line):
-            placed.setdefault(name, []).append(state)
-    assert placed == {n: [d["state"]] for n, d in decisions.items()}
+    placed = _one_answer(dom, decisions)
     assert placed["momentum"] == ["no_data"]  # active in 2 trials
     assert placed["learning_rate"] == ["matters"]
-    table = re.split(r'<table class="?advice"?>', dom)[1].split("</table>")[0]
-    for name, d in decisions.items():
-        row = re.search(rf'<tr data-param="{name}" data-state="([a-z_]+)">(.*?)</tr>', table,
-                        flags=re.S)
-        assert row is not None, name
-        assert row.group(1) == d["state"]
-        assert html.escape(d["action"], quote=False) in row.group(2)
-        assert html.escape(d["sentence"], quote=False) in row.group(2)
 
     shot = tmp_path / "report.png"
     subprocess.run([browser, *FLAGS, f"--screenshot={shot}", f"--window-size={WIDTH},2400",
@@ -167,3 +173,43 @@ def test_a_cli_report_of_a_forest_opens_cleanly(tmp_path: Path) -> None:
     assert measured["overlaps"] == []
     assert len(console) == 1
     assert "<h2>Which ones you can stop tuning</h2>" in dom
+
+
+def test_a_real_study_with_a_small_but_real_parameter_gets_one_answer_everywhere(
+        tmp_path: Path) -> None:
+    # HistGradientBoosting on scikit-learn's breast cancer data, 3-fold CV: the kind of
+    # study where the page once gave l2_regularization three answers
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.model_selection import cross_val_score
+
+    import hpinsight as hp
+
+    X, y = load_breast_cancer(return_X_y=True)
+
+    def hgb(t: optuna.Trial) -> float:
+        model = HistGradientBoostingClassifier(
+            learning_rate=t.suggest_float("learning_rate", 1e-3, 1.0, log=True),
+            max_leaf_nodes=t.suggest_int("max_leaf_nodes", 2, 64, log=True),
+            min_samples_leaf=t.suggest_int("min_samples_leaf", 1, 200, log=True),
+            l2_regularization=t.suggest_float("l2_regularization", 1e-6, 10.0, log=True),
+            max_iter=40, random_state=0)
+        t.suggest_categorical("unused_flag", ["on", "off"])  # does nothing
+        return float(cross_val_score(model, X, y, cv=3).mean())
+
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=0))
+    study.optimize(hgb, n_trials=60)
+    rep = hp.report(study, seed=0)
+    page = rep.save(tmp_path / "hgb.html")
+    data = json.loads(rep.save(tmp_path / "hgb.json").read_text())
+    decisions = data["decisions"]["decisions"]
+    assert set(decisions) == set(study.best_params)
+    _, console, dom = _probe(_chromium(), page, tmp_path)
+    assert len(console) == 1
+    placed = _one_answer(dom, decisions)
+    assert placed["learning_rate"] == ["matters"]
+    # the terminal table: one line per parameter, with the same action
+    lines = {line.split()[0]: line for line in rep.table().splitlines()[1:]}
+    assert set(lines) == set(decisions)
+    for name, d in decisions.items():
+        assert lines[name].endswith(d["action"]), (name, lines[name], d["action"])

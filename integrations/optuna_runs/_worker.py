@@ -34,7 +34,7 @@ def main(storage_spec: str, study_name: str, n_trials: int, seed: int) -> int:
     )
     cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, n_trees=16)
     study.optimize(objective, n_trials=n_trials, callbacks=[cb])
-    cb.close(timeout=120)
+    cb.close(wait=120)
     if cb.errors:
         sys.stderr.write(f"callback errors: {cb.errors!r}\n")
         return 3

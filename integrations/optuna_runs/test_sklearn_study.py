@@ -42,7 +42,7 @@ def tuned() -> tuple[optuna.Study, ImportanceCallback]:
     cb = ImportanceCallback(every_n_trials=20, min_trials=20, seed=0)
     study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=0))
     study.optimize(objective, n_trials=80, callbacks=[cb])
-    assert cb.close(timeout=120)
+    assert cb.close(wait=120)
     return study, cb
 
 

@@ -182,3 +182,36 @@ def test_an_earlier_continued_run_is_never_replaced_silently(tmp_path: Path) -> 
     assert alone.n_told + alone.n_left_out == 15
     with pytest.raises(TypeError, match="overwrite"):
         shrink_and_continue(first, target, n_trials=1, keep=2, overwrite="yes")  # type: ignore[arg-type]
+
+
+def vee_cost(c: dict[str, Any]) -> float:
+    """Three parameters matter; ``v`` is V-shaped and small in variance (about 0.1 %), but
+    its declared default 0.0 costs 0.15, several times what the run still gains."""
+    return (10.0 * (c["a"] - 0.3) ** 2 + 5.0 * (c["b"] - 0.6) ** 2 + 0.3 * abs(c["v"] - 0.5)
+            + 1e-4 * sum(c[n] for n in NUISANCE))
+
+
+@pytest.mark.slow
+def test_auto_never_fixes_a_small_parameter_whose_default_is_costly(tmp_path: Path) -> None:
+    cs = CS.ConfigurationSpace(seed=0)
+    cs.add([CS.Float("a", (0.0, 1.0)), CS.Float("b", (0.0, 1.0)),
+            CS.Float("v", (0.0, 1.0), default=0.0)]
+           + [CS.Float(n, (0.0, 1.0)) for n in NUISANCE])
+    scenario = smac.Scenario(cs, deterministic=True, n_trials=80, seed=0,
+                             output_directory=tmp_path, name="vee")
+
+    def vee(config: Any, seed: int = 0) -> float:
+        return vee_cost(dict(config))
+
+    first = smac.HyperparameterOptimizationFacade(scenario, vee, overwrite=True,
+                                                  logging_level=40)
+    first.optimize()
+    run = shrink_and_continue(first, vee, n_trials=10, keep="auto", seed=0)
+    sub = run.subspace
+    assert sub is not None
+    assert "v" not in run.fixed  # fixing it at 0.0 would cost 0.15 on every later trial
+    assert sub.decisions["v"].tuned
+    for name, value in run.fixed.items():  # what it fixes truly costs at most the margin
+        truth = {"a": 10.0 * (value - 0.3) ** 2, "b": 5.0 * (value - 0.6) ** 2,
+                 "v": 0.3 * abs(value - 0.5)}.get(name, 1e-4 * value)
+        assert truth <= sub.margin, (name, value, truth, sub.margin)

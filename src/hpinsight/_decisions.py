@@ -52,13 +52,15 @@ if TYPE_CHECKING:
     from ._sampling import SamplingRecord
     from ._subspace import SurrogateRisk
 
-__all__ = ["MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "STATES", "DecisionResult",
+__all__ = ["MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "STATES", "DecisionResult",
            "ParameterDecision", "decide", "fmt_cost", "fmt_share"]
 
 #: An effect that is resolved and holds at least this share of the variance "matters".
 MATTERS_SHARE = 0.05
 #: A parameter active in fewer analysed trials than this has "not enough data".
 MIN_ACTIVE_TRIALS = 10
+#: Costs of fixing are estimated on at least this many trials (``suggest_subspace``).
+MIN_TRIALS_FOR_COST = 10
 
 #: state -> (heading of its group, what to do). The order is the answer box's.
 STATES: dict[str, tuple[str, str]] = {
@@ -505,7 +507,7 @@ def _sentence(d: ParameterDecision, *, n_trials: int, margin: float, confidence:
                             f"{allowed} allowed; more trials will tell."
                             if math.isfinite(d.cost_upper) else
                             "the cost of fixing it was not estimated (it needs at least "
-                            "10 trials).")),
+                            f"{MIN_TRIALS_FOR_COST} trials).")),
         "kept": (f"Keep tuning: it shows no effect, but at least one parameter stays "
                  f"tuned and this one explains the most ({share})."),
         "fix": (f"You can stop tuning it: no effect is distinguishable from nothing, it "

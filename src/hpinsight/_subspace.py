@@ -47,7 +47,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import ndtr
 
-from ._decisions import DecisionResult, decide
+from ._decisions import MIN_TRIALS_FOR_COST, DecisionResult, decide
 from ._defaults import DefaultValues
 from ._encoding import active_mask, encode_value, measure_of, snap
 from ._fanova import FanovaResult, fanova
@@ -526,9 +526,10 @@ def suggest_subspace(
     min_keep = check_int(min_keep, "min_keep", func, minimum=0)
     seed = check_seed(seed, func)
     surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest"))
-    if history.n_trials < 10:
-        raise InvalidDataError(f"{func} needs at least 10 trials to judge importance and "
-                               f"risk; the history has {history.n_trials}. Run more trials.")
+    if history.n_trials < MIN_TRIALS_FOR_COST:
+        raise InvalidDataError(f"{func} needs at least {MIN_TRIALS_FOR_COST} trials to judge "
+                               f"importance and risk; the history has {history.n_trials}. "
+                               "Run more trials.")
     opts: dict[str, Any] = {"surrogate": surrogate, "n_trees": n_trees, "seed": seed,
                             "n_jobs": n_jobs}
     with warnings.catch_warnings():

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from .._validation import check_choice, check_int, check_real, check_seed
+from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ._tasks import TASKS
 from ._worker import RefitWorker, WorkerError
 
@@ -362,6 +363,7 @@ class BackgroundRefits:
         self._busy = 0.0  # CPU seconds this process's refit thread spent in finished jobs
         self._last_cost: float | None = None  # ... in the newest one
         self._errors: collections.deque[Exception] = collections.deque(maxlen=_MAX_ERRORS)
+        self._on_idle: Callable[[], None] | None = None  # set by stop() during a job
 
     @property
     def latest(self) -> FanovaResult | None:
@@ -431,6 +433,25 @@ class BackgroundRefits:
             thread.join(timeout)
         return done
 
+    def stop(self, on_idle: Callable[[], None]) -> bool:
+        """Stop without waiting: drop a pending job, ignore later requests, and call
+        ``on_idle`` once no job runs (now, or when the running one ends, from its thread).
+
+        Returns
+        -------
+        bool
+            True if no job was running (``on_idle`` has run), False if one still runs.
+        """
+        with self._cond:
+            self._closed = True
+            self._pending = None
+            self._cond.notify_all()
+            if self._running:
+                self._on_idle = on_idle
+                return False
+        on_idle()
+        return True
+
     def record(self, exc: Exception, when: str) -> None:
         """Log ``exc`` as a warning and keep it in :attr:`errors` (never raises)."""
         try:
@@ -450,7 +471,8 @@ class BackgroundRefits:
                 if self._pending is None:
                     self._thread = None  # idle: end; the next request starts a thread
                     self._cond.notify_all()
-                    return
+                    on_idle, self._on_idle = self._on_idle, None
+                    break
                 job, self._pending = self._pending, None
                 self._running = True
             started = time.thread_time()
@@ -468,20 +490,66 @@ class BackgroundRefits:
                     self._last_cost = time.thread_time() - started
                     self._busy += self._last_cost
                     self._cond.notify_all()
+        if on_idle is not None:  # stop() came while the job ran: its clean-up is ours
+            try:
+                on_idle()
+            except Exception as exc:
+                self.record(exc, "while stopping the refit process")
 
 
 class LiveResults:
     """What a live callback exposes, read from its :class:`BackgroundRefits` and fitter.
 
     A live callback is also a context manager: leaving the ``with`` block calls its
-    ``close()``, which finishes the last refit and stops the refit process.
+    ``close()``, which returns at once and stops the refit process once the refit in
+    progress, if any, ends.
     """
 
     _refits: BackgroundRefits
     _fitter: LiveFanova
 
-    def close(self, timeout: float | None = None) -> bool:
+    def wait(self, timeout: float | None = None) -> bool:
         raise NotImplementedError
+
+    def close(self, wait: bool | float = False) -> bool:
+        """Stop refitting and free the refit process; later trials are ignored.
+
+        Parameters
+        ----------
+        wait : bool or float, default=False
+            False: return at once (in well under a second). A pending refit is dropped;
+            one in progress finishes in the background and then stops the refit process
+            (a program that ends waits for it; :attr:`latest` may be one refit behind
+            the last trials). True, or a number of seconds: first :meth:`wait` (with
+            the Optuna callback, a last refit on the trials since the latest one), then
+            stop; a number bounds the wait.
+
+        Returns
+        -------
+        bool
+            True if nothing runs any more; False if a refit still runs (``wait=False``,
+            or the wait timed out).
+        """
+        if not isinstance(wait, bool | int | float):
+            raise InvalidArgumentTypeError(
+                f"The 'wait' parameter of close must be a bool or a number of seconds. "
+                f"Got {type(wait).__name__} instead.")
+        if not isinstance(wait, bool) and not wait >= 0:
+            raise InvalidArgumentError(
+                f"The 'wait' parameter of close must be a number of seconds >= 0 (or True to "
+                f"wait as long as it takes). Got {wait!r} instead.")
+        self._before_close()
+        if wait is False:
+            return self._refits.stop(self._fitter.close)
+        timeout = None if wait is True else float(wait)
+        done = self.wait(timeout)
+        done = self._refits.close(timeout) and done
+        if done:
+            self._fitter.close()
+        return done
+
+    def _before_close(self) -> None:
+        """What a callback does first when it closes (nothing by default)."""
 
     def __enter__(self) -> Self:
         return self

@@ -349,18 +349,8 @@ class ImportanceCallback(LiveResults):
         self._refits.request(flush)
         return self._refits.wait(timeout)
 
-    def close(self, timeout: float | None = None) -> bool:
-        """:meth:`wait`, then stop the background thread and the refit process.
-
-        Later trials are ignored. On timeout the refit in progress is left to
-        finish (the process exits with this one).
-        """
-        self._refitter.begin_close()  # the study is over: refits from here decide nothing
-        done = self.wait(timeout)
-        done = self._refits.close(timeout) and done
-        if done:
-            self._refitter.close()
-        return done
+    def _before_close(self) -> None:
+        self._refitter.begin_close()  # the study is over: nothing is decided any more
 
     def release(self, study: optuna.Study, *, why: str = "released by the user") -> None:
         """Undo a shrink: later trials of ``study`` sample the full space again."""

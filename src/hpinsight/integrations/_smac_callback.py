@@ -264,13 +264,6 @@ class ImportanceCallback(LiveResults, Callback):
         """Wait until no refit runs or is pending; False on timeout."""
         return self._refits.wait(timeout)
 
-    def close(self, timeout: float | None = None) -> bool:
-        """:meth:`wait`, then stop the background thread and the refit process."""
-        done = self._refits.close(timeout)
-        if done:
-            self._fitter.close()
-        return done
-
     # ---------------------------------------------------------------- background work
     def _job(self, smbo: Any) -> _Job:
         """Copy what a refit needs, on SMAC's thread (the runhistory changes as SMAC runs)."""

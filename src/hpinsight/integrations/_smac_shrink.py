@@ -264,7 +264,13 @@ def shrink_and_continue(
         starts the new run from the told runs alone.
     risk_margin : float, default=0.05
         With ``keep="auto"``: the most fixing a parameter may cost, as a fraction of the
-        spread of the good configurations (``suggest_subspace``'s ``risk_margin``).
+        spread of the configurations near the best (best to the 10 % quantile;
+        ``suggest_subspace``'s ``risk_margin``). The rules are those of
+        :func:`hpinsight.suggest_subspace` and the Optuna callback, costed at the
+        declared defaults a SMAC space always has: a default that is costly to fix at
+        keeps its parameter tuned. Unlike the Optuna callback, the continued run is
+        decided once: its smaller configuration space has no exploring trials to release
+        a parameter on.
 
     Notes
     -----
