@@ -264,7 +264,7 @@ class ImportanceCallback(LiveResults):
         ...     trial = study.ask()
         ...     value = (trial.suggest_float("x", 0, 1) - 0.3) ** 2
         ...     cb.feed(study, study.tell(trial, value))
-        >>> cb.close()
+        >>> cb.close(wait=True)  # a last refit on all 10 trials, waited for
         True
         >>> cb.history[-1].n_trials
         10
