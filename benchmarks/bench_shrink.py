@@ -329,6 +329,7 @@ def summarize(rows: list[dict[str, Any]], budgets: list[int]) -> list[dict[str, 
                 "median": statistics.median(ours), "q25": _q(ours, 0.25), "q75": _q(ours, 0.75),
                 "full_median": statistics.median(theirs),
                 "full_q25": _q(theirs, 0.25), "full_q75": _q(theirs, 0.75),
+                "median_ratio": statistics.median(ours) / statistics.median(theirs),
                 "win_rate": sum(o < t for o, t in zip(ours, theirs, strict=True)) / len(ours),
                 "worst_ratio": max(ratios),
                 "fixed_a_parameter_that_matters": fixed_matter,
@@ -347,9 +348,10 @@ def _count(k: int | None, n: int) -> str:
 
 
 def table(summary: list[dict[str, Any]]) -> str:
-    head = ("| problem | sampler | arm | trials | median best (q25-q75) | full space | win rate "
-            "| worst ratio | fixed one that matters | fixed above margin | acted by 100 "
-            "| first fix | wait per decision (s) |\n|" + "---|" * 13)
+    head = ("| problem | sampler | arm | trials | median best (q25-q75) | full space "
+            "| ratio of medians | win rate | worst ratio | fixed one that matters "
+            "| fixed above margin | acted by 100 | first fix | wait per decision (s) |\n|"
+            + "---|" * 14)
     lines = [head]
     for s in summary:
         n = s["seeds"]
@@ -358,7 +360,7 @@ def table(summary: list[dict[str, Any]]) -> str:
             f"| {s['problem']} | {s['sampler']} | {s['arm']} | {s['budget']} "
             f"| {s['median']:.4g} ({s['q25']:.3g}-{s['q75']:.3g}) "
             f"| {s['full_median']:.4g} ({s['full_q25']:.3g}-{s['full_q75']:.3g}) "
-            f"| {s['win_rate']:.0%} | {s['worst_ratio']:.2f} "
+            f"| {s['median_ratio']:.2f} | {s['win_rate']:.0%} | {s['worst_ratio']:.2f} "
             f"| {s['fixed_a_parameter_that_matters']}/{n} "
             f"| {_count(s['fixed_above_margin'], n)} "
             f"| {s['acted_by_100']}/{n} | {s['first_fix_median'] or '-'} "
@@ -377,6 +379,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--arms", default="full,auto,topk")
     p.add_argument("--workers", type=int, default=2, help="studies run at once (processes)")
     p.add_argument("--out", default=None)
+    p.add_argument("--reuse", default=None, metavar="JSON",
+                   help="take the runs of arms not run now from this earlier output (the "
+                        "full and topk arms do not depend on hpinsight's decisions, and every "
+                        "run is deterministic given its seed)")
     p.add_argument("--table", action="store_true", help="also print a Markdown table (stderr)")
     args = p.parse_args(argv)
     jobs = [(prob, smp, arm, seed, args.budget, args.shrink_after, args.trial_ms)
@@ -392,6 +398,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{i}/{len(jobs)} {time.perf_counter() - started:.0f}s] {row['problem']} "
                   f"{row['sampler']} {row['arm']} seed {row['seed']}: {row['best']}",
                   file=sys.stderr, flush=True)
+    if args.reuse:
+        with open(args.reuse) as fh:
+            earlier = json.load(fh)["runs"]
+        ran = set(args.arms.split(","))
+        problems, samplers = set(args.problems.split(",")), set(args.samplers.split(","))
+        rows += [r for r in earlier if r["arm"] not in ran and r["seed"] < args.seeds
+                 and r["problem"] in problems and r["sampler"] in samplers]
     budgets = sorted({int(b) for r in rows for b in r["best"]})
     summary = summarize(rows, budgets)
     doc = {"settings": vars(args), "summary": summary, "runs": rows,

@@ -7,7 +7,7 @@ unbiased trials are more reliable than on TPE's concentrated ones). Then the liv
 callback asks ``suggest_subspace`` for one decision per parameter: a parameter is fixed
 only when no effect of it is distinguishable from nothing *and* fixing it is safely cheap
 (tuning risk on the surrogate, within 5 % of the spread of the trials near the best). The
-study's ``ShrinkingSampler`` holds those at the values where the model predicts the best
+study's ``ShrinkingSampler`` holds those at the best trial's values
 while TPE searches the rest (one trial in ten still samples them, so a check every
 ``shrink-after`` trials can release one that turns out to matter). The decision is taken
 in the callback when trial 60 finishes, so trial 61 is already sampled under it; with it,

@@ -97,9 +97,9 @@ def test_encode_maps_a_none_choice_to_its_index_and_an_absent_key_to_nan():
     assert space.decode(X)[0] == {"class_weight": None, "x": 0.5}
 
 
-def test_suggest_subspace_fixes_a_none_choice_where_the_model_predicts_the_best():
-    # the objective is best at class_weight=None: that is the value to fix it at, and a
-    # None survives the results and their JSON
+def test_suggest_subspace_fixes_a_none_choice_at_the_best_trials_value():
+    # the objective is best at class_weight=None, as is the best trial: that is the value
+    # to fix it at, and a None survives the results and their JSON
     space = hp.SearchSpace([hp.Categorical("class_weight", ["balanced", None]),
                             hp.Float("x", 0.0, 1.0)])
     configs = space.sample(40, seed=1)
@@ -107,7 +107,7 @@ def test_suggest_subspace_fixes_a_none_choice_where_the_model_predicts_the_best(
     sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), top_quantile=0.3,
                               surrogate="forest", n_trees=16, n_candidates=100, seed=0,
                               n_jobs=1)
-    assert sub.default_sources["class_weight"] == "model"
+    assert sub.default_sources["class_weight"] == "incumbent"
     assert sub.defaults["class_weight"] is None
     assert sub.risks["class_weight"].default is None
     if "class_weight" in sub.fixed:

@@ -23,8 +23,14 @@ equally large, so both optima are equally optimistic.
 :func:`suggest_subspace` combines both into one decision per parameter
 (:mod:`hpinsight._decisions`): fixed only when every effect it takes part in is
 indistinguishable from nothing and the ``confidence`` quantile of its cost is within
-the margin. The value it is fixed at is a given or declared default, else its value where
-the model predicts the best (not the value of an early incumbent).
+the margin. The value it is fixed at is a given or declared default, else its value in
+the best trial at the decision (else, inactive there, where the model predicts the best).
+Fixing at the best trial's value keeps the best configuration found inside the
+restricted space, so a restriction never makes it unreachable, and it leaves an
+optimizer that follows its good trials (CMA-ES's mean, TPE's good group) where it was:
+fixed at an arbitrary value, even a parameter that does nothing made CMA-ES worse
+(``benchmarks/bench_shrink.py``). The cost is estimated at that value, so a best trial's
+value that is costly to fix at keeps its parameter tuned.
 
 Deviation from Weerts (2018): the paper's margin is on the *relative* risk
 ``(x_f - x_nf) / x_nf``, which needs a loss >= 0. A live study's objective can be
@@ -287,9 +293,10 @@ class SubspaceResult:
         The value each parameter would be fixed at, and ``default_sources`` where it
         came from.
     default_sources : dict of str to str
-        "given", "space" (declared in the search space), "model" (where the model
-        predicts the best: the value in its best configuration) or "inactive" (inactive
-        there: the middle of its range, or its first choice).
+        "given", "space" (declared in the search space), "incumbent" (the best trial's
+        value), "held" (the value a restriction holds it at), "model" (inactive in the
+        best trial: its value where the model predicts the best) or "inactive" (inactive
+        there too: the middle of its range, or its first choice).
     margin : float
         The most fixing may cost, in objective units: ``risk_margin`` times the spread of
         the trials near the best (the best ``NEAR_BEST`` of them).
@@ -478,8 +485,9 @@ def suggest_subspace(
         ``n_jobs`` when not given.
     defaults : mapping or DefaultValues, optional
         Values to fix parameters at. Missing parameters take the search space's
-        declared default, else the value in the model's best configuration (where it
-        predicts the best, not the value of an early incumbent).
+        declared default, else their value in the best trial (so the best configuration
+        stays inside the restricted space), else, inactive there, their value where the
+        model predicts the best.
     top_quantile : float in (0, 1), default=0.25
         "Among the best" for the capped analysis (Sec. 3.3).
     risk_margin : float, default=0.05
@@ -584,6 +592,7 @@ def default_origin(source: str) -> str:
     """Where a value to fix at came from, in words (``SubspaceResult.default_sources``)."""
     return {"given": "given", "space": "the space's default",
             "held": "the value a restriction holds it at",
+            "incumbent": "the best trial's value",
             "model": "where the model predicts the best",
             "inactive": "inactive where the model predicts the best: the middle of its "
                         "range, or its first choice"}[source]
@@ -594,8 +603,9 @@ def _defaults_for(
     result: FanovaResult, n_candidates: int, seed: int | None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The value each parameter would be fixed at, and where it came from: given, declared
-    by the space, else its value in the configuration the model predicts best (a random
-    search over the space's measure and the trials, as :func:`surrogate_tuning_risk`)."""
+    by the space, else its value in the best trial, else (inactive there) its value in the
+    configuration the model predicts best (a random search over the space's measure and
+    the trials, as :func:`surrogate_tuning_risk`)."""
     space = history.space
     given_values = dict(given.values) if isinstance(given, DefaultValues) else dict(given or {})
     unknown = sorted(set(given_values) - set(space.names))
@@ -603,8 +613,10 @@ def _defaults_for(
         raise InvalidDataError(f"Defaults were given for {unknown!r}, which are not in the "
                                f"search space {list(space.names)!r}.")
     declared = space.defaults
+    incumbent = dict(history.best()[1])
     best: dict[str, Any] = {}
-    if any(p.name not in given_values and p.name not in declared for p in space.params):
+    if any(p.name not in given_values and p.name not in declared and p.name not in incumbent
+           for p in space.params):
         rng = np.random.default_rng(None if seed is None else [seed, 0xBE57])
         X = _candidates(result.space, history.configs, n_candidates, rng)
         sign = 1.0 if result.direction == "minimize" else -1.0
@@ -618,6 +630,8 @@ def _defaults_for(
             chosen[n], sources[n] = given_values[n], "given"
         elif n in declared:
             chosen[n], sources[n] = declared[n], "space"
+        elif n in incumbent:
+            chosen[n], sources[n] = incumbent[n], "incumbent"
         elif n in best:
             chosen[n], sources[n] = best[n], "model"
         else:  # inactive where the model predicts the best: it matters little where it is fixed

@@ -77,8 +77,8 @@ class ImportanceCallback(LiveResults):
         ``"auto"``, fix exactly the parameters whose one decision
         (:func:`hpinsight.suggest_subspace`) is "safe to fix": no effect
         distinguishable from nothing and a cost of fixing within the margin. They
-        are fixed at their ``defaults`` value, else the space's, else where the model
-        predicts the best. ``"auto"`` checks again every ``shrink_after`` trials: it
+        are fixed at their ``defaults`` value, else the space's, else the best
+        trial's (so the best configuration stays reachable). ``"auto"`` checks again every ``shrink_after`` trials: it
         fixes what has become safe to fix, and releases a fixed parameter whose effect is
         resolved or whose cost exceeds the margin. The exploring trials of the
         :class:`ShrinkingSampler` give those checks data on the fixed parameters. A
