@@ -23,12 +23,14 @@ the order they are applied (each is printed with the report):
 3. An effect it takes part in (alone, among the best, or in a pair) is resolved:
    **matters** when that effect holds at least ``MATTERS_SHARE`` of the variance, else
    **small but real**.
-4. Its mean cost of fixing exceeds the margin: **small but real** (a cost the variance
-   does not show: a narrow dip near the optimum holds little variance).
-5. An effect it takes part in is uncertain: **not resolved yet**.
-6. Every effect is indistinguishable from nothing: **safe to fix** when the cost's
-   ``confidence`` quantile is within the margin, else **not yet safe to fix**.
-7. Nothing else is tuned: the one with the largest share stays (**kept**), so a study
+4. An effect it takes part in is uncertain: **small but real** when its mean cost of
+   fixing exceeds the margin (a cost the variance does not show: a narrow dip near the
+   optimum holds little variance), else **not resolved yet**.
+5. Every effect is indistinguishable from nothing: **safe to fix** when the cost's
+   ``confidence`` quantile is within the margin, else **not yet safe to fix** (also when
+   its mean cost exceeds the margin: with no effect to show, the model's uncertainty
+   about it is not evidence that it is real).
+6. Nothing else is tuned: the one with the largest share stays (**kept**), so a study
    always tunes at least ``min_keep`` parameters.
 
 Only **safe to fix** is ever acted on (shrinking fixes those and nothing else), so a
@@ -233,7 +235,7 @@ class DecisionResult:
     --------
     >>> import hpinsight as hp
     >>> space = hp.SearchSpace([hp.Float("lr", 1e-4, 1, log=True), hp.Float("a", 0, 1)])
-    >>> configs = space.sample(60, seed=1)
+    >>> configs = space.sample(100, seed=1)
     >>> import math
     >>> y = [(math.log10(c["lr"]) + 2) ** 2 for c in configs]
     >>> sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
@@ -291,7 +293,8 @@ class DecisionResult:
             "nothing.",
             "Matters: a resolved effect it takes part in (alone, among the best trials or in "
             f"a pair) holds at least {fmt_share(self.matters_share)} of the variance; small "
-            "but real: a smaller resolved effect, or a mean cost of fixing above the margin.",
+            "but real: a smaller resolved effect, or an uncertain one with a mean cost of "
+            "fixing above the margin.",
             f"Not enough data: active in fewer than {self.min_active} of the trials.",
             "Safe to fix: every effect it takes part in is indistinguishable from nothing and "
             f"the {self.confidence:.0%} quantile of its cost of fixing is within the margin; "
@@ -403,10 +406,8 @@ def decide(
         elif resolved:
             state = "matters" if strongest is not None and strongest.mean >= MATTERS_SHARE \
                 else "small"
-        elif costly:
-            state = "small"
         elif uncertain:
-            state = "unresolved"
+            state = "small" if costly else "unresolved"
         elif math.isfinite(upper) and math.isfinite(margin) and upper <= margin:
             state = "fix"
         else:

@@ -311,7 +311,7 @@ class SubspaceResult:
     >>> import math
     >>> import hpinsight as hp
     >>> space = hp.SearchSpace([hp.Float("lr", 1e-4, 1, log=True), hp.Float("a", 0, 1)])
-    >>> configs = space.sample(60, seed=1)
+    >>> configs = space.sample(100, seed=1)
     >>> y = [(math.log10(c["lr"]) + 2) ** 2 for c in configs]
     >>> sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
     >>> sub.to_frame()[["param", "keep"]].values.tolist()
