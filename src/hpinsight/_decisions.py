@@ -27,7 +27,8 @@ the order they are applied (each is printed with the report):
    fixing exceeds the margin (a cost the variance does not show: a narrow dip near the
    optimum holds little variance), else **not resolved yet**.
 5. Every effect is indistinguishable from nothing: **safe to fix** when the cost's
-   ``confidence`` quantile is within the margin, else **not yet safe to fix** (also when
+   ``confidence`` quantile is within the margin and the analysis has at least
+   ``MIN_TRIALS_PER_PARAM`` trials per parameter, else **not yet safe to fix** (also when
    its mean cost exceeds the margin: with no effect to show, the model's uncertainty
    about it is not evidence that it is real).
 6. Nothing else is tuned: the one with the largest share stays (**kept**), so a study
@@ -54,7 +55,8 @@ if TYPE_CHECKING:
     from ._sampling import SamplingRecord
     from ._subspace import SurrogateRisk
 
-__all__ = ["MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "STATES", "DecisionResult",
+__all__ = ["MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
+           "STATES", "DecisionResult",
            "ParameterDecision", "decide", "fmt_cost", "fmt_share"]
 
 #: An effect that is resolved and holds at least this share of the variance "matters".
@@ -63,6 +65,12 @@ MATTERS_SHARE = 0.05
 MIN_ACTIVE_TRIALS = 10
 #: Costs of fixing are estimated on at least this many trials (``suggest_subspace``).
 MIN_TRIALS_FOR_COST = 10
+#: Nothing is safe to fix before the analysis has this many trials per parameter: fewer
+#: cannot show a small effect that is costly near the optimum. On a 40-parameter
+#: function, 50 and 100 trials showed no effect of a V-shaped parameter whose fixing cost
+#: several times the margin, and it was fixed in 5 to 7 runs of 10
+#: (``benchmarks/bench_shrink.py``).
+MIN_TRIALS_PER_PARAM = 4
 
 #: state -> (heading of its group, what to do). The order is the answer box's.
 STATES: dict[str, tuple[str, str]] = {
@@ -296,9 +304,10 @@ class DecisionResult:
             "but real: a smaller resolved effect, or an uncertain one with a mean cost of "
             "fixing above the margin.",
             f"Not enough data: active in fewer than {self.min_active} of the trials.",
-            "Safe to fix: every effect it takes part in is indistinguishable from nothing and "
-            f"the {self.confidence:.0%} quantile of its cost of fixing is within the margin; "
-            f"{margin}. Otherwise, with no effect found: not yet safe to fix.",
+            "Safe to fix: every effect it takes part in is indistinguishable from nothing, "
+            f"the {self.confidence:.0%} quantile of its cost of fixing is within the margin "
+            f"({margin}), and there are at least {MIN_TRIALS_PER_PARAM} trials per parameter. "
+            "Otherwise, with no effect found: not yet safe to fix.",
             "Only parameters that are safe to fix are ever fixed; a fixed one is released when "
             "an effect is resolved or its mean cost exceeds the margin.",
         )
@@ -408,7 +417,8 @@ def decide(
                 else "small"
         elif uncertain:
             state = "small" if costly else "unresolved"
-        elif math.isfinite(upper) and math.isfinite(margin) and upper <= margin:
+        elif math.isfinite(upper) and math.isfinite(margin) and upper <= margin \
+                and result.n_trials >= MIN_TRIALS_PER_PARAM * len(names):
             state = "fix"
         else:
             state = "not_yet_safe"
@@ -430,7 +440,8 @@ def decide(
     _keep_some(out, min_keep)
     top_label = _top_label(capped)
     return DecisionResult(
-        decisions={n: replace(d, sentence=_sentence(d, n_trials=result.n_trials, margin=margin,
+        decisions={n: replace(d, sentence=_sentence(d, n_trials=result.n_trials,
+                                                     n_params=len(names), margin=margin,
                                                      confidence=confidence, top_label=top_label))
                    for n, d in out.items()},
         n_trials=result.n_trials, margin=float(margin), confidence=float(confidence),
@@ -471,8 +482,8 @@ def _top_label(capped: FanovaResult | None) -> str:
     return "among the best trials" if q is None else f"among the best {100 * q:.0f} %"
 
 
-def _sentence(d: ParameterDecision, *, n_trials: int, margin: float, confidence: float,
-              top_label: str) -> str:
+def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: float,
+              confidence: float, top_label: str) -> str:
     """The one sentence of a decision, in its own numbers."""
     name = d.param
     share = f"{fmt_share(d.share)} of the variation"
@@ -506,6 +517,11 @@ def _sentence(d: ParameterDecision, *, n_trials: int, margin: float, confidence:
                          + (f"fixing it at {value} could cost up to {upper} "
                             f"({confidence:.0%} quantile), more than the "
                             f"{allowed} allowed; more trials will tell."
+                            if math.isfinite(d.cost_upper) and not d.cost_upper <= margin else
+                            f"{n_trials} trials of {n_params} parameters are too few to rule "
+                            "out a small effect that is costly near the best (at least "
+                            f"{MIN_TRIALS_PER_PARAM * n_params}, {MIN_TRIALS_PER_PARAM} per "
+                            "parameter, are needed)."
                             if math.isfinite(d.cost_upper) else
                             "the cost of fixing it was not estimated (it needs at least "
                             f"{MIN_TRIALS_FOR_COST} trials).")),
