@@ -413,15 +413,22 @@ def test_the_same_seed_takes_the_same_decisions_at_the_same_trials() -> None:
     assert busy[1] == quiet[1]
 
 
+def _fixed_by_hand(objective: Any, value: float, shrink_after: int) -> tuple[Any, Any]:
+    """A random-search study with ``shrink_to="auto"`` checks every ``shrink_after`` trials,
+    'a' fixed by hand at ``value`` after 20 trials, run up to the first check."""
+    cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
+                            shrink_after=shrink_after, seed=0, isolation="thread")
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(objective, n_trials=20, callbacks=[cb])
+    restrict(study, {"a": value}, why="by hand, for the test", after_trial=19)
+    study.optimize(objective, n_trials=shrink_after - 20, callbacks=[cb])
+    return cb, study
+
+
 def test_a_check_releases_a_fixed_parameter_that_matters() -> None:
     # 'a' fixed by hand far from its optimum (true cost 4) after 20 trials; the exploring
     # trials sample it again, and the check at 60 trials releases it for good
-    cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
-                            shrink_after=60, seed=0, isolation="thread")
-    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
-    study.optimize(objective, n_trials=20, callbacks=[cb])
-    restrict(study, {"a": 3.0}, why="by hand, for the test", after_trial=19)
-    study.optimize(objective, n_trials=40, callbacks=[cb])
+    cb, study = _fixed_by_hand(objective, 3.0, 60)
     explored = [t for t in study.trials[20:60] if study.sampler.explores(t.number)]
     assert len({t.params["a"] for t in explored}) == len(explored) == 4
     log = study.user_attrs[DECISIONS_KEY]
@@ -435,6 +442,21 @@ def test_a_check_releases_a_fixed_parameter_that_matters() -> None:
     assert all("a" not in d["params"] for d in log[2:])  # released for good
     assert "a" not in read_restriction(study)
     assert len({t.params["a"] for t in study.trials[60:]}) == 70
+
+
+def test_releasing_the_last_fixed_parameter_records_one_release() -> None:
+    # both parameters matter: the check releases 'a' and fixes nothing else, so the
+    # restriction ends, with one "release" in the log (not one of ours and one of release())
+    def two(t: optuna.Trial) -> float:
+        return (t.suggest_float("x", 0, 1) - 0.3) ** 2 + (t.suggest_float("a", 0, 1) - 0.5) ** 2
+
+    cb, study = _fixed_by_hand(two, 0.95, 40)
+    assert cb.close(wait=120)
+    log = study.user_attrs[DECISIONS_KEY]
+    assert [d["action"] for d in log] == ["fix", "release"]
+    assert log[1]["params"] == {"a": 0.95}
+    assert "shrink_to='auto' after 40 trials: released a (" in log[1]["why"]
+    assert read_restriction(study) == {}
 
 
 def test_nothing_is_decided_once_close_began() -> None:

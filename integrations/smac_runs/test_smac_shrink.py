@@ -48,6 +48,16 @@ def assert_every_cost_was_measured(facade: Any) -> None:
         assert value.cost == pytest.approx(cost(config), rel=1e-12), config
 
 
+def _optimized(cs: Any, fn: Any, n_trials: int, out: Path, name: str) -> Any:
+    """A finished seeded HPO-facade run of ``fn`` on ``cs``."""
+    scenario = smac.Scenario(cs, deterministic=True, n_trials=n_trials, seed=0,
+                             output_directory=out, name=name)
+    facade = smac.HyperparameterOptimizationFacade(scenario, fn, overwrite=True,
+                                                   logging_level=40)
+    facade.optimize()
+    return facade
+
+
 def _digest(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
 
@@ -102,11 +112,7 @@ def test_continued_run_searches_only_new_configurations_of_the_subspace(tmp_path
 def test_auto_fixes_what_the_statistics_call_safe_at_the_space_defaults(tmp_path: Path) -> None:
     evaluated.clear()
     cs = space()
-    scenario = smac.Scenario(cs, deterministic=True, n_trials=60, seed=0,
-                             output_directory=tmp_path, name="full")
-    first = smac.HyperparameterOptimizationFacade(scenario, target, overwrite=True,
-                                                  logging_level=40)
-    first.optimize()
+    first = _optimized(cs, target, 60, tmp_path, "full")
     run = shrink_and_continue(first, target, n_trials=20, keep="auto", seed=0)
     sub = run.subspace
     assert sub is not None
@@ -197,15 +203,11 @@ def test_auto_never_fixes_a_small_parameter_whose_default_is_costly(tmp_path: Pa
     cs.add([CS.Float("a", (0.0, 1.0)), CS.Float("b", (0.0, 1.0)),
             CS.Float("v", (0.0, 1.0), default=0.0)]
            + [CS.Float(n, (0.0, 1.0)) for n in NUISANCE])
-    scenario = smac.Scenario(cs, deterministic=True, n_trials=80, seed=0,
-                             output_directory=tmp_path, name="vee")
 
     def vee(config: Any, seed: int = 0) -> float:
         return vee_cost(dict(config))
 
-    first = smac.HyperparameterOptimizationFacade(scenario, vee, overwrite=True,
-                                                  logging_level=40)
-    first.optimize()
+    first = _optimized(cs, vee, 80, tmp_path, "vee")
     run = shrink_and_continue(first, vee, n_trials=10, keep="auto", seed=0)
     sub = run.subspace
     assert sub is not None

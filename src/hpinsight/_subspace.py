@@ -213,7 +213,7 @@ def surrogate_tuning_risk(
                                    "range in the search space.", name=name)
         cols[name] = (j, encode_value(param, value))
     sign = 1.0 if result.direction == "minimize" else -1.0
-    free_pred = result.model.predict_per_tree(X) * sign  # (T, n): lower is better
+    k_free, free_pred = _best_candidate(result, X)
     fixed_preds = {}
     for name, (j, v) in cols.items():
         Xi = X.copy()
@@ -222,7 +222,6 @@ def surrogate_tuning_risk(
     # free and fixed searches over equally many paired candidates, so both optima carry
     # the same winner's-curse bias (a pool with every fixed variant in it would favour
     # the free side by its size alone)
-    k_free = int(np.argmin(free_pred.mean(axis=0)))
     best_free = _config_at(space, X[k_free])
     chosen = {name: int(np.argmin(P.mean(axis=0))) for name, (Xi, P) in fixed_preds.items()}
     sds = dict.fromkeys(fixed_preds, 0.0)
@@ -250,6 +249,16 @@ def surrogate_tuning_risk(
             best_free=best_free, posterior_sd=sd,
         )
     return out
+
+
+def _best_candidate(
+    result: FanovaResult, X: NDArray[np.float64]
+) -> tuple[int, NDArray[np.float64]]:
+    """The row of ``X`` the model predicts best (mean over its draws), and every draw's
+    predictions at every row, signed so that lower is better (shape ``(T, n)``)."""
+    sign = 1.0 if result.direction == "minimize" else -1.0
+    pred = result.model.predict_per_tree(X) * sign
+    return int(np.argmin(pred.mean(axis=0))), pred
 
 
 def _candidates(
@@ -619,9 +628,7 @@ def _defaults_for(
            for p in space.params):
         rng = np.random.default_rng(None if seed is None else [seed, 0xBE57])
         X = _candidates(result.space, history.configs, n_candidates, rng)
-        sign = 1.0 if result.direction == "minimize" else -1.0
-        best = _config_at(result.space, X[int(np.argmin(
-            sign * result.model.predict_per_tree(X).mean(axis=0)))])
+        best = _config_at(result.space, X[_best_candidate(result, X)[0]])
     chosen: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for param in space.params:

@@ -93,7 +93,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     optuna = import_optional("optuna", "hpinsight watch")
     from ..integrations._live import RefitOptions
     from ..integrations._optuna_live import Refitter
-    from ..integrations._optuna_shrink import read_restriction
+    from ..integrations._optuna_shrink import read_decisions, read_restriction
 
     if args.shrink_to is not None and not args.publish:
         _logger.error("--shrink-to needs --publish: the restriction is published to the study.")
@@ -138,7 +138,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         in_force = read_restriction(study)
         if in_force:
             _write(out, f"restriction in force: fixed {_values(in_force)}")
-        told = _decisions(study)  # decisions made before we started are not news
+        told = read_decisions(study)  # decisions made before we started are not news
         refitted_at = -1
         waiting = ""  # the counts last reported while waiting for --min-trials
         down_since: float | None = None  # when the storage stopped answering
@@ -177,7 +177,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                                 f"(need {args.min_trials})")
                 # what this or any other process decided since: on screen, not only stored
                 try:
-                    decisions = _decisions(study)
+                    decisions = read_decisions(study)
                 except Exception:  # the storage went away in between: the next poll says so
                     decisions = told
                 for d in decisions[len(told):]:
@@ -318,13 +318,6 @@ def _first_line(exc: BaseException) -> str:
     """A driver's message without the SQL and the help links it appends."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else ""
-
-
-def _decisions(study: Any) -> list[dict[str, Any]]:
-    from ..integrations._optuna_shrink import DECISIONS_KEY
-
-    log = study.user_attrs.get(DECISIONS_KEY)
-    return [d for d in log if isinstance(d, dict)] if isinstance(log, list) else []
 
 
 def _values(fixed: dict[str, Any]) -> str:

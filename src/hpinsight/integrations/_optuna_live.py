@@ -20,7 +20,7 @@ from .._decisions import fmt_cost
 from .._history import TrialHistory
 from ._live import ImportanceSnapshot, LiveFanova, RefitOptions, compact_summary
 from ._optuna_shrink import (
-    DECISIONS_KEY,
+    read_decisions,
     read_ranges,
     read_restriction,
     record_decision,
@@ -146,18 +146,22 @@ class Refitter:
                 self.next_decision += step
             if step is None:
                 self.next_decision = None
-            if _decided_on(study, max(history.trial_ids)):
+            log = read_decisions(study)
+            last = max(history.trial_ids)
+            if any(isinstance(d.get("after_trial"), int) and d["after_trial"] >= last
+                   for d in log):
                 return  # another process already decided on as many trials
             if self.shrink_to == "auto":
-                self._shrink_auto(study, history)
+                self._shrink_auto(study, history, log)
                 if self.publish and self.last_snapshot is not None:  # the summary shows it now
                     _publish(study, self.last_snapshot, self.summary_key, self.subspace)
             else:
-                self._shrink_k(study, history)
+                self._shrink_k(study, history, log)
 
-    def _shrink_k(self, study: optuna.Study, history: TrialHistory) -> None:
+    def _shrink_k(self, study: optuna.Study, history: TrialHistory,
+                  log: list[dict[str, Any]]) -> None:
         """``shrink_to=k``: keep the ``k`` most important, fix the others; once per study."""
-        if read_restriction(study) or _decision_log(study):
+        if log or read_restriction(study):
             return  # decided before (and maybe released by the user): never shrink twice
         assert isinstance(self.shrink_to, int)
         snapshot = self.fitter.rank(history)
@@ -187,7 +191,8 @@ class Refitter:
         restrict(study, fixed, ranges=ranges, why=why, after_trial=snapshot.last_trial)
         self.logger.info("hpinsight: %s", why)
 
-    def _shrink_auto(self, study: optuna.Study, history: TrialHistory) -> None:
+    def _shrink_auto(self, study: optuna.Study, history: TrialHistory,
+                     log: list[dict[str, Any]]) -> None:
         """``shrink_to="auto"``: fix what is safe to fix, release what a check finds costly.
 
         A parameter once released (by a check or by the user) is never fixed again, so a
@@ -198,7 +203,6 @@ class Refitter:
             history, defaults={k: v for k, v in self.defaults.items() if k in names},
             risk_margin=self.risk_margin)
         self.subspace = subspace
-        log = _decision_log(study)
         held = read_restriction(study)
         ranges = read_ranges(study)
         released_before = {n for d in log if d.get("action") == "release"
@@ -212,12 +216,15 @@ class Refitter:
         head = f"shrink_to='auto' after {history.n_trials} trials"
         if not log and self.narrow_quantile is not None:
             ranges = best_ranges(history, list(subspace.keep), self.narrow_quantile)
+        after = {n: v for n, v in held.items() if n not in release_now} | fix_now
         if release_now:
             why = f"{head}: released " + "; ".join(
                 f"{n} ({decisions[n].sentence})" for n in release_now)
-            record_decision(study, "release", release_now, why, last)
             self.logger.info("hpinsight: %s", why)
-        after = {n: v for n, v in held.items() if n not in release_now} | fix_now
+            if not (after or ranges):  # nothing stays restricted: release() records it
+                release(study, why=why)
+                return
+            record_decision(study, "release", release_now, why, last)
         if fix_now or (ranges and not log):
             fixed = ", ".join(f"{n}={v!r}" for n, v in fix_now.items())
             why = (f"{head}: fixed {fixed}, each with no effect distinguishable from nothing "
@@ -228,11 +235,8 @@ class Refitter:
                         f"{self.narrow_quantile:.0%} of trials")
             restrict(study, after, ranges=ranges, why=why, after_trial=last)
         elif release_now:
-            if after or ranges:
-                restrict(study, after, ranges=ranges, why=f"{head}: the rest stays as it was",
-                         after_trial=last)
-            else:
-                release(study, why=f"{head}: nothing is fixed any more")
+            restrict(study, after, ranges=ranges, why=f"{head}: the rest stays as it was",
+                     after_trial=last)
             return
         elif not log:
             why = (f"{head}: kept every parameter; none shows no effect and is safely cheap "
@@ -245,18 +249,6 @@ class Refitter:
         self.logger.info("hpinsight: %s", why)
         for decision in decisions:  # one line per parameter: its one decision
             self.logger.info("hpinsight:   %s: %s", decision.param, decision.sentence)
-
-
-def _decision_log(study: optuna.Study) -> list[Mapping[str, Any]]:
-    log = study.user_attrs.get(DECISIONS_KEY)
-    return [d for d in log if isinstance(d, Mapping)] if isinstance(log, list) else []
-
-
-def _decided_on(study: optuna.Study, last_trial: int) -> bool:
-    """Whether a decision in the study's log already rests on trials up to ``last_trial``
-    or later (another process with its own callback took it)."""
-    return any(isinstance(d.get("after_trial"), int) and d["after_trial"] >= last_trial
-               for d in _decision_log(study))
 
 
 def _trials_before(history: TrialHistory, number: int | None) -> TrialHistory:

@@ -71,6 +71,7 @@ __all__ = [
     "RESTRICTION_KEY",
     "TRIAL_KEY",
     "ShrinkingSampler",
+    "read_decisions",
     "read_ranges",
     "read_restriction",
     "release",
@@ -90,6 +91,12 @@ def read_restriction(study: optuna.Study) -> dict[str, Any]:
 def read_ranges(study: optuna.Study) -> dict[str, tuple[float, float]]:
     """The narrowed ranges of ``study`` as ``{name: (low, high)}`` (empty if none)."""
     return _read(study)[1]
+
+
+def read_decisions(study: optuna.Study) -> list[dict[str, Any]]:
+    """Every restriction decision recorded for ``study``, oldest first (empty if none)."""
+    log = study.user_attrs.get(DECISIONS_KEY)
+    return [d for d in log if isinstance(d, dict)] if isinstance(log, list) else []
 
 
 def restrict(
