@@ -31,6 +31,10 @@ Arms, per problem, sampler and seed, on the same sampler seed:
   best trial's values, k the number of parameters that truly matter (a size no user
   knows; the rule is given its best chance).
 
+Random search is :class:`PairedRandomSampler`: each parameter's draw depends only on
+(seed, trial, parameter), so ``full`` and ``auto`` see the same values wherever both
+sample, and their difference is what shrinking fixed, not the random stream.
+
 Every trial also sleeps ``--trial-ms`` (20 ms), the cost of a cheap objective. The
 callback's routine refits are turned off (``every_n_trials`` above the budget): with
 decisions taken at trial counts, they change nothing that is measured here, and two
@@ -57,10 +61,12 @@ import math
 import statistics
 import sys
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import optuna
 
 # ------------------------------------------------------------------------- problems
@@ -190,7 +196,28 @@ def make_sampler(kind: str, seed: int) -> optuna.samplers.BaseSampler:
         return optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False)
     if kind == "gp":
         return optuna.samplers.GPSampler(seed=seed)
-    return optuna.samplers.RandomSampler(seed=seed)
+    return PairedRandomSampler(seed=seed)
+
+
+class PairedRandomSampler(optuna.samplers.RandomSampler):
+    """Random search whose draw for a parameter depends only on (seed, trial, parameter).
+
+    Common random numbers: the ``full`` and ``auto`` arms draw the same value for every
+    parameter both sample, so what differs between them is only what shrinking fixed.
+    (Optuna's RandomSampler draws from one stream; a parameter left out shifts every
+    later draw, and the paired comparison would then measure luck.) The draws are
+    uniform on each distribution as Optuna's own are.
+    """
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed=seed)
+        self._base_seed = seed
+
+    def sample_independent(self, study: optuna.Study, trial: Any, param_name: str,
+                           param_distribution: Any) -> Any:
+        key = [self._base_seed, trial.number, zlib.crc32(param_name.encode())]
+        draw = optuna.samplers.RandomSampler(seed=int(np.random.SeedSequence(key).generate_state(1)[0]))
+        return draw.sample_independent(study, trial, param_name, param_distribution)
 
 
 def _timed(problem: Any, ms: float) -> Callable[[optuna.Trial], float]:

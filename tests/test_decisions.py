@@ -44,24 +44,29 @@ def analysis() -> tuple[hp.results.FanovaResult, hp.results.FanovaResult]:
 
 
 @pytest.mark.parametrize(
-    ("param", "mean", "upper", "state"),
+    ("param", "mean", "upper", "margin", "state"),
     [
-        ("x", 0.0, 0.0, "matters"),  # resolved and large: kept whatever the cost
-        ("w", 0.0, 0.0, "small"),  # resolved and small: kept, never fixed
-        ("z", 0.0, 0.005, "fix"),  # nothing, and cheap in 90 % of the draws
-        ("z", 0.005, 0.02, "not_yet_safe"),  # nothing, but the cost may exceed the margin
+        ("x", 0.0, 0.0, 0.01, "matters"),  # resolved and large: kept whatever the cost
+        # w adds 0.004 w, a standard deviation of 0.00115: resolved, and kept where that
+        # is more than a quarter of the margin ...
+        ("w", 0.0, 0.0, 0.001, "small"),
+        # ... and too small to matter where it is less: fixing it anywhere costs < 0.004
+        ("w", 0.0, 0.0, 0.01, "fix"),
+        ("z", 0.0, 0.005, 0.01, "fix"),  # nothing, and cheap in 90 % of the draws
+        ("z", 0.005, 0.02, 0.01, "not_yet_safe"),  # nothing, but the cost may exceed the margin
         # nothing in the variance and a mean cost above the margin: the model's doubt,
         # not evidence of an effect, so not yet safe, not "small but real"
-        ("z", 0.02, 0.03, "not_yet_safe"),
-        ("rare", 0.0, 0.0, "no_data"),  # active in 6 trials
+        ("z", 0.02, 0.03, 0.01, "not_yet_safe"),
+        ("rare", 0.0, 0.0, 0.01, "no_data"),  # active in 6 trials
     ],
-    ids=["matters", "small-variance", "fix", "not-yet-safe", "costly-no-effect", "no-data"],
+    ids=["matters", "small-variance", "small-in-objective-units", "fix", "not-yet-safe",
+         "costly-no-effect", "no-data"],
 )
-def test_each_rule(analysis, param, mean, upper, state):
+def test_each_rule(analysis, param, mean, upper, margin, state):
     result, capped = analysis
     risks = {n: _risk(n, 0.0, 0.0) for n in result.space.names} | {param: _risk(param, mean, upper)}
     values = dict.fromkeys(result.space.names, 0.5) | {"kind": "a"}
-    out = decide(result, capped=capped, risks=risks, values=values, margin=0.01)
+    out = decide(result, capped=capped, risks=risks, values=values, margin=margin)
     d = out[param]
     assert d.state == state, d.sentence
     assert d.tuned == (state != "fix")
@@ -70,6 +75,42 @@ def test_each_rule(analysis, param, mean, upper, state):
     if state == "not_yet_safe":
         assert d.cost_upper > 0.01
         assert "(90% quantile), more than the 0.01 allowed" in d.sentence
+    if param == "w":
+        # the effect the state rests on, in objective units: above a quarter of the
+        # margin for "small", at most that for "fix" (w's whole range is 0.004)
+        assert 0 < d.effect_sd < 0.004
+        assert (d.effect_sd > 0.25 * margin) == (state == "small")
+        assert (d.evidence == "size") == (state == "fix")
+        if state == "fix":
+            assert "too small to matter (standard deviation 0.00" in d.sentence
+            assert "at most 0.25 of the 0.01 allowed" in d.sentence
+
+
+def test_a_small_share_that_is_large_in_objective_units_is_not_nothing():
+    """A V-shaped parameter below 0.05 % of the variance but above its shadow: nothing by
+    share, yet with a standard deviation above a quarter of the margin it is not safe to
+    fix, even where its estimated cost is within the margin (the model smooths a V)."""
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("v", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(200, seed=3)
+    y = [(c["x"] - 0.3) ** 2 + 0.02 * abs(c["v"] - 0.5) for c in configs]
+    result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
+    v = result.importance("v")
+    assert v.verdict == "indistinguishable from nothing"
+    assert v.null is not None
+    assert v.null < v.mean < 5e-4  # above the shadow, below the floor
+    risks = {n: _risk(n, 0.0, 0.0) for n in space.names}
+    out = decide(result, risks=risks, values=dict.fromkeys(space.names, 0.5), margin=0.002)
+    d = out["v"]
+    assert d.state == "not_yet_safe", d.sentence
+    assert d.evidence == "size"
+    # the V's standard deviation is 0.02 / sqrt(48) = 0.0029, well above 0.0005
+    assert d.effect_sd == pytest.approx(0.02 / math.sqrt(48), rel=0.25)
+    assert "more than 0.25 of the 0.002 allowed" in d.sentence
+    assert "below the 0.05 % counted as an effect" in d.sentence
+    assert out["z"].state == "fix"  # below its shadow: nothing, whatever the margin
+    # with a margin four times the V's standard deviation, it is too small to matter
+    assert decide(result, risks=risks, values=dict.fromkeys(space.names, 0.5),
+                  margin=0.02)["v"].state == "fix"
 
 
 def test_without_costs_nothing_is_safe_to_fix(analysis):
@@ -121,7 +162,7 @@ def test_every_parameter_has_exactly_one_state_and_the_dict_is_json(analysis):
     assert sorted(flat) == sorted(result.space.names)
     text = json.dumps(out.to_dict(), allow_nan=False)
     assert json.loads(text)["decisions"]["x"]["state"] == "matters"
-    assert len(out.rules) == 5
+    assert len(out.rules) == 6
     table = out.table().splitlines()
     assert len(table) == 1 + len(result.space.names)
     assert table[1].split()[0] == "x"

@@ -26,6 +26,11 @@ the order they are applied (each is printed with the report):
 4. An effect it takes part in is uncertain: **small but real** when its mean cost of
    fixing exceeds the margin (a cost the variance does not show: a narrow dip near the
    optimum holds little variance), else **not resolved yet**.
+   An effect whose standard deviation over the space, in objective units, is at most
+   ``NEGLIGIBLE_SD`` of the margin counts as nothing in rules 1, 3, 4 and 5, whatever its
+   verdict: it cannot cost the margin where it is smooth. An effect over all trials that
+   is nothing by its share alone (above its shadow, below ``NEGLIGIBLE_SHARE``) with a
+   larger standard deviation gives **not yet safe to fix**.
 5. Every effect is indistinguishable from nothing: **safe to fix** when the cost's
    ``confidence`` quantile is within the margin and the analysis has at least
    ``MIN_TRIALS_PER_PARAM`` trials per parameter, else **not yet safe to fix** (also when
@@ -35,7 +40,10 @@ the order they are applied (each is printed with the report):
    always tunes at least ``min_keep`` parameters.
 
 Only **safe to fix** is ever acted on (shrinking fixes those and nothing else), so a
-parameter with any resolved effect, however small, is never fixed.
+parameter with a resolved effect is never fixed unless that effect is too small, in
+objective units, to cost the margin. Smallness is judged in objective units against the
+margin, never by share of variance: a V-shaped parameter holding 0.05 % of the variance
+cost three times the margin to fix (``benchmarks/bench_shrink.py``).
 """
 
 from __future__ import annotations
@@ -51,12 +59,12 @@ from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
 from .exceptions import InvalidArgumentError
 
 if TYPE_CHECKING:
-    from ._fanova import FanovaResult
+    from ._fanova import FanovaResult, Importance
     from ._sampling import SamplingRecord
     from ._subspace import SurrogateRisk
 
 __all__ = ["MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
-           "STATES", "DecisionResult",
+           "NEGLIGIBLE_SD", "STATES", "DecisionResult",
            "ParameterDecision", "decide", "fmt_cost", "fmt_share"]
 
 #: An effect that is resolved and holds at least this share of the variance "matters".
@@ -71,6 +79,13 @@ MIN_TRIALS_FOR_COST = 10
 #: several times the margin, and it was fixed in 5 to 7 runs of 10
 #: (``benchmarks/bench_shrink.py``).
 MIN_TRIALS_PER_PARAM = 4
+
+#: An effect whose standard deviation over the space, in objective units, is at most this
+#: fraction of the margin is too small to matter for fixing, resolved or not: a smooth
+#: effect (linear, V-shaped, a bowl) spans about 3.5 standard deviations, so fixing it
+#: anywhere costs less than the margin. Without it, the shadows of a noise-free fit are
+#: so small that a parameter adding 1e-4 of its value is "resolved" and kept forever.
+NEGLIGIBLE_SD = 0.25
 
 #: state -> (heading of its group, what to do). The order is the answer box's.
 STATES: dict[str, tuple[str, str]] = {
@@ -91,8 +106,16 @@ _NOTHING = "indistinguishable from nothing"
 
 
 def fmt_share(x: float) -> str:
-    """A share of variance, the one way every surface writes it: ``42.1 %``."""
-    return "n/a" if not math.isfinite(x) else f"{100 * x:.1f} %"
+    """A share of variance, the one way every surface writes it: ``42.1 %``; below
+    0.1 %, to two significant digits (``0.047 %``), so a small share that is not nothing
+    does not print as ``0.0 %`` (below 1e-6 % it does)."""
+    if not math.isfinite(x):
+        return "n/a"
+    pct = 100 * x
+    if abs(pct) < 1e-6 or abs(pct) >= 0.1:  # below a millionth of a percent: 0.0 %
+        return f"{abs(pct) if abs(pct) < 1e-6 else pct:.1f} %"
+    decimals = 1 - math.floor(math.log10(abs(pct)))  # two significant digits
+    return f"{pct:.{decimals}f} %"
 
 
 def fmt_cost(x: float, threshold: float | None = None) -> str:
@@ -137,8 +160,10 @@ class ParameterDecision:
         Its main effect's share among the best trials (NaN when not computed).
     evidence : str
         The effect the state rests on: ``"lr"`` (its main effect), ``"lr among the best"``
-        (its main effect among the best trials), ``"lr x optimizer"`` (an interaction), or
-        ``"cost"`` (its cost of fixing).
+        (its main effect among the best trials), ``"lr x optimizer"`` (an interaction),
+        ``"cost"`` (its cost of fixing), or ``"size"`` (an effect's size in objective
+        units: too small to matter for "fix", too large to call nothing for
+        "not_yet_safe").
     evidence_share : float
         That effect's share (NaN for ``"cost"``).
     verdict : str
@@ -153,6 +178,10 @@ class ParameterDecision:
         estimated.
     since_trial : int or None
         For "fixed" and "release": the first trial sampled under the restriction.
+    effect_sd : float
+        The standard deviation over the space, in objective units, of the effect the
+        state rests on (for ``"size"``, the effect its size was judged by); NaN when
+        there is none.
     sentence : str
         The one sentence every surface prints.
     """
@@ -170,6 +199,7 @@ class ParameterDecision:
     cost: float = math.nan
     cost_upper: float = math.nan
     since_trial: int | None = None
+    effect_sd: float = math.nan
     sentence: str = field(default="", repr=False)
 
     def __repr__(self) -> str:
@@ -210,7 +240,7 @@ class ParameterDecision:
             "verdict": self.verdict, "n_active": self.n_active,
             "value": json_value(self.value), "cost": json_value(self.cost),
             "cost_upper": json_value(self.cost_upper), "since_trial": self.since_trial,
-            "sentence": self.sentence,
+            "effect_sd": json_value(self.effect_sd), "sentence": self.sentence,
         }
 
 
@@ -304,7 +334,14 @@ class DecisionResult:
             "but real: a smaller resolved effect, or an uncertain one with a mean cost of "
             "fixing above the margin.",
             f"Not enough data: active in fewer than {self.min_active} of the trials.",
-            "Safe to fix: every effect it takes part in is indistinguishable from nothing, "
+            "Fixing is judged in objective units, not in shares: an effect whose standard "
+            f"deviation over the space is at most {NEGLIGIBLE_SD:g} of the margin is too small "
+            "to matter, whatever its verdict (a smooth effect spans about 3.5 standard "
+            "deviations); one over all trials that is above its shadow with a larger "
+            f"standard deviation is not nothing, even below {100 * NEGLIGIBLE_SHARE:g} % of "
+            "the variance: not yet safe to fix.",
+            "Safe to fix: every effect it takes part in is indistinguishable from nothing "
+            "or too small to matter, "
             f"the {self.confidence:.0%} quantile of its cost of fixing is within the margin "
             f"({margin}), and there are at least {MIN_TRIALS_PER_PARAM} trials per parameter. "
             "Otherwise, with no effect found: not yet safe to fix.",
@@ -389,14 +426,35 @@ def decide(
         i.params[0]: i for i in capped.ranking(order=1)}
     main = {i.params[0]: i for i in effects if len(i.params) == 1}
     order = sorted(names, key=lambda n: -(main[n].mean if n in main else 0.0))
+    # an effect's standard deviation in objective units: its share of its analysis's variance
+    scale = {id(i): result.total_variance for i in effects}
+    if capped is not None and not capped.is_constant:
+        scale.update({id(i): capped.total_variance for i in top.values()})
+    tiny = NEGLIGIBLE_SD * margin if math.isfinite(margin) else -math.inf
+
+    def effect_sd(i: Importance) -> float:
+        return math.sqrt(max(i.mean, 0.0) * max(scale.get(id(i), 0.0), 0.0))
+
     since = _since_trials(sampling)
     out: dict[str, ParameterDecision] = {}
     for name in order:
         own = [i for i in effects if name in i.params]
         if name in top:
             own.append(top[name])
-        resolved = [i for i in own if i.verdict == "resolved"]
-        uncertain = [i for i in own if i.verdict == "uncertain"]
+        # above the shadow but too small in objective units to cost the margin: nothing
+        # for fixing (the table still shows its verdict; the sentence says why)
+        negligible = [i for i in own if i.verdict != _NOTHING and effect_sd(i) <= tiny]
+        # "nothing" by its share alone (above the shadow, below NEGLIGIBLE_SHARE) but large
+        # enough in objective units to cost the margin: a V-shaped parameter near the
+        # optimum. Over all trials only: the capped objective is flat over most of the
+        # space, and its fit gives a parameter that does nothing a share above its shadow
+        # (0.0054 % among the best against 1e-9 % over all trials, noise-free)
+        hidden = [i for i in effects if name in i.params and i.verdict == _NOTHING
+                  and i.null is not None and i.mean > i.null and effect_sd(i) > tiny
+                  and math.isfinite(tiny)]
+        skip = {id(i) for i in negligible}
+        resolved = [i for i in own if i.verdict == "resolved" and id(i) not in skip]
+        uncertain = [i for i in own if i.verdict == "uncertain" and id(i) not in skip]
         strongest = max(resolved or uncertain or own, key=lambda i: i.mean, default=None)
         among_best = strongest is not None and strongest is top.get(name)
         risk = None if risks is None else risks.get(name)
@@ -417,12 +475,20 @@ def decide(
                 else "small"
         elif uncertain:
             state = "small" if costly else "unresolved"
+        elif hidden:
+            state = "not_yet_safe"
         elif math.isfinite(upper) and math.isfinite(margin) and upper <= margin \
                 and result.n_trials >= MIN_TRIALS_PER_PARAM * len(names):
             state = "fix"
         else:
             state = "not_yet_safe"
+        by_size = max(hidden, key=effect_sd) if state == "not_yet_safe" and hidden else \
+            max(negligible, key=effect_sd) if state in ("fix", "kept") and negligible else None
+        if by_size is not None:
+            strongest = by_size
+            among_best = strongest is top.get(name)
         evidence = ("cost" if state in ("small", "release") and not resolved
+                    else "size" if by_size is not None
                     else f"{name} among the best" if among_best
                     else " x ".join(strongest.params) if strongest is not None else name)
         out[name] = ParameterDecision(
@@ -436,6 +502,7 @@ def decide(
             verdict=strongest.verdict if strongest is not None else _NOTHING,
             n_active=n_active, value=value, cost=cost, cost_upper=upper,
             since_trial=since.get(name) if held else None,
+            effect_sd=math.nan if strongest is None else effect_sd(strongest),
         )
     _keep_some(out, min_keep)
     top_label = _top_label(capped)
@@ -482,6 +549,14 @@ def _top_label(capped: FanovaResult | None) -> str:
     return "among the best trials" if q is None else f"among the best {100 * q:.0f} %"
 
 
+def _sd_phrase(d: ParameterDecision, margin: float) -> str:
+    """The size rule in a decision's own numbers."""
+    limit = NEGLIGIBLE_SD * margin
+    return (f"standard deviation {fmt_cost(d.effect_sd, limit)} over the space, "
+            f"{'at most' if d.effect_sd <= limit else 'more than'} {NEGLIGIBLE_SD:g} of the "
+            f"{fmt_cost(margin)} allowed")
+
+
 def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: float,
               confidence: float, top_label: str) -> str:
     """The one sentence of a decision, in its own numbers."""
@@ -501,6 +576,13 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
     else:
         effect = f"its interaction {d.evidence} explains {fmt_share(d.evidence_share)}"
     since = "" if d.since_trial is None else f" since trial {d.since_trial}"
+    where = "" if d.evidence_share == d.share else f" {top_label}"
+    hidden = (f"it explains {fmt_share(d.evidence_share)} of the variation{where}, below the "
+              f"{100 * NEGLIGIBLE_SHARE:g} % counted as an effect but more "
+              "than a shuffled parameter, and an effect that size could cost more than the "
+              f"margin ({_sd_phrase(d, margin)}); more trials will tell.")
+    nothing = ("no effect is distinguishable from nothing" if d.evidence != "size"
+               else f"its effects are too small to matter ({_sd_phrase(d, margin)})")
     return {
         "matters": f"Keep tuning: {effect}, resolved.",
         "small": (f"Keep tuning: {effect}, small but resolved."
@@ -512,8 +594,8 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
         "no_data": (f"Keep tuning: it was active in only {d.n_active} of "
                     f"{n_trials} trials, too few to judge (at least "
                     f"{MIN_ACTIVE_TRIALS} are needed)."),
-        "not_yet_safe": ("Keep tuning for now: no effect is distinguishable from nothing, "
-                         "but "
+        "not_yet_safe": (f"Keep tuning for now: {hidden}" if d.evidence == "size" else
+                         f"Keep tuning for now: {nothing}, but "
                          + (f"fixing it at {value} could cost up to {upper} "
                             f"({confidence:.0%} quantile), more than the "
                             f"{allowed} allowed; more trials will tell."
@@ -527,8 +609,7 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                             f"{MIN_TRIALS_FOR_COST} trials).")),
         "kept": (f"Keep tuning: it shows no effect, but at least one parameter stays "
                  f"tuned and this one explains the most ({share})."),
-        "fix": (f"You can stop tuning it: no effect is distinguishable from nothing, it "
-                f"explains {share}, and fixing it at {value} costs "
+        "fix": (f"You can stop tuning it: {nothing}, it explains {share}, and fixing it at {value} costs "
                 + ("nothing measurable" if d.cost_upper <= 0 else f"at most {upper}")
                 + f" ({confidence:.0%} quantile; {allowed} allowed)."),
         "fixed": f"Fixed at {value}{since}; nothing found since says otherwise ({share}).",

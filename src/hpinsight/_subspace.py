@@ -5,8 +5,10 @@ Two questions decide whether a parameter can leave the search:
 1. **Does it have any effect?** fANOVA (Hutter, Hoos & Leyton-Brown 2014) over all
    trials and among the best ``top_quantile`` (capped, Sec. 3.3), each effect judged
    against the analysis's shadow null (:attr:`hpinsight.results.Importance.verdict`).
-   A parameter with a resolved effect, however small its share of the variance, is kept:
-   a narrow dip near the optimum holds little variance and still costs much to miss.
+   Smallness is judged in objective units, not in shares: a narrow dip near the
+   optimum holds little variance and still costs much to miss, so an effect above its
+   shadow keeps its parameter unless its standard deviation over the space is at most
+   a quarter of the margin (:data:`hpinsight._decisions.NEGLIGIBLE_SD`).
 2. **What does fixing it cost?** Tuning risk (Weerts 2018, Eq. 4) estimated on one
    study's surrogate instead of paired experiments: for each of the model's draws, its
    best value with the parameter fixed and all others free, minus its best with
@@ -478,8 +480,9 @@ def suggest_subspace(
     its shadow null, over all trials and among the best ``top_quantile``) *and* the
     ``confidence`` quantile of its predicted cost of fixing (:func:`surrogate_tuning_risk`)
     is within the margin: ``risk_margin`` times the spread of the trials near the best.
-    A parameter with any resolved effect, however small in variance, is kept, and so is
-    one whose mean cost exceeds the margin.
+    A parameter with a resolved effect is kept unless that effect is too small in
+    objective units to cost the margin (standard deviation at most a quarter of it), and
+    so is one whose mean cost exceeds the margin.
 
     Parameters
     ----------
