@@ -43,7 +43,9 @@ cores run every arm at once.
 Reported per problem and sampler, at each budget: median and quartiles over seeds of the
 best value, the win rate of ``auto`` over ``full`` (paired by seed; ties do not win),
 the worst seed's ratio, how many runs fixed a parameter that matters, how many fixed one
-whose true cost exceeded the margin of its decision, the run's first fixing trial, the
+whose true cost exceeded the margin of the decision that fixed it, how many held one
+whose true cost exceeded the margin of a later decision (margins shrink as a study
+converges), the run's first fixing trial, the
 share of runs that fixed at least half of the do-nothing parameters by trial 100, and
 the seconds the study waited for its decisions. One JSON document on stdout
 (``--out`` also writes it), a Markdown table with ``--table``.
@@ -335,9 +337,13 @@ def summarize(rows: list[dict[str, Any]], budgets: list[int]) -> list[dict[str, 
         decided = [runs[s].get("decisions", []) for s in seeds]
         fixed_matter = sum(any(n in truth.matters for d in ds for n in d["fixed_now"])
                            for ds in decided)
-        # against the margin of each decision that holds it (topk has no margin)
-        costly = sum(any(c > d["margin"] for d in ds for c in d["costs"].values())
-                     for ds in decided) if arm == "auto" else None
+        # against the margin of the decision that fixed it (topk has no margin) ...
+        costly = sum(any(c > d["margin"] for d, c in _newly_fixed(ds)) for ds in decided) \
+            if arm == "auto" else None
+        # ... and of any later decision that kept it fixed (the margin shrinks as the
+        # study converges; a held parameter should then be released)
+        held_costly = sum(any(c > d["margin"] for d in ds for c in d["costs"].values())
+                          for ds in decided) if arm == "auto" else None
         half = math.ceil(len(truth.nuisance) / 2)
         acted = sum(any(d["trial"] <= 100 and sum(n in truth.nuisance for n in d["fixed_now"])
                         >= half for d in ds) for ds in decided)
@@ -361,12 +367,22 @@ def summarize(rows: list[dict[str, Any]], budgets: list[int]) -> list[dict[str, 
                 "worst_ratio": max(ratios),
                 "fixed_a_parameter_that_matters": fixed_matter,
                 "fixed_above_margin": costly,
+                "held_above_margin": held_costly,
                 "acted_by_100": acted,
                 "first_fix_median": statistics.median([f for f in first if f is not None])
                 if any(f is not None for f in first) else None,
                 "never_fixed": sum(f is None for f in first),
                 "decision_wait_s_median": statistics.median(waits) if waits else None,
             })
+    return out
+
+
+def _newly_fixed(decisions: list[dict[str, Any]]) -> list[tuple[dict[str, Any], float]]:
+    """(decision, true cost) for each parameter at the decision that fixed it."""
+    out, before = [], set()
+    for d in decisions:
+        out += [(d, c) for n, c in d["costs"].items() if n not in before]
+        before = set(d["fixed_now"])
     return out
 
 
@@ -377,8 +393,8 @@ def _count(k: int | None, n: int) -> str:
 def table(summary: list[dict[str, Any]]) -> str:
     head = ("| problem | sampler | arm | trials | median best (q25-q75) | full space "
             "| ratio of medians | win rate | worst ratio | fixed one that matters "
-            "| fixed above margin | acted by 100 | first fix | wait per decision (s) |\n|"
-            + "---|" * 14)
+            "| fixed above margin | held above a later margin | acted by 100 | first fix "
+            "| wait per decision (s) |\n|" + "---|" * 15)
     lines = [head]
     for s in summary:
         n = s["seeds"]
@@ -389,7 +405,7 @@ def table(summary: list[dict[str, Any]]) -> str:
             f"| {s['full_median']:.4g} ({s['full_q25']:.3g}-{s['full_q75']:.3g}) "
             f"| {s['median_ratio']:.2f} | {s['win_rate']:.0%} | {s['worst_ratio']:.2f} "
             f"| {s['fixed_a_parameter_that_matters']}/{n} "
-            f"| {_count(s['fixed_above_margin'], n)} "
+            f"| {_count(s['fixed_above_margin'], n)} | {_count(s.get('held_above_margin'), n)} "
             f"| {s['acted_by_100']}/{n} | {s['first_fix_median'] or '-'} "
             f"| {'-' if wait is None else f'{wait:.1f}'} |")
     return "\n".join(lines)
