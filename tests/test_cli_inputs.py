@@ -181,3 +181,35 @@ def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]
         main(["--version"])
     assert info.value.code == 0
     assert capsys.readouterr().out == f"hpinsight {version('hpinsight')}\n"
+
+
+def test_watch_reports_a_trial_that_finished_between_its_count_and_its_fit(
+    journal: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher counts the trials, then the fit reads them again. When the last trial
+    finishes in between, the fit has it; the status line and the next poll must too (the
+    watcher once printed "29 complete, 1 running" and then nothing more: the next poll saw
+    30, but a refit on the same 30 trials brings no news and printed nothing)."""
+    from hpinsight.cli import _watch
+
+    real = _watch._counts
+    calls = {"n": 0}
+
+    def counts(optuna: object, study: object) -> dict[str, int]:
+        calls["n"] += 1
+        if calls["n"] == 1:  # counted while the 30th trial was still running
+            return {"COMPLETE": 29, "RUNNING": 1}
+        if calls["n"] > 3:  # Ctrl-C after a few polls
+            raise KeyboardInterrupt
+        return real(optuna, study)
+
+    monkeypatch.setattr(_watch, "_counts", counts)
+    out = io.StringIO()
+    assert main(["watch", "--storage", str(journal), "--study", "j", "--interval", "0.01",
+                 "--min-trials", "10"], stdout=out) == 0
+    lines = out.getvalue().splitlines()
+    status = [line for line in lines if " complete, " in line]
+    assert status, lines
+    assert "30 complete, 0 running" in status[-1], lines
+    assert not any("29 complete" in line for line in status), lines
+    assert lines[-1] == "stopped"

@@ -10,6 +10,7 @@ grew by ``--every``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import signal
@@ -170,7 +171,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                     _logger.warning("refit failed: %s: %s", type(exc).__name__, _first_line(exc))
                     outcome = None
                 if outcome is not None:
-                    refitted_at = complete
+                    # trials may have finished between the counts and the fit's own read:
+                    # count again, so the line is never staler than the fit, and take as
+                    # fitted what the fit saw (its trials, at most the new count), else a
+                    # study's last trial finished in between is never reported
+                    with contextlib.suppress(Exception):  # gone in between: the old ones
+                        counts = _counts(optuna, study)
+                    refitted_at = max(complete, min(counts.get("COMPLETE", 0),
+                                                    outcome[1].n_trials))
                     _write(out, _status_line(counts, outcome[1], args.top))
                 elif args.once:
                     _write(out, f"{_count_text(counts)} | not enough COMPLETE trials to rank "
