@@ -177,3 +177,18 @@ def test_every_parameter_has_exactly_one_state_and_the_dict_is_json(analysis):
 )
 def test_a_cost_never_prints_equal_to_its_threshold(x, threshold, text):
     assert fmt_cost(x, threshold) == text
+
+
+def test_the_live_ranking_line_writes_shares_as_the_report_does():
+    """The callback's log line and ``watch`` print the shares the way the page and the
+    terminal table do, so 0.069 % is not "0.00" in one place and "0.1 %" in another."""
+    from hpinsight.integrations._live import ImportanceSnapshot
+
+    snap = ImportanceSnapshot(
+        n_trials=150, last_trial=149, importances={"lr": 0.626, "dropout": 0.00069, "seed": 1e-9},
+        stds={"lr": 0.118, "dropout": 0.00032, "seed": 0.0}, best_value=0.28, n_excluded=0,
+        seconds=1.0, verdicts={"lr": "resolved", "dropout": "uncertain",
+                               "seed": "indistinguishable from nothing"})
+    assert snap.ranking_line() == ("lr 62.6 % ± 11.8 %, dropout 0.069 % ± 0.032 % (uncertain), "
+                                   "seed 0.0 % ± 0.0 % (nothing)")
+    assert snap.ranking_line(top=1) == "lr 62.6 % ± 11.8 % (+2 more)"

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
+from .._decisions import fmt_share
 from .._validation import check_choice, check_int, check_real, check_seed
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ._tasks import TASKS
@@ -100,12 +101,14 @@ class ImportanceSnapshot:
         return f"ImportanceSnapshot(n_trials={self.n_trials}, {self.ranking_line(top=3)})"
 
     def ranking_line(self, top: int = 5) -> str:
-        """``"lr 0.61±0.05, optimizer 0.20±0.04 (uncertain), seed 0.00±0.00 (nothing), ..."``
-        for the ``top`` parameters; effects indistinguishable from nothing say so."""
+        """``"lr 61.0 % ± 5.0 %, optimizer 20.0 % ± 4.0 % (uncertain), seed 0.0012 % ±
+        0.0010 % (nothing), ..."`` for the ``top`` parameters, each share written as the
+        report writes it (:func:`hpinsight._decisions.fmt_share`); effects
+        indistinguishable from nothing say so."""
         items = list(self.importances.items())
         marks = {"uncertain": " (uncertain)", "indistinguishable from nothing": " (nothing)"}
-        shown = ", ".join(f"{n} {m:.2f}±{self.stds[n]:.2f}{marks.get(self.verdicts.get(n, ''), '')}"
-                          for n, m in items[:top])
+        shown = ", ".join(f"{n} {fmt_share(m)} ± {fmt_share(self.stds[n])}"
+                          f"{marks.get(self.verdicts.get(n, ''), '')}" for n, m in items[:top])
         rest = len(items) - top
         return shown + (f" (+{rest} more)" if rest > 0 else "")
 
