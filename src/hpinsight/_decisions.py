@@ -42,8 +42,8 @@ the order they are applied (each is printed with the report):
 Only **safe to fix** is ever acted on (shrinking fixes those and nothing else), so a
 parameter with a resolved effect is never fixed unless that effect is too small, in
 objective units, to cost the margin. Smallness is judged in objective units against the
-margin, never by share of variance: a V-shaped parameter holding 0.05 % of the variance
-cost three times the margin to fix (``benchmarks/bench_shrink.py``).
+margin, never by share of variance: a V-shaped parameter holding 0.047 % of the variance
+cost 2.6 times the margin where it was fixed (``benchmarks/bench_shrink.py``).
 """
 
 from __future__ import annotations
@@ -74,10 +74,9 @@ MIN_ACTIVE_TRIALS = 10
 #: Costs of fixing are estimated on at least this many trials (``suggest_subspace``).
 MIN_TRIALS_FOR_COST = 10
 #: Nothing is safe to fix before the analysis has this many trials per parameter: fewer
-#: cannot show a small effect that is costly near the optimum. On a 40-parameter
-#: function, 50 and 100 trials showed no effect of a V-shaped parameter whose fixing cost
-#: several times the margin, and it was fixed in 5 to 7 runs of 10
-#: (``benchmarks/bench_shrink.py``).
+#: cannot show a small effect that is costly near the optimum. At 2 per parameter, a
+#: V-shaped parameter was fixed above the margin in 1 to 5 runs of 10 per sampler on the
+#: 20- and 40-parameter functions of ``benchmarks/bench_shrink.py``; at 4, in none.
 MIN_TRIALS_PER_PARAM = 4
 
 #: An effect whose standard deviation over the space, in objective units, is at most this
@@ -112,8 +111,10 @@ def fmt_share(x: float) -> str:
     if not math.isfinite(x):
         return "n/a"
     pct = 100 * x
-    if abs(pct) < 1e-6 or abs(pct) >= 0.1:  # below a millionth of a percent: 0.0 %
-        return f"{abs(pct) if abs(pct) < 1e-6 else pct:.1f} %"
+    if abs(pct) < 1e-6:  # below a millionth of a percent
+        return "0.0 %"
+    if abs(pct) >= 0.1:
+        return f"{pct:.1f} %"
     decimals = 1 - math.floor(math.log10(abs(pct)))  # two significant digits
     return f"{pct:.{decimals}f} %"
 
@@ -438,9 +439,8 @@ def decide(
     since = _since_trials(sampling)
     out: dict[str, ParameterDecision] = {}
     for name in order:
-        own = [i for i in effects if name in i.params]
-        if name in top:
-            own.append(top[name])
+        over_all = [i for i in effects if name in i.params]
+        own = over_all + ([top[name]] if name in top else [])
         # above the shadow but too small in objective units to cost the margin: nothing
         # for fixing (the table still shows its verdict; the sentence says why)
         negligible = [i for i in own if i.verdict != _NOTHING and effect_sd(i) <= tiny]
@@ -449,9 +449,8 @@ def decide(
         # optimum. Over all trials only: the capped objective is flat over most of the
         # space, and its fit gives a parameter that does nothing a share above its shadow
         # (0.0054 % among the best against 1e-9 % over all trials, noise-free)
-        hidden = [i for i in effects if name in i.params and i.verdict == _NOTHING
-                  and i.null is not None and i.mean > i.null and effect_sd(i) > tiny
-                  and math.isfinite(tiny)]
+        hidden = [i for i in over_all if i.verdict == _NOTHING and i.null is not None
+                  and i.mean > i.null and effect_sd(i) > tiny and math.isfinite(tiny)]
         skip = {id(i) for i in negligible}
         resolved = [i for i in own if i.verdict == "resolved" and id(i) not in skip]
         uncertain = [i for i in own if i.verdict == "uncertain" and id(i) not in skip]
