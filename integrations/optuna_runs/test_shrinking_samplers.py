@@ -3,6 +3,7 @@ keeps its model (its relative proposals go on after the restriction)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -102,3 +103,55 @@ def test_every_sampler_follows_a_restriction_and_keeps_its_model(name: str) -> N
 def test_samplers_that_walk_a_grid_are_refused_at_construction(grid: Any) -> None:
     with pytest.raises(TypeError, match=r"cannot restrict a .*Shrink the grid itself"):
         ShrinkingSampler(grid())
+
+
+def _explore_study() -> tuple[optuna.Study, dict[int, set[str]]]:
+    """A multivariate-TPE study restricted after 10 trials (a float, a log float, an int
+    and a categorical fixed), run to trial 110: ten exploring trials. Returns the study
+    and, per trial, the names in the space its base sampler was handed."""
+    base = optuna.samplers.TPESampler(seed=0, n_startup_trials=5, multivariate=True)
+    spaces: dict[int, set[str]] = {}
+    sample_relative = base.sample_relative
+
+    def spy(study: optuna.Study, trial: Any, search_space: dict[str, Any]) -> dict[str, Any]:
+        spaces[trial.number] = set(search_space)
+        return sample_relative(study, trial, search_space)
+
+    base.sample_relative = spy  # type: ignore[method-assign]
+
+    def objective(t: optuna.Trial) -> float:
+        x = t.suggest_float("x", 0, 1)
+        t.suggest_float("y", 0, 10)
+        t.suggest_float("z", 1e-4, 1, log=True)
+        t.suggest_int("i", 0, 20)
+        t.suggest_categorical("k", ["p", "q", "r"])
+        return (x - 0.3) ** 2
+
+    study = optuna.create_study(sampler=ShrinkingSampler(base))
+    study.optimize(objective, n_trials=10)
+    restrict(study, {"y": 5.0, "z": 0.01, "i": 7, "k": "q"}, why="explore test")
+    study.optimize(objective, n_trials=100)
+    return study, spaces
+
+
+def test_exploring_trials_spread_the_fixed_parameters_and_leave_the_base_model_restricted() -> None:
+    study, spaces = _explore_study()
+    sampler = study.sampler
+    explored = [t for t in study.trials[10:] if sampler.explores(t.number)]
+    assert len(explored) == 10
+    # the base sampler models the free parameter only, in exploring trials too (handed the
+    # whole space one trial in ten, multivariate TPE fell behind the full space)
+    assert all(spaces[t.number] == {"x"} for t in study.trials[15:]), spaces
+    # ten exploring trials cover each range evenly: no gap wider than a fifth of it
+    ys = sorted([0.0, *(t.params["y"] for t in explored), 10.0])
+    assert max(b - a for a, b in itertools.pairwise(ys)) < 2.0, ys
+    logs = sorted([-4.0, *(math.log10(t.params["z"]) for t in explored), 0.0])
+    assert max(b - a for a, b in itertools.pairwise(logs)) < 0.8, logs  # log scale
+    assert len({t.params["i"] for t in explored}) == 10
+    assert {t.params["k"] for t in explored} == {"p", "q", "r"}
+    rest = [t for t in study.trials[10:] if t not in explored]
+    assert all((t.params["y"], t.params["z"], t.params["i"], t.params["k"]) == (5.0, 0.01, 7, "q")
+               for t in rest)
+    # what an exploring trial tries depends on its number alone: a second run tries the same
+    again, _ = _explore_study()
+    assert [t.params for t in again.trials] == [t.params for t in study.trials]
