@@ -468,3 +468,24 @@ def test_nothing_is_decided_once_close_began() -> None:
     study.optimize(objective, n_trials=20, callbacks=[cb])  # the decision would fall due at 30
     assert read_restriction(study) == {}
     assert DECISIONS_KEY not in study.user_attrs
+
+
+def test_auto_decides_first_once_there_are_four_trials_per_parameter() -> None:
+    # 20 parameters: nothing can be safe to fix before 80 trials, so the decision due at
+    # 40 waits for them, and the checks count from there (80, 120, ...)
+    def wide(t: optuna.Trial) -> float:
+        return objective(t) + sum(t.suggest_float(f"m{i}", 0, 1) * 0.0 for i in range(10))
+
+    cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
+                            shrink_after=40, seed=0, isolation="thread")
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(wide, n_trials=79, callbacks=[cb])
+    assert DECISIONS_KEY not in study.user_attrs
+    assert cb.subspace is None
+    assert cb._refitter.next_decision == 80
+    study.optimize(wide, n_trials=1, callbacks=[cb])
+    log = study.user_attrs[DECISIONS_KEY]
+    assert [d["after_trial"] for d in log] == [79]
+    assert "after 80 trials" in log[0]["why"]
+    assert cb._refitter.next_decision == 120
+    assert cb.close(120)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import optuna
 
-from .._decisions import fmt_cost
+from .._decisions import MIN_TRIALS_PER_PARAM, fmt_cost
 from .._history import TrialHistory
 from ._live import ImportanceSnapshot, LiveFanova, RefitOptions, compact_summary
 from ._optuna_shrink import (
@@ -78,7 +78,8 @@ class Refitter:
         # began, nothing is decided
         self._decide_lock = threading.Lock()
         #: Completed trials at which the next shrink decision falls due (None: no more).
-        #: ``shrink_to=k`` decides once, at ``shrink_after``; ``"auto"`` decides there and
+        #: ``shrink_to=k`` decides once, at ``shrink_after``; ``"auto"`` decides there, or
+        #: once there are MIN_TRIALS_PER_PARAM trials per parameter if that is later, and
         #: checks again every ``shrink_after`` trials.
         self.next_decision: int | None = shrink_after if shrink_to is not None else None
         #: Whether :meth:`refit` takes due decisions itself (``hpinsight watch``, which
@@ -142,6 +143,16 @@ class Refitter:
             if self.closing or self.next_decision is None:
                 return
             step = self.shrink_after if self.shrink_to == "auto" else None
+            ready = math.ceil(MIN_TRIALS_PER_PARAM * len(history.space.names))
+            if step is not None and history.n_trials < ready and not read_restriction(study):
+                # nothing can be safe to fix before MIN_TRIALS_PER_PARAM trials per
+                # parameter: the first decision waits for them, and the checks count from it
+                self.next_decision = ready + (n_complete - history.n_trials)
+                self.logger.info(
+                    "hpinsight: shrink_to='auto' decides first at %d trials (%g per parameter "
+                    "for %d parameters)", self.next_decision, MIN_TRIALS_PER_PARAM,
+                    len(history.space.names))
+                return
             while step is not None and self.next_decision <= n_complete:
                 self.next_decision += step
             if step is None:
