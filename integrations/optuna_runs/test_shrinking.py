@@ -392,9 +392,9 @@ def test_a_decision_is_taken_at_its_trial_count_whether_or_not_a_refit_runs() ->
 
 def _decided_run(every_n_trials: int, isolation: str) -> tuple[list[Any], list[Any]]:
     cb = ImportanceCallback(every_n_trials=every_n_trials, min_trials=20, shrink_to="auto",
-                            shrink_after=40, seed=3, isolation=isolation)  # type: ignore[arg-type]
+                            shrink_after=50, seed=3, isolation=isolation)  # type: ignore[arg-type]
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.TPESampler(seed=3)))
-    study.optimize(objective, n_trials=130, callbacks=[cb])
+    study.optimize(objective, n_trials=160, callbacks=[cb])
     assert cb.close(120)
     assert not cb.errors
     log = [(d["action"], d["params"], d["after_trial"])
@@ -405,11 +405,11 @@ def _decided_run(every_n_trials: int, isolation: str) -> tuple[list[Any], list[A
 def test_the_same_seed_takes_the_same_decisions_at_the_same_trials() -> None:
     # one run refits in the background every 5 trials in a child process, the other never
     # refits and computes in a thread: the timing of everything else differs, the decisions
-    # (checks at 40, 80 and 120) and so every trial do not
+    # (checks at 50, 100 and 150) and so every trial do not
     busy = _decided_run(5, "process")
     quiet = _decided_run(500, "thread")
     assert busy[0] == quiet[0]
-    assert busy[0][0][2] == 39  # the first decision rests on trials 0..39
+    assert busy[0][0][2] == 49  # the first decision rests on trials 0..49
     assert busy[1] == quiet[1]
 
 
@@ -470,22 +470,22 @@ def test_nothing_is_decided_once_close_began() -> None:
     assert DECISIONS_KEY not in study.user_attrs
 
 
-def test_auto_decides_first_once_there_are_four_trials_per_parameter() -> None:
-    # 20 parameters: nothing can be safe to fix before 80 trials, so the decision due at
-    # 40 waits for them, and the checks count from there (80, 120, ...)
+def test_auto_decides_first_once_there_are_five_trials_per_parameter() -> None:
+    # 20 parameters: nothing can be safe to fix before 100 trials, so the decision due at
+    # 40 waits for them, and the checks count from there (100, 140, ...)
     def wide(t: optuna.Trial) -> float:
         return objective(t) + sum(t.suggest_float(f"m{i}", 0, 1) * 0.0 for i in range(10))
 
     cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
                             shrink_after=40, seed=0, isolation="thread")
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
-    study.optimize(wide, n_trials=79, callbacks=[cb])
+    study.optimize(wide, n_trials=99, callbacks=[cb])
     assert DECISIONS_KEY not in study.user_attrs
     assert cb.subspace is None
-    assert cb._refitter.next_decision == 80
+    assert cb._refitter.next_decision == 100
     study.optimize(wide, n_trials=1, callbacks=[cb])
     log = study.user_attrs[DECISIONS_KEY]
-    assert [d["after_trial"] for d in log] == [79]
-    assert "after 80 trials" in log[0]["why"]
-    assert cb._refitter.next_decision == 120
+    assert [d["after_trial"] for d in log] == [99]
+    assert "after 100 trials" in log[0]["why"]
+    assert cb._refitter.next_decision == 140
     assert cb.close(120)

@@ -88,9 +88,9 @@ class ImportanceCallback(LiveResults):
     shrink_after : int, default=50
         Decisions fall due at trial counts: the first when this many trials have
         completed, and with ``"auto"`` every ``shrink_after`` trials after it. ``"auto"``
-        takes its first decision no earlier than 4 trials per parameter (nothing is safe
+        takes its first decision no earlier than 5 trials per parameter (nothing is safe
         to fix on fewer: they cannot show a small effect that is costly near the
-        optimum), so with 20 parameters and the default it decides at 80, 130, 180, ... A due
+        optimum), so with 20 parameters and the default it decides at 100, 150, ... A due
         decision is taken in the callback itself, on the trials numbered below the one
         that just finished, and written before it returns. The study waits for that fit,
         a few seconds at most decision points. The next trial is then sampled under the
