@@ -36,6 +36,11 @@ Arms, per problem, sampler and seed, on the same sampler seed:
   best trial's values, k the number of parameters that truly matter (a size no user
   knows; the rule is given its best chance; on the real tunings, k = 3).
 
+* ``oracle`` (only when asked for): every parameter whose fixing costs nothing (the
+  nuisance floats; on ``cond`` also ``a1``, unused by the best branch) fixed at 0.5 from
+  the first trial, with ``PartialFixedSampler``: the best any shrinking could do with
+  this sampler, to tell a bad decision from a subspace the sampler itself is slower in.
+
 Random search is :class:`PairedRandomSampler`: each parameter's draw depends only on
 (seed, trial, parameter), so ``full`` and ``auto`` see the same values wherever both
 sample, and their difference is what shrinking fixed, not the random stream.
@@ -379,6 +384,13 @@ def run(problem_name: str, sampler: str, arm: str, seed: int, budget: int, shrin
                             for d in recorder.rows]
         out["log"] = [{k: d.get(k) for k in ("action", "params", "after_trial")}
                       for d in study.user_attrs.get("hpinsight:decisions", [])]
+    elif arm == "oracle":  # what no user has: the parameters that cost nothing, fixed from the start
+        if not getattr(problem, "known_truth", True):
+            raise ValueError(f"the oracle arm needs known truth; {problem_name} has none")
+        fixed = dict.fromkeys(problem.nuisance, 0.5)  # the nuisance parameters: floats in [0, 1]
+        study = optuna.create_study(
+            sampler=optuna.samplers.PartialFixedSampler(fixed, make_sampler(sampler, seed)))
+        study.optimize(objective, n_trials=budget)
     else:  # topk: Optuna's own importance, PartialFixedSampler on the rest
         study = optuna.create_study(sampler=make_sampler(sampler, seed))
         study.optimize(objective, n_trials=shrink_after)
