@@ -148,6 +148,8 @@ def _core(v_weight: float = 0.3) -> list[Term]:
 class Separable:
     """Sum of one term per parameter."""
 
+    known_truth = True
+
     def __init__(self, name: str, terms: list[Term]) -> None:
         self.name = name
         self.terms = {t.name: t for t in terms}
@@ -165,6 +167,7 @@ class Conditional:
     """``kind`` picks a branch; branch "b" holds the optimum, "a" is 0.5 worse at best."""
 
     name = "cond"
+    known_truth = True
     matters = ("kind", "b1", "x")
     nuisance = ("a1", "a2", "b2", *(f"n{i}" for i in range(6)))
 
@@ -385,7 +388,7 @@ def run(problem_name: str, sampler: str, arm: str, seed: int, budget: int, shrin
         out["log"] = [{k: d.get(k) for k in ("action", "params", "after_trial")}
                       for d in study.user_attrs.get("hpinsight:decisions", [])]
     elif arm == "oracle":  # what no user has: the parameters that cost nothing, fixed from the start
-        if not getattr(problem, "known_truth", True):
+        if not problem.known_truth:
             raise ValueError(f"the oracle arm needs known truth; {problem_name} has none")
         fixed = dict.fromkeys(problem.nuisance, 0.5)  # the nuisance parameters: floats in [0, 1]
         study = optuna.create_study(
@@ -428,7 +431,7 @@ def summarize(rows: list[dict[str, Any]], budgets: list[int]) -> list[dict[str, 
         full = by.get((problem, sampler, "full"), {})
         seeds = sorted(set(runs) & set(full))
         truth = PROBLEMS[problem]
-        known = getattr(truth, "known_truth", True)
+        known = truth.known_truth
         decided = [runs[s].get("decisions", []) for s in seeds]
         fixed_matter = sum(any(n in truth.matters for d in ds for n in d["fixed_now"])
                            for ds in decided) if known else None

@@ -250,8 +250,6 @@ class ShrinkingSampler(BaseSampler):
         self._base = base_sampler
         self._lock = threading.Lock()
         self._snapshots: dict[tuple[str, int], _Restriction] = {}
-        #: exploring trials -> which exploring trial of the study it is (1, 2, ...)
-        self._exploring: dict[tuple[str, int], int] = {}
 
     def __repr__(self) -> str:
         return f"ShrinkingSampler({self._base!r}, explore_every={self.explore_every})"
@@ -273,14 +271,10 @@ class ShrinkingSampler(BaseSampler):
         fixed, ranges = snapshot
         mark: dict[str, Any] = {"fixed": dict(fixed),
                                 "ranges": {k: list(v) for k, v in ranges.items()}}
-        explores = bool(fixed or ranges) and self.explores(trial.number)
-        if explores:
+        if (fixed or ranges) and self.explores(trial.number):
             mark = {"fixed": {}, "ranges": {}, "explored": sorted({*fixed, *ranges})}
         with self._lock:
             self._snapshots[_key(study, trial)] = snapshot
-            if explores:
-                assert self.explore_every is not None
-                self._exploring[_key(study, trial)] = (trial.number + 1) // self.explore_every
         if fixed or ranges:  # the trial says what it was sampled under (reports count it)
             study._storage.set_trial_system_attr(trial._trial_id, TRIAL_KEY, mark)
         self._base.before_trial(study, trial)
@@ -306,7 +300,7 @@ class ShrinkingSampler(BaseSampler):
         fixed, ranges = self._snapshot(study, trial)
         if not (fixed or ranges):
             return proposed
-        exploring = self._exploring_index(study, trial) is not None
+        exploring = self.explores(trial.number)
         out = {}
         for name, value in proposed.items():
             dist = search_space.get(name)
@@ -334,8 +328,9 @@ class ShrinkingSampler(BaseSampler):
         param_distribution: BaseDistribution,
     ) -> Any:
         fixed, ranges = self._snapshot(study, trial)
-        k = self._exploring_index(study, trial)
-        if k is not None and (param_name in fixed or param_name in ranges):
+        if (param_name in fixed or param_name in ranges) and self.explores(trial.number):
+            assert self.explore_every is not None
+            k = (trial.number + 1) // self.explore_every  # the k-th exploring trial
             return _spread(param_distribution, k, param_name)
         if param_name in fixed and _fits(param_distribution, fixed[param_name]):
             return _native(param_distribution, fixed[param_name])
@@ -354,15 +349,10 @@ class ShrinkingSampler(BaseSampler):
         finally:
             with self._lock:
                 self._snapshots.pop(_key(study, trial), None)
-                self._exploring.pop(_key(study, trial), None)
 
     def _snapshot(self, study: optuna.Study, trial: FrozenTrial) -> _Restriction:
         with self._lock:
             return self._snapshots.get(_key(study, trial), ({}, {}))
-
-    def _exploring_index(self, study: optuna.Study, trial: FrozenTrial) -> int | None:
-        with self._lock:
-            return self._exploring.get(_key(study, trial))
 
 
 #: 1 / golden ratio: successive multiples modulo 1 spread over [0, 1) as evenly as any
