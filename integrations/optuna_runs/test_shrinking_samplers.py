@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from typing import Any
 
 import optuna
 import pytest
 
-from hpinsight.integrations.optuna import ShrinkingSampler, read_restriction, restrict
+from hpinsight.integrations.optuna import ShrinkingSampler, read_restriction, release, restrict
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 LOW, HIGH, FIXED = 0.2, 0.4, 0.5
@@ -44,17 +45,17 @@ SAMPLERS = {
     "tpe-group": (lambda: optuna.samplers.TPESampler(
         seed=0, n_startup_trials=5, multivariate=True, group=True), single, True),
     "cmaes": (lambda: optuna.samplers.CmaEsSampler(seed=0, n_startup_trials=5), single, True),
+    # separable CMA-ES is not restarted in the smaller space: it keeps its whole one
+    "cmaes-separable": (lambda: optuna.samplers.CmaEsSampler(
+        seed=0, n_startup_trials=5, use_separable_cma=True), single, True),
     "qmc": (lambda: optuna.samplers.QMCSampler(seed=0), single, True),
     "gp": (_gp, single, True),
     "nsga2": (lambda: optuna.samplers.NSGAIISampler(seed=0, population_size=8), double, True),
 }
 
 
-@pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
-@pytest.mark.parametrize("name", list(SAMPLERS))
-def test_every_sampler_follows_a_restriction_and_keeps_its_model(name: str) -> None:
-    make, objective, relative = SAMPLERS[name]
-    base = make()
+def _spy_on(base: optuna.samplers.BaseSampler) -> dict[int, dict[str, Any]]:
+    """What the base sampler's own model proposes, per trial number (filled as it runs)."""
     proposals: dict[int, dict[str, Any]] = {}
     sample_relative = base.sample_relative
 
@@ -64,6 +65,15 @@ def test_every_sampler_follows_a_restriction_and_keeps_its_model(name: str) -> N
         return out
 
     base.sample_relative = spy  # type: ignore[method-assign]
+    return proposals
+
+
+@pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+@pytest.mark.parametrize("name", list(SAMPLERS))
+def test_every_sampler_follows_a_restriction_and_keeps_its_model(name: str) -> None:
+    make, objective, relative = SAMPLERS[name]
+    base = make()
+    proposals = _spy_on(base)
     directions = ["minimize"] * (2 if objective is double else 1)
     study = optuna.create_study(sampler=ShrinkingSampler(base), directions=directions)
     study.optimize(objective, n_trials=24)
@@ -83,8 +93,11 @@ def test_every_sampler_follows_a_restriction_and_keeps_its_model(name: str) -> N
         # (a CMA-ES handed a smaller space returned {} from then on: random search);
         # NSGA-II leaves each parameter it mutates (probability 1/2 here) to independent
         # sampling, so it proposes in most trials, not all
+        # CMA-ES restarted in the smaller space proposes exactly the free parameters
         if name == "nsga2":
             assert sum(bool(proposals.get(t.number)) for t in later) >= len(later) // 2
+        elif name == "cmaes":
+            assert all(set(proposals.get(t.number, {})) == {"x", "z"} for t in later), proposals
         else:
             assert all("z" in proposals.get(t.number, {}) for t in later), name
     # the unrestricted parameter is still explored, not stuck at one value
@@ -155,3 +168,44 @@ def test_exploring_trials_spread_the_fixed_parameters_and_leave_the_base_model_r
     # what an exploring trial tries depends on its number alone: a second run tries the same
     again, _ = _explore_study()
     assert [t.params for t in again.trials] == [t.params for t in study.trials]
+
+
+def _bowl(t: optuna.Trial) -> float:
+    x, y = t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)
+    z = t.suggest_float("z", 1e-3, 1, log=True)
+    return (x - 0.85) ** 2 + (y - 0.2) ** 2 + (math.log10(z) + 2.5) ** 2 / 9
+
+
+def _cma_study(n_before: int) -> tuple[optuna.Study, dict[int, dict[str, Any]]]:
+    base = optuna.samplers.CmaEsSampler(seed=0)
+    proposals = _spy_on(base)
+    study = optuna.create_study(sampler=ShrinkingSampler(base, explore_every=None))
+    study.optimize(_bowl, n_trials=n_before)
+    return study, proposals
+
+
+def test_cma_es_carries_on_in_the_smaller_space_from_where_it_stood() -> None:
+    study, proposals = _cma_study(60)
+    before = study.best_value
+    # CMA-ES has moved far from the centre of the ranges, towards x = 0.85, z = 10^-2.5
+    near = [proposals[n] for n in range(50, 60)]
+    assert statistics.median(p["x"] for p in near) > 0.7, near
+    restrict(study, {"y": 0.2}, ranges={"z": (1e-3, 0.1)}, why="carry-over test")
+    study.optimize(_bowl, n_trials=40)
+    after = [proposals[n] for n in range(60, 70)]
+    # it goes on from its own distribution on the free parameters, within the narrowed
+    # range: a restart would propose around the centre (x = 0.5) with a sixth of the
+    # range as spread, and a CMA-ES handed a smaller space without its state proposes
+    # nothing (random search for the rest of the study)
+    assert all(set(p) == {"x", "z"} for p in after), after
+    assert all(1e-3 <= p["z"] <= 0.1 for p in after), after
+    assert statistics.median(p["x"] for p in after) > 0.7, after
+    # and the study keeps improving in the subspace
+    assert study.best_value < before / 4, (before, study.best_value)
+    # released, the parameter held at 0.2 restarts there with CMA-ES's initial spread
+    release(study)
+    study.optimize(_bowl, n_trials=10)
+    back = [proposals[n] for n in range(100, 110)]
+    assert all(set(p) == {"x", "y", "z"} for p in back), back
+    assert statistics.median(p["x"] for p in back) > 0.7, back
+    assert statistics.median(abs(p["y"] - 0.2) for p in back) < 0.2, back
