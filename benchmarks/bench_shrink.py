@@ -41,6 +41,15 @@ Arms, per problem, sampler and seed, on the same sampler seed:
   the first trial, with ``PartialFixedSampler``: the best any shrinking could do with
   this sampler, to tell a bad decision from a subspace the sampler itself is slower in.
 
+SMAC (``--samplers smac``, arms ``full`` and ``auto``; the known-truth problems, each
+also declared as a ConfigSpace space by :func:`configspace`): the HPO facade with the
+same seed; ``auto`` stops the run at its first decision point (as above) with
+``ImportanceCallback(stop_after=...)`` and continues it with
+``shrink_and_continue(keep="auto")`` for the rest of the same number of evaluations
+(re-evaluations of old configurations count). One decision per run: SMAC has no live
+restriction. Run it with ``PYTHONHASHSEED=0``: SMAC repeats a seeded run in a new process
+only with a fixed hash seed.
+
 Random search is :class:`PairedRandomSampler`: each parameter's draw depends only on
 (seed, trial, parameter), so ``full`` and ``auto`` see the same values wherever both
 sample, and their difference is what shrinking fixed, not the random stream.
@@ -64,6 +73,7 @@ the seconds the study waited for its decisions. One JSON document on stdout
     python benchmarks/bench_shrink.py --seeds 10 --budget 200 --problems v10,sparse20,sparse40,cond --table   # about 35 min on 2 cores
     python benchmarks/bench_shrink.py --seeds 10 --budget 200 --problems svc,forest --samplers tpe,cmaes
     python benchmarks/bench_shrink.py --first-seed 10 --seeds 10 ... --reuse first.json   # seeds 10-19, merged
+    PYTHONHASHSEED=0 python benchmarks/bench_shrink.py --seeds 5 --budget 200 --problems v10,sparse20,cond --samplers smac --arms full,auto
 """
 
 from __future__ import annotations
@@ -261,6 +271,30 @@ class SklearnTuning:
         return math.nan
 
 
+def configspace(problem: Any) -> Any:
+    """The problem's search space for SMAC (ConfigSpace), the same as its Optuna suggestions."""
+    import ConfigSpace as CS
+
+    cs = CS.ConfigurationSpace(seed=0)
+    if isinstance(problem, Separable):
+        for term in problem.terms.values():
+            if term.kind == "cat":
+                cs.add(CS.Categorical(term.name, term.low))
+            elif term.kind == "int":
+                cs.add(CS.Integer(term.name, (term.low, term.high)))
+            else:
+                cs.add(CS.Float(term.name, (term.low, term.high), log=term.kind == "log"))
+        return cs
+    if isinstance(problem, Conditional):
+        kind = CS.Categorical("kind", ["a", "b"])
+        branch = {n: CS.Float(n, (0.0, 1.0)) for n in ("a1", "a2", "b1", "b2")}
+        cs.add([kind, CS.Float("x", (0.0, 1.0)), *branch.values(),
+                *(CS.Float(f"n{i}", (0.0, 1.0)) for i in range(6))])
+        cs.add([CS.EqualsCondition(branch[n], kind, n[0]) for n in branch])
+        return cs
+    raise ValueError(f"no SMAC space for {problem.name}: SMAC runs the known-truth problems")
+
+
 def _problems() -> dict[str, Any]:
     cat = Term("d", "cat", list(_CAT), None, _CAT.__getitem__)
     return {
@@ -357,11 +391,79 @@ class _Decisions:
         return read_restriction(study)
 
 
+def run_smac(problem_name: str, arm: str, seed: int, budget: int, shrink_after: int,
+             trial_ms: float) -> dict[str, Any]:
+    """One SMAC run (HPO facade): the full space, or ``auto``: stopped at the first decision
+    point by ``ImportanceCallback(stop_after=...)`` and continued by
+    ``shrink_and_continue(keep="auto")`` for the rest of the same budget of evaluations
+    (re-evaluations included). SMAC has one decision per run, not a live restriction."""
+    import tempfile
+    from pathlib import Path
+
+    import smac
+
+    from hpinsight.integrations.smac import ImportanceCallback, shrink_and_continue
+
+    problem = PROBLEMS[problem_name]
+    space = configspace(problem)
+    costs: list[float] = []
+
+    def target(config: Any, seed: int = 0) -> float:
+        params = {k: v.item() if hasattr(v, "item") else v for k, v in dict(config).items()}
+        value = float(problem(optuna.trial.FixedTrial(params)))
+        time.sleep(trial_ms / 1000.0)
+        costs.append(value)
+        return value
+
+    out_dir = Path(tempfile.mkdtemp(prefix="hpinsight-bench-shrink-smac-"))
+
+    def facade(name: str, callbacks: list[Any]) -> Any:
+        scenario = smac.Scenario(space, deterministic=True, n_trials=budget, seed=seed,
+                                 output_directory=out_dir, name=name)
+        return smac.HyperparameterOptimizationFacade(scenario, target, overwrite=True,
+                                                     logging_level=40, callbacks=callbacks)
+
+    budgets = [b for b in (100, 200, 400) if b <= budget] or [budget]
+    started = time.perf_counter()
+    out: dict[str, Any] = {"problem": problem_name, "sampler": "smac", "arm": arm, "seed": seed}
+    if arm == "full":
+        facade("full", []).optimize()
+    elif arm == "auto":
+        # the Optuna callback's first decision: at --shrink-after, or at 5 trials per
+        # parameter when that is later (nothing is safe to fix before)
+        first = max(shrink_after, 5 * len(list(space.values())))
+        decisions: list[dict[str, Any]] = []
+        if first < budget:
+            cb = ImportanceCallback(seed=seed, stop_after=first)
+            first_run = facade("first", [cb])
+            first_run.optimize()
+            cb.close()
+            first = len(costs)
+            continued = shrink_and_continue(first_run, target, n_trials=budget - first,
+                                            keep="auto", seed=seed)
+            margin = continued.subspace.margin if continued.subspace is not None else math.nan
+            decisions.append({"trial": first, "margin": margin,
+                              "fixed_now": dict(continued.fixed), "seconds": math.nan,
+                              "costs": {n: problem.true_cost(n, v)
+                                        for n, v in continued.fixed.items()}})
+            continued.facade.optimize()
+        else:
+            facade("full", []).optimize()
+        out["decisions"] = decisions
+    else:
+        raise ValueError(f"SMAC runs the full and auto arms, not {arm!r}")
+    out["best"] = {str(b): min(costs[:b]) for b in budgets if len(costs) >= b}
+    out["seconds"] = time.perf_counter() - started
+    return out
+
+
 def run(problem_name: str, sampler: str, arm: str, seed: int, budget: int, shrink_after: int,
         trial_ms: float) -> dict[str, Any]:
     """One study; its best value at each budget and, for ``auto``/``topk``, what was fixed."""
     from hpinsight.integrations.optuna import ImportanceCallback, ShrinkingSampler
 
+    if sampler == "smac":
+        return run_smac(problem_name, arm, seed, budget, shrink_after, trial_ms)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     problem = PROBLEMS[problem_name]
     objective = _timed(problem, trial_ms)
