@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 optuna = pytest.importorskip("optuna")
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo_optuna_sqlite.py"
+PINNED = Path(__file__).resolve().parent / "pinned" / "demo_report_60.json"
 
 
 def test_demo_writes_study_and_report(tmp_path):
@@ -58,3 +61,38 @@ def test_demo_writes_study_and_report(tmp_path):
     assert page.startswith("<!DOCTYPE html>")
     assert "<h2>What matters</h2>" in page
     assert study.user_attrs["hpinsight:importance"]["n_trials"] == 60
+
+
+def _differences(pinned: Any, now: Any, path: str = "") -> list[str]:
+    """Where two JSON documents differ (every value compared exactly)."""
+    if type(pinned) is not type(now):
+        return [f"{path or '/'}: {pinned!r:.60} became {now!r:.60}"]
+    if isinstance(pinned, dict):
+        out = [f"{path}/{k}: only in one" for k in sorted(set(pinned) ^ set(now))]
+        for k in sorted(set(pinned) & set(now)):
+            out += _differences(pinned[k], now[k], f"{path}/{k}")
+        return out
+    if isinstance(pinned, list):
+        if len(pinned) != len(now):
+            return [f"{path}: {len(pinned)} items became {len(now)}"]
+        return [d for i, (a, b) in enumerate(zip(pinned, now, strict=True))
+                for d in _differences(a, b, f"{path}[{i}]")]
+    return [] if pinned == now else [f"{path}: {pinned!r:.60} became {now!r:.60}"]
+
+
+def test_the_demo_report_is_unchanged_to_the_last_digit(tmp_path):
+    """A guard for changes that must not change results (a restructure, a rename): the
+    demo's 60-trial ``report.json`` is the same document, every number to the last
+    digit, as the one pinned in ``pinned/``. Correctness is tested elsewhere; this test
+    only says that something moved. A change meant to move numbers re-pins it:
+    ``HPINSIGHT_REPIN=1 pytest integrations/optuna_runs/test_demo.py`` rewrites the file
+    (and fails, so that the new file is looked at and committed)."""
+    subprocess.run([sys.executable, str(DEMO), "--out", str(tmp_path), "--trials", "60",
+                    "--every", "20"], check=True, capture_output=True, text=True)
+    now = json.loads((tmp_path / "report.json").read_text())
+    if os.environ.get("HPINSIGHT_REPIN") == "1":
+        PINNED.parent.mkdir(exist_ok=True)
+        PINNED.write_text(json.dumps(now, indent=1, sort_keys=True) + "\n")
+        pytest.fail(f"re-pinned {PINNED.name}: review the difference and commit it")
+    differences = _differences(json.loads(PINNED.read_text()), now)
+    assert not differences, (f"{len(differences)} values moved, e.g.\n" + "\n".join(differences[:15]))
