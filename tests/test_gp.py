@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import hpinsight as hp
-from hpinsight._gp import decompose_gp, fit_gp
+from hpinsight.surrogates.gp import decompose_gp, fit_gp
 
 
 def _gauss_legendre(low: float, high: float, panels: int = 4, order: int = 16) -> tuple[np.ndarray, np.ndarray]:
@@ -402,15 +402,15 @@ def test_conditions_on_a_continuous_parent_fall_back_to_imputation_per_draw() ->
 def test_second_moment_by_quadrature_matches_the_closed_form(ell: float) -> None:
     from scipy.special import erf
 
-    from hpinsight._gp_kernel import _Column, _integrals, root
+    from hpinsight.surrogates.gp._kernel import Column, kernel_integrals, root
 
     u = np.random.default_rng(0).random(150)
     # E over T ~ U(0, 1) of exp(-(T-a)^2 / 2l^2) exp(-(T-b)^2 / 2l^2), written out here
     m, diff = 0.5 * (u[:, None] + u[None, :]), u[:, None] - u[None, :]
     W = np.exp(-(diff**2) / (4 * ell**2)) * 0.5 * ell * math.sqrt(math.pi) * (erf((1 - m) / ell) + erf(m / ell))
     z = ell * math.sqrt(math.pi / 2) * (erf((1 - u) / (math.sqrt(2) * ell)) + erf(u / (math.sqrt(2) * ell)))
-    col = _Column(False, 0.0, 1.0, 0, None, None)
-    z_got, C = _integrals(col, ell, u)
+    col = Column(False, 0.0, 1.0, 0, None, None)
+    z_got, C = kernel_integrals(col, ell, u)
     np.testing.assert_allclose(z_got, z, rtol=1e-13)
     assert np.abs(C - (W - np.outer(z, z))).max() <= 5e-12 * W.max()
     A = root(col, ell, u)
@@ -421,7 +421,7 @@ def test_second_moment_by_quadrature_matches_the_closed_form(ell: float) -> None
 
 
 def test_root_of_discrete_and_categorical_columns_is_exact() -> None:
-    from hpinsight._gp_kernel import _Column, root
+    from hpinsight.surrogates.gp._kernel import Column, root
 
     rng = np.random.default_rng(1)
     points, weights = np.linspace(0, 1, 7), rng.random(7)
@@ -430,14 +430,14 @@ def test_root_of_discrete_and_categorical_columns_is_exact() -> None:
     K = np.exp(-0.5 * ((points[:, None] - u[None, :]) / 0.2) ** 2)
     z = weights @ K
     C = (K * weights[:, None]).T @ K - np.outer(z, z)
-    A = root(_Column(False, 0.0, 1.0, 0, points, weights), 0.2, u)
+    A = root(Column(False, 0.0, 1.0, 0, points, weights), 0.2, u)
     assert A is not None
     np.testing.assert_allclose(A.T @ A, C, atol=1e-14)
     codes = rng.integers(0, 4, 40).astype(float)
     rho = math.exp(-0.5 / 0.7**2)
     Kc = np.where(np.arange(4)[:, None] == codes[None, :], 1.0, rho)
     zc = Kc.mean(axis=0)
-    A = root(_Column(True, 0.0, 1.0, 4, None, None), 0.7, codes)
+    A = root(Column(True, 0.0, 1.0, 4, None, None), 0.7, codes)
     assert A is not None
     np.testing.assert_allclose(A.T @ A, Kc.T @ Kc / 4 - np.outer(zc, zc), atol=1e-14)
 
@@ -445,9 +445,9 @@ def test_root_of_discrete_and_categorical_columns_is_exact() -> None:
 def test_likelihood_gradient_matches_finite_differences() -> None:
     # a block (m, g), an int and a categorical measured over its seen choices; every entry
     # of theta, the additive variance included
-    from hpinsight._gp import _Likelihood, _variance_nll, unit_members
-    from hpinsight._gp_blocks import conditional_blocks
-    from hpinsight._gp_kernel import _columns, _scaled
+    from hpinsight.surrogates.gp._blocks import conditional_blocks
+    from hpinsight.surrogates.gp._kernel import make_columns, scale_columns
+    from hpinsight.surrogates.gp._likelihood import Likelihood, unit_members, variance_nll
 
     space = hp.SearchSpace(
         [hp.Categorical("m", ["p", "q"]), hp.Float("g", 0.0, 2.0), hp.Int("k", 1, 5),
@@ -458,20 +458,20 @@ def test_likelihood_gradient_matches_finite_differences() -> None:
     X = space.encode(configs)
     y = np.random.default_rng(0).normal(size=len(configs))
     blocks = conditional_blocks(space, X)
-    cols = _columns(space, X, keep={0})
+    cols = make_columns(space, X, keep={0})
     assert cols[3].n_choices == 5  # "f" never seen
-    U = _scaled(cols, X)
+    U = scale_columns(cols, X)
     units = unit_members(len(space), blocks)
     assert units == ((0, 1), (2,), (3,))
     theta = np.array([-0.3, 0.2, -1.0, 0.5, math.log(0.7), math.log(0.1), math.log(0.4)])
-    lik = _Likelihood(cols, U, units)
+    lik = Likelihood(cols, U, units)
     full, grad = lik(theta, y)
     h = 1e-6
     numeric = [(lik(theta + e, y)[0] - lik(theta - e, y)[0]) / (2 * h) for e in np.eye(7) * h]
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-6)
     Kt, Ku = lik.kernels(np.exp(theta[:4]))
     Kt, Ka = Kt.reshape(len(y), -1), ((lik.mask @ Ku) / lik.n_additive).reshape(len(y), -1)
-    value, grad3 = _variance_nll(theta[4:], Kt, Ka, y)
+    value, grad3 = variance_nll(theta[4:], Kt, Ka, y)
     assert value == pytest.approx(full - 0.5 * float((theta[:4] ** 2).sum()) / 1.5**2, rel=1e-12)
     np.testing.assert_allclose(grad3, grad[4:], rtol=1e-10)
 

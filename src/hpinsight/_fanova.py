@@ -46,7 +46,6 @@ import numpy as np
 
 from ._encoding import measure_of
 from ._forest import Forest, fit_forest, forest_from_estimator
-from ._gp import GaussianProcessSurrogate, decompose_gp, fit_gp
 from ._history import TrialHistory
 from ._optional import import_optional
 from ._shared import (
@@ -76,6 +75,7 @@ from .exceptions import (
     InvalidDataError,
     UnknownNameError,
 )
+from .surrogates.gp import GaussianProcessSurrogate, decompose_gp, fit_gp
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -305,7 +305,7 @@ class FanovaResult:
         draw's) prediction at encoded configurations.
     surrogate : {"forest", "gp"}
         Which surrogate was decomposed. For "gp", "trees" are the bootstrap draws
-        of the Gaussian process (see ``hpinsight._gp``).
+        of the Gaussian process (see ``hpinsight.surrogates.gp``).
     null_fractions : (float, float) or None
         The share of the largest shadow main effect and of the largest shadow
         interaction (see :attr:`Importance.null`); None for a forest.
@@ -661,7 +661,7 @@ def fanova(
         fitted ``forest`` is given. "gp": a Gaussian process with one length scale
         per parameter, whose decomposition is exact for its posterior mean and which
         stays right on the clustered samples optimizers produce, where forests
-        credit parameters that do nothing (see ``hpinsight._gp`` and
+        credit parameters that do nothing (see ``hpinsight.surrogates.gp`` and
         ``benchmarks/bench_biased.py``). "forest": a random forest, the paper's
         estimate, exact for the forest.
     n_draws : int, default=16
@@ -765,13 +765,13 @@ def _with_inferred_conditions(space: SearchSpace, X: NDArray[np.float64]) -> Sea
     some trials but have no condition (Optuna's define-by-run studies, where ``momentum``
     is suggested only under SGD). The result's marginals, partial dependence and regions
     then respect them: a region never splits on a parameter where it does not exist.
-    The Gaussian process infers the same conditions itself (``_gp_blocks``), so its
+    The Gaussian process infers the same conditions itself (``surrogates.gp._blocks``), so its
     decomposition is the same either way; the forest's is fit on the space as given."""
     if not np.isnan(X).any():
         return space
-    from ._gp_blocks import _infer_conditions
+    from .surrogates.gp._blocks import infer_conditions
 
-    return _infer_conditions(space, X) or space
+    return infer_conditions(space, X) or space
 
 
 @dataclass(frozen=True, slots=True)

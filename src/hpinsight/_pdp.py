@@ -47,8 +47,8 @@ from .exceptions import InvalidArgumentError, InvalidArgumentTypeError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from ._gp import GaussianProcessSurrogate
     from ._space import SearchSpace
+    from .surrogates.gp import GaussianProcessSurrogate
 
 __all__ = ["PartialDependenceResult", "gaussian_nll", "partial_dependence"]
 

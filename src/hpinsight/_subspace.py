@@ -60,7 +60,6 @@ from ._defaults import DefaultValues
 from ._encoding import active_mask, encode_value, measure_of, snap
 from ._fanova import FanovaResult, fanova
 from ._forest import impute_inactive
-from ._gp import GaussianProcessSurrogate
 from ._history import TrialHistory, as_history
 from ._optional import import_optional
 from ._params import Categorical, Float, Int
@@ -68,6 +67,7 @@ from ._shared import REPR_WIDTH, clip_text, fmt_value, join_items, json_value, r
 from ._space import SearchSpace
 from ._validation import check_choice, check_int, check_real, check_seed
 from .exceptions import InvalidArgumentTypeError, InvalidDataError
+from .surrogates.gp import GaussianProcessSurrogate
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -1,6 +1,6 @@
 """The Gaussian-process surrogate's kernel and its one-dimensional integrals.
 
-See ``_gp`` for the model. Columns are rescaled to ``[0, 1]`` by their measure's bounds;
+See the package docstring (``hpinsight.surrogates.gp``) for the model. Columns are rescaled to ``[0, 1]`` by their measure's bounds;
 each contributes one factor to a product kernel, and each factor's integrals over the
 column's measure are in closed form (continuous) or finite sums (discrete, categorical).
 """
@@ -15,23 +15,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.special import erf
 
-from ._encoding import Measure, measure_of
-from ._params import Categorical
+from ..._encoding import Measure, measure_of
+from ..._params import Categorical
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
     from numpy.typing import NDArray
 
-    from ._space import SearchSpace
+    from ..._space import SearchSpace
 
-#: Discrete columns with more values are integrated as continuous (see ``_gp``).
+#: Discrete columns with more values are integrated as continuous (see ``hpinsight.surrogates.gp``).
 MAX_EXACT_POINTS = 1024
 _SQRT2 = math.sqrt(2.0)
 
 
 @dataclass(frozen=True, slots=True)
-class _Column:
+class Column:
     """How one encoded column enters the kernel: its rescaling and its measure."""
 
     categorical: bool
@@ -44,7 +44,7 @@ class _Column:
     weights: NDArray[np.float64] | None
 
     @classmethod
-    def of(cls, param: Any) -> _Column:
+    def of(cls, param: Any) -> Column:
         m: Measure = measure_of(param)
         if isinstance(param, Categorical):
             k = len(param.choices)
@@ -63,11 +63,11 @@ class _Column:
         return (x - self.low) / self.span
 
 
-def _columns(space: SearchSpace, X: NDArray[np.float64] | None = None,
-             keep: Collection[int] = ()) -> tuple[_Column, ...]:
+def make_columns(space: SearchSpace, X: NDArray[np.float64] | None = None,
+             keep: Collection[int] = ()) -> tuple[Column, ...]:
     """Every parameter's column; with encoded trials ``X``, a categorical column outside
-    ``keep`` is measured uniformly over the choices the trials contain (see ``_gp``)."""
-    out = [_Column.of(p) for p in space.params]
+    ``keep`` is measured uniformly over the choices the trials contain (see ``hpinsight.surrogates.gp``)."""
+    out = [Column.of(p) for p in space.params]
     if X is None:
         return tuple(out)
     for j, col in enumerate(out):
@@ -75,16 +75,16 @@ def _columns(space: SearchSpace, X: NDArray[np.float64] | None = None,
             continue
         seen = np.unique(X[~np.isnan(X[:, j]), j])
         if 0 < seen.size < col.n_choices:
-            out[j] = _Column(True, 0.0, 1.0, int(seen.size), seen.astype(np.float64), None)
+            out[j] = Column(True, 0.0, 1.0, int(seen.size), seen.astype(np.float64), None)
     return tuple(out)
 
 
-def _scaled(cols: Sequence[_Column], X: NDArray[np.float64]) -> NDArray[np.float64]:
+def scale_columns(cols: Sequence[Column], X: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.column_stack([c.scale(X[:, j]) for j, c in enumerate(cols)]) if cols else X
 
 
 def _sq_dist(
-    cols: Sequence[_Column], A: NDArray[np.float64], B: NDArray[np.float64], ell: NDArray[np.float64]
+    cols: Sequence[Column], A: NDArray[np.float64], B: NDArray[np.float64], ell: NDArray[np.float64]
 ) -> NDArray[np.float64]:
     """``sum_j D_j / l_j^2``: squared differences (numerical) or mismatches (categorical)."""
     out = np.zeros((A.shape[0], B.shape[0]))
@@ -99,7 +99,7 @@ def _sq_dist(
     return out
 
 
-def _kernel(cols: Sequence[_Column], A: NDArray[np.float64], B: NDArray[np.float64], ell: NDArray[np.float64]) -> NDArray[np.float64]:
+def kernel_matrix(cols: Sequence[Column], A: NDArray[np.float64], B: NDArray[np.float64], ell: NDArray[np.float64]) -> NDArray[np.float64]:
     """The product kernel between the rows of ``A`` and of ``B`` (rescaled inputs).
 
     A NaN entry is an *inactive* parameter. Its factor is 1 against another inactive
@@ -127,7 +127,7 @@ MAX_ROOT_RANK = 128
 _GL = np.polynomial.legendre.leggauss(_GL_ORDER)
 
 
-def _mean(col: _Column, ell: float, u: NDArray[np.float64]) -> NDArray[np.float64]:
+def _mean(col: Column, ell: float, u: NDArray[np.float64]) -> NDArray[np.float64]:
     """``z_i = E[k(T, u_i)]`` for ``T`` drawn from the column's measure."""
     if col.categorical:
         k = col.n_choices
@@ -142,7 +142,7 @@ def _mean(col: _Column, ell: float, u: NDArray[np.float64]) -> NDArray[np.float6
     return z
 
 
-def _nodes(col: _Column, ell: float) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+def _nodes(col: Column, ell: float) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
     """Points and weights (summing to 1) whose sum integrates products of two kernel
     factors over the column's measure, or None where more than ``MAX_ROOT_RANK`` are needed.
 
@@ -168,9 +168,9 @@ def _nodes(col: _Column, ell: float) -> tuple[NDArray[np.float64], NDArray[np.fl
     return (starts[:, None] + 0.5 * h * (x + 1.0)).ravel(), np.tile(0.5 * h * w, panels)
 
 
-def root(col: _Column, ell: float, u: NDArray[np.float64]) -> NDArray[np.float64] | None:
+def root(col: Column, ell: float, u: NDArray[np.float64]) -> NDArray[np.float64] | None:
     """``A`` of shape (Q, n) with ``A' A`` the centred second moment ``C`` of
-    :func:`_integrals`, or None where the column needs more than ``MAX_ROOT_RANK`` nodes.
+    :func:`kernel_integrals`, or None where the column needs more than ``MAX_ROOT_RANK`` nodes.
 
     ``A[q, i] = sqrt(w_q) (k(t_q, u_i) - z_i)`` over the nodes of :func:`_nodes`, centred
     by the same sum, so ``A' A`` is positive semi-definite and no two nearly equal
@@ -181,7 +181,7 @@ def root(col: _Column, ell: float, u: NDArray[np.float64]) -> NDArray[np.float64
     return None if nodes is None else _root_at(col, ell, u, *nodes)
 
 
-def _root_at(col: _Column, ell: float, u: NDArray[np.float64], t: NDArray[np.float64],
+def _root_at(col: Column, ell: float, u: NDArray[np.float64], t: NDArray[np.float64],
              w: NDArray[np.float64]) -> NDArray[np.float64]:
     """:func:`root` over the nodes ``t`` with weights ``w``, however many there are."""
     if col.categorical:
@@ -193,8 +193,8 @@ def _root_at(col: _Column, ell: float, u: NDArray[np.float64], t: NDArray[np.flo
     return K
 
 
-def _integrals(
-    col: _Column, ell: float, u: NDArray[np.float64], *, second: bool = True
+def kernel_integrals(
+    col: Column, ell: float, u: NDArray[np.float64], *, second: bool = True
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``z_i = E[k(T, u_i)]`` and ``C[i, l] = E[k(T, u_i) k(T, u_l)] - z_i z_l`` for ``T``
     drawn from the column's measure."""
@@ -220,7 +220,7 @@ def _integrals(
     return z, W - np.outer(z, z)
 
 
-def kernel_parts(cols: Sequence[_Column], A: NDArray[np.float64], B: NDArray[np.float64],
+def kernel_parts(cols: Sequence[Column], A: NDArray[np.float64], B: NDArray[np.float64],
                  ell: NDArray[np.float64], units: Sequence[Sequence[int]],
                  mask: NDArray[np.float64] | None = None,
                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -231,7 +231,7 @@ def kernel_parts(cols: Sequence[_Column], A: NDArray[np.float64], B: NDArray[np.
     the interpreter lock in its loops): at 2,000 rows and 30 columns this is 120 million
     exponentials, the largest cost of the posterior.
     """
-    prod = _kernel(cols, A, B, ell)
+    prod = kernel_matrix(cols, A, B, ell)
     units = [u for k, u in enumerate(units) if mask is None or mask[k]]
     if not units:
         return prod, np.zeros_like(prod)
@@ -249,7 +249,7 @@ def kernel_parts(cols: Sequence[_Column], A: NDArray[np.float64], B: NDArray[np.
                 np.exp(buf, out=buf)
                 total += buf
             else:
-                total += _kernel([cols[i] for i in m], A[:, m], B[:, m], ell[m])
+                total += kernel_matrix([cols[i] for i in m], A[:, m], B[:, m], ell[m])
         return total
 
     half = (len(units) + 1) // 2

@@ -1,14 +1,14 @@
 """Conditional parameters in the Gaussian-process surrogate, integrated exactly.
 
 A conditional parameter's kernel factor knows whether it is active (see
-``_gp_kernel._kernel``): trials where it is inactive say nothing about its effect
+``_kernel.kernel_matrix``): trials where it is inactive say nothing about its effect
 where it is active. The posterior mean is then no longer a product of one-column
 factors -- whether a child's factor is its kernel or a constant depends on its
 parents' values. Columns tied by conditions form a *block* (children with their
 parents, transitively); the mean is a product of block factors, and each block is
 integrated by enumerating its parents' joint values, which must be discrete
 (categorical, or at most ``MAX_EXACT_POINTS`` values; at most ``MAX_COMBINATIONS``
-joint values). Spaces that do not fit this are imputed instead (``_gp``).
+joint values). Spaces that do not fit this are imputed instead (``hpinsight.surrogates.gp``).
 
 The estimand is the one used everywhere in the package: the product measure over all
 columns, the function not depending on a parameter's value where it is inactive.
@@ -37,17 +37,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._encoding import measure_of
-from ._gp_kernel import MAX_EXACT_POINTS, _integrals, _kernel
-from ._params import Categorical, Condition, Int
-from ._space import SearchSpace
+from ..._encoding import measure_of
+from ..._params import Categorical, Condition, Int
+from ..._space import SearchSpace
+from ._kernel import MAX_EXACT_POINTS, kernel_integrals, kernel_matrix
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from numpy.typing import NDArray
 
-    from ._gp_kernel import _Column
+    from ._kernel import Column
 
 #: A block whose parents have more joint values is imputed instead.
 MAX_COMBINATIONS = 4096
@@ -98,7 +98,7 @@ class Block:
         return self.active[combo]
 
 
-def _infer_conditions(space: SearchSpace, X: NDArray[np.float64]) -> SearchSpace | None:
+def infer_conditions(space: SearchSpace, X: NDArray[np.float64]) -> SearchSpace | None:
     """``space`` with a condition for every column that has inactive entries, or None."""
     nan = np.isnan(X)
     names = space.names
@@ -137,7 +137,7 @@ def _infer_conditions(space: SearchSpace, X: NDArray[np.float64]) -> SearchSpace
 def conditional_blocks(space: SearchSpace, X: NDArray[np.float64]) -> tuple[Block, ...] | None:
     """The blocks of ``space`` on encoded ``X`` (NaN = inactive); ``()`` without
     conditional columns, None where they cannot be integrated exactly (then impute)."""
-    full = _infer_conditions(space, X)
+    full = infer_conditions(space, X)
     if full is None:
         return None
     names = space.names
@@ -191,7 +191,7 @@ def conditional_blocks(space: SearchSpace, X: NDArray[np.float64]) -> tuple[Bloc
 class BlockTerms:
     """One block's integrals against training rows ``U`` (rescaled, NaN = inactive)."""
 
-    def __init__(self, block: Block, cols: Sequence[_Column], ell: NDArray[np.float64],
+    def __init__(self, block: Block, cols: Sequence[Column], ell: NDArray[np.float64],
                  U: NDArray[np.float64]) -> None:
         self.block, self.cols, self.ell = block, cols, ell
         self.members = block.members
@@ -203,7 +203,7 @@ class BlockTerms:
         for k, p in enumerate(block.parents):
             col = cols[p]
             values = col.scale(block.supports[k][block.codes[:, k]])
-            kp = _kernel((col,), values[:, None], self.U[:, p : p + 1], ell[p : p + 1])
+            kp = kernel_matrix((col,), values[:, None], self.U[:, p : p + 1], ell[p : p + 1])
             Ac, ai = A[:, self._pos[p]][:, None], self.a[:, self._pos[p]][None, :]
             KP *= Ac * ai * kp + (1.0 - Ac) * (1.0 - ai)
         self.KP = KP
@@ -212,7 +212,7 @@ class BlockTerms:
         self._E: dict[int, NDArray[np.float64]] = {}
         prod = KP.copy()
         for j in block.children:
-            z = self._z[j] = _integrals(cols[j], float(ell[j]), self.U[:, j], second=False)[0]
+            z = self._z[j] = kernel_integrals(cols[j], float(ell[j]), self.U[:, j], second=False)[0]
             Ac, aj = A[:, self._pos[j]][:, None], self.a[:, self._pos[j]][None, :]
             self._E[j] = Ac * aj * z[None, :] + (1.0 - Ac) * (1.0 - aj)
             prod *= self._E[j]
@@ -259,7 +259,7 @@ class BlockTerms:
         z = self._z[j]
         if s and t:
             if j not in self._W:
-                self._W[j] = _integrals(self.cols[j], float(self.ell[j]), self.U[:, j])[1] + np.outer(z, z)
+                self._W[j] = kernel_integrals(self.cols[j], float(self.ell[j]), self.U[:, j])[1] + np.outer(z, z)
             return np.outer(a, a) * self._W[j]
         if s:
             return np.outer(a * z, 1.0 - a)
@@ -313,7 +313,7 @@ class BlockTerms:
                 a = self.a[:, self._pos[j]]
                 if (s >> k) & 1:
                     col, g = self.cols[j], grids[list(T).index(j)]
-                    phi = _kernel((col,), col.scale(g)[:, None], self.U[:, j : j + 1], self.ell[j : j + 1]) * a
+                    phi = kernel_matrix((col,), col.scale(g)[:, None], self.U[:, j : j + 1], self.ell[j : j + 1]) * a
                     F = F * phi[mesh[list(T).index(j)]]
                 else:
                     F = F * (1.0 - a)

@@ -1,0 +1,277 @@
+"""The fitted Gaussian process: its posterior mean in every draw, and the terms its
+exact decomposition integrates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+from threadpoolctl import threadpool_limits
+
+from ._blocks import Block, BlockTerms
+from ._kernel import Column, kernel_integrals, kernel_matrix, root, scale_columns
+from ._likelihood import additive_mask, signal_kernel, unit_members
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numpy.typing import NDArray
+
+
+@dataclass(frozen=True, slots=True)
+class GaussianProcessSurrogate:
+    """A fitted GP (product plus additive kernel): its posterior mean in every draw.
+
+    Attributes
+    ----------
+    length_scales : ndarray of shape (n_params,)
+        In units of each parameter's rescaled range (categoricals: ``rho = exp(-1/(2 l^2))``).
+    signal_variance, noise_variance : float
+        The product part's variance ``s_p`` and the noise variance, in units of the
+        standardized objective.
+    y_mean, y_scale : float
+        The standardization.
+    X : ndarray of shape (n_draws, n_rows, n_params)
+        Each draw's rescaled training inputs (they differ only where inactive entries
+        were imputed).
+    beta : ndarray of shape (n_draws, n_rows)
+        Each draw's posterior weights of the product part (0 for rows outside its
+        bootstrap resample); the additive part's are ``additive_weight * beta``.
+    loo_r2 : float or None
+        Leave-one-out R² of the full-data posterior mean (closed form).
+    null_fractions : (float, float) or None
+        With shadows (see :func:`_shadow_null`): the largest share of variance a shadow
+        column's main effect got, and the largest of a shadow's interaction with the
+        most important parameter.
+    varying : tuple of int
+        Columns whose inputs differ between draws (those with imputed inactive
+        entries); every other column is the same in every draw, and what depends on
+        it alone is computed once.
+    blocks : tuple of Block
+        Conditional columns integrated jointly with their parents (see ``_blocks``);
+        their inactive entries are NaN in ``X`` and nothing is imputed.
+    additive_variance : float
+        The additive part's variance ``s_a`` (0: the product kernel alone).
+    """
+
+    columns: tuple[Column, ...]
+    length_scales: NDArray[np.float64]
+    signal_variance: float
+    noise_variance: float
+    y_mean: float
+    y_scale: float
+    X: NDArray[np.float64]
+    beta: NDArray[np.float64]
+    loo_r2: float | None
+    n_features: int
+    null_fractions: tuple[float, float] | None = None
+    varying: tuple[int, ...] = ()
+    blocks: tuple[Block, ...] = ()
+    additive_variance: float = 0.0
+
+    @property
+    def unit_members(self) -> tuple[tuple[int, ...], ...]:
+        """The kernel's units: each block's members, then every other column alone."""
+        return unit_members(self.n_features, self.blocks)
+
+    @property
+    def additive_units(self) -> NDArray[np.float64]:
+        """1 for each unit (of ``unit_members``) in the additive part, else 0."""
+        return additive_mask(self.columns, self.unit_members)
+
+    @property
+    def additive_weight(self) -> float:
+        """``r``: the additive part's weights are ``r * beta`` (see the module docstring)."""
+        return self.additive_variance / (self.signal_variance * max(float(self.additive_units.sum()), 1.0))
+
+    @property
+    def shared_inputs(self) -> bool:
+        """Every draw has the same inputs (no inactive entries to impute)."""
+        return not self.varying
+
+    @property
+    def n_draws(self) -> int:
+        return int(self.beta.shape[0])
+
+    def __repr__(self) -> str:
+        return (f"GaussianProcessSurrogate(n_rows={self.X.shape[1]}, n_draws={self.n_draws}, "
+                f"loo_r2={self.loo_r2})")
+
+    def predict_per_tree(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Each draw's posterior mean at encoded ``X``: shape (n_draws, n_rows).
+
+        A member of a conditional block is inactive where its conditions say so (its
+        value then plays no role) or where it is NaN. Any other NaN entry is averaged over
+        its parameter's measure, as the draws saw it: their inactive entries were imputed
+        from that measure, so the kernel factor of such a column is its mean ``z_j``.
+        """
+        X = np.array(X, dtype=np.float64)
+        inactive = np.isnan(X)
+        # members inactive by the conditions are so, whatever their value; the kernel itself
+        # knows what an inactive member means
+        X = self._block_inactive(X)
+        for block in self.blocks:
+            inactive[:, list(block.members)] = False
+        patterns, which = np.unique(inactive, axis=0, return_inverse=True)
+        out = np.empty((self.n_draws, X.shape[0]))
+        units = self.unit_members
+        varying = set(self.varying)
+        fixed = [u for u in units if not varying & set(u)]
+        moving = [u for u in units if varying & set(u)]
+        r = self.additive_weight
+        summed = {u for u, w in zip(units, self.additive_units, strict=True) if w}
+
+        def factors(Xb: NDArray[np.float64], rows: NDArray[np.intp], pattern: NDArray[np.bool_],
+                    group: list[tuple[int, ...]]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+            """Product and sum of the kernel factors of the units ``group`` between the
+            queries ``rows`` (inactive where ``pattern``) and the training inputs ``Xb``."""
+            prod = np.ones((rows.size, Xb.shape[0]))
+            total = np.zeros_like(prod)
+            for unit in group:
+                if len(unit) == 1 and pattern[unit[0]]:
+                    j = unit[0]
+                    F = kernel_integrals(self.columns[j], float(self.length_scales[j]), Xb[:, j], second=False)[0]
+                else:
+                    on = np.array(unit, dtype=np.intp)
+                    cols = [self.columns[j] for j in unit]
+                    F = kernel_matrix(cols, scale_columns(cols, X[np.ix_(rows, on)]), Xb[:, on], self.length_scales[on])
+                prod *= F
+                if unit in summed:
+                    total += F
+            return prod, total
+
+        for p, pattern in enumerate(patterns):
+            rows = np.flatnonzero(which.ravel() == p)
+            P0, S0 = factors(self.X[0], rows, pattern, fixed)  # the same in every draw
+            if not moving:
+                out[:, rows] = ((P0 + r * S0) @ self.beta.T).T
+                continue
+            for b in range(self.n_draws):
+                P, S = factors(self.X[b], rows, pattern, moving)
+                out[b, rows] = (P0 * P + r * (S0 + S)) @ self.beta[b]
+        return self.y_mean + self.y_scale * out
+
+    def difference_sd(self, A: NDArray[np.float64], B: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Posterior standard deviation of ``f(A_i) - f(B_i)``, in objective units.
+
+        ``A`` and ``B`` are encoded rows with every parameter given (a conditional block's
+        members are taken as inactive where its conditions say so). This is the
+        uncertainty of the posterior on all trials (draw 0's inputs) about a difference;
+        the draws' spread, a bootstrap with the hyperparameters held, leaves it out, and
+        where the trials pin a smooth model down the draws can agree closely on a
+        difference the trials hardly show.
+        """
+        cols, units, ell = self.columns, self.unit_members, self.length_scales
+        s, r, n_add = self.signal_variance, self.additive_weight, float(self.additive_units.sum())
+
+        def kernel(P: NDArray[np.float64], Q: NDArray[np.float64]) -> NDArray[np.float64]:
+            return signal_kernel(cols, P, Q, units, ell, s, self.additive_variance)
+
+        sa, sb = (scale_columns(cols, self._block_inactive(np.array(M, dtype=np.float64))) for M in (A, B))
+        X0 = self.X[0]
+        K = kernel(X0, X0)
+        K[np.diag_indices(X0.shape[0])] += self.noise_variance
+        D = kernel(sa, X0) - kernel(sb, X0)  # (m, n)
+        prior = 2.0 * s * (1.0 + r * n_add) - 2.0 * np.einsum("ii->i", kernel(sa, sb))
+        with threadpool_limits(limits=1, user_api="blas"):
+            c = cho_factor(K, lower=True, check_finite=False)
+            reduction = np.einsum("mi,im->m", D, cho_solve(c, D.T, check_finite=False))
+        out: NDArray[np.float64] = self.y_scale * np.sqrt(np.maximum(prior - reduction, 0.0))
+        return out
+
+    def _block_inactive(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``X`` with each block member NaN where its block's conditions leave it inactive."""
+        for block in self.blocks:
+            m = list(block.members)
+            sub = X[:, m]
+            sub[~block.activity(X)] = np.nan
+            X[:, m] = sub
+        return X
+
+    # -- exact integrals --------------------------------------------------------------
+    def units(self, draw: int, fixed: dict[int, SingleTerm] | None = None) -> list[SingleTerm | BlockTerms]:
+        """The factors of draw ``draw``'s posterior mean: one per block, one per other column.
+
+        ``fixed`` holds already computed single columns that are the same in every draw.
+        """
+        Xb = self.X[draw]
+        members = {m for b in self.blocks for m in b.members}
+        out: list[SingleTerm | BlockTerms] = [
+            BlockTerms(b, self.columns, self.length_scales, Xb) for b in self.blocks
+        ]
+        for j in range(self.n_features):
+            if j not in members:
+                out.append(fixed[j] if fixed is not None and j in fixed
+                           else SingleTerm(j, self.columns[j], float(self.length_scales[j]), Xb[:, j]))
+        return out
+
+    def _draw_groups(self) -> list[NDArray[np.intp]]:
+        # the integrals depend on a draw's inputs only, so draws that share them are done
+        # together
+        return [np.arange(self.n_draws)] if self.shared_inputs else [np.array([b]) for b in range(self.n_draws)]
+
+    def marginal_per_draw(self, cols: Sequence[int], grids: Sequence[NDArray[np.float64]]) -> NDArray[np.float64]:
+        """Exact marginal prediction of columns ``cols`` on the product of encoded ``grids``:
+        shape (n_draws, G1[, G2])."""
+        shape = [g.size for g in grids]
+        out = np.empty((self.n_draws, *shape))
+        r = self.additive_weight
+        for draws in self._draw_groups():
+            units = self.units(int(draws[0]))
+            summed = [bool(m) for m in self.additive_units]  # units() keeps unit_members' order
+            hit = [u for u in units if set(u.members) & set(cols)]
+            logz = sum((np.log(u.z) for u in units if u not in hit), np.zeros(self.X.shape[1]))
+            beta = self.beta[draws].T  # (n, draws)
+            w = beta * np.exp(logz)[:, None]
+            a = r * beta  # the additive part: other units contribute their means
+            rest = sum((u.z for u, m in zip(units, summed, strict=True) if m and u not in hit),
+                       np.zeros(self.X.shape[1])) @ a  # (draws,)
+            parts = []
+            for u in hit:
+                T = [c for c in cols if c in u.members]
+                add = a if summed[units.index(u)] else np.zeros_like(a)
+                parts.append((T, u.marginal(T, [grids[list(cols).index(c)] for c in T]), add))
+            if len(parts) == 1 and len(cols) == 1:
+                out[draws] = (parts[0][1] @ (w + parts[0][2])).T + rest[:, None]
+            elif len(parts) == 1:
+                G = parts[0][1] if parts[0][0] == list(cols) else np.swapaxes(parts[0][1], 0, 1)
+                out[draws] = np.einsum("acn,nb->bac", G, w + parts[0][2]) + rest[:, None, None]
+            else:
+                first, second = (parts if parts[0][0] == [cols[0]] else parts[::-1])
+                out[draws] = (np.einsum("an,cn,nb->bac", first[1], second[1], w)
+                              + (first[1] @ first[2]).T[:, :, None] + (second[1] @ second[2]).T[:, None, :]
+                              + rest[:, None, None])
+        return self.y_mean + self.y_scale * out
+
+
+class SingleTerm:
+    """An unconditional column's integrals against training inputs ``u`` (as ``BlockTerms``).
+
+    ``root`` (see ``_kernel.root``) stands for the (n, n) centred second moment where
+    the column's measure has few nodes; the matrix itself is formed only when asked for,
+    and not kept when ``root`` can form it again: at 2,000 rows it takes
+    32 MB, and a hundred of them would not fit in memory.
+    """
+
+    def __init__(self, j: int, col: Column, ell: float, u: NDArray[np.float64]) -> None:
+        self.members = (j,)
+        self.col, self.ell, self.u = col, ell, u
+        self.z = kernel_integrals(col, ell, u, second=False)[0]
+        self.root = root(col, ell, u)
+        self._C: NDArray[np.float64] | None = None
+
+    def centred(self, T: tuple[int, ...]) -> NDArray[np.float64]:
+        A = self.root
+        if A is not None:
+            return A.T @ A
+        if self._C is None:
+            self._C = kernel_integrals(self.col, self.ell, self.u)[1]
+        return self._C
+
+    def pure(self, S: tuple[int, ...]) -> NDArray[np.float64]:
+        return self.centred(S)
+
+    def marginal(self, T: Sequence[int], grids: Sequence[NDArray[np.float64]]) -> NDArray[np.float64]:
+        return kernel_matrix((self.col,), self.col.scale(grids[0])[:, None], self.u[:, None], np.array([self.ell]))
