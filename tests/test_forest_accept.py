@@ -23,8 +23,8 @@ from sklearn.linear_model import LinearRegression
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreeRegressor
 
 import hpinsight as hp
-from hpinsight._forest import Forest, forest_from_estimator
 from hpinsight.exceptions import InvalidDataError
+from hpinsight.surrogates.forest import Forest, forest_from_estimator
 
 N_FEATURES = 3
 

@@ -9,9 +9,8 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.tree import DecisionTreeRegressor
 
 import hpinsight as hp
-from hpinsight._forest import Forest, copy_tree
-from hpinsight._inactive_routing import route_inactive
 from hpinsight.exceptions import ConstantObjectiveWarning
+from hpinsight.surrogates.forest import Forest, copy_tree, route_inactive
 
 
 def nested_space() -> hp.SearchSpace:

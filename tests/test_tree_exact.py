@@ -11,7 +11,7 @@ from sklearn.ensemble import RandomForestRegressor
 
 import hpinsight as hp
 from hpinsight._encoding import measure_of
-from hpinsight._forest import copy_tree
+from hpinsight.surrogates.forest import copy_tree
 
 from .conftest import (
     REFERENCE_MAX_DISCRETE,

@@ -101,11 +101,11 @@ def measure_of(param: Parameter) -> Measure:
         k = len(param.choices)
         return Measure(0.0, float(k - 1), np.arange(k, dtype=np.float64), np.full(k, 1.0 / k))
     if isinstance(param, Float) and param.step is None:
-        return Measure(*_enc_bounds(param, 0.0))
+        return Measure(*encoded_bounds(param, 0.0))
     step = float(param.step or 1)
     n = math.floor((param.high - param.low) / step + 1e-9) + 1
     if n > MAX_DISCRETE_VALUES:
-        return Measure(*_enc_bounds(param, step / 2))
+        return Measure(*encoded_bounds(param, step / 2))
     values = param.low + step * np.arange(n, dtype=np.float64)
     if param.log:
         edges = log_encode(np.concatenate((values - 0.5, [values[-1] + 0.5])))
@@ -138,7 +138,7 @@ def log_encode(values: Any) -> Any:
     return np.log(np.asarray(values, dtype=np.float64))
 
 
-def _enc_bounds(param: Float | Int, pad: float) -> tuple[float, float]:
+def encoded_bounds(param: Float | Int, pad: float) -> tuple[float, float]:
     low, high = param.low - pad, param.high + pad
     if param.log:
         return float(log_encode(low)), float(log_encode(high))
@@ -395,7 +395,7 @@ def snap(param: Parameter, col: NDArray[np.float64]) -> NDArray[np.float64]:
     if isinstance(param, Categorical):
         return np.clip(np.round(col), 0, len(param.choices) - 1)
     if isinstance(param, Float) and param.step is None:
-        lo, hi = _enc_bounds(param, 0.0)
+        lo, hi = encoded_bounds(param, 0.0)
         return np.clip(col, lo, hi)
     step = float(param.step or 1)
     values = np.exp(col) if param.log else col

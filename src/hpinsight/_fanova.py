@@ -14,7 +14,7 @@ exactly from the tree's leaf partition -- and its mean and standard deviation
 (``ddof=0``, as the reference implementation) over trees.
 
 Conditional parameters: inactive entries are imputed with draws from the
-parameter's measure before fitting (see ``_forest``), so the forest is a
+parameter's measure before fitting (see ``surrogates.forest``), so the forest is a
 function on the full product space and a conditional parameter's fraction is
 its share of the variance under that product measure -- the part of the space
 where it is inactive contributes nothing to it.
@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, Literal
@@ -45,7 +44,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ._encoding import measure_of
-from ._forest import Forest, fit_forest, forest_from_estimator
 from ._history import TrialHistory
 from ._optional import import_optional
 from ._shared import (
@@ -58,15 +56,6 @@ from ._shared import (
     readonly,
 )
 from ._space import SearchSpace
-from ._tree import (
-    Partition,
-    compute_partition,
-    main_effects,
-    marginal_grid,
-    pair_effects,
-    subset_effect,
-    subset_variance,
-)
 from ._validation import check_choice, check_int, check_real, check_seed
 from .exceptions import (
     ConstantObjectiveWarning,
@@ -74,6 +63,14 @@ from .exceptions import (
     InvalidArgumentTypeError,
     InvalidDataError,
     UnknownNameError,
+)
+from .surrogates.forest import (
+    Forest,
+    compute_partition,
+    decompose_forest,
+    fit_forest,
+    forest_from_estimator,
+    marginal_grid,
 )
 from .surrogates.gp import GaussianProcessSurrogate, decompose_gp, fit_gp
 
@@ -560,54 +557,6 @@ class FanovaResult:
         return plot_importance(self, ax=ax, **kwargs)
 
 
-# ------------------------------------------------------------------------------------------
-def decompose_tree(
-    part: Partition, subsets: Sequence[tuple[int, ...]], max_order: int
-) -> NDArray[np.float64]:
-    """``V_U`` of one tree for each subset (sorted column tuples), Algorithm 2."""
-    out = np.zeros(len(subsets))
-    if part.variance == 0:
-        return out
-    mains, v_main = main_effects(part)
-    pos = {s: k for k, s in enumerate(subsets)}
-    for j in range(len(mains)):
-        if (j,) in pos:
-            out[pos[(j,)]] = v_main[j]
-    if max_order < 2:
-        return out
-    pairs = [s for s in subsets if len(s) == 2]
-    v_pair, f_pair = pair_effects(part, mains, pairs, keep=max_order >= 3)
-    for s, v in v_pair.items():
-        out[pos[s]] = v
-    if max_order < 3:
-        return out
-    lower: dict[tuple[int, ...], NDArray[np.float64]] = {(j,): mains[j] for j in range(len(mains))}
-    for pair, f_ij in f_pair.items():
-        lower[pair] = f_ij
-    for cols in subsets:
-        if len(cols) >= 3:
-            f = subset_effect(part, cols, lower)
-            lower[cols] = f
-            out[pos[cols]] = subset_variance(part, cols, f)
-    return out
-
-
-def _decompose_forest(
-    model: Forest, space: SearchSpace, index_subsets: Sequence[tuple[int, ...]], max_order: int
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """``V_U`` per tree and subset, and each tree's variance and mean over the space."""
-    measures = [measure_of(p) for p in space.params]
-    variances = np.empty((len(model.trees), len(index_subsets)))
-    tree_var = np.empty(len(model.trees))
-    tree_mean = np.empty(len(model.trees))
-    for t, tree in enumerate(model.trees):
-        part = compute_partition(tree, measures)
-        tree_var[t] = part.variance
-        tree_mean[t] = part.mean
-        variances[t] = decompose_tree(part, index_subsets, max_order)
-    return variances, tree_var, tree_mean
-
-
 def fanova(
     history: TrialHistory,
     *,
@@ -726,7 +675,7 @@ def fanova(
             space, X, y, n_trees=opts.n_trees, seed=opts.seed,
             min_samples_leaf=min_samples_leaf, max_features=max_features,
             max_samples=max_samples, n_jobs=n_jobs)
-        variances, tree_var, tree_mean = _decompose_forest(model, space, index_subsets,
+        variances, tree_var, tree_mean = decompose_forest(model, space, index_subsets,
                                                            opts.max_order)
         fit_r2 = model.oob_r2
     names = space.names

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._forest import impute_inactive
+from .surrogates.forest import impute_inactive
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

@@ -38,11 +38,11 @@ import numpy as np
 
 from ._encoding import measure_of
 from ._fanova import FanovaResult, native_grid
-from ._forest import Forest
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, clip_text, grid_columns, json_array, json_value, readonly
 from ._validation import check_choice, check_int, check_seed
 from .exceptions import InvalidArgumentError, InvalidArgumentTypeError
+from .surrogates.forest import Forest
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -59,7 +59,6 @@ from ._decisions import MIN_TRIALS_FOR_COST, DecisionResult, decide
 from ._defaults import DefaultValues
 from ._encoding import active_mask, encode_value, measure_of, snap
 from ._fanova import FanovaResult, fanova
-from ._forest import impute_inactive
 from ._history import TrialHistory, as_history
 from ._optional import import_optional
 from ._params import Categorical, Float, Int
@@ -67,6 +66,7 @@ from ._shared import REPR_WIDTH, clip_text, fmt_value, join_items, json_value, r
 from ._space import SearchSpace
 from ._validation import check_choice, check_int, check_real, check_seed
 from .exceptions import InvalidArgumentTypeError, InvalidDataError
+from .surrogates.forest import impute_inactive
 from .surrogates.gp import GaussianProcessSurrogate
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ parameter, so each split ``z_j <= t`` of a SMAC tree is the same split
 Where a conditional parameter is inactive SMAC feeds its imputed value, which goes
 one fixed way at every split on that parameter. Each converted tree routes it the
 same way: splits on the parameter's ancestors are inserted wherever its activity is
-not yet decided (:func:`hpinsight._inactive_routing.route_inactive`). The converted
+not yet decided (:func:`hpinsight.surrogates.forest.route_inactive`). The converted
 forest therefore predicts what SMAC's forest predicts at every configuration of the
 space, inactive entries included (tests check this tree by tree on random
 configurations of conditional spaces with forbidden clauses), and, as a function on
@@ -41,11 +41,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._encoding import encode_value
-from .._forest import Forest, TreeArrays, copy_tree
-from .._inactive_routing import route_inactive
 from .._params import Categorical, Float, Int
 from .._shared import readonly
 from ..exceptions import HPInsightError
+from ..surrogates.forest import Forest, TreeArrays, copy_tree, route_inactive
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

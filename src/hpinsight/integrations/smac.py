@@ -26,7 +26,6 @@ from .._optional import import_optional
 
 import_optional("smac", "hpinsight.integrations.smac")
 
-from .._forest import Forest  # noqa: E402
 from .._history import TrialHistory  # noqa: E402
 from .._space import SearchSpace  # noqa: E402
 from ..adapters._smac_model import (  # noqa: E402
@@ -34,6 +33,7 @@ from ..adapters._smac_model import (  # noqa: E402
     forest_from_smac_model,
     smac_model_of,
 )
+from ..surrogates.forest import Forest  # noqa: E402
 from ._smac_callback import RESULT_FILE, SMAC_RESULT_FILE, ImportanceCallback  # noqa: E402
 from ._smac_shrink import ContinuedRun, reduce_configspace, shrink_and_continue  # noqa: E402
 

@@ -97,7 +97,7 @@ Where we deviate, and why:
   largest error of a main effect from 0.139 to 0.016 (``benchmarks/README.md``).
   Where a parent is continuous or the parents have more than
   ``_blocks.MAX_COMBINATIONS`` joint values, inactive entries are instead filled
-  with draws from the parameter's measure, as in ``_forest``: a new imputation in
+  with draws from the parameter's measure, as in ``surrogates.forest``: a new imputation in
   every draw, so no single imputation decides the answer.
 * A categorical parameter is measured uniformly over the choices the trials contain,
   not over all of them (a conditional block's parents excepted: they are enumerated over

@@ -11,8 +11,8 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from threadpoolctl import threadpool_limits
 
-from ..._forest import impute_inactive
 from ..._shared import readonly
+from ...surrogates.forest import impute_inactive
 from ._blocks import Block, conditional_blocks
 from ._decompose import decompose_gp
 from ._kernel import Column, make_columns, scale_columns

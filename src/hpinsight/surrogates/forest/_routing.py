@@ -22,16 +22,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._encoding import _enc_bounds, encode_value, log_encode
+from ..._encoding import encode_value, encoded_bounds, log_encode
+from ..._params import AnyOf, Categorical, Condition
+from ..._shared import readonly
 from ._forest import TreeArrays
-from ._params import AnyOf, Categorical, Condition
-from ._shared import readonly
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from ._params import ConditionLike
-    from ._space import SearchSpace
+    from ..._params import ConditionLike
+    from ..._space import SearchSpace
 
 __all__ = ["route_inactive"]
 
@@ -139,7 +139,7 @@ def _domain(space: SearchSpace, j: int) -> tuple[float, float]:
     """A box side holding every value of column ``j`` as the tree sees it."""
     param = space.params[j]
     low, high = (0.0, len(param.choices) - 1.0) if isinstance(param, Categorical) else (
-        _enc_bounds(param, 0.0))
+        encoded_bounds(param, 0.0))
     return _below(low), _f32(high)
 
 

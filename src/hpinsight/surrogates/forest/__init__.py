@@ -1,0 +1,35 @@
+"""The random forest of the functional ANOVA paper (Hutter, Hoos & Leyton-Brown 2014).
+
+* ``_forest``: fit or accept scikit-learn forests and copy their trees into frozen
+  arrays (the only code that reads ``estimator.tree_``); inactive values imputed;
+* ``_tree``: each tree's exact leaf partition of the space, and its marginals;
+* ``_decompose``: the variance of every subset's effect, per tree (Algorithm 2);
+* ``_routing``: trees trained on imputed inactive values, restated on the product space.
+"""
+
+from ._decompose import decompose_forest, decompose_tree
+from ._forest import (
+    Forest,
+    TreeArrays,
+    copy_tree,
+    fit_forest,
+    forest_from_estimator,
+    impute_inactive,
+)
+from ._routing import route_inactive
+from ._tree import Partition, compute_partition, marginal_grid
+
+__all__ = [
+    "Forest",
+    "Partition",
+    "TreeArrays",
+    "compute_partition",
+    "copy_tree",
+    "decompose_forest",
+    "decompose_tree",
+    "fit_forest",
+    "forest_from_estimator",
+    "impute_inactive",
+    "marginal_grid",
+    "route_inactive",
+]
