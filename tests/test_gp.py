@@ -254,7 +254,7 @@ def test_effects_no_larger_than_a_shadow_are_indistinguishable_from_nothing() ->
     ],
 )
 def test_verdict_rule(mean, std, null, verdict) -> None:
-    from hpinsight._fanova import _verdict
+    from hpinsight._fanova_result import verdict as _verdict
 
     assert _verdict(mean, std, null) == verdict
 

@@ -53,13 +53,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ._fanova import NEGLIGIBLE_SHARE
+from ._fanova_result import NEGLIGIBLE_SHARE
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
 from .exceptions import InvalidArgumentError
 
 if TYPE_CHECKING:
-    from ._fanova import FanovaResult, Importance
+    from ._fanova_result import FanovaResult, Importance
     from ._sampling import SamplingRecord
     from ._subspace import SurrogateRisk
 

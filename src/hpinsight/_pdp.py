@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ._encoding import measure_of
-from ._fanova import FanovaResult, native_grid
+from ._fanova_result import FanovaResult, native_grid
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, clip_text, grid_columns, json_array, json_value, readonly
 from ._validation import check_choice, check_int, check_seed

@@ -58,7 +58,8 @@ from scipy.special import ndtr
 from ._decisions import MIN_TRIALS_FOR_COST, DecisionResult, decide
 from ._defaults import DefaultValues
 from ._encoding import active_mask, encode_value, measure_of, snap
-from ._fanova import FanovaResult, fanova
+from ._fanova import fanova
+from ._fanova_result import FanovaResult
 from ._history import TrialHistory, as_history
 from ._optional import import_optional
 from ._params import Categorical, Float, Int

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._decisions import DecisionResult, ParameterDecision
 from ._defaults import DefaultValues
-from ._fanova import FanovaResult, Importance, MarginalResult
+from ._fanova_result import FanovaResult, Importance, MarginalResult
 from ._pdp import PartialDependenceResult
 from ._regions import RegionNode, RegionTree
 from ._reporting import Report

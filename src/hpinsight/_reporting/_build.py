@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._decisions import DecisionResult, decide
-from .._fanova import FanovaResult, fanova
+from .._fanova import fanova
+from .._fanova_result import FanovaResult
 from .._history import TrialHistory, as_history
 from .._optional import import_optional
 from .._pdp import PartialDependenceResult, partial_dependence

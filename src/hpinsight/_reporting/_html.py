@@ -14,7 +14,7 @@ import string
 from typing import TYPE_CHECKING, Any
 
 from .._decisions import STATES, fmt_cost, fmt_share
-from .._fanova import NEGLIGIBLE_SHARE
+from .._fanova_result import NEGLIGIBLE_SHARE
 from .._optional import import_optional
 from .._shared import fmt_value
 

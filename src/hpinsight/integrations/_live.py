@@ -31,7 +31,7 @@ from ._tasks import TASKS
 from ._worker import RefitWorker, WorkerError
 
 if TYPE_CHECKING:
-    from .._fanova import FanovaResult
+    from .._fanova_result import FanovaResult
     from .._history import TrialHistory
     from .._regions import RegionNode, RegionTree
     from .._subspace import SubspaceResult

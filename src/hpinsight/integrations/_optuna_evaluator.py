@@ -40,7 +40,7 @@ from ..exceptions import (
 if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
 
-    from .._fanova import FanovaResult
+    from .._fanova_result import FanovaResult
 
 __all__ = ["FanovaImportanceEvaluator"]
 

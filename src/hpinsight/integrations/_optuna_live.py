@@ -29,7 +29,7 @@ from ._optuna_shrink import (
 )
 
 if TYPE_CHECKING:
-    from .._fanova import FanovaResult
+    from .._fanova_result import FanovaResult
     from .._subspace import SubspaceResult
 
 __all__ = ["SUMMARY_KEY", "Refitter", "best_ranges"]

@@ -35,7 +35,7 @@ from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ._live import BackgroundRefits, ImportanceSnapshot, LiveFanova, LiveResults, RefitOptions
 
 if TYPE_CHECKING:
-    from .._fanova import FanovaResult
+    from .._fanova_result import FanovaResult
 
 __all__ = ["RESULT_FILE", "SMAC_RESULT_FILE", "ImportanceCallback"]
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .._fanova import FanovaResult
+    from .._fanova_result import FanovaResult
     from .._regions import RegionTree
 
 __all__ = ["TASKS", "confidence_regions"]

@@ -33,7 +33,7 @@ from ._importance_data import (
 )
 
 if TYPE_CHECKING:
-    from .._fanova import FanovaResult, MarginalResult
+    from .._fanova_result import FanovaResult, MarginalResult
     from .._risk import TuningRiskResult
     from .._subspace import SubspaceResult
 

@@ -16,7 +16,7 @@ from ._common import axis_of
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from .._fanova import FanovaResult, MarginalResult
+    from .._fanova_result import FanovaResult, MarginalResult
     from .._risk import TuningRiskResult
     from .._subspace import SubspaceResult
 

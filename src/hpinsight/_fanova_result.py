@@ -1,0 +1,518 @@
+"""What :func:`hpinsight.fanova` returns: each effect's share of the variance
+(:class:`Importance`), marginal curves (:class:`MarginalResult`) and the whole result
+(:class:`FanovaResult`), with the verdicts and the cut-off every surface uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._encoding import measure_of
+from ._optional import import_optional
+from ._shared import (
+    REPR_WIDTH,
+    clip_text,
+    grid_columns,
+    join_items,
+    json_array,
+    json_value,
+    readonly,
+)
+from ._space import SearchSpace
+from ._validation import check_int
+from .exceptions import (
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    UnknownNameError,
+)
+from .surrogates.forest import (
+    Forest,
+    compute_partition,
+    marginal_grid,
+)
+from .surrogates.gp import GaussianProcessSurrogate
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+
+__all__ = ["NEGLIGIBLE_SHARE", "VERDICTS", "FanovaResult", "Importance", "MarginalResult",
+           "native_grid", "verdict"]
+
+
+#: The verdicts an :class:`Importance` can carry.
+VERDICTS = ("resolved", "uncertain", "indistinguishable from nothing")
+#: Shares below this are nothing whatever the null says: they round to 0.0 % as reports
+#: show them (a fit that gives the shadows exactly nothing would otherwise call a share
+#: of 1e-9 "uncertain", next to a printed 0.0 %).
+NEGLIGIBLE_SHARE = 5e-4
+
+
+@dataclass(frozen=True, slots=True)
+class Importance:
+    """Fraction of variance explained by one effect, over the trees (or draws) of a model.
+
+    A value object: it has a ``repr`` and :meth:`to_dict` but no ``to_frame`` or
+    ``plot`` of its own, because it is one row of :meth:`FanovaResult.to_frame` and one
+    bar of :meth:`FanovaResult.plot`.
+
+    Attributes
+    ----------
+    params : tuple of str
+        One name for a main effect, several for their pure interaction.
+    mean, std : float
+        Mean and standard deviation over non-constant trees (or draws).
+    null : float or None
+        The share a *shadow* column got: a copy of a parameter shuffled among trials
+        close in trial order, so with the same marginal (also as the sampler moved it)
+        and no bearing on the objective (Gaussian process; main effects and pairs).
+    verdict : {"resolved", "uncertain", "indistinguishable from nothing"}
+        "indistinguishable from nothing" when the mean does not exceed ``null`` or is
+        below ``NEGLIGIBLE_SHARE`` (5e-4); else "uncertain" when the band mean - std
+        reaches ``null`` (or 0 without a null): the effect is above the null, but not
+        by more than its own spread; else "resolved".
+
+    Examples
+    --------
+    >>> from hpinsight.results import Importance
+    >>> imp = Importance(("lr",), 0.62, 0.05)
+    >>> imp
+    Importance(lr: 0.6200 ± 0.0500)
+    >>> imp.to_dict()["params"]
+    ['lr']
+    """
+
+    params: tuple[str, ...]
+    mean: float
+    std: float
+    null: float | None = None
+    verdict: str = "resolved"
+
+    def __repr__(self) -> str:
+        flag = "" if self.verdict == "resolved" else f", {self.verdict}"
+        tail = f": {self.mean:.4f} ± {self.std:.4f}{flag})"
+        head = "Importance("
+        names = clip_text(" x ".join(self.params), REPR_WIDTH - len(head) - len(tail))
+        return f"{head}{names}{tail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe representation (a non-finite number becomes None)."""
+        return {"params": list(self.params), "mean": json_value(self.mean),
+                "std": json_value(self.std), "null": json_value(self.null),
+                "verdict": self.verdict}
+
+
+def verdict(mean: float, std: float, null: float | None) -> str:
+    if mean < NEGLIGIBLE_SHARE or (null is not None and mean <= null):
+        return VERDICTS[2]
+    return VERDICTS[1] if mean - std <= (null or 0.0) else VERDICTS[0]
+
+
+@dataclass(frozen=True, slots=True)
+class MarginalResult:
+    """Marginal prediction of one or two parameters, averaged over all others.
+
+    Attributes
+    ----------
+    params : tuple of str
+    grid : tuple of tuple
+        Evaluation values of each parameter in native units (choices for
+        categoricals).
+    encoded_grid : tuple of ndarray
+        The same points in the encoded coordinate.
+    per_tree : ndarray of shape (n_trees, G1[, G2])
+        Each tree's exact marginal at the grid points.
+    mean, std : ndarray of shape (G1[, G2])
+        Over trees (``ddof=0``).
+    space : SearchSpace or None
+        The search space of the analysis (axis scales and category ticks of
+        :meth:`plot`); None when the result was built by hand.
+    cap_value : float or None
+        The cap the analysed objective had (:attr:`FanovaResult.cap_value`).
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Categorical("k", ["a", "b"])])
+    >>> configs = space.sample(100, seed=0)
+    >>> y = [c["x"] + (c["k"] == "b") for c in configs]
+    >>> m = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, n_trees=8).marginal("k")
+    >>> m.to_frame()["k"].tolist()
+    ['a', 'b']
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from matplotlib.figure import Figure
+    >>> m.plot(ax=Figure().add_subplot()).get_xlabel()
+    'k'
+    """
+
+    params: tuple[str, ...]
+    grid: tuple[tuple[Any, ...], ...]
+    encoded_grid: tuple[NDArray[np.float64], ...]
+    per_tree: NDArray[np.float64]
+    mean: NDArray[np.float64]
+    std: NDArray[np.float64]
+    space: SearchSpace | None = field(default=None, repr=False, compare=False)
+    cap_value: float | None = None
+
+    def __repr__(self) -> str:
+        shape = "x".join(str(len(g)) for g in self.grid)
+        tail = (f", grid={shape}, trees={self.per_tree.shape[0]}, "
+                f"range={_range_text(self.mean)})")
+        head = "MarginalResult(params="
+        return f"{head}{clip_text(repr(self.params), REPR_WIDTH - len(head) - len(tail))}{tail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe representation (grids, mean and std as nested lists)."""
+        return {
+            "params": list(self.params),
+            "grid": [[json_value(v) for v in g] for g in self.grid],
+            "mean": json_array(self.mean),
+            "std": json_array(self.std),
+            "cap_value": json_value(self.cap_value),
+        }
+
+    def to_frame(self) -> Any:
+        """Long-format ``pandas.DataFrame``: one row per grid point.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One column per parameter (native values), then ``mean`` and ``std``.
+        """
+        pd = import_optional("pandas", "MarginalResult.to_frame")
+        data = grid_columns(self.params, self.grid)
+        data["mean"] = self.mean.ravel()
+        data["std"] = self.std.ravel()
+        return pd.DataFrame(data)
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Draw the marginal: a curve with a ±1 std band, or a heatmap for two parameters.
+
+        Delegates to :func:`hpinsight.plotting.plot_marginal` (one parameter; ``marks=``
+        is passed on) or :func:`hpinsight.plotting.plot_interaction` (two).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        from .plotting import plot_interaction, plot_marginal
+
+        if len(self.params) == 1:
+            return plot_marginal(self, ax=ax, **kwargs)
+        return plot_interaction(self, ax=ax, **kwargs)
+
+
+def native_grid(space: SearchSpace, col: int, encoded: NDArray[np.float64]) -> tuple[Any, ...]:
+    """The encoded grid ``encoded`` of column ``col`` in the parameter's native units."""
+    X = np.full((encoded.size, len(space)), np.nan)
+    X[:, col] = encoded
+    name = space.params[col].name
+    return tuple(row.get(name) for row in space.decode(X))
+
+
+def _range_text(values: NDArray[np.float64]) -> str:
+    """``"[low, high]"`` of the finite values, 4 significant digits."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return "[]"
+    return f"[{finite.min():.4g}, {finite.max():.4g}]"
+
+
+@dataclass(frozen=True, slots=True)
+class FanovaResult:
+    """Functional ANOVA decomposition of a surrogate (Gaussian process or random forest)
+    over a search space. "Trees" below are the forest's trees or the GP's bootstrap draws.
+
+    Use :meth:`importance`, :meth:`ranking` and :meth:`marginal`; the raw
+    per-tree numbers are kept so any summary can be recomputed without a refit.
+
+    Attributes
+    ----------
+    space : SearchSpace
+        The history's space, plus the conditions its trials imply for parameters that
+        are inactive in some trials but have none (Optuna's define-by-run studies).
+    subsets : tuple of tuple of str
+        The effects computed: all subsets of size 1 to ``max_order``.
+    variances : ndarray of shape (n_trees, n_subsets)
+        ``V_U`` per tree (objective units squared).
+    tree_variances : ndarray of shape (n_trees,)
+        Total prediction variance ``V`` of each tree.
+    tree_means : ndarray of shape (n_trees,)
+        Mean prediction ``f_0`` of each tree.
+    max_order : int
+    n_trials : int
+        Trials the forest was fit on.
+    n_excluded : int
+        Trials left out: by the adapter that built the history (not
+        COMPLETE, non-finite value) plus those whose value was NaN or infinite.
+    n_inactive : dict of str to int
+        Per parameter, how many of the used trials had it inactive or missing.
+    cap_value : float or None
+        The cap applied to the objective (Section 3.3), if any.
+    cap_quantile : float or None
+    direction : {"minimize", "maximize"}
+    oob_r2 : float or None
+        Out-of-sample R² of the surrogate: out-of-bag for a forest hpinsight fit
+        with a bootstrap, leave-one-out for the Gaussian process.
+    seed : int or None
+    model : Forest or GaussianProcessSurrogate
+        The fitted surrogate; ``model.predict_per_tree(X)`` gives each tree's (or
+        draw's) prediction at encoded configurations.
+    surrogate : {"forest", "gp"}
+        Which surrogate was decomposed. For "gp", "trees" are the bootstrap draws
+        of the Gaussian process (see ``hpinsight.surrogates.gp``).
+    null_fractions : (float, float) or None
+        The share of the largest shadow main effect and of the largest shadow
+        interaction (see :attr:`Importance.null`); None for a forest.
+    """
+
+    space: SearchSpace
+    subsets: tuple[tuple[str, ...], ...]
+    variances: NDArray[np.float64]
+    tree_variances: NDArray[np.float64]
+    tree_means: NDArray[np.float64]
+    max_order: int
+    n_trials: int
+    n_excluded: int
+    n_inactive: dict[str, int]
+    cap_value: float | None
+    cap_quantile: float | None
+    direction: str
+    oob_r2: float | None
+    seed: int | None
+    model: Forest | GaussianProcessSurrogate = field(repr=False)
+    surrogate: str = "forest"
+    null_fractions: tuple[float, float] | None = None
+    _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
+    _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_index", {frozenset(s): i for i, s in enumerate(self.subsets)})
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fractions = self.variances / self.tree_variances[:, None]
+        fractions[~(self.tree_variances > 0)] = np.nan
+        object.__setattr__(self, "_fractions", readonly(fractions))
+
+    # -- summaries ----------------------------------------------------------------------
+    @property
+    def n_trees(self) -> int:
+        """Number of trees in the forest."""
+        return int(self.tree_variances.size)
+
+    @property
+    def valid_trees(self) -> NDArray[np.bool_]:
+        """Trees with positive prediction variance (the ones fractions are averaged over)."""
+        return self.tree_variances > 0
+
+    @property
+    def n_constant_trees(self) -> int:
+        """Trees whose prediction is constant over the space (left out of fractions)."""
+        return int(self.n_trees - self.valid_trees.sum())
+
+    @property
+    def is_constant(self) -> bool:
+        """True when every tree is constant: the objective shows no variation to explain."""
+        return not bool(self.valid_trees.any())
+
+    @property
+    def fractions(self) -> NDArray[np.float64]:
+        """``F_U = V_U / V`` per tree, shape (n_trees, n_subsets); NaN rows for constant
+        trees. Computed once (read-only)."""
+        return self._fractions
+
+    @property
+    def total_variance(self) -> float:
+        """Mean over trees of the prediction variance ``V`` over the space (Eq. 5)."""
+        return float(self.tree_variances.mean())
+
+    @property
+    def unexplained_fraction(self) -> Importance:
+        """Share of variance in interactions of order above ``max_order`` (mean, std)."""
+        return self._summarize((), 1.0 - np.nansum(self.fractions, axis=1))
+
+    def null_fraction(self, order: int) -> float | None:
+        """The share of the largest shadow effect of this order (1 or 2); None without
+        shadows (a forest) or for higher orders."""
+        if self.null_fractions is None or order not in (1, 2):
+            return None
+        return self.null_fractions[order - 1]
+
+    def _summarize(self, params: tuple[str, ...], per_tree: NDArray[np.float64]) -> Importance:
+        valid = self.valid_trees
+        null = self.null_fraction(len(params)) if params else None
+        if not valid.any():
+            return Importance(params, 0.0, 0.0, null, VERDICTS[2])
+        vals = per_tree[valid]
+        mean, std = float(vals.mean()), float(vals.std())
+        return Importance(params, mean, std, null, verdict(mean, std, null) if params else VERDICTS[0])
+
+    def importance(self, *names: str) -> Importance:
+        """Fraction of variance of one parameter (main effect) or of the pure
+        interaction of several.
+
+        Parameters
+        ----------
+        *names : str
+            One or more parameter names (order does not matter).
+
+        Returns
+        -------
+        Importance
+
+        Raises
+        ------
+        KeyError
+            If a name is not in the space or the subset was not computed
+            (raise ``max_order``).
+        """
+        if not names:
+            raise InvalidArgumentTypeError("importance() needs at least one parameter name.")
+        for n in names:
+            self.space.index(n)
+        key = frozenset(names)
+        if len(key) != len(names):
+            raise UnknownNameError(f"importance() got a repeated parameter name in {names!r}.")
+        if key not in self._index:
+            raise UnknownNameError(
+                f"The interaction {names!r} of order {len(names)} was not computed; "
+                f"this result has max_order={self.max_order}. Call fanova(..., max_order={len(names)})."
+            )
+        i = self._index[key]
+        ordered = self.subsets[i]
+        return self._summarize(ordered, self.fractions[:, i])
+
+    def ranking(self, order: int | None = None) -> tuple[Importance, ...]:
+        """Effects sorted by mean fraction, largest first.
+
+        Parameters
+        ----------
+        order : int, optional
+            Only effects of this many parameters (1 = main effects). Default: all.
+        """
+        ranked = [self._summarize(s, self._fractions[:, i]) for i, s in enumerate(self.subsets)
+                  if order is None or len(s) == order]
+        return tuple(sorted(ranked, key=lambda imp: (-imp.mean, imp.params)))
+
+    # -- marginals ------------------------------------------------------------------------
+    def marginal(self, *names: str, grid_size: int = 100) -> MarginalResult:
+        """Exact marginal prediction of one or two parameters (Eq. 1), per tree.
+
+        Parameters
+        ----------
+        *names : str
+            One or two parameter names.
+        grid_size : int, default=100
+            Points per continuous parameter (evenly spaced in the encoded
+            coordinate, i.e. log-spaced for ``log=True``). Discrete parameters
+            use all their values, thinned to ``grid_size`` when there are more.
+
+        Returns
+        -------
+        MarginalResult
+        """
+        if len(names) not in (1, 2):
+            raise InvalidArgumentTypeError(f"marginal() takes one or two parameter names. Got {len(names)}.")
+        if len(set(names)) != len(names):
+            raise InvalidArgumentError(f"marginal() got a repeated parameter name in {names!r}.")
+        check_int(grid_size, "grid_size", "FanovaResult.marginal", minimum=2)
+        cols = [self.space.index(n) for n in names]
+        measures = [measure_of(p) for p in self.space.params]
+        enc = [measures[c].grid(grid_size) for c in cols]
+        per_tree = np.empty((self.n_trees, *[e.size for e in enc]))
+        if isinstance(self.model, GaussianProcessSurrogate):
+            per_tree[...] = self.model.marginal_per_draw(cols, enc)
+        else:
+            for t, tree in enumerate(self.model.trees):
+                part = compute_partition(tree, measures)
+                a = marginal_grid(part, cols) if part.value.size else np.full([1] * len(cols), part.mean)
+                cells = [part.cells_of(c, e) if part.value.size else np.zeros(e.size, np.intp) for c, e in zip(cols, enc, strict=True)]
+                per_tree[t] = a[np.ix_(*cells)]
+        return MarginalResult(
+            params=tuple(names),
+            grid=tuple(native_grid(self.space, c, e) for c, e in zip(cols, enc, strict=True)),
+            encoded_grid=tuple(readonly(e) for e in enc),
+            per_tree=readonly(per_tree),
+            mean=readonly(per_tree.mean(axis=0)),
+            std=readonly(per_tree.std(axis=0)),
+            space=self.space,
+            cap_value=self.cap_value,
+        )
+
+    # -- export ---------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        tops = [(i.params[0], f"={i.mean:.3f}") for i in self.ranking(order=1)[:3]]
+        flag = ", constant objective" if self.is_constant else ""
+        head = (f"FanovaResult(n_trials={self.n_trials}, surrogate={self.surrogate!r}, "
+                f"n_trees={self.n_trees}, max_order={self.max_order}, top=[")
+        tail = f"]{flag})"
+        return f"{head}{join_items(tops, REPR_WIDTH - len(head) - len(tail))}{tail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe summary: every effect's mean and std, plus what was analysed."""
+        return {
+            "params": list(self.space.names),
+            "effects": [imp.to_dict() for imp in self.ranking()],
+            "unexplained_fraction": self.unexplained_fraction.to_dict(),
+            "total_variance": json_value(self.total_variance),
+            "max_order": self.max_order,
+            "n_trees": self.n_trees,
+            "n_constant_trees": self.n_constant_trees,
+            "is_constant": self.is_constant,
+            "n_trials": self.n_trials,
+            "n_excluded": self.n_excluded,
+            "n_inactive": dict(self.n_inactive),
+            "cap_value": json_value(self.cap_value),
+            "cap_quantile": self.cap_quantile,
+            "direction": self.direction,
+            "oob_r2": json_value(self.oob_r2),
+            "seed": self.seed,
+            "surrogate": self.surrogate,
+        }
+
+    def to_frame(self) -> Any:
+        """``pandas.DataFrame`` with one row per effect: params, order, mean, std, null, verdict.
+
+        Rows are the :class:`Importance` objects of :meth:`ranking`, largest first;
+        ``params`` joins an interaction's names with ``" x "``.
+        """
+        pd = import_optional("pandas", "FanovaResult.to_frame")
+        rows = [
+            {"params": " x ".join(i.params), "order": len(i.params), "mean": i.mean, "std": i.std,
+             "null": i.null, "verdict": i.verdict}
+            for i in self.ranking()
+        ]
+        return pd.DataFrame(rows, columns=["params", "order", "mean", "std", "null", "verdict"])
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Bars of the fractions of variance; see :func:`hpinsight.plotting.plot_importance`.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (default: a new figure).
+        **kwargs
+            ``top`` and ``capped``, passed on to ``plot_importance``.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> from matplotlib.figure import Figure
+        >>> import hpinsight as hp
+        >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+        >>> configs = space.sample(100, seed=0)
+        >>> result = hp.fanova(hp.TrialHistory(space, configs, [c["x"] for c in configs]), seed=0, n_trees=8)
+        >>> ax = result.plot(ax=Figure().add_subplot(), top=1)
+        >>> [t.get_text() for t in ax.get_yticklabels()]
+        ['x']
+        """
+        from .plotting import plot_importance
+
+        return plot_importance(self, ax=ax, **kwargs)
