@@ -6,7 +6,7 @@ from ._decisions import DecisionResult, ParameterDecision
 from ._defaults import DefaultValues
 from ._fanova_result import FanovaResult, Importance, MarginalResult
 from ._pdp import PartialDependenceResult
-from ._regions import RegionNode, RegionTree
+from ._regions_result import RegionNode, RegionTree
 from ._reporting import Report
 from ._risk import NonInferiorityResult, TuningRiskResult, TuningRiskRow
 from ._subspace import SubspaceResult, SurrogateRisk

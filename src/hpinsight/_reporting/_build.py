@@ -19,7 +19,8 @@ from .._fanova_result import FanovaResult
 from .._history import TrialHistory, as_history
 from .._optional import import_optional
 from .._pdp import PartialDependenceResult, partial_dependence
-from .._regions import RegionTree, confidence_split
+from .._regions import confidence_split
+from .._regions_result import RegionTree
 from .._shared import REPR_WIDTH, clip_text, join_items, json_value
 from .._validation import check_choice, check_int, check_seed
 from ..exceptions import HPInsightError, InvalidArgumentTypeError, InvalidDataError

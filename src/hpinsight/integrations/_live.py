@@ -33,7 +33,7 @@ from ._worker import RefitWorker, WorkerError
 if TYPE_CHECKING:
     from .._fanova_result import FanovaResult
     from .._history import TrialHistory
-    from .._regions import RegionNode, RegionTree
+    from .._regions_result import RegionNode, RegionTree
     from .._subspace import SubspaceResult
 
 __all__ = [

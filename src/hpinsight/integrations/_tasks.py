@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .._fanova_result import FanovaResult
-    from .._regions import RegionTree
+    from .._regions_result import RegionTree
 
 __all__ = ["TASKS", "confidence_regions"]
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from .._pdp import PartialDependenceResult
-    from .._regions import RegionNode, RegionTree
+    from .._regions_result import RegionNode, RegionTree
     from .._space import SearchSpace
 
 __all__ = ["CurveData", "PD2PlotData", "PDPlotData", "pd2_plot_data", "pd_plot_data",

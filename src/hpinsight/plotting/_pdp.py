@@ -27,7 +27,7 @@ from ._data import PD2PlotData, PDPlotData, pd2_plot_data, pd_plot_data, region_
 
 if TYPE_CHECKING:
     from .._pdp import PartialDependenceResult
-    from .._regions import RegionNode, RegionTree
+    from .._regions_result import RegionNode, RegionTree
 
 __all__ = ["plot_partial_dependence", "plot_regions"]
 
