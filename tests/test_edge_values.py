@@ -12,7 +12,7 @@ import pytest
 
 import hpinsight as hp
 from hpinsight._encoding import encode_value, is_missing, log_encode, measure_of
-from hpinsight._subspace import _midpoint
+from hpinsight._surrogate_risk import midpoint as _midpoint
 from hpinsight.exceptions import HPInsightWarning
 
 # Values where ``math.log`` (the C library) and ``np.log`` (NumPy's SIMD loop) differ in the
@@ -116,7 +116,7 @@ def test_suggest_subspace_fixes_a_none_choice_at_the_best_trials_value():
 
 
 # --------------------------------------------------------------------------------------
-# _subspace._midpoint: a legal value of every kind of parameter
+# _surrogate_risk.midpoint: a legal value of every kind of parameter
 @pytest.mark.parametrize(
     ("param", "expected"),
     [

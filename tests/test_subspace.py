@@ -233,7 +233,7 @@ def test_a_parameter_inactive_at_the_predicted_best_says_so():
 def test_a_gaussian_process_widens_the_cost_by_its_posterior_uncertainty():
     # few trials: the draws (a bootstrap with the hyperparameters held) can agree on a cost
     # the posterior is unsure of; the quantiles the rule uses carry that uncertainty
-    from hpinsight._subspace import _mixture_quantile
+    from hpinsight._surrogate_risk import _mixture_quantile
 
     space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     configs = space.sample(12, seed=1)

@@ -26,7 +26,8 @@ from ._reporting import report
 from ._risk import holm_bonferroni, noninferiority_test, tuning_risk
 from ._sampling import SamplingRecord
 from ._space import SearchSpace
-from ._subspace import suggest_subspace, surrogate_tuning_risk
+from ._subspace import suggest_subspace
+from ._surrogate_risk import surrogate_tuning_risk
 
 if TYPE_CHECKING:
     from . import experiments, integrations, plotting

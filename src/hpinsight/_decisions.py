@@ -61,7 +61,7 @@ from .exceptions import InvalidArgumentError
 if TYPE_CHECKING:
     from ._fanova_result import FanovaResult, Importance
     from ._sampling import SamplingRecord
-    from ._subspace import SurrogateRisk
+    from ._surrogate_risk import SurrogateRisk
 
 __all__ = ["MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
            "NEGLIGIBLE_SD", "STATES", "DecisionResult",

@@ -47,241 +47,27 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import ndtr
 
 from ._decisions import MIN_TRIALS_FOR_COST, DecisionResult, decide
 from ._defaults import DefaultValues
-from ._encoding import active_mask, encode_value, measure_of, snap
 from ._fanova import fanova
 from ._fanova_result import FanovaResult
 from ._history import TrialHistory, as_history
 from ._optional import import_optional
-from ._params import Categorical, Float, Int
-from ._shared import REPR_WIDTH, clip_text, fmt_value, join_items, json_value, readonly
-from ._space import SearchSpace
+from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
+from ._surrogate_risk import SurrogateRisk, defaults_for, surrogate_tuning_risk
 from ._validation import check_choice, check_int, check_real, check_seed
 from .exceptions import InvalidArgumentTypeError, InvalidDataError
-from .surrogates.forest import impute_inactive
-from .surrogates.gp import GaussianProcessSurrogate
 
 if TYPE_CHECKING:
-    from numpy.typing import NDArray
+    pass
 
-
-__all__ = ["SubspaceResult", "SurrogateRisk", "suggest_subspace", "surrogate_tuning_risk"]
-
-
-@dataclass(frozen=True, slots=True)
-class SurrogateRisk:
-    """Predicted cost of fixing one parameter at its default (see :func:`surrogate_tuning_risk`).
-
-    A value object: it has a ``repr`` and :meth:`to_dict` but no ``to_frame`` or
-    ``plot`` of its own, because it is one row of :meth:`SubspaceResult.to_frame`
-    (``risk_mean``, ``risk_std``) and one cost bar of :meth:`SubspaceResult.plot`.
-
-    Attributes
-    ----------
-    param : str
-    default : value
-    mean, std : float
-        Over trees (or draws) of ``per_tree``, in objective units, oriented so that
-        positive means worse (for a maximized objective, the score lost). For a Gaussian
-        process ``std`` includes ``posterior_sd``.
-    quantiles : dict of float to float
-        Quantiles of the risk (0.5, 0.9, 0.95): of the per-tree risks, or for a Gaussian
-        process of the draws' risks each widened by the posterior uncertainty (a mixture
-        of normals).
-    per_tree : ndarray of shape (n_trees,)
-        Each tree's (or draw's) best prediction with the parameter fixed minus its best
-        with everything free, both over the same paired candidates (negative where the
-        value fixed at beats the values the free candidates hold).
-    best_fixed, best_free : dict
-        The configurations the search found on the model's mean prediction.
-    posterior_sd : float
-        A Gaussian process's posterior standard deviation of the difference between its
-        best free configuration with the parameter fixed and without
-        (:meth:`GaussianProcessSurrogate.difference_sd`); 0 for a forest, whose trees
-        carry their spread themselves.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from hpinsight.results import SurrogateRisk
-    >>> risk = SurrogateRisk("lr", 0.01, 0.25, 0.05, {0.9: 0.31}, np.array([0.2, 0.3]),
-    ...                      {"lr": 0.01}, {"lr": 0.003})
-    >>> risk
-    SurrogateRisk(lr at 0.01: 0.25 ± 0.05, q90=0.31)
-    """
-
-    param: str
-    default: Any
-    mean: float
-    std: float
-    quantiles: dict[float, float]
-    per_tree: NDArray[np.float64] = field(repr=False)
-    best_fixed: dict[str, Any] = field(repr=False)
-    best_free: dict[str, Any] = field(repr=False)
-    posterior_sd: float = 0.0
-
-    def __repr__(self) -> str:
-        q90 = self.quantiles.get(0.9)
-        tail = f": {self.mean:.4g} ± {self.std:.4g}{'' if q90 is None else f', q90={q90:.4g}'})"
-        head = "SurrogateRisk("
-        where = f"{self.param} at {fmt_value(self.default, quote=True)}"
-        return f"{head}{clip_text(where, REPR_WIDTH - len(head) - len(tail))}{tail}"
-
-    def quantile(self, q: float) -> float:
-        """The ``q`` quantile of the risk (see ``quantiles``)."""
-        return _mixture_quantile(self.per_tree, self.posterior_sd, q)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe representation (NaN becomes None)."""
-        return {
-            "param": self.param, "default": json_value(self.default),
-            "mean": json_value(self.mean), "std": json_value(self.std),
-            "quantiles": {str(k): json_value(v) for k, v in self.quantiles.items()},
-            "best_fixed": {k: json_value(v) for k, v in self.best_fixed.items()},
-            "best_free": {k: json_value(v) for k, v in self.best_free.items()},
-            "posterior_sd": json_value(self.posterior_sd),
-        }
-
-
-def _mixture_quantile(values: NDArray[np.float64], sd: float, q: float) -> float:
-    """The ``q`` quantile of ``values``, each widened by a normal of standard deviation
-    ``sd`` (an equal-weight mixture); of ``values`` themselves when ``sd`` is 0."""
-    if not sd > 0:
-        return float(np.quantile(values, q))
-    lo, hi = float(values.min()) - 10.0 * sd, float(values.max()) + 10.0 * sd
-    return float(brentq(lambda t: float(ndtr((t - values) / sd).mean()) - q, lo, hi, xtol=1e-12 * max(1.0, sd)))
-
-
-def surrogate_tuning_risk(
-    result: FanovaResult,
-    defaults: Mapping[str, Any],
-    *,
-    configs: Sequence[Mapping[str, Any]] = (),
-    n_candidates: int = 2000,
-    seed: int | None = None,
-) -> dict[str, SurrogateRisk]:
-    """Predicted tuning risk of each parameter in ``defaults``, from one study's surrogate.
-
-    Parameters
-    ----------
-    result : FanovaResult
-        A fANOVA result whose model was fit on the raw (uncapped) objective.
-    defaults : mapping of str to value
-        The value each parameter would be fixed at; parameters not named are not assessed.
-    configs : sequence of mapping, optional
-        Configurations to add to the random candidates (typically the study's trials).
-    n_candidates : int, default=2000
-        Random configurations drawn from the space's measure.
-    seed : int, optional
-
-    Returns
-    -------
-    dict of str to SurrogateRisk
-
-    Examples
-    --------
-    >>> import hpinsight as hp
-    >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("noise", 0, 1)])
-    >>> configs = space.sample(200, seed=0)
-    >>> y = [(c["x"] - 0.3) ** 2 for c in configs]
-    >>> result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
-    >>> risks = hp.surrogate_tuning_risk(result, {"x": 0.9, "noise": 0.5}, seed=0)
-    >>> risks["x"].mean > 0.2 > risks["noise"].mean
-    True
-    """
-    func = "surrogate_tuning_risk"
-    if not isinstance(result, FanovaResult):
-        raise InvalidArgumentTypeError(f"{func} needs a FanovaResult (from hpinsight.fanova); got "
-                        f"{type(result).__name__}.")
-    n_candidates = check_int(n_candidates, "n_candidates", func, minimum=1)
-    seed = check_seed(seed, func)
-    space = result.space
-    rng = np.random.default_rng(seed)
-    X = _candidates(space, configs, n_candidates, rng)
-    cols = {}
-    for name, value in defaults.items():
-        j = space.index(name)
-        param = space.params[j]
-        if not param.contains(value):
-            raise InvalidDataError(f"{func}: the default {value!r} of {name!r} is outside its "
-                                   "range in the search space.", name=name)
-        cols[name] = (j, encode_value(param, value))
-    sign = 1.0 if result.direction == "minimize" else -1.0
-    k_free, free_pred = _best_candidate(result, X)
-    fixed_preds = {}
-    for name, (j, v) in cols.items():
-        Xi = X.copy()
-        Xi[:, j] = v
-        fixed_preds[name] = (Xi, result.model.predict_per_tree(Xi) * sign)
-    # free and fixed searches over equally many paired candidates, so both optima carry
-    # the same winner's-curse bias (a pool with every fixed variant in it would favour
-    # the free side by its size alone)
-    best_free = _config_at(space, X[k_free])
-    chosen = {name: int(np.argmin(P.mean(axis=0))) for name, (Xi, P) in fixed_preds.items()}
-    sds = dict.fromkeys(fixed_preds, 0.0)
-    if isinstance(result.model, GaussianProcessSurrogate) and fixed_preds:
-        # the uncertainty of moving this one parameter away from the predicted optimum:
-        # the best free candidate against itself with the parameter fixed (two unrelated
-        # optima would differ in every parameter, and their difference says nothing of it)
-        A = np.repeat(X[[k_free]], len(fixed_preds), 0)
-        for row, (j, v) in enumerate(cols[name] for name in fixed_preds):
-            A[row, j] = v
-        sds = dict(zip(fixed_preds, map(float, result.model.difference_sd(A, np.repeat(X[[k_free]], len(A), 0))),
-                       strict=True))
-    out = {}
-    for name, (Xi, P) in fixed_preds.items():
-        k = chosen[name]
-        # each draw's own optima: how much worse its best is with the parameter fixed;
-        # where the draws disagree on the optimum, fixing is uncertain, and this says so
-        per_tree = P.min(axis=1) - free_pred.min(axis=1)
-        sd = sds[name]
-        out[name] = SurrogateRisk(
-            param=name, default=defaults[name], mean=float(per_tree.mean()),
-            std=float(math.sqrt(per_tree.var() + sd**2)),
-            quantiles={q: _mixture_quantile(per_tree, sd, q) for q in (0.5, 0.9, 0.95)},
-            per_tree=readonly(per_tree), best_fixed=_config_at(space, Xi[k]),
-            best_free=best_free, posterior_sd=sd,
-        )
-    return out
-
-
-def _best_candidate(
-    result: FanovaResult, X: NDArray[np.float64]
-) -> tuple[int, NDArray[np.float64]]:
-    """The row of ``X`` the model predicts best (mean over its draws), and every draw's
-    predictions at every row, signed so that lower is better (shape ``(T, n)``)."""
-    sign = 1.0 if result.direction == "minimize" else -1.0
-    pred = result.model.predict_per_tree(X) * sign
-    return int(np.argmin(pred.mean(axis=0))), pred
-
-
-def _candidates(
-    space: SearchSpace, configs: Sequence[Mapping[str, Any]], n: int, rng: np.random.Generator
-) -> NDArray[np.float64]:
-    # every column drawn (inactive parameters too): the forest was trained on imputed
-    # draws, and a condition's child is ignored by the objective where it is inactive
-    X = np.empty((n, len(space)))
-    for j, param in enumerate(space.params):
-        X[:, j] = snap(param, measure_of(param).sample(rng, n))
-    if configs:
-        X = np.vstack([X, impute_inactive(space, space.encode(list(configs)), rng)])
-    return X
-
-
-def _config_at(space: SearchSpace, row: NDArray[np.float64]) -> dict[str, Any]:
-    """The configuration of an encoded candidate, with its active parameters only."""
-    X = row[None, :].copy()
-    X[~active_mask(space, X)] = np.nan  # drawn everywhere, but only active ones exist
-    return space.decode(X)[0]
+__all__ = ["SubspaceResult", "suggest_subspace"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -559,7 +345,7 @@ def suggest_subspace(
             else fanova(history, **opts)
         top = _checked_fit(capped, history, top_quantile, "capped", func) if capped is not None \
             else fanova(history, cap_quantile=top_quantile, **opts)
-    chosen, sources = _defaults_for(history, defaults, result, n_candidates, seed)
+    chosen, sources = defaults_for(history, defaults, result, n_candidates, seed)
     held = {} if history.sampling is None else {
         n: v for n, v in history.sampling.fixed.items() if n in chosen}
     for name, value in held.items():  # a held parameter's cost is that of its held value
@@ -609,55 +395,3 @@ def default_origin(source: str) -> str:
             "model": "where the model predicts the best",
             "inactive": "inactive where the model predicts the best: the middle of its "
                         "range, or its first choice"}[source]
-
-
-def _defaults_for(
-    history: TrialHistory, given: Mapping[str, Any] | DefaultValues | None,
-    result: FanovaResult, n_candidates: int, seed: int | None,
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """The value each parameter would be fixed at, and where it came from: given, declared
-    by the space, else its value in the best trial, else (inactive there) its value in the
-    configuration the model predicts best (a random search over the space's measure and
-    the trials, as :func:`surrogate_tuning_risk`)."""
-    space = history.space
-    given_values = dict(given.values) if isinstance(given, DefaultValues) else dict(given or {})
-    unknown = sorted(set(given_values) - set(space.names))
-    if unknown:
-        raise InvalidDataError(f"Defaults were given for {unknown!r}, which are not in the "
-                               f"search space {list(space.names)!r}.")
-    declared = space.defaults
-    incumbent = dict(history.best()[1])
-    best: dict[str, Any] = {}
-    if any(p.name not in given_values and p.name not in declared and p.name not in incumbent
-           for p in space.params):
-        rng = np.random.default_rng(None if seed is None else [seed, 0xBE57])
-        X = _candidates(result.space, history.configs, n_candidates, rng)
-        best = _config_at(result.space, X[_best_candidate(result, X)[0]])
-    chosen: dict[str, Any] = {}
-    sources: dict[str, str] = {}
-    for param in space.params:
-        n = param.name
-        if n in given_values:
-            chosen[n], sources[n] = given_values[n], "given"
-        elif n in declared:
-            chosen[n], sources[n] = declared[n], "space"
-        elif n in incumbent:
-            chosen[n], sources[n] = incumbent[n], "incumbent"
-        elif n in best:
-            chosen[n], sources[n] = best[n], "model"
-        else:  # inactive where the model predicts the best: it matters little where it is fixed
-            chosen[n], sources[n] = _midpoint(param), "inactive"
-    return chosen, sources
-
-
-def _midpoint(param: Float | Int | Categorical) -> Any:
-    """The first choice of a categorical; else the middle of the range on the parameter's own
-    scale (the geometric mean for ``log=True``), moved to the nearest value it can take."""
-    if isinstance(param, Categorical):
-        return param.choices[0]
-    centre = 0.5 * (encode_value(param, param.low) + encode_value(param, param.high))
-    snapped = float(snap(param, np.array([centre]))[0])  # onto the step grid, in bounds
-    value = math.exp(snapped) if param.log else snapped
-    if isinstance(param, Int):
-        return round(value)
-    return min(max(value, param.low), param.high)

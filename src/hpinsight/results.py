@@ -9,7 +9,8 @@ from ._pdp import PartialDependenceResult
 from ._regions_result import RegionNode, RegionTree
 from ._reporting import Report
 from ._risk import NonInferiorityResult, TuningRiskResult, TuningRiskRow
-from ._subspace import SubspaceResult, SurrogateRisk
+from ._subspace import SubspaceResult
+from ._surrogate_risk import SurrogateRisk
 
 __all__ = [
     "DecisionResult",
