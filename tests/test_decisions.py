@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import hpinsight as hp
-from hpinsight._decisions import STATES, decide, fmt_cost
+from hpinsight._decision_result import STATES, fmt_cost
+from hpinsight._decisions import decide
 from hpinsight._sampling import SamplingRecord
 from hpinsight.results import SurrogateRisk
 

@@ -8,7 +8,7 @@ Two questions decide whether a parameter can leave the search:
    Smallness is judged in objective units, not in shares: a narrow dip near the
    optimum holds little variance and still costs much to miss, so an effect above its
    shadow keeps its parameter unless its standard deviation over the space is at most
-   a quarter of the margin (:data:`hpinsight._decisions.NEGLIGIBLE_SD`).
+   a quarter of the margin (:data:`hpinsight._decision_result.NEGLIGIBLE_SD`).
 2. **What does fixing it cost?** Tuning risk (Weerts 2018, Eq. 4) estimated on one
    study's surrogate instead of paired experiments: for each of the model's draws, its
    best value with the parameter fixed and all others free, minus its best with
@@ -53,7 +53,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ._decisions import MIN_TRIALS_FOR_COST, DecisionResult, decide
+from ._decision_result import MIN_TRIALS_FOR_COST, DecisionResult
+from ._decisions import decide
 from ._defaults import DefaultValues
 from ._fanova import fanova
 from ._fanova_result import FanovaResult

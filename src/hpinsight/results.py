@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._decisions import DecisionResult, ParameterDecision
+from ._decision_result import DecisionResult, ParameterDecision
 from ._defaults import DefaultValues
 from ._fanova_result import FanovaResult, Importance, MarginalResult
 from ._pdp import PartialDependenceResult

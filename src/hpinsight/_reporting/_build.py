@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._decisions import DecisionResult, decide
+from .._decision_result import DecisionResult
+from .._decisions import decide
 from .._fanova import fanova
 from .._fanova_result import FanovaResult
 from .._history import TrialHistory, as_history

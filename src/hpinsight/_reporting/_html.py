@@ -13,7 +13,7 @@ import io
 import string
 from typing import TYPE_CHECKING, Any
 
-from .._decisions import STATES, fmt_cost, fmt_share
+from .._decision_result import STATES, fmt_cost, fmt_share
 from .._fanova_result import NEGLIGIBLE_SHARE
 from .._optional import import_optional
 from .._shared import fmt_value

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from .._decisions import fmt_share
+from .._decision_result import fmt_share
 from .._validation import check_choice, check_int, check_real, check_seed
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ._tasks import TASKS
@@ -134,7 +134,7 @@ def compact_summary(
     """A JSON object whose serialization stays under ``limit`` characters.
 
     Importances are rounded to 3 decimals as ``[mean, std]``. ``decisions`` (parameter
-    to its decision's state, one of :data:`hpinsight._decisions.STATES`, taken on the
+    to its decision's state, one of :data:`hpinsight._decision_result.STATES`, taken on the
     first ``decided_after`` trials) are shown under ``"decisions"``. The least important
     parameters are dropped from both (and counted in ``"more"``) if needed.
     """

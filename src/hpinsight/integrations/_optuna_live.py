@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import optuna
 
-from .._decisions import MIN_TRIALS_PER_PARAM, fmt_cost
+from .._decision_result import MIN_TRIALS_PER_PARAM, fmt_cost
 from .._history import TrialHistory
 from ._live import ImportanceSnapshot, LiveFanova, RefitOptions, compact_summary
 from ._optuna_shrink import (

@@ -1,0 +1,340 @@
+"""What :func:`hpinsight._decisions.decide` returns, and the rules it prints: one
+:class:`ParameterDecision` per parameter in a :class:`DecisionResult`, the states of
+:data:`STATES`, the thresholds of the rules (see ``_decisions``) and how every surface
+prints shares and costs."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ._fanova_result import NEGLIGIBLE_SHARE
+from ._optional import import_optional
+from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
+from .exceptions import InvalidArgumentError
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
+           "NEGLIGIBLE_SD", "STATES", "TUNED", "DecisionResult", "ParameterDecision", "fmt_cost",
+           "fmt_share"]
+
+#: An effect that is resolved and holds at least this share of the variance "matters".
+MATTERS_SHARE = 0.05
+#: A parameter active in fewer analysed trials than this has "not enough data".
+MIN_ACTIVE_TRIALS = 10
+#: Costs of fixing are estimated on at least this many trials (``suggest_subspace``).
+MIN_TRIALS_FOR_COST = 10
+#: Nothing is safe to fix before the analysis has this many trials per parameter: fewer
+#: cannot show a small effect that is costly near the optimum. On the 20- and
+#: 40-parameter functions of ``benchmarks/bench_shrink.py`` (10 runs per sampler), a
+#: V-shaped parameter was fixed above the margin at 2 per parameter in 1 to 5 runs; at 4,
+#: in 1 random-search run on 40 parameters (2.4 times the margin: 160 random trials do
+#: not show it apart from 35 that do nothing); at 5, in none of 60.
+MIN_TRIALS_PER_PARAM = 5
+
+#: An effect whose standard deviation over the space, in objective units, is at most this
+#: fraction of the margin is too small to matter for fixing, resolved or not: a smooth
+#: effect (linear, V-shaped, a bowl) spans about 3.5 standard deviations, so fixing it
+#: anywhere costs less than the margin. Without it, the shadows of a noise-free fit are
+#: so small that a parameter adding 1e-4 of its value is "resolved" and kept forever.
+NEGLIGIBLE_SD = 0.25
+
+#: state -> (heading of its group, what to do). The order is the answer box's.
+STATES: dict[str, tuple[str, str]] = {
+    "matters": ("Matters", "keep tuning"),
+    "small": ("Small but real", "keep tuning"),
+    "unresolved": ("Not resolved yet", "keep tuning"),
+    "no_data": ("Not enough data yet", "keep tuning"),
+    "not_yet_safe": ("Not yet safe to fix", "keep tuning for now"),
+    "kept": ("Kept so that one stays tuned", "keep tuning"),
+    "release": ("Release", "release"),
+    "fix": ("You can stop tuning", "fix"),
+    "fixed": ("Fixed", "fixed"),
+}
+#: States in which the parameter is (or stays) tuned.
+TUNED = ("matters", "small", "unresolved", "no_data", "not_yet_safe", "kept", "release")
+
+
+
+def fmt_share(x: float) -> str:
+    """A share of variance, the one way every surface writes it: ``42.1 %``; below
+    0.1 %, to two significant digits (``0.047 %``), so a small share that is not nothing
+    does not print as ``0.0 %`` (below 1e-6 % it does)."""
+    if not math.isfinite(x):
+        return "n/a"
+    pct = 100 * x
+    if abs(pct) < 1e-6:  # below a millionth of a percent
+        return "0.0 %"
+    if abs(pct) >= 0.1:
+        return f"{pct:.1f} %"
+    decimals = 1 - math.floor(math.log10(abs(pct)))  # two significant digits
+    return f"{pct:.{decimals}f} %"
+
+
+def fmt_cost(x: float, threshold: float | None = None) -> str:
+    """A cost in objective units to 3 significant digits, or more (up to 8) until it no
+    longer prints equal to ``threshold``: ``0.0075`` against ``0.01`` is never "0.01"."""
+    if not math.isfinite(x):
+        return "n/a"
+    for digits in range(3, 9):
+        text = f"{x:.{digits}g}"
+        if threshold is None or not math.isfinite(threshold) or x == threshold \
+                or text != f"{threshold:.{digits}g}":
+            return text
+    return f"{x:.8g}"
+
+
+def _share_vs(x: float, threshold: float) -> str:
+    """A share with as many decimals as it takes not to print equal to ``threshold``."""
+    for decimals in range(1, 6):
+        text, limit = f"{100 * x:.{decimals}f}", f"{100 * threshold:.{decimals}f}"
+        if x == threshold or text != limit:
+            return text + " %"
+    return f"{100 * x:.5f} %"
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterDecision:
+    """What to do with one parameter, and why (see :func:`hpinsight._decisions.decide`).
+
+    A value object: one row of :meth:`DecisionResult.to_frame`, with no ``to_frame`` or
+    ``plot`` of its own.
+
+    Attributes
+    ----------
+    param : str
+    state : str
+        One of ``STATES``: "matters", "small", "unresolved", "no_data", "not_yet_safe",
+        "kept", "release", "fix" or "fixed".
+    share, share_std : float
+        Its main effect's share of the variance over all trials (mean and std over the
+        model's draws).
+    share_top : float
+        Its main effect's share among the best trials (NaN when not computed).
+    evidence : str
+        The effect the state rests on: ``"lr"`` (its main effect), ``"lr among the best"``
+        (its main effect among the best trials), ``"lr x optimizer"`` (an interaction),
+        ``"cost"`` (its cost of fixing), or ``"size"`` (an effect's size in objective
+        units: too small to matter for "fix", too large to call nothing for
+        "not_yet_safe").
+    evidence_share : float
+        That effect's share (NaN for ``"cost"``).
+    verdict : str
+        The strongest verdict among the effects it takes part in.
+    n_active : int
+        Analysed trials in which the parameter was active.
+    value : value or None
+        The value to fix it at ("fix"), or the value it is held at ("fixed", "release").
+    cost, cost_upper : float
+        Predicted cost of fixing it at ``value`` (objective units, positive is worse):
+        mean, and the ``confidence`` quantile over the model's draws. NaN when not
+        estimated.
+    since_trial : int or None
+        For "fixed" and "release": the first trial sampled under the restriction.
+    effect_sd : float
+        The standard deviation over the space, in objective units, of the effect the
+        state rests on (for ``"size"``, the effect its size was judged by); NaN when
+        there is none.
+    sentence : str
+        The one sentence every surface prints.
+    """
+
+    param: str
+    state: str
+    share: float
+    share_std: float
+    share_top: float
+    evidence: str
+    evidence_share: float
+    verdict: str
+    n_active: int
+    value: Any = None
+    cost: float = math.nan
+    cost_upper: float = math.nan
+    since_trial: int | None = None
+    effect_sd: float = math.nan
+    sentence: str = field(default="", repr=False)
+
+    def __repr__(self) -> str:
+        return f"ParameterDecision({self.param!r}: {self.action})"
+
+    @property
+    def heading(self) -> str:
+        """The group the state belongs to, as the answer box names it."""
+        return STATES[self.state][0]
+
+    @property
+    def action(self) -> str:
+        """What to do, in a few words: "keep tuning", "fix at 0.25", "release", ..."""
+        if self.state == "fix":
+            return f"fix at {fmt_value(self.value, quote=True)}"
+        if self.state == "fixed":
+            since = "" if self.since_trial is None else f" since trial {self.since_trial}"
+            return f"fixed at {fmt_value(self.value, quote=True)}{since}"
+        if self.state == "release":
+            return ("release: fixing it costs " + fmt_cost(self.cost) if self.evidence == "cost"
+                    else "release: it has an effect")
+        if self.state == "no_data":
+            return f"keep tuning: not enough data (active in {self.n_active} trials)"
+        return STATES[self.state][1]
+
+    @property
+    def tuned(self) -> bool:
+        """Whether the parameter is (or stays) tuned."""
+        return self.state in TUNED
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe representation (NaN becomes None)."""
+        return {
+            "param": self.param, "state": self.state, "heading": self.heading,
+            "action": self.action, "share": json_value(self.share),
+            "share_std": json_value(self.share_std), "share_top": json_value(self.share_top),
+            "evidence": self.evidence, "evidence_share": json_value(self.evidence_share),
+            "verdict": self.verdict, "n_active": self.n_active,
+            "value": json_value(self.value), "cost": json_value(self.cost),
+            "cost_upper": json_value(self.cost_upper), "since_trial": self.since_trial,
+            "effect_sd": json_value(self.effect_sd), "sentence": self.sentence,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionResult:
+    """One decision per parameter, the rules' constants beside them.
+
+    Every surface of hpinsight (the report's answer box, table and sentences,
+    ``report.json``, the terminal table, the live callback's log and summary, and
+    shrinking) shows these; none decides on its own. There is no ``plot``: the costs
+    behind the decisions are drawn by :meth:`SubspaceResult.plot`.
+
+    Attributes
+    ----------
+    decisions : dict of str to ParameterDecision
+        In the order of the main effects' shares, largest first.
+    n_trials : int
+    margin : float
+        The most fixing may cost, in objective units (NaN when no cost was estimated).
+    confidence : float
+        The quantile of the cost that must stay within ``margin``.
+    null : float or None
+        The share a shadow of a parameter got (what "nothing" means).
+    matters_share, min_active : float, int
+        ``MATTERS_SHARE`` and ``MIN_ACTIVE_TRIALS``.
+    top_quantile : float or None
+        "Among the best": the capped analysis's quantile.
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> space = hp.SearchSpace([hp.Float("lr", 1e-4, 1, log=True), hp.Float("a", 0, 1)])
+    >>> configs = space.sample(100, seed=1)
+    >>> import math
+    >>> y = [(math.log10(c["lr"]) + 2) ** 2 for c in configs]
+    >>> sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
+    >>> [(d.param, d.state) for d in sub.decisions]
+    [('lr', 'matters'), ('a', 'fix')]
+    """
+
+    decisions: dict[str, ParameterDecision]
+    n_trials: int
+    margin: float = math.nan
+    confidence: float = 0.9
+    null: float | None = None
+    matters_share: float = MATTERS_SHARE
+    min_active: int = MIN_ACTIVE_TRIALS
+    top_quantile: float | None = None
+
+    def __repr__(self) -> str:
+        head = f"DecisionResult(n_trials={self.n_trials}, "
+        items = [(n, f": {d.state}") for n, d in self.decisions.items()]
+        return f"{head}{join_items(items, REPR_WIDTH - len(head) - 1)})"
+
+    def __getitem__(self, name: str) -> ParameterDecision:
+        return self.decisions[name]
+
+    def __iter__(self) -> Any:
+        return iter(self.decisions.values())
+
+    def __len__(self) -> int:
+        return len(self.decisions)
+
+    def in_state(self, *states: str) -> tuple[str, ...]:
+        """Parameters in any of ``states``, in the order of :attr:`decisions`."""
+        unknown = set(states) - set(STATES)
+        if unknown:
+            raise InvalidArgumentError(
+                f"The states given to DecisionResult.in_state must be among {list(STATES)}. "
+                f"Got {sorted(unknown)} instead.")
+        return tuple(n for n, d in self.decisions.items() if d.state in states)
+
+    @property
+    def to_fix(self) -> dict[str, Any]:
+        """The parameters that are safe to fix, and their values (what shrinking fixes)."""
+        return {n: d.value for n, d in self.decisions.items() if d.state == "fix"}
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """The rules behind every state, in words, with this result's constants."""
+        margin = ("no cost of fixing was estimated" if not math.isfinite(self.margin)
+                  else f"the margin is {fmt_cost(self.margin)}")
+        null = ("" if self.null is None else
+                f" (a shadow got {_share_vs(self.null, 0.0)} here)")
+        return (
+            f"An effect is resolved when it explains more than a shadow of a parameter{null} "
+            f"by more than its own std, and shares below {100 * NEGLIGIBLE_SHARE:g} % count as "
+            "nothing.",
+            "Matters: a resolved effect it takes part in (alone, among the best trials or in "
+            f"a pair) holds at least {fmt_share(self.matters_share)} of the variance; small "
+            "but real: a smaller resolved effect, or an uncertain one with a mean cost of "
+            "fixing above the margin.",
+            f"Not enough data: active in fewer than {self.min_active} of the trials.",
+            "Fixing is judged in objective units, not in shares: an effect whose standard "
+            f"deviation over the space is at most {NEGLIGIBLE_SD:g} of the margin is too small "
+            "to matter, whatever its verdict (a smooth effect spans about 3.5 standard "
+            "deviations); one over all trials that is above its shadow with a larger "
+            f"standard deviation is not nothing, even below {100 * NEGLIGIBLE_SHARE:g} % of "
+            "the variance: not yet safe to fix.",
+            "Safe to fix: every effect it takes part in is indistinguishable from nothing "
+            "or too small to matter, "
+            f"the {self.confidence:.0%} quantile of its cost of fixing is within the margin "
+            f"({margin}), and there are at least {MIN_TRIALS_PER_PARAM} trials per parameter. "
+            "Otherwise, with no effect found: not yet safe to fix.",
+            "Only parameters that are safe to fix are ever fixed; a fixed one is released when "
+            "an effect is resolved or its mean cost exceeds the margin.",
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe representation (NaN becomes None)."""
+        return {
+            "decisions": {n: d.to_dict() for n, d in self.decisions.items()},
+            "n_trials": self.n_trials, "margin": json_value(self.margin),
+            "confidence": self.confidence, "null": json_value(self.null),
+            "matters_share": self.matters_share, "min_active": self.min_active,
+            "top_quantile": json_value(self.top_quantile), "rules": list(self.rules),
+        }
+
+    def to_frame(self) -> Any:
+        """One row per parameter: ``param``, ``state``, ``action``, the shares, the cost
+        and ``sentence``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        pd = import_optional("pandas", "DecisionResult.to_frame")
+        columns = ["param", "state", "action", "share", "share_std", "share_top", "evidence",
+                   "verdict", "n_active", "value", "cost", "cost_upper", "sentence"]
+        return pd.DataFrame([{c: getattr(d, c) for c in columns} for d in self], columns=columns)
+
+    def table(self) -> str:
+        """The decisions as a plain-text table for a terminal: one line per parameter
+        with its shares and what to do (the report page shows the same)."""
+        q = "best" if self.top_quantile is None else f"best {100 * self.top_quantile:.0f} %"
+        width = max([len("parameter"), *(len(n) for n in self.decisions)]) + 2
+        lines = [f"{'parameter':<{width}}{'all trials':>18}{q:>12}   decision"]
+        for n, d in self.decisions.items():
+            share = f"{fmt_share(d.share)} ± {fmt_share(d.share_std)}"
+            lines.append(f"{n:<{width}}{share:>18}{fmt_share(d.share_top):>12}   {d.action}")
+        return "\n".join(lines)
