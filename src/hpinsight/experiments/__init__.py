@@ -18,12 +18,7 @@ from .._optional import import_optional
 
 import_optional("optuna", "hpinsight.experiments")
 
-from ._tuning_risk import (  # noqa: E402
-    CONFIG_KEY,
-    FoldRecord,
-    RunRecord,
-    TuningRiskExperiment,
-    tuning_risk_experiment,
-)
+from ._records import FoldRecord, RunRecord, TuningRiskExperiment  # noqa: E402
+from ._tuning_risk import CONFIG_KEY, tuning_risk_experiment  # noqa: E402
 
 __all__ = ["CONFIG_KEY", "FoldRecord", "RunRecord", "TuningRiskExperiment", "tuning_risk_experiment"]

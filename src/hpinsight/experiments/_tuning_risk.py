@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import numbers
 import sys
 import zlib
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
@@ -77,40 +76,25 @@ import optuna
 from .._defaults import DefaultValues, default_values
 from .._history import TrialHistory
 from .._params import Categorical, Float, Int
-from .._risk import tuning_risk
-from .._shared import json_value, readonly
 from .._space import SearchSpace
-from .._validation import check_int
-from ..exceptions import (
-    InvalidArgumentError,
-    InvalidArgumentTypeError,
-    InvalidDataError,
-    InvalidSpaceError,
-    UnknownNameError,
-)
+from ..exceptions import InvalidDataError
+from ._checks import FUNC, Plan, RunJob, defaults_per_dataset, validate
 from ._execution import FitStore, run_jobs
+from ._records import FoldRecord, RunRecord, TuningRiskExperiment
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from .._params import Parameter
-    from .._risk import TuningRiskResult
 
-__all__ = ["CONFIG_KEY", "FoldRecord", "RunRecord", "TuningRiskExperiment", "tuning_risk_experiment"]
+__all__ = ["CONFIG_KEY", "tuning_risk_experiment"]
 
-_FUNC = "tuning_risk_experiment"
 _logger = logging.getLogger("hpinsight.integrations.optuna")
 _logger.addHandler(logging.NullHandler())
 
 #: Trial user attribute holding the configuration actually evaluated.
 CONFIG_KEY = "hpinsight:config"
 
-# scikit-learn scorers that are not in [0, 1] although their names do not start with "neg_"
-_NOT_UNIT_SCORERS = frozenset({
-    "adjusted_mutual_info_score", "adjusted_rand_score", "d2_absolute_error_score",
-    "d2_brier_score", "d2_log_loss_score", "explained_variance", "matthews_corrcoef",
-    "mutual_info_score", "positive_likelihood_ratio", "r2",
-})
 _SCORE_TOLERANCE = 1e-9
 
 # purposes of derived seeds (first entry of the spawn key)
@@ -119,210 +103,7 @@ _OUTER, _INNER, _SAMPLER, _ESTIMATOR, _AUX = 3, 4, 5, 6, 7
 
 
 # --------------------------------------------------------------------------------------
-# records and the experiment
-@dataclass(frozen=True, slots=True)
-class FoldRecord:
-    """One outer fold of a run: the random search on its training part and the test risk.
-
-    Attributes
-    ----------
-    test_risk : float
-        Risk of ``best_config`` refit on the outer training part, on the outer test part.
-    best_config : dict of str to value
-        The configuration with the lowest mean inner risk (the first one on ties).
-    best_inner_risk : float
-        Its mean inner cross-validated risk.
-    trial_configs : tuple of dict, length n_iter
-        The configurations evaluated, in trial order (as actually evaluated: in a fixed
-        run the fixed parameter holds its default).
-    trial_risks : tuple of float, length n_iter
-        Their mean inner cross-validated risks.
-    """
-
-    test_risk: float
-    best_config: dict[str, Any]
-    best_inner_risk: float
-    trial_configs: tuple[dict[str, Any], ...]
-    trial_risks: tuple[float, ...]
-
-    def to_dict(self, *, include_trials: bool = False) -> dict[str, Any]:
-        """JSON-safe representation; the trials only with ``include_trials=True``."""
-        out: dict[str, Any] = {
-            "test_risk": self.test_risk,
-            "best_config": _json_config(self.best_config),
-            "best_inner_risk": self.best_inner_risk,
-        }
-        if include_trials:
-            out["trial_configs"] = [_json_config(c) for c in self.trial_configs]
-            out["trial_risks"] = list(self.trial_risks)
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class RunRecord:
-    """One nested cross-validation run: a dataset, a search seed and a condition.
-
-    Attributes
-    ----------
-    dataset : hashable
-        The dataset's key in ``datasets``.
-    seed : int
-        The random-search seed (one of the experiment's ``seeds``).
-    fixed : str or None
-        The parameter held at its default, or ``None`` for the non-fixed run that tunes
-        every parameter.
-    default : value or None
-        The value ``fixed`` was held at (``None`` for the non-fixed run).
-    risk : float
-        Mean outer test risk: the paper's ``R(θ_i^j)`` (fixed) or ``R(θ^*)`` (non-fixed).
-    folds : tuple of FoldRecord
-        The outer folds, in split order.
-    """
-
-    dataset: Hashable
-    seed: int
-    fixed: str | None
-    default: Any
-    risk: float
-    folds: tuple[FoldRecord, ...]
-
-    @property
-    def condition(self) -> str:
-        """``"non-fixed"`` or ``"fixed"``."""
-        return "non-fixed" if self.fixed is None else "fixed"
-
-    @property
-    def best_configs(self) -> tuple[dict[str, Any], ...]:
-        """The best configuration of every outer fold."""
-        return tuple(f.best_config for f in self.folds)
-
-    def to_dict(self, *, include_trials: bool = False) -> dict[str, Any]:
-        """JSON-safe representation; the trials only with ``include_trials=True``."""
-        return {
-            "dataset": json_value(self.dataset),
-            "seed": self.seed,
-            "condition": self.condition,
-            "fixed": self.fixed,
-            "default": json_value(self.default),
-            "risk": self.risk,
-            "folds": [f.to_dict(include_trials=include_trials) for f in self.folds],
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class TuningRiskExperiment:
-    """The runs of a tuning-risk experiment (see :func:`tuning_risk_experiment`).
-
-    Attributes
-    ----------
-    records : tuple of RunRecord
-        Every run, ordered by dataset (as given), seed, and condition (the non-fixed run
-        first, then one run per parameter in ``params`` order).
-    params : tuple of str
-        The parameters tested.
-    datasets : tuple of hashable
-        Dataset keys, in the order given.
-    seeds : tuple of int
-        Random-search seeds.
-    defaults : dict of hashable to dict of str to value
-        Per dataset, the default each tested parameter was fixed at.
-    default_values : DefaultValues or None
-        The outcome of the default-value experiment, or ``None`` when the defaults were
-        given.
-    default_histories : dict of hashable to TrialHistory, or None
-        Per dataset, the random configurations of the default-value experiment and
-        their cross-validated risks (minimize), or ``None`` when defaults were given.
-        They are ordinary histories: :func:`~hpinsight.fanova` accepts them.
-    settings : dict
-        The experiment's settings (JSON-safe).
-    """
-
-    records: tuple[RunRecord, ...]
-    params: tuple[str, ...]
-    datasets: tuple[Hashable, ...]
-    seeds: tuple[int, ...]
-    defaults: dict[Hashable, dict[str, Any]]
-    default_values: DefaultValues | None
-    default_histories: dict[Hashable, TrialHistory] | None
-    settings: dict[str, Any]
-
-    def __repr__(self) -> str:
-        return (
-            f"TuningRiskExperiment(n_datasets={len(self.datasets)}, n_seeds={len(self.seeds)}, "
-            f"params={self.params!r}, n_runs={len(self.records)})"
-        )
-
-    @property
-    def free(self) -> NDArray[np.float64]:
-        """Risks of the non-fixed runs, shape (n_datasets * n_seeds,), by (dataset, seed)."""
-        return readonly(np.array([r.risk for r in self.records if r.fixed is None]))
-
-    @property
-    def fixed(self) -> dict[str, NDArray[np.float64]]:
-        """Per parameter, the risks of its fixed runs, in the order of :attr:`free`."""
-        return {p: readonly(np.array([r.risk for r in self.records if r.fixed == p]))
-                for p in self.params}
-
-    def run(self, dataset: Hashable, seed: int, fixed: str | None = None) -> RunRecord:
-        """The record of one run; ``fixed=None`` for the non-fixed run.
-
-        Raises
-        ------
-        KeyError
-            If there is no such run.
-        """
-        for r in self.records:
-            if r.dataset == dataset and r.seed == seed and r.fixed == fixed:
-                return r
-        raise UnknownNameError(
-            f"No run for dataset={dataset!r}, seed={seed!r}, fixed={fixed!r}; the datasets "
-            f"are {list(self.datasets)!r}, the seeds {list(self.seeds)!r} and the parameters "
-            f"{list(self.params)!r}."
-        )
-
-    def statistics(self, margin: float = 0.01, alpha: float = 0.05, **kwargs: Any) -> TuningRiskResult:
-        """Tuning risk and Holm-corrected non-inferiority of every tested parameter.
-
-        Parameters
-        ----------
-        margin : float, default=0.01
-            Non-inferiority margin on the relative risk (the paper's 1 %).
-        alpha : float, default=0.05
-            Family-wise error rate.
-        **kwargs
-            Passed on to :func:`~hpinsight.tuning_risk` (``zero_method``, ``method``).
-
-        Returns
-        -------
-        TuningRiskResult
-        """
-        return tuning_risk(self.fixed, self.free, margin=margin, alpha=alpha, **kwargs)
-
-    def to_dict(self, *, include_trials: bool = False) -> dict[str, Any]:
-        """JSON-safe representation; every trial only with ``include_trials=True``."""
-        return {
-            "params": list(self.params),
-            "datasets": [json_value(d) for d in self.datasets],
-            "seeds": list(self.seeds),
-            "settings": dict(self.settings),
-            "defaults": {str(d): _json_config(v) for d, v in self.defaults.items()},
-            "default_values": None if self.default_values is None else self.default_values.to_dict(),
-            "default_histories": None if self.default_histories is None else {
-                str(d): h.to_dict() for d, h in self.default_histories.items()
-            },
-            "runs": [r.to_dict(include_trials=include_trials) for r in self.records],
-        }
-
-    def to_frame(self) -> Any:
-        """One row per run (dataset, seed, condition, fixed, default, risk) as a DataFrame."""
-        from .._optional import import_optional
-
-        pd = import_optional("pandas", "TuningRiskExperiment.to_frame")
-        return pd.DataFrame.from_records([
-            {"dataset": r.dataset, "seed": r.seed, "condition": r.condition, "fixed": r.fixed,
-             "default": r.default, "risk": r.risk}
-            for r in self.records
-        ])
+# the experiment
 
 
 # --------------------------------------------------------------------------------------
@@ -445,7 +226,7 @@ def tuning_risk_experiment(
     >>> [row.param for row in experiment.statistics(margin=0.01).rows]
     ['max_depth', 'criterion']
     """
-    plan, data, tested, seed_list, given = _validate(
+    plan, data, tested, seed_list, given = validate(
         estimator, space, datasets, params=params, defaults=defaults,
         n_default_configs=n_default_configs, default_top_n=default_top_n,
         default_folds=default_folds, n_iter=n_iter, outer_folds=outer_folds,
@@ -463,7 +244,7 @@ def tuning_risk_experiment(
                                             default_folds, runner)
             found = default_values(histories, top_n=default_top_n)
             given = found
-        per_dataset = _defaults_per_dataset(given, names, tested, space)
+        per_dataset = defaults_per_dataset(given, names, tested, space)
 
         jobs: list[tuple[Any, ...]] = []
         for name in names:
@@ -471,10 +252,10 @@ def tuning_risk_experiment(
             for seed in seed_list:
                 for fixed in (None, *tested):
                     default = None if fixed is None else per_dataset[name][fixed]
-                    job = _RunJob(dataset=name, key=_key(name), seed=seed, fixed=fixed,
+                    job = RunJob(dataset=name, key=_key(name), seed=seed, fixed=fixed,
                                   default=default)
                     jobs.append((estimator, space, X, y, job, plan))
-        _logger.info("%s: %d runs of %d outer folds x %d trials", _FUNC, len(jobs),
+        _logger.info("%s: %d runs of %d outer folds x %d trials", FUNC, len(jobs),
                      plan.outer_folds, plan.n_iter)
         fits = plan.outer_folds * (plan.n_iter * plan.inner_folds + 1)  # per tuning run
         records = _map(_tuning_run, jobs, runner, "tuning runs (fits)",
@@ -498,225 +279,9 @@ def tuning_risk_experiment(
 
 
 # --------------------------------------------------------------------------------------
-# validation
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """Settings every worker needs (picklable)."""
-
-    n_iter: int
-    outer_folds: int
-    inner_folds: int
-    scorer: Callable[..., float]
-    scoring_name: str
-    entropy: int
-    seed_params: tuple[str, ...]
-    order: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class _RunJob:
-    dataset: Hashable
-    key: int
-    seed: int
-    fixed: str | None
-    default: Any
-
-
-def _validate(
-    estimator: Any, space: Any, datasets: Any, *, params: Any, defaults: Any,
-    n_default_configs: Any, default_top_n: Any, default_folds: Any, n_iter: Any,
-    outer_folds: Any, inner_folds: Any, seeds: Any, scoring: Any, n_jobs: Any,
-    progress: Any, random_state: Any,
-) -> tuple[_Plan, dict[Hashable, tuple[Any, Any]], tuple[str, ...], tuple[int, ...], Any]:
-    if not isinstance(space, SearchSpace):
-        raise InvalidArgumentTypeError(f"The 'space' parameter of {_FUNC} must be an hpinsight SearchSpace. "
-                        f"Got {type(space).__name__} instead.")
-    if not (callable(getattr(estimator, "get_params", None))
-            and callable(getattr(estimator, "set_params", None))):
-        raise InvalidArgumentTypeError(f"The 'estimator' parameter of {_FUNC} must be a scikit-learn "
-                        f"estimator (with get_params and set_params). Got "
-                        f"{type(estimator).__name__} instead.")
-    available = estimator.get_params(deep=True)
-    for name in space.names:
-        if name not in available:
-            raise InvalidSpaceError(
-                f"{_FUNC}: the space's parameter {name!r} is not a parameter of "
-                f"{type(estimator).__name__}; its parameters are {sorted(available)!r}. Name "
-                "the space's parameters as set_params expects them ('step__name' inside a "
-                "Pipeline).", name=name)
-    for label, value in (("n_default_configs", n_default_configs), ("default_top_n", default_top_n),
-                         ("n_iter", n_iter)):
-        check_int(value, label, _FUNC, minimum=1)
-    for label, value in (("default_folds", default_folds), ("outer_folds", outer_folds),
-                         ("inner_folds", inner_folds)):
-        check_int(value, label, _FUNC, minimum=2)
-    if defaults is None and default_top_n > n_default_configs:
-        raise InvalidArgumentError(f"The 'default_top_n' parameter of {_FUNC} must be at most "
-                         f"n_default_configs={n_default_configs}. Got {default_top_n} instead.")
-    if n_jobs is not None:
-        check_int(n_jobs, "n_jobs", _FUNC)
-        if n_jobs == 0:
-            raise InvalidArgumentError(f"The 'n_jobs' parameter of {_FUNC} must be a positive int, -1 "
-                             "(all cores) or None. Got 0 instead.")
-    if not (isinstance(progress, bool | np.bool_) or callable(progress)):
-        raise InvalidArgumentTypeError(f"The 'progress' parameter of {_FUNC} must be True, False or a "
-                                       f"callable progress(desc, done, total). Got {progress!r} "
-                                       "instead.")
-    seed_list = _check_seeds(seeds)
-    tested = _check_params(params, space)
-    data = _check_datasets(datasets, outer_folds)
-    scorer, scoring_name = _check_scoring(scoring)
-    if random_state is None:
-        entropy = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
-    else:
-        entropy = check_int(random_state, "random_state", _FUNC, minimum=0)
-    given: Any = None
-    if defaults is not None:
-        given = _check_defaults(defaults, tested, space, tuple(data))
-    elif len(data) < 2:
-        raise InvalidDataError(
-            f"{_FUNC}: leave-one-out defaults need at least two datasets, got "
-            f"{len(data)}. Add datasets, or pass 'defaults' (a dict of parameter name to "
-            "value, or a DefaultValues).")
-    seed_params = tuple(
-        k for k, v in available.items()
-        if (k == "random_state" or k.endswith("__random_state")) and v is None and k not in space
-    )
-    plan = _Plan(n_iter=n_iter, outer_folds=outer_folds, inner_folds=inner_folds, scorer=scorer,
-                 scoring_name=scoring_name, entropy=entropy, seed_params=seed_params,
-                 order=space.names_parents_first)
-    return plan, data, tested, seed_list, given
-
-
-def _check_seeds(seeds: Any) -> tuple[int, ...]:
-    if isinstance(seeds, numbers.Integral):
-        n: int = check_int(seeds, "seeds", _FUNC, minimum=1)
-        return tuple(range(n))
-    if isinstance(seeds, Sequence) and not isinstance(seeds, str | bytes):
-        out = tuple(check_int(s, "seeds", _FUNC, minimum=0) for s in seeds)
-        if not out or len(set(out)) != len(out):
-            raise InvalidArgumentError(f"The 'seeds' parameter of {_FUNC} must list one or more distinct "
-                             f"non-negative ints. Got {list(seeds)!r} instead.")
-        return out
-    raise InvalidArgumentTypeError(f"The 'seeds' parameter of {_FUNC} must be an int >= 1 (the number of "
-                    f"seeds) or a sequence of ints. Got {seeds!r} instead.")
-
-
-def _check_params(params: Any, space: SearchSpace) -> tuple[str, ...]:
-    if params is None:
-        return space.names
-    if isinstance(params, str):
-        params = [params]
-    names = tuple(params)
-    if not names:
-        raise InvalidDataError(f"The 'params' parameter of {_FUNC} is empty; name at least one "
-                               "parameter to test, or pass None for all of them.")
-    for name in names:
-        if name not in space:
-            raise InvalidDataError(f"The 'params' parameter of {_FUNC} names {name!r}, which is "
-                                   f"not in the space; valid names are {list(space.names)!r}.",
-                                   name=str(name))
-    if len(set(names)) != len(names):
-        raise InvalidDataError(f"The 'params' parameter of {_FUNC} lists a parameter twice: "
-                               f"{list(names)!r}.")
-    return names
-
-
-def _check_datasets(datasets: Any, outer_folds: int) -> dict[Hashable, tuple[Any, Any]]:
-    if not isinstance(datasets, Mapping):
-        raise InvalidArgumentTypeError(f"The 'datasets' parameter of {_FUNC} must be a mapping of dataset name "
-                        f"to (X, y). Got {type(datasets).__name__} instead.")
-    if not datasets:
-        raise InvalidDataError(f"The 'datasets' parameter of {_FUNC} is empty; pass at least one "
-                               "dataset as {name: (X, y)}.")
-    out: dict[Hashable, tuple[Any, Any]] = {}
-    for name, pair in datasets.items():
-        if not isinstance(pair, Sequence) or isinstance(pair, str | bytes) or len(pair) != 2:
-            raise InvalidDataError(f"{_FUNC}: dataset {name!r} must be a pair (X, y). Got "
-                                   f"{type(pair).__name__} instead.")
-        X, y = pair
-        if not hasattr(X, "shape"):
-            X = np.asarray(X)
-        y = np.asarray(y)
-        n = int(X.shape[0]) if len(X.shape) else 0
-        if y.ndim != 1 or y.shape[0] != n:
-            raise InvalidDataError(f"{_FUNC}: dataset {name!r} has {n} rows in X but y of shape "
-                                   f"{y.shape}; y must hold one target per row.")
-        if n < outer_folds:
-            raise InvalidDataError(f"{_FUNC}: dataset {name!r} has {n} rows, fewer than "
-                                   f"outer_folds={outer_folds}.")
-        out[name] = (X, y)
-    return out
-
-
-def _check_scoring(scoring: Any) -> tuple[Callable[..., float], str]:
-    from sklearn.metrics import get_scorer, get_scorer_names
-
-    if callable(scoring):
-        return scoring, getattr(scoring, "__name__", type(scoring).__name__)
-    if not isinstance(scoring, str):
-        raise InvalidArgumentTypeError(f"The 'scoring' parameter of {_FUNC} must be a scikit-learn scorer name "
-                        f"or a callable scorer. Got {scoring!r} instead.")
-    if scoring.startswith("neg_") or scoring in _NOT_UNIT_SCORERS:
-        raise InvalidArgumentError(
-            f"The 'scoring' parameter of {_FUNC} must be a score in [0, 1] (the risk is "
-            f"1 - score). Got {scoring!r}, whose values are not in [0, 1]. Use a score such as "
-            "'accuracy', 'balanced_accuracy', 'roc_auc_ovr' or 'f1_macro', or pass a callable "
-            "scorer(estimator, X, y) that returns a score in [0, 1].")
-    if scoring not in get_scorer_names():
-        raise InvalidArgumentError(f"The 'scoring' parameter of {_FUNC} must be a scikit-learn scorer "
-                         f"name (sklearn.metrics.get_scorer_names()). Got {scoring!r} instead.")
-    return get_scorer(scoring), scoring
-
-
-def _check_defaults(
-    defaults: Any, tested: tuple[str, ...], space: SearchSpace, names: tuple[Hashable, ...]
-) -> Any:
-    if isinstance(defaults, DefaultValues):
-        if defaults.per_study:
-            missing = [n for n in names if n not in defaults.per_study]
-            if missing:
-                raise InvalidDataError(
-                    f"{_FUNC}: the DefaultValues have no leave-one-out defaults for dataset(s) "
-                    f"{missing!r}; their studies are {list(defaults.per_study)!r}. Key the "
-                    "studies by the dataset names, or pass a dict of defaults.")
-        return defaults
-    if not isinstance(defaults, Mapping):
-        raise InvalidArgumentTypeError(f"The 'defaults' parameter of {_FUNC} must be None, a DefaultValues or "
-                        f"a dict of parameter name to value. Got {type(defaults).__name__} "
-                        "instead.")
-    unknown = [k for k in defaults if k not in space]
-    if unknown:
-        raise InvalidDataError(f"The 'defaults' parameter of {_FUNC} names {unknown!r}, not in "
-                               f"the space; valid names are {list(space.names)!r}.")
-    return dict(defaults)
-
-
-def _defaults_per_dataset(
-    given: Any, names: tuple[Hashable, ...], tested: tuple[str, ...], space: SearchSpace
-) -> dict[Hashable, dict[str, Any]]:
-    out: dict[Hashable, dict[str, Any]] = {}
-    for name in names:
-        values = given.for_study(name) if isinstance(given, DefaultValues) else given
-        chosen: dict[str, Any] = {}
-        for p in tested:
-            if p not in values:
-                raise InvalidDataError(
-                    f"{_FUNC}: no default for {p!r} (dataset {name!r}). Give one in "
-                    "'defaults', or leave the parameter out of 'params'.", name=p)
-            if not space[p].contains(values[p]):
-                raise InvalidDataError(
-                    f"{_FUNC}: the default {values[p]!r} of {p!r} is not a valid value of the "
-                    f"space's {space[p]!r}.", name=p)
-            chosen[p] = values[p]
-        out[name] = chosen
-    return out
-
-
-# --------------------------------------------------------------------------------------
 # the experiments
 def _default_experiment(
-    estimator: Any, space: SearchSpace, data: dict[Hashable, tuple[Any, Any]], plan: _Plan,
+    estimator: Any, space: SearchSpace, data: dict[Hashable, tuple[Any, Any]], plan: Plan,
     n_configs: int, folds: int, runner: _Runner,
 ) -> dict[Hashable, TrialHistory]:
     chunk = 10
@@ -755,7 +320,7 @@ def _evaluate_configs(
 
 
 def _tuning_run(
-    estimator: Any, space: SearchSpace, X: Any, y: Any, job: _RunJob, plan: _Plan
+    estimator: Any, space: SearchSpace, X: Any, y: Any, job: RunJob, plan: Plan
 ) -> RunRecord:
     e = plan.entropy
     seeded = {p: _derive(e, _ESTIMATOR, job.key, job.seed) for p in plan.seed_params}
@@ -849,7 +414,7 @@ def _risk(scorer: Callable[..., float], model: Any, X: Any, y: Any) -> float:
 def _score_risk(score: float) -> float:
     if not (-_SCORE_TOLERANCE <= score <= 1.0 + _SCORE_TOLERANCE):
         raise InvalidDataError(
-            f"{_FUNC}: the scorer returned {score!r}, which is not in [0, 1]; the risk is "
+            f"{FUNC}: the scorer returned {score!r}, which is not in [0, 1]; the risk is "
             "1 - score, so use a score in [0, 1] such as 'accuracy' or 'balanced_accuracy'.")
     return min(1.0, max(0.0, 1.0 - score))
 
@@ -973,8 +538,3 @@ def _quiet_optuna() -> Iterator[None]:
         yield
     finally:
         optuna.logging.set_verbosity(before)
-
-
-def _json_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    return {str(k): json_value(v) for k, v in config.items()}
-
