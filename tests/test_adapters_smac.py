@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import hpinsight as hp
-from hpinsight.adapters._smac import Instances, RunRecord, history_from_records
+from hpinsight.adapters._smac import Instances, SmacRun, history_from_records
 
 pytest.importorskip("ConfigSpace")
 
@@ -53,7 +53,7 @@ def test_an_instance_model_removes_what_uneven_instances_would_credit_to_a_knob(
     for cid, c in configs.items():
         pool = ["i2", "i3"] if c["z"] > 0.5 else ["i0", "i1", "i2", "i3"]
         for inst in rng.choice(pool, size=2, replace=False):
-            runs.append(RunRecord(cid, str(inst), 0, None, 5.0 * c["x"] + offsets[inst], 1))
+            runs.append(SmacRun(cid, str(inst), 0, None, 5.0 * c["x"] + offsets[inst], 1))
     mean = history_from_records(hp.TrialHistory, cs, runs, configs, instances="mean")
     model = history_from_records(hp.TrialHistory, cs, runs, configs, instances="auto")
     spurious = hp.fanova(mean, seed=0).importance("z").mean
@@ -103,9 +103,9 @@ def _space():
 def test_budgets_keep_the_highest_and_objectives_are_chosen_by_index_or_name():
     cs = _space()
     configs = {1: {"x": 0.1, "k": "a"}, 2: {"x": 0.9, "k": "b"}}
-    runs = [RunRecord(1, None, 0, 10.0, [5.0, 50.0], 1), RunRecord(1, None, 0, 30.0, [1.0, 10.0], 1),
-            RunRecord(2, None, 0, 10.0, [2.0, 20.0], 1), RunRecord(2, None, 0, 10.0, [4.0, 40.0], 1),
-            RunRecord(2, None, 1, 10.0, [float("nan"), 1.0], 1)]
+    runs = [SmacRun(1, None, 0, 10.0, [5.0, 50.0], 1), SmacRun(1, None, 0, 30.0, [1.0, 10.0], 1),
+            SmacRun(2, None, 0, 10.0, [2.0, 20.0], 1), SmacRun(2, None, 0, 10.0, [4.0, 40.0], 1),
+            SmacRun(2, None, 1, 10.0, [float("nan"), 1.0], 1)]
     by_index = history_from_records(hp.TrialHistory, cs, runs, configs, objective=1,
                                     objectives=["loss", "seconds"])
     np.testing.assert_allclose(by_index.y, [10.0, (20.0 + 40.0 + 1.0) / 3])
@@ -128,7 +128,7 @@ def test_budgets_keep_the_highest_and_objectives_are_chosen_by_index_or_name():
     ids=["missing", "unknown-name", "index-out-of-range", "bool"],
 )
 def test_multi_objective_errors_say_how(kwargs, error, match):
-    runs = [RunRecord(1, None, 0, None, [1.0, 2.0], 1)]
+    runs = [SmacRun(1, None, 0, None, [1.0, 2.0], 1)]
     with pytest.raises(error, match=match):
         history_from_records(hp.TrialHistory, _space(), runs, {1: {"x": 0.5, "k": "a"}},
                              objectives=["loss", "seconds"], **kwargs)

@@ -39,7 +39,7 @@ from ._encoding import _MISSING, is_missing, log_encode, snap
 from ._history import TrialHistory
 from ._optional import import_optional
 from ._params import Categorical, Float, Int
-from ._shared import REPR_WIDTH, join_items, json_value
+from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
 from ._validation import check_int
 from .exceptions import InvalidArgumentTypeError, InvalidDataError, UnknownNameError
 
@@ -113,7 +113,7 @@ class DefaultValues:
 
     def __repr__(self) -> str:
         head = f"DefaultValues(n_studies={self.n_studies}, top_n={self.top_n}, "
-        shown = [(k, f"={_short(v)} ({self.support.get(k, math.nan):.0%})")
+        shown = [(k, f"={fmt_value(v, quote=True)} ({self.support.get(k, math.nan):.0%})")
                  for k, v in self.values.items()]
         body = join_items(shown, REPR_WIDTH - len(head) - 1) if shown else "no defaults"
         return f"{head}{body})"
@@ -271,10 +271,6 @@ def most_frequent_setting(
     if isinstance(param, Int):
         return round(value), float(counts[k]) / n
     return min(max(value, float(param.low)), float(param.high)), float(counts[k]) / n
-
-
-def _short(value: Any) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else repr(value)
 
 
 def _mode(x: NDArray[np.float64], *, integer: bool) -> tuple[Any, float]:

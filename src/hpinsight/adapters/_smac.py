@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Instances",
-    "RunRecord",
+    "SmacRun",
     "find_run_folder",
     "history_from_records",
     "history_from_smac",
@@ -75,7 +75,7 @@ _FUNC = "TrialHistory.from_smac"
 
 
 @dataclass(frozen=True, slots=True)
-class RunRecord:
+class SmacRun:
     """One run of a configuration, the way both SMAC layouts can be read into."""
 
     config_id: int
@@ -124,10 +124,10 @@ def run_context(scenario: Any, runhistory: Any) -> tuple[Any, list[str] | None, 
     return configspace, _names(getattr(scenario, "objectives", None)), known
 
 
-def records_from_runhistory(runhistory: Any) -> tuple[list[RunRecord], dict[int, dict[str, Any]]]:
+def records_from_runhistory(runhistory: Any) -> tuple[list[SmacRun], dict[int, dict[str, Any]]]:
     """Copy a live ``smac.RunHistory`` into plain records and config dicts (public API only)."""
     records = [
-        RunRecord(int(k.config_id), k.instance, k.seed, k.budget, v.cost, int(v.status))
+        SmacRun(int(k.config_id), k.instance, k.seed, k.budget, v.cost, int(v.status))
         for k, v in list(runhistory.items())
     ]
     configs = {int(cid): dict(cfg) for cid, cfg in dict(runhistory.ids_config).items()}
@@ -151,7 +151,7 @@ class Instances:
 def history_from_records(
     cls: type[TrialHistory],
     configspace: Any,
-    records: Iterable[RunRecord],
+    records: Iterable[SmacRun],
     configs: Mapping[int, Mapping[str, Any]],
     *,
     objective: int | str | None = None,
@@ -175,7 +175,7 @@ def history_from_records(
     def exclude(reason: str, n: int = 1) -> None:
         excluded[reason] = excluded.get(reason, 0) + n
 
-    by_config: dict[int, list[RunRecord]] = {}
+    by_config: dict[int, list[SmacRun]] = {}
     for r in records:
         if r.status != 1:
             exclude(_STATUS.get(r.status, f"status {r.status}"))
@@ -318,10 +318,10 @@ def _history_from_folder(
                                 objectives=objectives, instances=instances, known=known)
 
 
-def _record(entry: Any, i: int) -> RunRecord:
+def _record(entry: Any, i: int) -> SmacRun:
     if isinstance(entry, Mapping):  # SMAC >= 2.1
         try:
-            return RunRecord(int(entry["config_id"]), entry.get("instance"), entry.get("seed"),
+            return SmacRun(int(entry["config_id"]), entry.get("instance"), entry.get("seed"),
                              entry.get("budget"), entry["cost"], int(entry["status"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidDataError(
@@ -330,7 +330,7 @@ def _record(entry: Any, i: int) -> RunRecord:
             ) from exc
     if isinstance(entry, list | tuple) and len(entry) >= 7:  # SMAC 2.0: a flat list
         config_id, instance, seed, budget, cost, _time, status = entry[:7]
-        return RunRecord(int(config_id), instance, seed, budget, cost, int(status))
+        return SmacRun(int(config_id), instance, seed, budget, cost, int(status))
     raise InvalidDataError(
         f"{_FUNC}: entry {i} of runhistory.json has a layout this version does not know "
         f"({type(entry).__name__} {str(entry)[:80]}); please report it with the SMAC version."
@@ -344,7 +344,7 @@ def _names(objectives: Any) -> list[str] | None:
 
 
 def _objective_index(
-    records: list[RunRecord], objective: int | str | None, objectives: Sequence[str] | None
+    records: list[SmacRun], objective: int | str | None, objectives: Sequence[str] | None
 ) -> int | None:
     n = next((len(r.cost) for r in records if isinstance(r.cost, list | tuple)), None)
     if n is None:  # single objective

@@ -20,7 +20,7 @@ from .._history import TrialHistory
 from .._validation import check_choice, check_int, check_real
 from ..adapters._smac import (
     Instances,
-    RunRecord,
+    SmacRun,
     history_from_records,
     records_from_runhistory,
     run_context,
@@ -49,7 +49,7 @@ _logger.addHandler(logging.NullHandler())
 class _Job:
     """What a refit needs, copied on SMAC's thread so the refit never reads live SMAC state."""
 
-    records: list[RunRecord]
+    records: list[SmacRun]
     configs: dict[int, dict[str, Any]]
     configspace: Any
     objectives: list[str] | None

@@ -370,3 +370,9 @@ def legend_above(ax: Any, title: str, *, legend_title: str | None = None) -> Any
                        title_fontsize="small")
     set_title(ax, title, pad=8.0 + rows * small * 1.35)
     return legend
+
+
+def n_choices(space: Any, name: str) -> int | None:
+    """A categorical parameter's number of choices (None: not categorical, or no space)."""
+    param = None if space is None else space[name]
+    return len(param.choices) if isinstance(param, Categorical) else None

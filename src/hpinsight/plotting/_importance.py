@@ -17,6 +17,7 @@ from ._common import (
     category_label,
     category_order,
     legend_above,
+    n_choices,
     new_axes,
     set_category_ticks,
     set_log_axis,
@@ -194,15 +195,9 @@ def plot_interaction(
     mesh = ax.pcolormesh(x, y, m.mean.T, shading="nearest", cmap="viridis", rasterized=True)
     ax.figure.colorbar(mesh, ax=ax, label="predicted objective")
     style_axes_2d(ax, x, y, (xt, yt), (xlog, ylog), (first, second),
-                  (_n_choices(m.space, first), _n_choices(m.space, second)))
+                  (n_choices(m.space, first), n_choices(m.space, second)))
     set_title(ax, f"Joint marginal of {first} and {second}")
     return ax
-
-
-def _n_choices(space: Any, name: str) -> int | None:
-    """A categorical parameter's number of choices (None: not categorical, or unknown)."""
-    param = None if space is None else space[name]
-    return len(param.choices) if isinstance(param, Categorical) else None
 
 
 def plot_importance_history(snapshots: Sequence[Any], *, ax: Any = None, top: int = 5) -> Any:

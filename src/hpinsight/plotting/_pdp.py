@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._params import Categorical
 from ..exceptions import InvalidArgumentError
 from ._common import (
     MANY_CHOICES,
@@ -17,6 +16,7 @@ from ._common import (
     category_order,
     legend_above,
     legend_entries,
+    n_choices,
     new_axes,
     set_category_ticks,
     set_log_axis,
@@ -86,10 +86,10 @@ def plot_partial_dependence(
             raise InvalidArgumentError("plot_partial_dependence draws ICE curves and marks for "
                              "one-parameter PDPs only; a two-parameter PDP is a heatmap of "
                              "the PD with contours of its std. Leave out 'ice' and 'marks'.")
-        _draw_2d(ax, pd2_plot_data(result), (_n_choices(result, 0), _n_choices(result, 1)))
+        _draw_2d(ax, pd2_plot_data(result), (n_choices(result.space, result.params[0]), n_choices(result.space, result.params[1])))
         return ax
     data = pd_plot_data(result, level=level, ice=ice, seed=seed, marks=marks)
-    _draw_1d(ax, data, f"Partial dependence of {data.param}", _n_choices(result))
+    _draw_1d(ax, data, f"Partial dependence of {data.param}", n_choices(result.space, result.params[0]))
     return ax
 
 
@@ -152,7 +152,7 @@ def plot_regions(
     data = region_plot_data(tree, level=level, highlight=node,  # type: ignore[arg-type]
                             marks=marks)
     _draw_1d(ax, data, f"Partial dependence of {data.param} by confidence region",
-             _n_choices(tree.pd))
+             n_choices(tree.pd.space, tree.pd.params[0]))
     return ax
 
 
@@ -252,12 +252,6 @@ def _legend_label(label: str, highlight: bool, width: int) -> str:
     if highlight:
         lines.append("← incumbent's region")
     return "\n".join(lines)
-
-
-def _n_choices(result: PartialDependenceResult, k: int = 0) -> int | None:
-    """Choices of the PDP's ``k``-th parameter if categorical (None otherwise)."""
-    param = result.space[result.params[k]]
-    return len(param.choices) if isinstance(param, Categorical) else None
 
 
 def _draw_2d(ax: Any, data: PD2PlotData, totals: tuple[int | None, int | None]) -> None:
