@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
     from optuna.trial import FrozenTrial
 
-__all__ = ["SameSpace", "cma_view", "restarts", "space_key", "space_of"]
+__all__ = ["SameSpace", "cma_view", "restarts", "same_space", "space_key", "space_of"]
 
 #: the spread CMA-ES starts a coordinate with, in units of its range (Optuna's default
 #: ``sigma0`` is the smallest range over 6 on [0, 1]-scaled coordinates)
@@ -105,26 +105,30 @@ def restarts(sampler: optuna.samplers.BaseSampler) -> bool:
             and not getattr(sampler, "_with_margin", False))
 
 
-def cma_view(sampler: optuna.samplers.CmaEsSampler, study: optuna.Study, key: list[Any] | None,
-             search_space: dict[str, BaseDistribution], whole: dict[str, BaseDistribution],
+def same_space(study: optuna.Study, key: list[Any] | None, **kwargs: Any) -> optuna.Study:
+    """``study`` as a :class:`SameSpace` view (keywords as there), typed as what samplers
+    read of a study."""
+    return SameSpace(study, key, **kwargs)  # type: ignore[return-value]  # duck-typed
+
+
+def cma_view(sampler: optuna.samplers.CmaEsSampler, study: optuna.Study, trial: FrozenTrial,
+             key: list[Any] | None, search_space: dict[str, BaseDistribution],
              narrow: Callable[[BaseDistribution, tuple[float, float] | None], BaseDistribution],
              ) -> optuna.Study:
-    """What ``sampler.sample_relative`` should see to sample ``search_space``, the space
-    of restriction ``key``; ``whole`` is the space CMA-ES models without a restriction."""
+    """What ``sampler.sample_relative`` should see to sample ``search_space`` for ``trial``,
+    the space of restriction ``key``."""
     trials = study._get_trials(deepcopy=False, use_cache=True)
     last = _last_state(sampler, trials)
     if last is None or space_of(last) == key:  # nothing to carry, or its own state
-        return _as_study(SameSpace(study, key))
+        return same_space(study, key)
+    # the space CMA-ES models without a restriction: needed only when carrying over
+    whole = sampler.infer_relative_search_space(study, trial)
     standin = _marginal(sampler, last, search_space, whole, narrow, key)
     # as many as its startup trials: it carries on, it does not start again at random
     first = [standin] * max(1, int(sampler._n_startup_trials)) if standin else []
     # the generation under way when the space changed is told with the new one's first
-    return _as_study(SameSpace(study, key, first=first, after=last.number,
-                               also=space_of(last) if standin else key))
-
-
-def _as_study(view: SameSpace) -> optuna.Study:
-    return view  # type: ignore[return-value]  # duck-typed: what samplers read of a study
+    return same_space(study, key, first=first, after=last.number,
+                      also=space_of(last) if standin else key)
 
 
 def _last_state(sampler: Any, trials: list[FrozenTrial]) -> FrozenTrial | None:

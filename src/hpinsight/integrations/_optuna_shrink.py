@@ -69,7 +69,7 @@ import threading
 import zlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import optuna
 from optuna.samplers import BaseSampler
@@ -77,7 +77,7 @@ from optuna.samplers import BaseSampler
 from .._shared import step_index
 from ..adapters._optuna import DECISIONS_KEY, RESTRICTION_KEY, TRIAL_KEY
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
-from ._cma_restart import SameSpace, cma_view, restarts, space_key
+from ._cma_restart import cma_view, restarts, same_space, space_key
 
 if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
@@ -312,8 +312,7 @@ class ShrinkingSampler(BaseSampler):
         seen = study
         if self._restarts and search_space:
             assert isinstance(self._base, optuna.samplers.CmaEsSampler)
-            whole = self._base.infer_relative_search_space(study, trial)
-            seen = cma_view(self._base, study, space_key(fixed, ranges), search_space, whole,
+            seen = cma_view(self._base, study, trial, space_key(fixed, ranges), search_space,
                             _narrow)
         proposed = self._base.sample_relative(seen, trial, search_space)
         if not (fixed or ranges):
@@ -354,8 +353,7 @@ class ShrinkingSampler(BaseSampler):
             return _native(param_distribution, fixed[param_name])
         narrowed = _narrow(param_distribution, ranges.get(param_name))
         # a restarted CMA-ES counts its startup trials in its own space
-        seen = cast("optuna.Study", SameSpace(study, space_key(fixed, ranges))
-                    ) if self._restarts else study
+        seen = same_space(study, space_key(fixed, ranges)) if self._restarts else study
         return self._base.sample_independent(seen, trial, param_name, narrowed)
 
     def after_trial(
