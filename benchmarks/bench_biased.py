@@ -321,7 +321,7 @@ def estimate(
         warnings.simplefilter("ignore")
         if name in ("hp_forest", "hp_gp"):
             history = hp.TrialHistory.from_optuna(study)
-            r = hp.fanova(history, seed=seed, surrogate="forest" if name == "hp_forest" else "gp")
+            r = hp.fanova(history, seed=seed, surrogate=hp.Forest() if name == "hp_forest" else hp.GP())
             return ({n: r.importance(n).mean for n in space.names},
                     {n: r.importance(n).verdict for n in space.names})
         if name == "optuna_fanova":
@@ -446,7 +446,7 @@ def speed(sizes: tuple[int, ...], repeats: int = 3) -> list[dict[str, Any]]:
         runs: dict[str, Callable[[], Any]] = {
             "hp_gp": lambda study=study: hp.fanova(hp.TrialHistory.from_optuna(study), seed=0),
             "hp_forest": lambda study=study: hp.fanova(hp.TrialHistory.from_optuna(study),
-                                                       surrogate="forest", seed=0),
+                                                       surrogate=hp.Forest(), seed=0),
             "optuna_ped_anova": lambda study=study: optuna.importance.get_param_importances(
                 study, evaluator=optuna.importance.PedAnovaImportanceEvaluator()),
         }

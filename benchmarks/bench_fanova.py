@@ -311,7 +311,7 @@ def run_case1(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
     assert np.array_equal(bounds, np.array([[p.low, p.high] for p in space.params]))
 
     # Optuna's forest settings, read from its evaluator.
-    evaluator = optuna.importance.FanovaImportanceEvaluator(n_trees=n_trees, seed=FOREST_SEED)
+    evaluator = optuna.importance.FanovaImportanceEvaluator(seed=FOREST_SEED)
     optuna_rf = evaluator._evaluator._forest.get_params()
     keys = (
         "n_estimators",
@@ -342,7 +342,7 @@ def run_case1(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
     hp_var, res_var = measure(
         "hpinsight fanova(forest=...)",
         lambda: hp.fanova(
-            hp.TrialHistory(space, configs, y), n_trees=n_trees, seed=FOREST_SEED, max_order=1, forest=forest
+            hp.TrialHistory(space, configs, y), surrogate=hp.Forest.from_estimator(forest), seed=FOREST_SEED, max_order=1
         ),
         repeats=rep,
         budget=budget,
@@ -368,14 +368,14 @@ def run_case1(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
     log("case 1: end to end")
     hp_e2e, res_e2e = measure(
         "hpinsight fanova (fits its forest, n_jobs=-1)",
-        lambda: hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=1),
+        lambda: hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(n_trees=n_trees), seed=FOREST_SEED, max_order=1),
         repeats=rep,
         budget=budget,
     )
     hp_e2e_1, _ = measure(
         "hpinsight fanova (fits its forest, n_jobs=1)",
         lambda: hp.fanova(
-            hp.TrialHistory(space, configs, y), surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=1, n_jobs=1
+            hp.TrialHistory(space, configs, y), surrogate=hp.Forest(n_trees=n_trees, n_jobs=1), seed=FOREST_SEED, max_order=1
         ),
         repeats=rep,
         budget=budget,
@@ -385,7 +385,7 @@ def run_case1(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
     def new_fanova_evaluator() -> None:
         clear_optuna_tree_caches()
         holder["ev"] = optuna.importance.FanovaImportanceEvaluator(
-            n_trees=n_trees, seed=FOREST_SEED
+            seed=FOREST_SEED
         )
 
     opt_e2e, opt_imp = measure(
@@ -483,10 +483,10 @@ def run_case1(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
     if args.profile:
         log("case 1: profiling hpinsight")
         out["profile_hpinsight_variance_only"] = hpinsight_profile(
-            lambda: hp.fanova(hp.TrialHistory(space, configs, y), n_trees=n_trees, seed=FOREST_SEED, forest=forest)
+            lambda: hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest.from_estimator(forest), seed=FOREST_SEED)
         )
         out["profile_hpinsight_end_to_end"] = hpinsight_profile(
-            lambda: hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", n_trees=n_trees, seed=FOREST_SEED)
+            lambda: hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(n_trees=n_trees), seed=FOREST_SEED)
         )
     return out
 
@@ -508,7 +508,7 @@ def run_case2(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
 
     e2e, res = measure(
         "hpinsight fanova(max_order=2) end to end",
-        lambda: hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=2),
+        lambda: hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(n_trees=n_trees), seed=FOREST_SEED, max_order=2),
         repeats=rep,
         budget=budget,
     )
@@ -523,7 +523,7 @@ def run_case2(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
     dec, _ = measure(
         "hpinsight fanova(max_order=2, forest=...)",
         lambda: hp.fanova(
-            hp.TrialHistory(space, configs, y), n_trees=n_trees, seed=FOREST_SEED, max_order=2, forest=forest
+            hp.TrialHistory(space, configs, y), surrogate=hp.Forest.from_estimator(forest), seed=FOREST_SEED, max_order=2
         ),
         repeats=rep,
         budget=budget,
@@ -550,18 +550,18 @@ def run_case2(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
         "top5_main_effects": [[list(i.params), i.mean] for i in res.ranking(order=1)[:5]],
         "top5_pairs": [[list(i.params), i.mean] for i in res.ranking(order=2)[:5]],
         "unexplained_fraction": res.unexplained_fraction.mean,
-        "oob_r2": res.oob_r2,
+        "fit_r2": res.fit_r2,
         "target": check_max(e2e["best_s"], TARGETS["case2_end_to_end_seconds_max"], full),
         "loadavg_after": loadavg(),
     }
     if args.profile:
         log("case 2: profiling hpinsight")
         out["profile_hpinsight_end_to_end"] = hpinsight_profile(
-            lambda: hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=2)
+            lambda: hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(n_trees=n_trees), seed=FOREST_SEED, max_order=2)
         )
         out["profile_hpinsight_decomposition"] = hpinsight_profile(
             lambda: hp.fanova(
-                hp.TrialHistory(space, configs, y), n_trees=n_trees, seed=FOREST_SEED, max_order=2, forest=forest
+                hp.TrialHistory(space, configs, y), surrogate=hp.Forest.from_estimator(forest), seed=FOREST_SEED, max_order=2
             )
         )
     return out
@@ -607,7 +607,7 @@ def case3_child(args: argparse.Namespace) -> dict[str, Any]:
 
     e2e, res = measure(
         "hpinsight fanova end to end",
-        lambda: hp.fanova(hp.TrialHistory(space, df, y), surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=1),
+        lambda: hp.fanova(hp.TrialHistory(space, df, y), surrogate=hp.Forest(n_trees=n_trees), seed=FOREST_SEED, max_order=1),
         repeats=args.repeats,
         budget=args.budget,
     )
@@ -624,12 +624,12 @@ def case3_child(args: argparse.Namespace) -> dict[str, Any]:
         "peak_rss_before_call_mib": peak_before,
         "peak_rss_child_self_mib": peak,
         "top5_main_effects": [[list(i.params), i.mean] for i in res.ranking(order=1)[:5]],
-        "oob_r2": res.oob_r2,
+        "fit_r2": res.fit_r2,
     }
     del res
     if args.profile:
         out["profile_hpinsight_end_to_end"] = hpinsight_profile(
-            lambda: hp.fanova(hp.TrialHistory(space, df, y), surrogate="forest", n_trees=n_trees, seed=FOREST_SEED, max_order=1)
+            lambda: hp.fanova(hp.TrialHistory(space, df, y), surrogate=hp.Forest(n_trees=n_trees), seed=FOREST_SEED, max_order=1)
         )
     return out
 

@@ -80,8 +80,7 @@ def fresh(kind: str, seed: int, n_trials: int, fixed: dict[str, Any]) -> list[fl
 
 
 def live(kind: str, seed: int, args: argparse.Namespace) -> tuple[list[float], dict[str, Any]]:
-    cb = ImportanceCallback(every_n_trials=args.every, min_trials=args.every, seed=seed,
-                            n_trees=args.n_trees, shrink_to="auto",
+    cb = ImportanceCallback(every_n_trials=args.every, min_trials=args.every, seed=seed, shrink_to="auto",
                             shrink_after=args.shrink_at, publish=False)
     study = optuna.create_study(sampler=ShrinkingSampler(make_sampler(kind, seed)))
     while len(study.trials) < args.n_trials:
@@ -115,9 +114,8 @@ def main(argv: list[str] | None = None) -> int:
             pilot = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1000 + seed))
             pilot.optimize(objective, n_trials=args.n_pilot)
             history = hp.TrialHistory.from_optuna(pilot)
-            sub = hp.suggest_subspace(history, seed=seed, n_trees=args.n_trees)
-            ranked = [i.params[0] for i in hp.fanova(history, seed=seed,
-                                                      n_trees=args.n_trees).ranking(order=1)]
+            sub = hp.suggest_subspace(history, seed=seed)
+            ranked = [i.params[0] for i in hp.fanova(history, seed=seed).ranking(order=1)]
             top3_fixed = {k: pilot.best_params[k] for k in ranked[3:]}
             curves = {
                 "full": fresh(kind, seed, n, {}),

@@ -52,10 +52,10 @@ def objective(trial: optuna.Trial) -> float:
 def summary(report: hp.results.Report) -> str:
     """What the demo prints: one decision per parameter, as the page and the JSON say it."""
     result = report.result
-    model = "Gaussian process, leave-one-out" if result.surrogate == "gp" else "forest, out-of-bag"
+    model = "Gaussian process, leave-one-out" if result.surrogate.kind == "gp" else "forest, out-of-bag"
     pairs = [i for i in result.ranking(order=2) if i.verdict != "indistinguishable from nothing"]
     lines = [f"hpinsight report for {report.source} ({result.n_trials} trials, {model} R² "
-             f"{result.oob_r2:.2f})", report.table(),
+             f"{result.fit_r2:.2f})", report.table(),
              f"interactions: {len(pairs)} of {len(result.ranking(order=2))} distinguishable "
              "from nothing" + "".join(f"\n  {' x '.join(i.params)}: {100 * i.mean:.1f} %, "
                                       f"{i.verdict}" for i in pairs[:3])]

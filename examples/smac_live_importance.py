@@ -18,7 +18,7 @@ from ConfigSpace import Categorical, ConfigurationSpace, EqualsCondition, Float,
 from smac import HyperparameterOptimizationFacade, Scenario
 
 import hpinsight as hp
-from hpinsight.integrations.smac import ImportanceCallback, load_run
+from hpinsight.integrations.smac import ImportanceCallback, SmacForest, load_run
 
 
 def configspace() -> ConfigurationSpace:
@@ -56,7 +56,7 @@ def main() -> None:
     scenario = Scenario(configspace(), deterministic=True, n_trials=args.trials, seed=0,
                         output_directory=out, name="example")
     own = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0)
-    theirs = ImportanceCallback(every_n_trials=10, min_trials=20, surrogate="smac")
+    theirs = ImportanceCallback(every_n_trials=10, min_trials=20, surrogate=SmacForest())
     smac = HyperparameterOptimizationFacade(scenario, train, overwrite=True, logging_level=40,
                                             callbacks=[own, theirs])
     incumbent = smac.optimize()

@@ -95,7 +95,7 @@ def test_a_real_journal_still_opens_and_out_dash_writes_only_json_to_stdout(
                  "--top", "1", "--surrogate", "forest", "--n-trees", "8"], stdout=out) == 0
     data = json.loads(out.getvalue())
     assert next(iter(data)) == "schema"
-    assert data["schema"] == "hpinsight.report/1"
+    assert data["schema"] == "hpinsight.report/2"
     assert data["n_trials"] == 30
     captured = capsys.readouterr()
     assert captured.out == ""  # nothing else on stdout

@@ -32,9 +32,9 @@ def test_bars_only_on_a_terminal() -> None:
 def test_no_terminal_one_log_line_per_step(caplog: pytest.LogCaptureFixture) -> None:
     stream = io.StringIO()
     with caplog.at_level("INFO", logger="hpinsight"):
-        bar = Progress(total=2, logger=_logger, stream=stream)
-        bar.step("first")
-        bar.step("second")
+        bar = Progress(logger=_logger, stream=stream)
+        bar("first", 0, 2)
+        bar("second", 1, 2)
         bar.close()
     assert stream.getvalue() == ""
     assert [r.getMessage() for r in caplog.records] == ["first ...", "second ..."]
@@ -44,8 +44,8 @@ def test_a_terminal_gets_a_bar(caplog: pytest.LogCaptureFixture) -> None:
     pytest.importorskip("tqdm")
     stream = _Terminal()
     with caplog.at_level("INFO", logger="hpinsight"):
-        bar = Progress(total=2, logger=_logger, stream=stream)
-        bar.step("first")
+        bar = Progress(logger=_logger, stream=stream)
+        bar("first", 1, 2)
         bar.close()
     assert "\r" in stream.getvalue()
     assert "first" in stream.getvalue()

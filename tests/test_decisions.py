@@ -97,8 +97,8 @@ def test_a_small_share_that_is_large_in_objective_units_is_not_nothing():
     result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
     v = result.importance("v")
     assert v.verdict == "indistinguishable from nothing"
-    assert v.null is not None
-    assert v.null < v.mean < 5e-4  # above the shadow, below the floor
+    assert v.shadow is not None
+    assert v.shadow < v.mean < 5e-4  # above the shadow, below the floor
     risks = {n: _risk(n, 0.0, 0.0) for n in space.names}
     out = decide(result, risks=risks, values=dict.fromkeys(space.names, 0.5), margin=0.002)
     d = out["v"]
@@ -145,7 +145,7 @@ def test_min_keep_keeps_the_largest_share_when_all_could_be_fixed(analysis):
     # with every effect called nothing (a huge null), everything active would be fixed
     from dataclasses import replace
 
-    nothing = replace(result, null_fractions=(1.0, 1.0))
+    nothing = replace(result, shadow_fractions=(1.0, 1.0))
     # 'rare' (no data) is tuned already: one more is kept, the largest share
     out = decide(nothing, risks=risks, margin=0.01, min_keep=2)
     assert out.in_state("no_data") == ("rare",)

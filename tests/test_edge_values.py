@@ -105,8 +105,7 @@ def test_suggest_subspace_fixes_a_none_choice_at_the_best_trials_value():
     configs = space.sample(40, seed=1)
     y = [c["x"] + (0.0 if c["class_weight"] is None else 0.5) for c in configs]
     sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), top_quantile=0.3,
-                              surrogate="forest", n_trees=16, n_candidates=100, seed=0,
-                              n_jobs=1)
+                              surrogate=hp.Forest(n_trees=16, n_jobs=1), n_candidates=100, seed=0)
     assert sub.default_sources["class_weight"] == "incumbent"
     assert sub.defaults["class_weight"] is None
     assert sub.risks["class_weight"].default is None
@@ -155,8 +154,7 @@ def test_a_stepped_parameter_inactive_in_every_top_trial_is_fixed_on_its_grid():
     configs = space.sample(60, seed=3)
     y = [(c["x"] - 0.4) ** 2 + (0.0 if c["opt"] == "adam" else 1.0 + c["momentum"])
          for c in configs]
-    sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), surrogate="forest",
-                              n_trees=16, n_candidates=100, seed=0, n_jobs=1)
+    sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(n_trees=16, n_jobs=1), n_candidates=100, seed=0)
     assert sub.default_sources["momentum"] == "inactive"
     assert sub.defaults["momentum"] == 8
     assert space["momentum"].contains(sub.defaults["momentum"])

@@ -4,6 +4,7 @@ default surrogate, is tested in test_gp.py.)"""
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import warnings
@@ -18,10 +19,15 @@ import hpinsight as hp
 
 from .conftest import fake_forest, fake_tree
 
+_FOREST_OPTIONS = ("n_trees", "n_jobs", "min_samples_leaf", "max_features", "max_samples")
 
-def fanova(configs, y, space, **kwargs):
-    """hp.fanova of TrialHistory(space, configs, y) on the random forest."""
-    return hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", **kwargs)
+
+def fanova(configs, y, space, *, forest=None, **kwargs):
+    """hp.fanova of TrialHistory(space, configs, y) on a random forest: ``hp.Forest`` with
+    the forest options among ``kwargs``, or the fitted ``forest`` given."""
+    options = {k: kwargs.pop(k) for k in _FOREST_OPTIONS if k in kwargs}
+    model = hp.Forest(**options) if forest is None else hp.Forest.from_estimator(forest)
+    return hp.fanova(hp.TrialHistory(space, configs, y), surrogate=model, **kwargs)
 
 
 def _ishigami(X: np.ndarray) -> np.ndarray:
@@ -44,8 +50,8 @@ def test_ishigami_recovers_sobol_indices():
     assert r.importance("x1", "x3").mean == pytest.approx(0.244, abs=0.04)
     assert r.importance("x1", "x2").mean < 0.03
     assert [i.params for i in r.ranking(order=1)] == [("x2",), ("x1",), ("x3",)]
-    assert r.oob_r2 is not None
-    assert r.oob_r2 > 0.9
+    assert r.fit_r2 is not None
+    assert r.fit_r2 > 0.9
 
 
 def test_log_parameter_is_analysed_in_log_space():
@@ -69,7 +75,7 @@ def test_categorical_and_int_are_weighted_by_value_count():
     configs = [{"n": n, "c": c} for n in range(1, 11) for c in "abcd"] * 3
     y = [10.0 if cfg["n"] == 1 else 0.0 for cfg in configs]
     r = fanova(configs, y, space, seed=0, n_trees=8)
-    assert r.tree_means == pytest.approx(np.ones(8), abs=1e-9)
+    assert r.draw_means == pytest.approx(np.ones(8), abs=1e-9)
     assert r.total_variance == pytest.approx(0.1 * 0.9 * 100, rel=1e-9)
     assert r.importance("n").mean == pytest.approx(1.0, abs=1e-9)
     m = r.marginal("c")
@@ -166,7 +172,7 @@ _Y = [float(i) for i in range(10)]
         pytest.param({"configs": {"x": 0.1}}, hp.exceptions.InvalidDataError, "wrap it in a list", id="one-dict"),
         pytest.param({"configs": [1, 2]}, hp.exceptions.InvalidDataError, "must be a mapping", id="not-mappings"),
         pytest.param({"space": {"x": (0, 1)}}, TypeError, "must be an hpinsight SearchSpace", id="space-type"),
-        pytest.param({"n_trees": 0}, ValueError, "'n_trees' parameter of fanova must be >= 1", id="n-trees"),
+        pytest.param({"n_trees": 0}, ValueError, "'n_trees' parameter of Forest must be >= 1", id="n-trees"),
         pytest.param({"seed": 1.5}, TypeError, "'seed' parameter of fanova must be an int", id="seed"),
         pytest.param({"max_order": 3}, ValueError, "at most the number of parameters", id="order"),
         pytest.param({"direction": "min"}, ValueError, "must be one of", id="direction"),
@@ -194,7 +200,7 @@ def test_non_finite_objectives_are_refused_and_exclusions_are_counted():
     with pytest.raises(ValueError, match=r"3 NaN/infinite value.*count them in .excluded."):
         hp.TrialHistory(_SPACE, _OK, y)
     history = hp.TrialHistory(_SPACE, _OK[:7], _Y[:7], excluded={"non-finite value": 3})
-    r = hp.fanova(history, surrogate="forest", n_trees=4, seed=0)
+    r = hp.fanova(history, surrogate=hp.Forest(n_trees=4), seed=0)
     assert (r.n_trials, r.n_excluded) == (7, 3)
     assert r.to_dict()["n_excluded"] == 3
 
@@ -213,7 +219,7 @@ def test_constant_objective_gives_zero_importances_and_a_flag(n):
     with pytest.warns(hp.exceptions.ConstantObjectiveWarning, match="constant"):
         r = fanova(_OK[:n], [3.0] * n, _SPACE, n_trees=4, seed=0, max_order=2)
     assert r.is_constant
-    assert r.n_constant_trees == 4
+    assert r.n_constant_draws == 4
     for imp in r.ranking():
         assert (imp.mean, imp.std) == (0.0, 0.0)
     assert not np.isnan(r.total_variance)
@@ -244,7 +250,7 @@ def test_result_exports_are_json_safe_and_consistent():
     marginal = json.loads(json.dumps(r.marginal("c").to_dict(), allow_nan=False))
     assert marginal["grid"] == [[True, None, "s"]]
     frame = r.to_frame()
-    assert list(frame.columns) == ["params", "order", "mean", "std", "null", "verdict"]
+    assert list(frame.columns) == ["params", "order", "mean", "std", "shadow", "verdict"]
     assert frame["mean"].is_monotonic_decreasing
     assert len(frame) == 6
     long = r.marginal("x", "n", grid_size=6).to_frame()
@@ -273,7 +279,7 @@ def test_same_seed_gives_bit_identical_results_whatever_n_jobs(make_mixed_space)
     b = fanova(configs, y, space, seed=7, max_order=2, n_jobs=-1)
     c = fanova(configs, y, space, seed=8, max_order=2)
     np.testing.assert_array_equal(a.variances, b.variances)
-    np.testing.assert_array_equal(a.tree_variances, b.tree_variances)
+    np.testing.assert_array_equal(a.draw_variances, b.draw_variances)
     assert not np.array_equal(a.variances, c.variances)
 
 
@@ -302,7 +308,7 @@ def test_invariants_hold_for_random_forests(n, seed, perm, leaves):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", hp.exceptions.ConstantObjectiveWarning)
         r = fanova(configs, y, space, forest=forest, max_order=2)
-        f = r.fractions[r.valid_trees]
+        f = r.fractions[r.valid_draws]
         assert np.all(f >= -1e-12)
         assert np.all(f <= 1 + 1e-12)
         assert np.all(f.sum(axis=1) <= 1 + 1e-9)
@@ -314,7 +320,7 @@ def test_invariants_hold_for_random_forests(n, seed, perm, leaves):
         pr = fanova(pconfigs, y, pspace, forest=pforest, max_order=2)
     for s in r.subsets:
         assert pr.importance(*s).mean == pytest.approx(r.importance(*s).mean, abs=1e-12)
-    np.testing.assert_allclose(pr.tree_variances, r.tree_variances, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(pr.draw_variances, r.draw_variances, rtol=1e-12, atol=1e-15)
 
 
 def test_additive_objective_has_negligible_pairwise_interactions():
@@ -366,8 +372,44 @@ def test_the_gaussian_process_is_the_default_and_a_given_forest_is_decomposed_as
     space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     configs = space.sample(40, seed=0)
     y = [c["x"] for c in configs]
-    assert hp.fanova(hp.TrialHistory(space, configs, y), seed=0).surrogate == "gp"
+    history = hp.TrialHistory(space, configs, y)
+    default = hp.fanova(history, seed=0)
+    assert default.surrogate == hp.GP()
+    assert default.surrogate.kind == "gp"
     forest = RandomForestRegressor(4, random_state=0).fit(space.encode(configs), y)
-    assert hp.fanova(hp.TrialHistory(space, configs, y), forest=forest).surrogate == "forest"
-    with pytest.raises(ValueError, match="drop one of the two"):
-        hp.fanova(hp.TrialHistory(space, configs, y), forest=forest, surrogate="gp")
+    given = hp.fanova(history, surrogate=hp.Forest.from_estimator(forest))
+    assert given.surrogate.kind == "forest"
+    assert given.n_draws == 4
+    np.testing.assert_array_equal(given.model.predict_per_draw(space.encode(configs)),
+                                  np.stack([t.predict(space.encode(configs))
+                                            for t in forest.estimators_]))
+    with pytest.raises(ValueError, match="cannot cap the objective of an already fitted"):
+        hp.fanova(history, surrogate=hp.Forest.from_estimator(forest), cap_quantile=0.5)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ({"n_trees": 8}, r"surrogate=hp\.Forest\(n_trees=\.\.\.\)"),
+    ({"forest": None}, r"surrogate=hp\.Forest\.from_estimator\(model\)"),
+    ({"n_draws": 4}, r"surrogate=hp\.GP\(n_draws=\.\.\.\)"),
+    ({"significance": False}, r"surrogate=hp\.GP\(shadows=\.\.\.\)"),
+    ({"n_jobs": 2}, r"surrogate=hp\.Forest\(n_jobs=\.\.\.\)"),
+    ({"surrogate": "forest"}, r"surrogate=hp\.Forest\(\) instead of 'forest'"),
+    ({"surrogate": "gp"}, r"surrogate=hp\.GP\(\) instead of 'gp'"),
+])
+def test_the_options_the_model_object_now_holds_fail_with_the_object_to_pass(old, new):
+    history = hp.TrialHistory(_SPACE, _OK, _Y)
+    with pytest.raises(TypeError, match=new):
+        hp.fanova(history, **old)
+
+
+def test_a_scikit_learn_forest_must_be_wrapped_and_fanova_takes_at_most_eight_keywords():
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(20, seed=0)
+    y = [c["x"] for c in configs]
+    forest = RandomForestRegressor(2, random_state=0).fit(space.encode(configs), y)
+    with pytest.raises(TypeError, match=r"hp\.Forest\.from_estimator\(model\)"):
+        hp.fanova(hp.TrialHistory(space, configs, y), surrogate=forest)
+    keywords = [p for p in inspect.signature(hp.fanova).parameters.values()
+                if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    assert [p.name for p in keywords] == ["surrogate", "max_order", "cap_quantile",
+                                          "cap_value", "direction", "seed"]

@@ -24,7 +24,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor, ExtraTre
 
 import hpinsight as hp
 from hpinsight.exceptions import InvalidDataError
-from hpinsight.surrogates.forest import Forest, forest_from_estimator
+from hpinsight.surrogates.forest import FittedForest, forest_from_estimator
 
 N_FEATURES = 3
 
@@ -98,9 +98,9 @@ def _assert_refused(model, match):
     with pytest.raises(InvalidDataError, match=match) as info:
         forest_from_estimator(model, N_FEATURES)
     message = str(info.value)
-    assert message.startswith("The 'forest' parameter of fanova must be")
+    assert message.startswith("Forest.from_estimator takes a fitted")
     assert "Fit a RandomForestRegressor or ExtraTreesRegressor" in message
-    assert "pass no forest" in message
+    assert "surrogate=hp.Forest() fits a random forest" in message
     assert isinstance(info.value, ValueError)
 
 
@@ -127,7 +127,7 @@ def test_fanova_refuses_gradient_boosting_instead_of_a_wrong_answer():
     y = 10 * X[:, 0] + X[:, 1]
     gbr = GradientBoostingRegressor(n_estimators=50, random_state=0).fit(X, y)
     with pytest.raises(hp.exceptions.InvalidDataError, match="GradientBoostingRegressor"):
-        hp.fanova(hp.TrialHistory(space, configs, y), forest=gbr)
+        hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest.from_estimator(gbr))
 
 
 @pytest.mark.parametrize(
@@ -152,11 +152,11 @@ def test_accepted_models_are_the_mean_of_their_trees(make, seed):
     X, y = _data(seed)
     model = make().fit(X, y)
     forest = forest_from_estimator(model, N_FEATURES)
-    assert isinstance(forest, Forest)
+    assert isinstance(forest, FittedForest)
     assert len(forest.trees) == len(getattr(model, "estimators_", [model]))
     X_new = np.random.default_rng(seed + 100).uniform(-0.2, 1.2, size=(500, N_FEATURES))
     np.testing.assert_allclose(
-        forest.predict_per_tree(X_new).mean(axis=0), model.predict(X_new), rtol=0, atol=1e-12
+        forest.predict_per_draw(X_new).mean(axis=0), model.predict(X_new), rtol=0, atol=1e-12
     )
 
 
@@ -166,6 +166,6 @@ def test_fanova_decomposes_a_full_feature_bagging_of_trees():
     X = space.encode(configs)
     y = 10 * X[:, 0] + X[:, 1]
     bag = BaggingRegressor(DecisionTreeRegressor(), n_estimators=8, random_state=0).fit(X, y)
-    result = hp.fanova(hp.TrialHistory(space, configs, y), forest=bag)
-    assert result.surrogate == "forest"
+    result = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest.from_estimator(bag))
+    assert result.surrogate.kind == "forest"
     assert result.importance("x0").mean > 0.9

@@ -88,25 +88,26 @@ def _additive_configs(seed: int = 0, n: int = 150):
 
 def test_fanova_gp_additive_function_has_no_interactions_and_true_fractions() -> None:
     space, configs, y = _additive_configs()
-    r = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="gp", seed=0, max_order=2)
-    assert r.surrogate == "gp"
+    r = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, max_order=2)
+    assert r.surrogate == hp.GP()
+    assert r.surrogate.kind == "gp"
     # analytic: Var(k x^2) on U(-3, 3) is k^2 * 7.2, so fractions 16:4:1
     for name, truth in (("a", 16 / 21), ("b", 4 / 21), ("c", 1 / 21)):
         assert r.importance(name).mean == pytest.approx(truth, abs=0.03)
     for name in ("d0", "d1"):
         assert r.importance(name).mean < 1e-3
     assert max(imp.mean for imp in r.ranking(order=2)) < 0.01
-    assert r.oob_r2 is not None
-    assert r.oob_r2 > 0.99
+    assert r.fit_r2 is not None
+    assert r.fit_r2 > 0.99
 
 
 def test_fanova_gp_same_seed_same_result_and_permutation() -> None:
     space, configs, y = _additive_configs(seed=3, n=60)
-    r1 = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="gp", seed=7)
-    r2 = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="gp", seed=7)
+    r1 = hp.fanova(hp.TrialHistory(space, configs, y), seed=7)
+    r2 = hp.fanova(hp.TrialHistory(space, configs, y), seed=7)
     np.testing.assert_array_equal(r1.variances, r2.variances)
     perm = hp.SearchSpace([space[n] for n in ("d1", "c", "a", "d0", "b")])
-    rp = hp.fanova(hp.TrialHistory(perm, configs, y), surrogate="gp", seed=7)
+    rp = hp.fanova(hp.TrialHistory(perm, configs, y), seed=7)
     for name in space.names:
         assert rp.importance(name).mean == pytest.approx(r1.importance(name).mean, abs=0.02)
 
@@ -119,8 +120,8 @@ def test_categorical_choices_are_not_ordinal() -> None:
     configs = space.sample(200, seed=0)
     y = [effect[c["cat"]] + 0.5 * c["x"] for c in configs]
     shuffled = hp.SearchSpace([hp.Categorical("cat", choices[::-1]), hp.Float("x", 0, 1)])
-    r1 = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="gp", seed=0, max_order=2)
-    r2 = hp.fanova(hp.TrialHistory(shuffled, configs, y), surrogate="gp", seed=0, max_order=2)
+    r1 = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, max_order=2)
+    r2 = hp.fanova(hp.TrialHistory(shuffled, configs, y), seed=0, max_order=2)
     # equal up to the hyperparameter optimizer's tolerance (the gradient sums in another order)
     np.testing.assert_allclose(r1.variances, r2.variances, rtol=1e-4, atol=1e-9)
     assert r1.importance("cat").mean > 0.85
@@ -130,7 +131,7 @@ def test_constant_objective_gives_zeros() -> None:
     space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Int("k", 0, 3)])
     configs = space.sample(20, seed=0)
     with pytest.warns(hp.exceptions.ConstantObjectiveWarning, match="Gaussian process"):
-        r = hp.fanova(hp.TrialHistory(space, configs, [1.0] * 20), surrogate="gp", seed=0)
+        r = hp.fanova(hp.TrialHistory(space, configs, [1.0] * 20), seed=0)
     assert r.is_constant
     assert r.importance("x").mean == 0.0
 
@@ -142,7 +143,7 @@ def test_conditional_space_imputes_per_draw() -> None:
     )
     configs = space.sample(120, seed=0)
     y = [(3 * (c["g"] - 0.3) ** 2 if c["m"] == "p" else 1.0) for c in configs]
-    r = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="gp", seed=0, n_draws=4)
+    r = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.GP(n_draws=4), seed=0)
     X = r.model.X
     inactive = np.isnan(space.encode(configs)[:, 1])
     assert inactive.any()
@@ -156,15 +157,22 @@ def test_conditional_space_imputes_per_draw() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"surrogate": "svm"}, ValueError, "'surrogate' parameter of fanova must be one of"),
-        ({"n_draws": 0}, ValueError, "'n_draws' parameter of fanova must be >= 1"),
+        ({"surrogate": "svm"}, TypeError, "'surrogate' parameter of fanova takes a model object"),
+        ({"surrogate": 3}, TypeError, r"'surrogate' parameter of fanova must be hp\.GP\(\)"),
     ],
-    ids=["unknown-surrogate", "no-draws"],
+    ids=["unknown-surrogate", "not-a-model"],
 )
 def test_fanova_surrogate_errors(kwargs, error, match) -> None:
     space, configs, y = _additive_configs(n=10)
     with pytest.raises(error, match=match):
         hp.fanova(hp.TrialHistory(space, configs, y), **kwargs)
+
+
+def test_a_gp_without_draws_is_refused_where_it_is_made() -> None:
+    with pytest.raises(ValueError, match="'n_draws' parameter of GP must be >= 1"):
+        hp.GP(n_draws=0)
+    with pytest.raises(TypeError, match="'shadows' parameter of GP must be True or False"):
+        hp.GP(shadows="yes")
 
 
 def test_prediction_at_an_inactive_entry_averages_over_its_measure() -> None:
@@ -174,14 +182,14 @@ def test_prediction_at_an_inactive_entry_averages_over_its_measure() -> None:
     )
     configs = space.sample(150, seed=3)
     y = [(math.sin(3 * c["g"]) if c["m"] == "p" else 1.0) + 0.2 * c["k"] for c in configs]
-    gp = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="gp", seed=0, n_draws=3).model
+    gp = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.GP(n_draws=3), seed=0).model
     query = space.encode([{"m": "q", "k": 2}, {"m": "p", "g": 0.7, "k": 2}])
-    got = gp.predict_per_tree(query)
+    got = gp.predict_per_draw(query)
     # g drawn from its measure (uniform on [0, 2]) by quadrature written out here
     nodes, weights = _gauss_legendre(0.0, 2.0, panels=8)
     filled = np.repeat(query[:1], nodes.size, axis=0)
     filled[:, 1] = nodes
-    np.testing.assert_allclose(got[:, 0], gp.predict_per_tree(filled) @ weights, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(got[:, 0], gp.predict_per_draw(filled) @ weights, rtol=0, atol=1e-9)
     # an active entry is predicted as it is
     assert not np.allclose(got[:, 1], got[:, 0])
 
@@ -209,7 +217,7 @@ def test_rare_choice_holding_diverged_trials_is_not_important() -> None:
     # let that choice "explain" them (0.15 of the variance); the parameters that do
     # nothing must stay near zero and C and gamma must lead.
     history = _svc_tpe_history()
-    r = hp.fanova(history, surrogate="gp", seed=0)
+    r = hp.fanova(history, seed=0)
     nothing = sum(r.importance(n).mean for n in ("data_shuffle_seed", "unused_scale", "unused_tag", "tol"))
     matter = r.importance("C").mean + r.importance("gamma").mean
     assert nothing < 0.05 * (nothing + matter)
@@ -223,26 +231,26 @@ def test_effects_no_larger_than_a_shadow_are_indistinguishable_from_nothing() ->
     rng = np.random.default_rng(0)
     y = [4 * c["a"] ** 2 + c["b"] ** 2 + rng.normal(0, 0.3) for c in configs]
     r = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, max_order=2)
-    null = r.null_fraction(1)
+    null = r.shadow_fraction(1)
     assert null is not None
     assert 0.0 <= null < r.importance("b").mean
-    assert r.null_fraction(2) is not None
+    assert r.shadow_fraction(2) is not None
     for name in ("a", "b"):
         assert r.importance(name).verdict == "resolved"
     for name in ("k", "tag", "u"):
         imp = r.importance(name)
         assert imp.verdict == "indistinguishable from nothing", imp
-        assert imp.null == null
+        assert imp.shadow == null
     assert r.importance("a", "b").verdict == "indistinguishable from nothing"  # additive
     assert r.to_dict()["effects"][0]["verdict"] == "resolved"
     # the shadows decide the verdicts only: the importances are the model's without them
-    plain = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, max_order=2, significance=False)
+    plain = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, max_order=2, surrogate=hp.GP(shadows=False))
     np.testing.assert_array_equal(plain.fractions, r.fractions)
-    assert plain.null_fraction(1) is None
+    assert plain.shadow_fraction(1) is None
 
 
 @pytest.mark.parametrize(
-    ("mean", "std", "null", "verdict"),
+    ("mean", "std", "shadow", "verdict"),
     [
         (0.3, 0.1, 0.01, "resolved"),
         (0.3, 0.35, 0.01, "uncertain"),  # the spread reaches 0
@@ -253,21 +261,21 @@ def test_effects_no_larger_than_a_shadow_are_indistinguishable_from_nothing() ->
         (0.2, 0.1, None, "resolved"),
     ],
 )
-def test_verdict_rule(mean, std, null, verdict) -> None:
+def test_verdict_rule(mean, std, shadow, verdict) -> None:
     from hpinsight._fanova_result import verdict as _verdict
 
-    assert _verdict(mean, std, null) == verdict
+    assert _verdict(mean, std, shadow) == verdict
 
 
 def test_a_forest_has_no_null_and_its_verdicts_follow_the_spread() -> None:
     space, configs, y = _additive_configs(n=80)
-    r = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", seed=0, n_trees=8)
-    assert r.null_fraction(1) is None
+    r = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(n_trees=8), seed=0)
+    assert r.shadow_fraction(1) is None
     for imp in r.ranking():
         expected = ("indistinguishable from nothing" if imp.mean < 1e-4
                     else "uncertain" if imp.mean - imp.std <= 0 else "resolved")
         assert imp.verdict == expected
-        assert imp.null is None
+        assert imp.shadow is None
 
 
 def _check_every_effect(gp, nodes, weights, space) -> None:
@@ -284,7 +292,7 @@ def _check_one_weighting(gp, nodes, weights, space) -> None:
     d = len(space)
     mesh = np.meshgrid(*nodes, indexing="ij")
     grid = np.column_stack([m.ravel() for m in mesh])
-    pred = gp.predict_per_tree(grid).reshape(gp.n_draws, *[n.size for n in nodes])
+    pred = gp.predict_per_draw(grid).reshape(gp.n_draws, *[n.size for n in nodes])
     subsets = [s for r in range(1, d + 1) for s in itertools.combinations(range(d), r)]
     variances, total, means = decompose_gp(gp, subsets)
     every = tuple(range(d))

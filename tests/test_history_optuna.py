@@ -66,7 +66,7 @@ def test_fanova_takes_a_history_alone() -> None:
     configs = space.sample(80, seed=1)
     y = [c["x"] for c in configs]
     h = hp.TrialHistory(space, configs, y, excluded={"PRUNED": 4})
-    r = hp.fanova(h, seed=0, n_trees=8)
+    r = hp.fanova(h, seed=0)
     assert r.n_excluded == 4
     assert r.ranking()[0].params == ("x",)
     with pytest.raises(TypeError, match="must be an hpinsight TrialHistory"):
@@ -194,7 +194,7 @@ def test_a_target_follows_the_direction_of_what_it_reads() -> None:
                                        direction="minimize").direction == "minimize"
 
 
-@pytest.mark.parametrize("surrogate", ["forest", "gp"])
+@pytest.mark.parametrize("surrogate", [hp.Forest(n_trees=16), hp.GP()], ids=["forest", "gp"])
 def test_maximize_direction_is_kept_and_capping_keeps_the_best(surrogate) -> None:
     """A maximize study and its negated minimize twin give the same capped importances."""
     sampler_seed = 3
@@ -210,12 +210,12 @@ def test_maximize_direction_is_kept_and_capping_keeps_the_best(surrogate) -> Non
     hu, hd = hp.TrialHistory.from_optuna(up), hp.TrialHistory.from_optuna(down)
     assert hu.direction == "maximize"
     assert hu.best()[0] == hd.best()[0]
-    ru = hp.fanova(hu, surrogate=surrogate, seed=0, n_trees=16, cap_quantile=0.25)
-    rd = hp.fanova(hd, surrogate=surrogate, seed=0, n_trees=16, cap_quantile=0.25)
+    ru = hp.fanova(hu, surrogate=surrogate, seed=0, cap_quantile=0.25)
+    rd = hp.fanova(hd, surrogate=surrogate, seed=0, cap_quantile=0.25)
     assert ru.cap_value == pytest.approx(-rd.cap_value)
     np.testing.assert_allclose(ru.fractions, rd.fractions, atol=1e-12)
     # capped at the best quarter, the x<0.3 region is flat, so z loses its share
-    full = hp.fanova(hu, surrogate=surrogate, seed=0, n_trees=16)
+    full = hp.fanova(hu, surrogate=surrogate, seed=0)
     assert ru.importance("z").mean < full.importance("z").mean
 
 
@@ -252,8 +252,8 @@ def test_study_without_complete_trials_is_a_clear_error() -> None:
         hp.TrialHistory.from_optuna("sqlite:///x.db")
 
 
-@pytest.mark.parametrize("surrogate", ["gp", "forest"])
-def test_define_by_run_conditions_reach_the_pdp_regions(surrogate: str) -> None:
+@pytest.mark.parametrize("surrogate", [hp.GP(), hp.Forest(n_trees=16)], ids=["gp", "forest"])
+def test_define_by_run_conditions_reach_the_pdp_regions(surrogate) -> None:
     """A parameter suggested only under SGD gets its condition in the result's space, so
     regions never split on it where it does not exist and the best trial has a region."""
     optuna = pytest.importorskip("optuna")
@@ -269,7 +269,7 @@ def test_define_by_run_conditions_reach_the_pdp_regions(surrogate: str) -> None:
     study.optimize(objective, n_trials=80)
     history = hp.TrialHistory.from_optuna(study)
     assert not history.space.conditions  # Optuna knows no conditions
-    result = hp.fanova(history, surrogate=surrogate, n_trees=16, seed=0)
+    result = hp.fanova(history, surrogate=surrogate, seed=0)
     (cond,) = result.space.conditions
     assert (cond.child, cond.parent) == ("momentum", "optimizer")
     tree = hp.confidence_split(hp.partial_dependence(result, "lr", n_samples=200, seed=0),

@@ -10,7 +10,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 import hpinsight as hp
 from hpinsight.exceptions import ConstantObjectiveWarning
-from hpinsight.surrogates.forest import Forest, copy_tree, route_inactive
+from hpinsight.surrogates.forest import FittedForest, copy_tree, route_inactive
 
 
 def nested_space() -> hp.SearchSpace:
@@ -101,10 +101,9 @@ def test_the_functional_anova_of_a_routed_forest_leaves_inactive_parameters_out(
                         fitted.threshold, fitted.value)
     routed = route_inactive(tree, space, inner & (tree.threshold >= -1.0))
     assert set(routed.feature[routed.left >= 0]) == {0}  # it now reads kernel only
-    result = hp.fanova(hp.TrialHistory(space, space.decode(X), y), forest=Forest((routed,), 2),
-                       significance=False)
+    result = hp.fanova(hp.TrialHistory(space, space.decode(X), y), surrogate=hp.Forest.from_estimator(FittedForest((routed,), 2)))
     assert result.importance("kernel").mean == pytest.approx(1.0)
     assert result.importance("gamma").mean == pytest.approx(0.0, abs=1e-12)
     # read as it was, the tree sends every active gamma one way: kernel's effect was lost
     with pytest.warns(ConstantObjectiveWarning):
-        hp.fanova(hp.TrialHistory(space, space.decode(X), y), forest=Forest((tree,), 2), significance=False)
+        hp.fanova(hp.TrialHistory(space, space.decode(X), y), surrogate=hp.Forest.from_estimator(FittedForest((tree,), 2)))

@@ -212,7 +212,7 @@ def test_a_gaussian_process_subclass_is_a_gaussian_process():
     gp.fit(space.encode(configs), y)
     pd = hp.partial_dependence(gp, "a", space=space, grid_size=4, n_samples=50, seed=0,
                                variance="covariance")
-    assert pd.surrogate == "gaussian process"
+    assert pd.model_kind == "gaussian process"
 
 
 # --------------------------------------------------------------------------------------

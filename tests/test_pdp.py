@@ -20,7 +20,7 @@ def forest_result():
     configs = space.sample(400, seed=0)
     y = [c["x"] ** 2 + 0.5 * math.log10(c["lr"]) + {"a": 0, "b": 1, "c": 3}[c["kind"]] * c["x"]
          for c in configs]
-    return hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", seed=0, n_trees=24)
+    return hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(n_trees=24), seed=0)
 
 
 def _gp(space, X_native, y):
@@ -70,7 +70,7 @@ def test_gp_eq4_is_the_mean_posterior_covariance_and_never_exceeds_eq5():
     eq4 = hp.partial_dependence(gp, "a", space=space, grid_size=5, n_samples=150, seed=0,
                                 variance="covariance")
     eq5 = hp.partial_dependence(gp, "a", space=space, grid_size=5, n_samples=150, seed=0)
-    assert eq4.surrogate == "gaussian process"
+    assert eq4.model_kind == "gaussian process"
     X = eq4.samples.copy()
     X[:, 0] = eq4.encoded_grid[0][2]
     _, K = gp.predict(X, return_cov=True)
@@ -112,7 +112,7 @@ def test_any_model_with_predict_std_and_two_dimensional_grids():
 
     pd = hp.partial_dependence(Linear(), ("layers", "lr"), space=space, grid_size=5, n_samples=50,
                                seed=0)
-    assert pd.surrogate == "Linear"
+    assert pd.model_kind == "Linear"
     assert pd.grid[0] == (1, 2, 3, 4)
     np.testing.assert_allclose(np.log(pd.grid[1]), np.linspace(np.log(1e-3), 0.0, 5))
     assert pd.mean.shape == (4, 5)
@@ -155,7 +155,9 @@ def test_params_come_second_and_the_space_is_a_keyword():
     import inspect
 
     names = list(inspect.signature(hp.partial_dependence).parameters)
-    assert names[:2] == ["surrogate", "params"]
+    assert names[:2] == ["model", "params"]
+    with pytest.raises(TypeError, match="no longer takes 'surrogate'"):
+        hp.partial_dependence(surrogate=None, params="x")
     assert inspect.signature(hp.partial_dependence).parameters["space"].kind.name == "KEYWORD_ONLY"
 
 
@@ -176,6 +178,6 @@ def test_the_pdp_names_the_surrogate_it_came_from():
     configs = space.sample(40, seed=0)
     history = hp.TrialHistory(space, configs, [c["x"] ** 2 for c in configs])
     gp = hp.partial_dependence(hp.fanova(history, seed=0), "x", n_samples=20, seed=0)
-    forest = hp.partial_dependence(hp.fanova(history, surrogate="forest", n_trees=4, seed=0), "x",
+    forest = hp.partial_dependence(hp.fanova(history, surrogate=hp.Forest(n_trees=4), seed=0), "x",
                                    n_samples=20, seed=0)
-    assert (gp.surrogate, forest.surrogate) == ("gaussian process (draws)", "forest")
+    assert (gp.model_kind, forest.model_kind) == ("gaussian process (draws)", "forest")

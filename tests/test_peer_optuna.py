@@ -18,7 +18,7 @@ def test_main_effects_equal_optuna_fanova_tree(seed):
     X = space.encode(configs)
     y = np.sin(4 * X[:, 0]) + 0.1 * X[:, 1] ** 2 + X[:, 0] * X[:, 2]
     forest = RandomForestRegressor(n_estimators=8, random_state=seed).fit(X, y)
-    ours = hp.fanova(hp.TrialHistory(space, configs, y), forest=forest)
+    ours = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest.from_estimator(forest))
     bounds = np.array([[0.0, 1.0], [-5.0, 5.0], [10.0, 20.0]])
     for t, est in enumerate(forest.estimators_):
         peer = _tree._FanovaTree(est.tree_, bounds)

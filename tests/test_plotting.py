@@ -29,7 +29,7 @@ def result():
     configs = space.sample(300, seed=0)
     y = [(math.log10(c["lr"]) + 2) ** 2 + {"a": 0.0, "b": 1.0, "c": 2.0}[c["kind"]] * c["x"]
          for c in configs]
-    return hp.fanova(hp.TrialHistory(space, configs, y), seed=0, n_trees=16)
+    return hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
 
 
 def test_plot_data_are_the_results_numbers(result):
@@ -135,8 +135,8 @@ def pair_result():
     configs = space.sample(300, seed=1)
     y = [(math.log10(c["lr"]) + 2) ** 2 + {"a": 0.0, "b": 1.0, "c": 2.0}[c["kind"]] * c["x"]
          for c in configs]
-    return (hp.fanova(hp.TrialHistory(space, configs, y), seed=0, n_trees=16, max_order=2),
-            hp.fanova(hp.TrialHistory(space, configs, y), seed=0, n_trees=16, max_order=2, cap_quantile=0.25))
+    return (hp.fanova(hp.TrialHistory(space, configs, y), seed=0, max_order=2),
+            hp.fanova(hp.TrialHistory(space, configs, y), seed=0, max_order=2, cap_quantile=0.25))
 
 
 def test_importance_bars_carry_the_ranking_with_whiskers_and_the_capped_twin(pair_result):
@@ -156,8 +156,8 @@ def test_importance_bars_carry_the_ranking_with_whiskers_and_the_capped_twin(pai
     assert [t.get_text() for t in ax.get_yticklabels()] == list(data.labels)
     assert ax.get_xlabel() == "fraction of variance (mean ± std over draws)"  # the GP's
     space = result.space
-    forest = hp.fanova(hp.TrialHistory(space, space.sample(60, seed=2), list(range(60))), surrogate="forest",
-                       seed=0, n_trees=4)
+    forest = hp.fanova(hp.TrialHistory(space, space.sample(60, seed=2), list(range(60))), surrogate=hp.Forest(n_trees=4),
+                       seed=0)
     assert hp.plotting.plot_importance(forest).get_xlabel().endswith("over trees)")
 
 

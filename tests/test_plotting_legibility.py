@@ -48,7 +48,7 @@ def result():
                 + 0.01 * math.log2(c["batch_size"] / 64) ** 2 + 0.02 * math.sin(k))
 
     y = [loss(c) for c in configs]
-    return hp.fanova(hp.TrialHistory(space, configs, y), seed=0, n_trees=8, max_order=2)
+    return hp.fanova(hp.TrialHistory(space, configs, y), seed=0, max_order=2)
 
 
 @pytest.fixture(scope="module")
@@ -304,7 +304,7 @@ def test_a_long_title_wraps_instead_of_leaving_the_figure():
     configs = space.sample(60, seed=0)
     r = hp.fanova(hp.TrialHistory(space, configs, [c[name] * c["other_long_parameter"]
                                                    for c in configs]),
-                  seed=0, n_trees=4, max_order=2)
+                  seed=0, max_order=2)
     fig, ax, caught = draw(lambda ax: hp.plotting.plot_interaction(
         r, name, "other_long_parameter", ax=ax), INTERACTION)
     assert_legible(fig, ax, caught)

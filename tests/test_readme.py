@@ -405,7 +405,7 @@ def test_json_report_keys_are_the_ones_listed() -> None:
     space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     configs = space.sample(20, seed=0)
     history = hp.TrialHistory(space, configs, [(c["x"] - 0.3) ** 2 for c in configs])
-    document = hp.report(history, top=1, surrogate="forest", n_trees=4, subspace=False).to_dict()
+    document = hp.report(history, top=1, surrogate=hp.Forest(n_trees=4), subspace=False).to_dict()
     assert listed == list(document)
     assert document["schema"] == SCHEMA
     assert f'`"{SCHEMA}"`' in section

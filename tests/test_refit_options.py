@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+import hpinsight as hp
 from hpinsight.integrations._live import RefitOptions
 
 BAD = [
     ({"every_n_trials": 0}, ValueError, "'every_n_trials' parameter of ImportanceCallback must be >= 1"),
     ({"min_trials": 1}, ValueError, "'min_trials' parameter of ImportanceCallback must be >= 2"),
-    ({"surrogate": "tree"}, ValueError, "'surrogate' parameter of ImportanceCallback"),
-    ({"n_trees": 0}, ValueError, "'n_trees'"),
+    ({"surrogate": "tree"}, TypeError, "'surrogate' parameter of ImportanceCallback"),
+    ({"surrogate": "forest"}, TypeError, r"surrogate=hp\.Forest\(\) instead of 'forest'"),
     ({"seed": "s"}, TypeError, "seed"),
     ({"cap_quantile": 1.5}, ValueError, "'cap_quantile'"),
-    ({"n_jobs": 1.5}, TypeError, "'n_jobs'"),
     ({"isolation": "fork"}, ValueError, "'isolation'"),
     ({"regions": -1}, ValueError, "'regions'"),
     ({"region_splits": -1}, ValueError, "'region_splits'"),
@@ -35,10 +35,22 @@ def test_both_callbacks_give_the_same_errors(integration, kwargs, error, match) 
         module.ImportanceCallback(**kwargs)
 
 
+@pytest.mark.parametrize(("old", "new"), [
+    ("n_trees", r"surrogate=hp\.Forest\(n_trees=\.\.\.\)"),
+    ("n_jobs", r"surrogate=hp\.Forest\(n_jobs=\.\.\.\)"),
+])
+@pytest.mark.parametrize("integration", ["optuna", "smac"])
+def test_forest_options_moved_into_the_model_object(integration, old, new) -> None:
+    module = pytest.importorskip(f"hpinsight.integrations.{integration}")
+    with pytest.raises(TypeError, match=rf"ImportanceCallback no longer takes '{old}'; pass {new}"):
+        module.ImportanceCallback(**{old: 1})
+
+
 def test_checked_options_keep_what_was_given() -> None:
-    opts = RefitOptions.checked("f", every_n_trials=5, min_trials=7, surrogate="forest",
-                                n_trees=8, seed=3, cap_quantile=0.25, n_jobs=-1)
-    assert (opts.every_n_trials, opts.min_trials, opts.n_jobs) == (5, 7, -1)
-    assert opts.fanova_options() == {"surrogate": "forest", "n_trees": 8, "seed": 3,
-                                     "cap_quantile": 0.25, "n_jobs": -1}
-    assert RefitOptions.checked("f", surrogates=("gp", "smac"), surrogate="smac").surrogate == "smac"
+    forest = hp.Forest(n_trees=8, n_jobs=-1)
+    opts = RefitOptions.checked("f", every_n_trials=5, min_trials=7, surrogate=forest, seed=3,
+                                cap_quantile=0.25)
+    assert (opts.every_n_trials, opts.min_trials, opts.surrogate.n_jobs) == (5, 7, -1)
+    assert opts.fanova_options() == {"surrogate": hp.Forest(n_trees=8), "seed": 3,
+                                     "cap_quantile": 0.25}
+    assert RefitOptions.checked("f").surrogate == hp.GP()

@@ -303,7 +303,7 @@ class _Live(LiveResults):
 def test_incumbent_regions_route_inactive_parameters_without_defaults(make_tree, incumbent):
     tree = make_tree(max_splits=3)
     assert tree.pd.space.defaults == {}  # as for Optuna spaces
-    fitter = LiveFanova(RefitOptions(n_trees=8, seed=0, isolation="thread", regions=1),
+    fitter = LiveFanova(RefitOptions(seed=0, isolation="thread", regions=1),
                         logger=logging.getLogger(__name__))
     fitter.latest_regions = MappingProxyType({"x": tree})
     fitter.latest_incumbent = MappingProxyType(incumbent)

@@ -32,10 +32,14 @@ def history():
 
 @pytest.fixture(scope="module")
 def rep(history):
-    steps: list[str] = []
-    out = hp.report(history, top=2, n_trees=16, progress=steps.append)
+    calls: list[tuple[str, int, int]] = []
+    out = hp.report(history, top=2, progress=lambda *call: calls.append(call))
+    steps = [stage for stage, _, _ in calls]
     assert steps[0] == "fANOVA of all trials"
     assert "which parameters could be fixed" in steps
+    # one progress signature: (stage, done, total), done counting up to the total
+    assert [done for _, done, _ in calls] == list(range(len(calls)))
+    assert {total for _, _, total in calls} == {len(calls)} == {2 + 2 + 1}
     return out
 
 
@@ -43,9 +47,11 @@ def test_report_holds_the_analyses_it_shows(rep, history):
     assert rep.top == ("lr", "x")
     assert rep.result.max_order == 2
     assert rep.capped.cap_quantile == 0.25
-    assert set(rep.pdps) == {"lr", "x"}
+    assert set(rep.regions) == {"lr", "x"}
+    with pytest.raises(AttributeError, match=r"Report\.pdps is now Report\.regions"):
+        rep.pdps  # noqa: B018
     assert rep.subspace is not None
-    same = hp.fanova(history, n_trees=16, seed=0, max_order=2)
+    same = hp.fanova(history, seed=0, max_order=2)
     assert rep.result.to_dict() == same.to_dict()  # the report adds no numbers of its own
 
 
@@ -55,7 +61,7 @@ def test_json_is_strict_and_says_what_was_excluded(rep, tmp_path):
     assert data["n_trials"] == 120
     assert data["excluded"] == {"FAIL": 3}
     assert data["top"] == ["lr", "x"]
-    assert data["pdps"]["lr"]["incumbent_region"] is not None
+    assert data["regions"]["lr"]["incumbent_region"] is not None
     path = rep.save(tmp_path / "r.json")
     assert json.loads(path.read_text()) == json.loads(text)
 
@@ -134,7 +140,7 @@ def test_few_trials_and_wrong_sources_are_clear_errors(history):
     with pytest.raises(TypeError, match="load_run"):
         hp.report([1, 2])
     small = hp.TrialHistory(history.space, history.configs[:5], history.y[:5])
-    rep = hp.report(small, n_trees=8)
+    rep = hp.report(small)
     assert rep.subspace is None
     assert any("at least 10 trials" in note for note in rep.notes)
 
@@ -151,7 +157,7 @@ def test_cli_writes_a_report_of_a_saved_smac_run(tmp_path, capsys):
     assert json.loads((tmp_path / "smac.json").read_text())["n_trials"] > 0
     page = target.read_text(encoding="utf-8")
     assert "load_run(" in page  # the snippet reproduces a SMAC run, not an Optuna study
-    assert "surrogate='forest', n_trees=8" in html.unescape(page)  # the snippet's options
+    assert "surrogate=hp.Forest(n_trees=8), " in html.unescape(page)  # the snippet's model
 
 
 def test_cli_exit_codes(tmp_path, capsys):
@@ -175,9 +181,9 @@ def test_cli_exit_codes(tmp_path, capsys):
 
 
 def test_label_and_title_name_what_was_analysed(history):
-    rep = hp.report(history, label="my 120 runs", top=1, n_trees=8, subspace=False)
+    rep = hp.report(history, label="my 120 runs", top=1, subspace=False)
     assert rep.title == "hpinsight report: my 120 runs"
-    custom = hp.report(history, title="Weekly tuning", label="my 120 runs", top=1, n_trees=8,
+    custom = hp.report(history, title="Weekly tuning", label="my 120 runs", top=1,
                        subspace=False)
     page = custom.html()
     assert "<h1>Weekly tuning</h1>" in page
@@ -187,18 +193,18 @@ def test_label_and_title_name_what_was_analysed(history):
 def test_one_parameter_constant_and_maximized_studies_render(history):
     one = hp.SearchSpace([hp.Float("x", 0.0, 1.0)])
     configs = one.sample(30, seed=0)
-    rep = hp.report(hp.TrialHistory(one, configs, [c["x"] ** 2 for c in configs]), n_trees=8)
+    rep = hp.report(hp.TrialHistory(one, configs, [c["x"] ** 2 for c in configs]))
     assert rep.result.max_order == 1
     assert rep.top == ("x",)
     assert "<h2>What matters" in rep.html()
-    flat = hp.report(hp.TrialHistory(history.space, history.configs, [1.0] * 120), n_trees=8)
+    flat = hp.report(hp.TrialHistory(history.space, history.configs, [1.0] * 120))
     assert flat.top == ()
     page = flat.html()
     assert "How the top parameters act" not in page
     assert "Strongest interactions" not in page
     assert "no variation to explain" in page
     maxi = hp.TrialHistory(history.space, history.configs, -history.y, direction="maximize")
-    assert hp.report(maxi, top=1, n_trees=8).to_dict()["best"]["value"] == max(-history.y)
+    assert hp.report(maxi, top=1).to_dict()["best"]["value"] == max(-history.y)
 
 
 def test_rendering_leaves_the_users_matplotlib_alone(rep):
@@ -217,7 +223,7 @@ def test_user_strings_are_escaped():
                             hp.Float("x", 0.0, 1.0)])
     configs = space.sample(40, seed=0)
     y = [c["x"] + (c["<b>kind</b>"] == "ok") for c in configs]
-    page = hp.report(hp.TrialHistory(space, configs, y), label="<i>runs</i>", n_trees=8,
+    page = hp.report(hp.TrialHistory(space, configs, y), label="<i>runs</i>",
                      top=2).html()
     assert "<script>x</script>" not in page
     assert "<b>kind</b>" not in page
@@ -295,8 +301,8 @@ def test_a_sampling_record_is_checked_and_survives_pickling() -> None:
 
 
 def test_the_stop_tuning_rule_uses_the_reports_quantile(history):
-    rep = hp.report(history, cap_quantile=0.1, top=1, surrogate="forest", n_trees=8)
-    same = hp.suggest_subspace(history, top_quantile=0.1, surrogate="forest", n_trees=8, seed=0)
+    rep = hp.report(history, cap_quantile=0.1, top=1, surrogate=hp.Forest(n_trees=8))
+    same = hp.suggest_subspace(history, top_quantile=0.1, surrogate=hp.Forest(n_trees=8), seed=0)
     assert rep.subspace is not None
     assert rep.subspace.margin == same.margin  # the margin is a share of the best 10 %'s spread
     assert rep.subspace.defaults == same.defaults

@@ -65,7 +65,7 @@ def build_examples(names: tuple[str, ...]) -> dict[str, object]:
     y = [(math.log10(c[lr]) + 2) ** 2 + 0.3 * c[a] + (0.5 if c[k] == "y" else 0.0)
          for c in configs]
     history = hp.TrialHistory(space, configs, y)
-    forest = {"surrogate": "forest", "n_trees": 8}
+    forest = {"surrogate": hp.Forest(n_trees=8)}
     fan = hp.fanova(history, seed=0, max_order=2, **forest)
     pdp = hp.partial_dependence(fan, params=lr, grid_size=5, n_samples=100, seed=0)
     tree = hp.confidence_split(pdp, max_splits=2)
@@ -267,13 +267,13 @@ def test_marginal_plots_delegate_to_the_plotting_functions(examples):
 
 def test_a_marginal_built_without_its_space_still_plots():
     m = results.MarginalResult(params=("k",), grid=(("a", "b"),),
-                               encoded_grid=(np.arange(2.0),), per_tree=np.ones((3, 2)),
+                               encoded_grid=(np.arange(2.0),), per_draw=np.ones((3, 2)),
                                mean=np.array([1.0, 2.0]), std=np.zeros(2))
     ax = m.plot(marks={"default": "b"})
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b"]
     numeric = results.MarginalResult(params=("x",), grid=((0.0, 0.5, 1.0),),
                                      encoded_grid=(np.linspace(0, 1, 3),),
-                                     per_tree=np.ones((2, 3)), mean=np.ones(3), std=np.zeros(3))
+                                     per_draw=np.ones((2, 3)), mean=np.ones(3), std=np.zeros(3))
     ax = numeric.plot(marks={"default": 0.25, "outside": 3.0})
     assert [ln.get_label() for ln in ax.get_lines()][-1] == "default"
 

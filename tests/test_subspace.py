@@ -20,7 +20,7 @@ def _separable(n=400, seed=0):
 
 def test_surrogate_risk_recovers_a_separable_cost():
     space, configs, y = _separable()
-    result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, n_trees=32)
+    result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
     risks = hp.surrogate_tuning_risk(result, {"x": 0.3, "z": 0.2}, configs=configs, seed=0)
     # fixing z at 0.2 loses 0.5 * 0.6^2 = 0.18; fixing x at its optimum loses nothing
     assert risks["z"].mean == pytest.approx(0.18, abs=0.03)
@@ -33,7 +33,7 @@ def test_surrogate_risk_recovers_a_separable_cost():
 def test_free_optimum_includes_the_default_so_the_mean_risk_is_never_negative():
     # on a forest, whose prediction is flat around the optimum, exactly
     space, configs, y = _separable(n=60, seed=3)
-    result = hp.fanova(hp.TrialHistory(space, configs, y), surrogate="forest", seed=0, n_trees=16)
+    result = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(n_trees=16), seed=0)
     for default in (0.0, 0.3, 0.55, 1.0):
         risks = hp.surrogate_tuning_risk(result, {"x": default, "z": default}, n_candidates=50,
                                          seed=1)
@@ -55,9 +55,9 @@ def test_risk_of_a_default_at_the_optimum_is_zero_up_to_the_search_on_a_smooth_m
 
 def test_maximizing_flips_the_sign_convention():
     space, configs, y = _separable()
-    mini = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, n_trees=16)
+    mini = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
     maxi = hp.fanova(hp.TrialHistory(space, configs, [-v for v in y], direction="maximize"),
-                     seed=0, n_trees=16)
+                     seed=0)
     a = hp.surrogate_tuning_risk(mini, {"z": 0.2}, seed=0)["z"]
     b = hp.surrogate_tuning_risk(maxi, {"z": 0.2}, seed=0)["z"]
     assert a.mean == pytest.approx(b.mean, rel=1e-9)
@@ -134,7 +134,7 @@ def test_errors_name_the_problem():
         hp.suggest_subspace(history, defaults={"nope": 1})
     with pytest.raises(TypeError, match=r"TrialHistory or an optuna\.Study"):
         hp.suggest_subspace([1, 2, 3])
-    result = hp.fanova(history, seed=0, n_trees=8)
+    result = hp.fanova(history, seed=0)
     with pytest.raises(hp.exceptions.InvalidDataError, match="outside its range"):
         hp.surrogate_tuning_risk(result, {"x": 2.0})
     with pytest.raises(KeyError):
@@ -214,7 +214,7 @@ def test_reported_configurations_hold_only_the_users_active_parameters():
             assert set(config) <= set(space.names)  # no shadow columns
             if config["opt"] == "adam":
                 assert "momentum" not in config  # inactive: not reported
-        assert not risk.per_tree.flags.writeable
+        assert not risk.per_draw.flags.writeable
 
 
 def test_a_parameter_inactive_at_the_predicted_best_says_so():
@@ -242,8 +242,8 @@ def test_a_gaussian_process_widens_the_cost_by_its_posterior_uncertainty():
     risks = hp.surrogate_tuning_risk(result, {"x": 0.95, "z": 0.5}, seed=0)
     for risk in risks.values():
         assert risk.posterior_sd > 0
-        assert risk.std == pytest.approx(math.sqrt(risk.per_tree.var() + risk.posterior_sd**2))
-        assert risk.quantile(0.9) > np.quantile(risk.per_tree, 0.9)
+        assert risk.std == pytest.approx(math.sqrt(risk.per_draw.var() + risk.posterior_sd**2))
+        assert risk.quantile(0.9) > np.quantile(risk.per_draw, 0.9)
         assert risk.quantiles[0.9] == pytest.approx(risk.quantile(0.9))
     # the mixture quantile: one value is a normal around it; many equal values the same
     assert _mixture_quantile(np.array([0.0]), 1.0, 0.9) == pytest.approx(1.2815515655, abs=1e-9)

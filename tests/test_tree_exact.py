@@ -45,9 +45,9 @@ def test_hand_built_tree_marginals_and_fractions():
     # V = .5*1.75^2 + .125*.25^2 + .375*2.25^2 = 3.4375; a_1 = (1, 4.5) -> V_1 = 3.0625;
     # a_2 = (2, 3) on masses (.25, .75) -> V_2 = .1875; V_12 = .1875.
     space = _two_float_space()
-    result = hp.fanova(hp.TrialHistory(space, [{"x1": 0.1, "x2": 0.1}], [0.0]), forest=fake_forest([_hand_tree()], 2), max_order=2)
-    assert result.tree_means[0] == pytest.approx(2.75, abs=1e-12)
-    assert result.tree_variances[0] == pytest.approx(3.4375, abs=1e-12)
+    result = hp.fanova(hp.TrialHistory(space, [{"x1": 0.1, "x2": 0.1}], [0.0]), surrogate=hp.Forest.from_estimator(fake_forest([_hand_tree()], 2)), max_order=2)
+    assert result.draw_means[0] == pytest.approx(2.75, abs=1e-12)
+    assert result.draw_variances[0] == pytest.approx(3.4375, abs=1e-12)
     assert result.importance("x1").mean == pytest.approx(3.0625 / 3.4375, abs=1e-12)
     assert result.importance("x2").mean == pytest.approx(0.1875 / 3.4375, abs=1e-12)
     assert result.importance("x1", "x2").mean == pytest.approx(0.1875 / 3.4375, abs=1e-12)
@@ -77,9 +77,9 @@ def test_measure_of_one_split(param, threshold, left_mass):
     space = hp.SearchSpace([param])
     stump = fake_tree([1, -1, -1], [2, -1, -1], [0, -2, -2], [threshold, -2, -2], [0, 0.0, 1.0], 1)
     value = param.low if not isinstance(param, hp.Categorical) else param.choices[0]
-    result = hp.fanova(hp.TrialHistory(space, [{param.name: value}], [1.0]), forest=fake_forest([stump], 1))
-    assert result.tree_means[0] == pytest.approx(1 - left_mass, abs=1e-12)
-    assert result.tree_variances[0] == pytest.approx(left_mass * (1 - left_mass), abs=1e-12)
+    result = hp.fanova(hp.TrialHistory(space, [{param.name: value}], [1.0]), surrogate=hp.Forest.from_estimator(fake_forest([stump], 1)))
+    assert result.draw_means[0] == pytest.approx(1 - left_mass, abs=1e-12)
+    assert result.draw_variances[0] == pytest.approx(left_mass * (1 - left_mass), abs=1e-12)
     assert result.importance(param.name).mean == pytest.approx(1.0, abs=1e-12)
 
 
@@ -122,8 +122,8 @@ def test_zero_mass_leaf_is_dropped():
         [1, -1, 3, -1, -1], [2, -1, 4, -1, -1], [0, -2, 0, -2, -2], [1.2, -2, 1.4, -2, -2],
         [0, 1.0, 0, 100.0, 7.0], 1,
     )
-    result = hp.fanova(hp.TrialHistory(space, [{"n": 1}], [0.0]), forest=fake_forest([tree], 1))
-    assert result.tree_means[0] == pytest.approx((1.0 + 7.0 + 7.0) / 3, abs=1e-12)
+    result = hp.fanova(hp.TrialHistory(space, [{"n": 1}], [0.0]), surrogate=hp.Forest.from_estimator(fake_forest([tree], 1)))
+    assert result.draw_means[0] == pytest.approx((1.0 + 7.0 + 7.0) / 3, abs=1e-12)
 
 
 def _fit(space, n, seed, n_trees=3, **kw):
@@ -139,7 +139,7 @@ def _fit(space, n, seed, n_trees=3, **kw):
 def test_fractions_equal_brute_force_integration(make_mixed_space, seed):
     space = make_mixed_space()
     configs, y, forest = _fit(space, 40, seed, max_leaf_nodes=12)
-    result = hp.fanova(hp.TrialHistory(space, configs, y), forest=forest, max_order=2)
+    result = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest.from_estimator(forest), max_order=2)
     d = len(space)
     subsets = [(j,) for j in range(d)] + list(combinations(range(d), 2))
     for t, est in enumerate(forest.estimators_):
@@ -154,7 +154,7 @@ def test_fractions_equal_brute_force_integration(make_mixed_space, seed):
 def test_all_orders_sum_to_one_per_tree(make_mixed_space, seed):
     space = make_mixed_space()
     configs, y, forest = _fit(space, 40, seed, max_leaf_nodes=10)
-    result = hp.fanova(hp.TrialHistory(space, configs, y), forest=forest, max_order=len(space))
+    result = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest.from_estimator(forest), max_order=len(space))
     np.testing.assert_allclose(result.fractions.sum(axis=1), 1.0, atol=1e-9)
     assert result.unexplained_fraction.mean == pytest.approx(0.0, abs=1e-9)
     # order-3 and order-4 terms agree with brute force too
@@ -169,7 +169,7 @@ def test_all_orders_sum_to_one_per_tree(make_mixed_space, seed):
 def test_marginal_grid_equals_brute_force_marginal(make_mixed_space):
     space = make_mixed_space()
     configs, y, forest = _fit(space, 50, 3, n_trees=1, max_leaf_nodes=15)
-    result = hp.fanova(hp.TrialHistory(space, configs, y), forest=forest)
+    result = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest.from_estimator(forest))
     m = result.marginal("x", "kind", grid_size=7)
     # brute force: the tree's average over the other columns' reference grid, by predict
     est = forest.estimators_[0]

@@ -38,7 +38,7 @@ def test_history_and_result_survive_pickling(make_mixed_space):
     assert (back.direction, back.trial_ids, dict(back.excluded), back.objective_name) == (
         "maximize", tuple(range(5, 125)), {"PRUNED": 2}, "accuracy")
     assert back.space.names == space.names
-    result = hp.fanova(history, seed=0, n_trees=8, max_order=2)
+    result = hp.fanova(history, seed=0, max_order=2)
     again = pickle.loads(pickle.dumps(result))
     np.testing.assert_array_equal(again.variances, result.variances)
     assert again.ranking() == result.ranking()
@@ -49,27 +49,27 @@ def test_history_and_result_survive_pickling(make_mixed_space):
 def test_child_gives_bit_identical_results_in_another_process(make_mixed_space, worker):
     space, configs, y = _data(make_mixed_space)
     history = hp.TrialHistory(space, configs, y)
-    remote, caught = worker.run("fanova", history, seed=4, n_trees=16, max_order=2)
-    local = hp.fanova(history, seed=4, n_trees=16, max_order=2)
+    remote, caught = worker.run("fanova", history, seed=4, max_order=2)
+    local = hp.fanova(history, seed=4, max_order=2)
     assert worker.pid is not None
     assert worker.pid != os.getpid()
     assert caught == []
     np.testing.assert_array_equal(remote.variances, local.variances)
-    np.testing.assert_array_equal(remote.tree_means, local.tree_means)
+    np.testing.assert_array_equal(remote.draw_means, local.draw_means)
     # the same child serves the next request
     pid = worker.pid
-    worker.run("fanova", history, seed=5, n_trees=4)
+    worker.run("fanova", history, seed=5)
     assert worker.pid == pid
 
 
 def test_task_errors_and_warnings_come_back(make_mixed_space, worker):
     space, configs, y = _data(make_mixed_space)
     history = hp.TrialHistory(space, configs, y)
-    with pytest.raises(ValueError, match="'n_trees' parameter of fanova must be >= 1") as info:
-        worker.run("fanova", history, surrogate="forest", n_trees=0)
+    with pytest.raises(ValueError, match="'max_order' parameter of fanova must be >= 1") as info:
+        worker.run("fanova", history, surrogate=hp.Forest(n_trees=4), max_order=0)
     assert isinstance(info.value, hp.exceptions.HPInsightError)
     flat = hp.TrialHistory(space, configs, np.full(len(configs), 3.0))
-    result, caught = worker.run("fanova", flat, seed=0, surrogate="forest", n_trees=4)
+    result, caught = worker.run("fanova", flat, seed=0, surrogate=hp.Forest(n_trees=4))
     assert result.is_constant
     assert len(caught) == 1
     assert caught[0].startswith("ConstantObjectiveWarning: ")
@@ -78,13 +78,13 @@ def test_task_errors_and_warnings_come_back(make_mixed_space, worker):
 
 def test_close_stops_the_child_and_a_dead_child_is_replaced(make_mixed_space, worker):
     space, configs, y = _data(make_mixed_space)
-    worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, n_trees=2)
+    worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0)
     first = worker.pid
     assert first is not None
     os.kill(first, 9)
     with pytest.raises(WorkerError, match="stopped unexpectedly"):
-        worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, n_trees=2)
-    worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, n_trees=2)
+        worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0)
+    worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0)
     second = worker.pid
     assert second not in (None, first)
     worker.close()
@@ -98,7 +98,7 @@ def test_a_child_that_died_between_tasks_is_reported_then_replaced(worker, make_
     import time
 
     space, configs, y = _data(make_mixed_space)
-    worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, surrogate="forest", n_trees=4)
+    worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, surrogate=hp.Forest(n_trees=4))
     pid = worker.pid
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
@@ -106,7 +106,7 @@ def test_a_child_that_died_between_tasks_is_reported_then_replaced(worker, make_
     while worker.pid is not None and time.monotonic() < deadline:  # until the OS says so
         time.sleep(0.01)
     with pytest.raises(WorkerError, match="stopped unexpectedly"):
-        worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, surrogate="forest", n_trees=4)
-    result, _ = worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, surrogate="forest", n_trees=4)
+        worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, surrogate=hp.Forest(n_trees=4))
+    result, _ = worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, surrogate=hp.Forest(n_trees=4))
     assert worker.pid not in (None, pid)
     assert result.n_trials == len(configs)

@@ -32,7 +32,7 @@ def main(storage_spec: str, study_name: str, n_trials: int, seed: int) -> int:
     study = optuna.load_study(
         study_name=study_name, storage=storage, sampler=optuna.samplers.TPESampler(seed=seed)
     )
-    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, n_trees=16)
+    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0)
     study.optimize(objective, n_trials=n_trials, callbacks=[cb])
     cb.close(wait=120)
     if cb.errors:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import optuna
 import pytest
 
+import hpinsight as hp
 from hpinsight.integrations.optuna import FanovaImportanceEvaluator
 
 NAMES = ["a", "b", "c"] + [f"d{i}" for i in range(7)]
@@ -27,7 +28,7 @@ def tpe_studies() -> list[optuna.Study]:
     return studies
 
 
-def _normalized(study: optuna.Study, surrogate: str) -> dict[str, float]:
+def _normalized(study: optuna.Study, surrogate: hp.GP | hp.Forest) -> dict[str, float]:
     imp = optuna.importance.get_param_importances(
         study, evaluator=FanovaImportanceEvaluator(seed=0, surrogate=surrogate))
     return {k: v / sum(imp.values()) for k, v in imp.items()}
@@ -35,14 +36,14 @@ def _normalized(study: optuna.Study, surrogate: str) -> dict[str, float]:
 
 def test_gp_credits_nothing_to_do_nothing_parameters(tpe_studies) -> None:
     for study in tpe_studies:
-        imp = _normalized(study, "gp")
+        imp = _normalized(study, hp.GP())
         assert sum(imp[f"d{i}"] for i in range(7)) < 0.05
         assert list(imp)[:3] == ["a", "b", "c"]
 
 
 def test_forest_is_misled_on_the_same_trials(tpe_studies) -> None:
     """The reason the Gaussian process exists: the same trials fool the forest."""
-    masses = [sum(_normalized(s, "forest")[f"d{i}"] for i in range(7)) for s in tpe_studies]
+    masses = [sum(_normalized(s, hp.Forest())[f"d{i}"] for i in range(7)) for s in tpe_studies]
     assert sum(masses) / len(masses) > 0.2
 
 
@@ -52,7 +53,7 @@ def test_default_evaluator_is_the_gp_and_its_verdicts_separate_the_two_groups(tp
         optuna.importance.get_param_importances(study, evaluator=evaluator)
         result = evaluator.last_result
         assert result is not None
-        assert result.surrogate == "gp"
+        assert result.surrogate == hp.GP()
         for name in ("a", "b", "c"):
             assert result.importance(name).verdict == "resolved"
         verdicts = {result.importance(f"d{i}").verdict for i in range(7)}

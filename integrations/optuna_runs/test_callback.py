@@ -37,7 +37,7 @@ def _objective(t: optuna.Trial) -> float:
 
 
 def test_refits_match_a_post_hoc_analysis_and_are_published(log_lines: list[str]) -> None:
-    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=3, n_trees=16)
+    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=3)
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     study.optimize(_objective, n_trials=65, callbacks=[cb])
     assert cb.close(wait=120)
@@ -48,7 +48,7 @@ def test_refits_match_a_post_hoc_analysis_and_are_published(log_lines: list[str]
     assert counts[-1] == 65  # wait() flushed the trials after the last multiple of 10
     assert not cb.errors
 
-    post_hoc = hp.fanova(hp.TrialHistory.from_optuna(study), seed=3, n_trees=16, n_jobs=1)
+    post_hoc = hp.fanova(hp.TrialHistory.from_optuna(study), seed=3)
     latest = cb.latest
     assert latest is not None
     np.testing.assert_array_equal(latest.variances, post_hoc.variances)
@@ -79,7 +79,7 @@ def test_the_study_is_not_held_up_by_a_refit() -> None:
         return float(t.value)
 
     # no time budget: the first refit must start at trial 10 of this sub-second study
-    cb = ImportanceCallback(every_n_trials=5, min_trials=10, seed=0, n_trees=8, target=slow_target,
+    cb = ImportanceCallback(every_n_trials=5, min_trials=10, seed=0, target=slow_target,
                             max_refit_share=1.0)
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1))
     study.optimize(_objective, n_trials=10, callbacks=[cb])
@@ -118,8 +118,8 @@ def test_threads_and_multi_objective_choice() -> None:
         directions=["minimize", "maximize"], sampler=optuna.samplers.RandomSampler(seed=0)
     )
     missing = ImportanceCallback(every_n_trials=10, min_trials=10)
-    chosen = ImportanceCallback(every_n_trials=10, min_trials=10, objective=1, seed=0, n_trees=8)
-    first = ImportanceCallback(every_n_trials=10, min_trials=10, objective=0, seed=0, n_trees=8)
+    chosen = ImportanceCallback(every_n_trials=10, min_trials=10, objective=1, seed=0)
+    first = ImportanceCallback(every_n_trials=10, min_trials=10, objective=0, seed=0)
 
     def two(t: optuna.Trial) -> tuple[float, float]:
         a, b = t.suggest_float("a", 0, 1), t.suggest_float("b", 0, 1)
@@ -148,7 +148,7 @@ def test_summary_stays_under_the_display_limit_with_many_parameters() -> None:
         return sum((i % 7) * t.suggest_float(f"parameter_with_a_long_name_{i:03d}", 0, 1)
                    for i in range(120))
 
-    cb = ImportanceCallback(every_n_trials=30, min_trials=30, seed=0, n_trees=4)
+    cb = ImportanceCallback(every_n_trials=30, min_trials=30, seed=0)
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     study.optimize(wide, n_trials=30, callbacks=[cb])
     assert cb.close(120)
@@ -173,8 +173,8 @@ def test_callback_ignores_unfinished_trials_and_rejects_bad_options() -> None:
 
 
 def test_refits_run_in_a_child_process_that_close_stops() -> None:
-    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=1, n_trees=8)
-    threaded = ImportanceCallback(every_n_trials=10, min_trials=20, seed=1, n_trees=8,
+    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=1)
+    threaded = ImportanceCallback(every_n_trials=10, min_trials=20, seed=1,
                                   isolation="thread")
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     study.optimize(_objective, n_trials=30, callbacks=[cb, threaded])
@@ -256,7 +256,7 @@ def test_a_program_that_forgets_close_exits_cleanly() -> None:
 
 
 def test_a_killed_refit_process_is_replaced_by_a_new_one(log_lines: list[str]) -> None:
-    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, n_trees=8)
+    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0)
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     study.optimize(_objective, n_trials=20, callbacks=[cb])
     assert cb.wait(120)
@@ -275,14 +275,14 @@ def test_a_killed_refit_process_is_replaced_by_a_new_one(log_lines: list[str]) -
     assert any("stopped unexpectedly" in line and "starting a new refit process" in line
                for line in log_lines)
     assert not any("in a thread" in line for line in log_lines)
-    post_hoc = hp.fanova(hp.TrialHistory.from_optuna(study), seed=0, n_trees=8, n_jobs=1)
+    post_hoc = hp.fanova(hp.TrialHistory.from_optuna(study), seed=0)
     assert cb.latest is not None
     np.testing.assert_array_equal(cb.latest.variances, post_hoc.variances)
 
 
 @pytest.mark.parametrize("isolation", ["process", "thread"])
 def test_incumbent_region_pdps_are_kept_current(isolation: str) -> None:
-    cb = ImportanceCallback(every_n_trials=20, min_trials=20, seed=0, n_trees=16, regions=2,
+    cb = ImportanceCallback(every_n_trials=20, min_trials=20, seed=0, regions=2,
                             region_splits=3, isolation=isolation)
     study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=0))
     study.optimize(_objective, n_trials=60, callbacks=[cb])

@@ -54,7 +54,7 @@ def test_demo_writes_study_and_report(tmp_path):
     assert verdicts["learning_rate"] == "resolved"
     study = optuna.load_study(study_name="demo", storage=f"sqlite:///{tmp_path / 'study.db'}")
     assert len(study.trials) == 60
-    assert report["schema"] == "hpinsight.report/1"  # the same document as report --json
+    assert report["schema"] == "hpinsight.report/2"  # the same document as report --json
     assert study.best_value == pytest.approx(report["best"]["value"])
     assert "report:" in proc.stdout
     page = (tmp_path / "report.html").read_text(encoding="utf-8")

@@ -19,6 +19,7 @@ from optuna.testing.pytest_importance import (
     MultiObjectiveImportanceEvaluatorTestCase,
 )
 
+import hpinsight as hp
 from hpinsight.integrations.optuna import FanovaImportanceEvaluator
 
 pytestmark = pytest.mark.filterwarnings(
@@ -31,13 +32,13 @@ class TestBasic(BasicImportanceEvaluatorTestCase):
     @pytest.fixture
     def evaluator(self) -> Callable[..., FanovaImportanceEvaluator]:
         # The suite compares two calls of one evaluator, so it needs a fixed seed.
-        return functools.partial(FanovaImportanceEvaluator, seed=0, n_trees=16)
+        return functools.partial(FanovaImportanceEvaluator, seed=0, surrogate=hp.Forest(n_trees=16))
 
 
 class TestConditional(ConditionalImportanceEvaluatorTestCase):
     @pytest.fixture
     def evaluator(self) -> Callable[..., FanovaImportanceEvaluator]:
-        return functools.partial(FanovaImportanceEvaluator, seed=0, n_trees=16)
+        return functools.partial(FanovaImportanceEvaluator, seed=0, surrogate=hp.Forest(n_trees=16))
 
 
 class TestMultiObjective(MultiObjectiveImportanceEvaluatorTestCase):
@@ -45,7 +46,7 @@ class TestMultiObjective(MultiObjectiveImportanceEvaluatorTestCase):
     def evaluator(self) -> Callable[..., FanovaImportanceEvaluator]:
         # Without a target, a multi-objective study needs the objective chosen up front;
         # test_multi_objective_needs_a_choice checks the error when it is not.
-        return functools.partial(FanovaImportanceEvaluator, seed=0, n_trees=16, objective=0)
+        return functools.partial(FanovaImportanceEvaluator, seed=0, surrogate=hp.Forest(n_trees=16), objective=0)
 
 
 def test_multi_objective_needs_a_choice() -> None:
@@ -58,16 +59,16 @@ def test_multi_objective_needs_a_choice() -> None:
 class TestBasicGaussianProcess(BasicImportanceEvaluatorTestCase):
     @pytest.fixture
     def evaluator(self) -> Callable[..., FanovaImportanceEvaluator]:
-        return functools.partial(FanovaImportanceEvaluator, seed=0, surrogate="gp")
+        return functools.partial(FanovaImportanceEvaluator, seed=0, surrogate=hp.GP())
 
 
 class TestConditionalGaussianProcess(ConditionalImportanceEvaluatorTestCase):
     @pytest.fixture
     def evaluator(self) -> Callable[..., FanovaImportanceEvaluator]:
-        return functools.partial(FanovaImportanceEvaluator, seed=0, surrogate="gp")
+        return functools.partial(FanovaImportanceEvaluator, seed=0, surrogate=hp.GP())
 
 
 class TestMultiObjectiveGaussianProcess(MultiObjectiveImportanceEvaluatorTestCase):
     @pytest.fixture
     def evaluator(self) -> Callable[..., FanovaImportanceEvaluator]:
-        return functools.partial(FanovaImportanceEvaluator, seed=0, surrogate="gp", objective=0)
+        return functools.partial(FanovaImportanceEvaluator, seed=0, surrogate=hp.GP(), objective=0)

@@ -55,8 +55,8 @@ def test_maximize_study_matches_its_negated_minimize_twin(study: optuna.Study) -
          for t in study.trials]
     )
     for cap in (None, 0.2):
-        ev_up = FanovaImportanceEvaluator(seed=1, cap_quantile=cap, n_trees=16)
-        ev_down = FanovaImportanceEvaluator(seed=1, cap_quantile=cap, n_trees=16)
+        ev_up = FanovaImportanceEvaluator(seed=1, cap_quantile=cap)
+        ev_down = FanovaImportanceEvaluator(seed=1, cap_quantile=cap)
         got_up, got_down = ev_up.evaluate(up), ev_down.evaluate(study)
         assert list(got_up) == list(got_down)
         np.testing.assert_allclose(list(got_up.values()), list(got_down.values()), atol=1e-12)

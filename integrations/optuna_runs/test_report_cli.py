@@ -81,7 +81,7 @@ def test_report_of_a_stored_study_and_clear_failures(
     piped = _report("--storage", url, "--study", "r", "--json", "--out", "-", "--top", "1",
                     "--surrogate", "forest", "--n-trees", "8")
     assert piped.returncode == 0, piped.stderr
-    assert json.loads(piped.stdout)["schema"] == "hpinsight.report/1"
+    assert json.loads(piped.stdout)["schema"] == "hpinsight.report/2"
     assert "report: " not in piped.stderr
 
 

@@ -59,7 +59,7 @@ def objective(t: optuna.Trial) -> float:
 )
 def test_shrink_fixes_the_unimportant_and_release_restores(base: Any, ranked_right: bool) -> None:
     cb = ImportanceCallback(every_n_trials=10, min_trials=20, shrink_to=3, shrink_after=60,
-                            seed=0, n_trees=32, defaults={"k": "q"})
+                            seed=0, defaults={"k": "q"})
     study = optuna.create_study(sampler=ShrinkingSampler(base()))
     study.optimize(objective, n_trials=60, callbacks=[cb])
     assert cb.wait(120)
@@ -151,7 +151,7 @@ def test_restrict_rejects_values_optuna_cannot_store() -> None:
 )
 def test_narrowed_ranges_hold_and_release_widens_them(base: Any) -> None:
     cb = ImportanceCallback(every_n_trials=20, min_trials=20, shrink_to=3, shrink_after=40,
-                            narrow_quantile=0.25, seed=0, n_trees=16)
+                            narrow_quantile=0.25, seed=0)
     study = optuna.create_study(sampler=ShrinkingSampler(base()))
     study.optimize(objective, n_trials=40, callbacks=[cb])
     assert cb.wait(120)
@@ -276,7 +276,7 @@ def test_watch_shrinks_and_narrows_a_stored_study_for_its_workers(tmp_path: Any)
 )
 def test_auto_fixes_only_what_the_statistics_call_safe(base: Any) -> None:
     cb = ImportanceCallback(every_n_trials=10, min_trials=20, shrink_to="auto", shrink_after=60,
-                            seed=0, n_trees=32, defaults={"k": "q"})
+                            seed=0, defaults={"k": "q"})
     study = optuna.create_study(sampler=ShrinkingSampler(base()))
     study.optimize(objective, n_trials=60, callbacks=[cb])
     assert cb.wait(120)

@@ -22,6 +22,7 @@ from hpinsight.integrations.smac import (  # noqa: E402
     RESULT_FILE,
     SMAC_RESULT_FILE,
     ImportanceCallback,
+    SmacForest,
     load_run,
     smac_forest,
 )
@@ -62,8 +63,8 @@ def hpo_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     out = tmp_path_factory.mktemp("smac")
     scenario = smac.Scenario(space(), deterministic=True, n_trials=N_TRIALS, seed=0,
                              output_directory=out / "smac3_output", name="hpo")
-    own = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, n_trees=32, regions=2)
-    theirs = ImportanceCallback(every_n_trials=10, min_trials=20, surrogate="smac")
+    own = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, regions=2)
+    theirs = ImportanceCallback(every_n_trials=10, min_trials=20, surrogate=SmacForest())
     facade = smac.HyperparameterOptimizationFacade(
         scenario, target, overwrite=True, logging_level=40, callbacks=[own, theirs])
     facade.optimize()
@@ -83,7 +84,7 @@ def test_live_importances_rank_the_known_parameters_and_are_written(hpo_run):
     assert cb._fitter.worker_pid is None  # ... and stopped the refit process
     assert set(cb.sources) == {"gp"}
     assert set(list(cb.history[-1].importances)[:2]) == {"lr", "kind"}
-    post_hoc = hp.fanova(hp.TrialHistory.from_smac(facade), seed=0, n_trees=32, n_jobs=1)
+    post_hoc = hp.fanova(hp.TrialHistory.from_smac(facade), seed=0)
     assert cb.latest is not None
     np.testing.assert_array_equal(cb.latest.variances, post_hoc.variances)
     # the incumbent's confidence regions of the two most important parameters
@@ -94,7 +95,7 @@ def test_live_importances_rank_the_known_parameters_and_are_written(hpo_run):
         full = {p.name: p.default for p in tree.pd.space.params} | incumbent
         assert tree.leaf_for(full) is region
     written = json.loads((hpo_run["folder"] / RESULT_FILE).read_text())
-    assert written["surrogate"] == "gp"
+    assert written["surrogate"]["kind"] == "gp"
     assert written["target"] == "cost"
     assert [s["n_trials"] for s in written["history"]] == counts
     assert written["latest"]["n_trials"] == N_TRIALS
@@ -107,12 +108,12 @@ def test_smac_surrogate_is_decomposed_without_refit(hpo_run):
     assert set(cb.sources) == {"smac"}
     assert cb.history[-1].n_trials == N_TRIALS
     forest = smac_forest(facade)
-    direct = hp.fanova(hp.TrialHistory.from_smac(facade), forest=forest)
+    direct = hp.fanova(hp.TrialHistory.from_smac(facade), surrogate=hp.Forest.from_estimator(forest))
     assert cb.latest is not None
     np.testing.assert_array_equal(cb.latest.variances, direct.variances)
-    assert direct.n_trees == facade.intensifier.config_selector._model._rf.n_estimators
+    assert direct.n_draws == facade.intensifier.config_selector._model._rf.n_estimators
     written = json.loads((hpo_run["folder"] / SMAC_RESULT_FILE).read_text())
-    assert written["surrogate"] == "smac"
+    assert written["surrogate"] == {"kind": "smac", "fallback": hp.GP().to_dict()}
     # the HPO facade trains its forest on log-scaled costs: the result says so
     assert written["target"] == (
         "the log of the cost scaled to [0, 1] (RunHistoryLogScaledEncoder, log_y)")
@@ -135,11 +136,11 @@ def assert_converted_forest_predicts_like_smac(facade: Any, n: int, seed: int) -
     Z = model._impute_inactive(convert_configurations_to_array(configs))
     theirs = np.stack([t.predict(Z) for t in model._rf.estimators_])
     X = ours.encode([dict(c) for c in configs])
-    np.testing.assert_array_equal(forest.predict_per_tree(X), theirs)
+    np.testing.assert_array_equal(forest.predict_per_draw(X), theirs)
     inactive = np.isnan(X)
     filled = np.where(inactive, ours.encode(ours.sample(n, seed=seed + 1)), X)
     filled[np.isnan(filled)] = 0.0  # any value: an inactive entry is never read
-    np.testing.assert_array_equal(forest.predict_per_tree(filled), theirs)
+    np.testing.assert_array_equal(forest.predict_per_draw(filled), theirs)
     return forest
 
 
@@ -191,7 +192,7 @@ def test_smacs_forest_is_reproduced_on_a_conditional_space_with_forbidden_clause
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         history = hp.TrialHistory.from_smac(facade)
-    result = hp.fanova(history, forest=forest)
+    result = hp.fanova(history, surrogate=hp.Forest.from_estimator(forest))
     assert result.ranking()[0].params == ("kernel",)  # the data: kernel matters most
 
 
@@ -220,8 +221,8 @@ def test_a_gaussian_process_falls_back_and_failures_never_reach_smac(tmp_path, l
     cs.add([CS.Float("x", (-2.0, 2.0)), CS.Float("y", (-2.0, 2.0))])
     scenario = smac.Scenario(cs, deterministic=True, n_trials=24, seed=0,
                              output_directory=tmp_path / "bb")
-    fallback = ImportanceCallback(every_n_trials=6, min_trials=12, surrogate="smac", seed=0,
-                                  n_trees=8)
+    fallback = ImportanceCallback(every_n_trials=6, min_trials=12, surrogate=SmacForest(),
+                                  seed=0)
     broken = ImportanceCallback(every_n_trials=6, min_trials=12, objective=3)
     facade = smac.BlackBoxFacade(scenario, lambda config, seed=0: config["x"] ** 2 + 0.01 * config["y"],
                                  overwrite=True, logging_level=40, callbacks=[fallback, broken])
@@ -239,10 +240,12 @@ def test_a_gaussian_process_falls_back_and_failures_never_reach_smac(tmp_path, l
 
 
 def test_callback_options_are_checked():
-    with pytest.raises(ValueError, match="surrogate"):
+    with pytest.raises(TypeError, match="surrogate"):
         ImportanceCallback(surrogate="hpinsight")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="surrogate='smac' does not do"):
-        ImportanceCallback(surrogate="smac", cap_quantile=0.2)
+    with pytest.raises(ValueError, match=r"surrogate=SmacForest\(\) does not do"):
+        ImportanceCallback(surrogate=SmacForest(), cap_quantile=0.2)
+    with pytest.raises(TypeError, match="parameter of SmacForest takes a model object"):
+        SmacForest(fallback="gp")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="objective index or name"):
         ImportanceCallback(objective=1.5)  # type: ignore[arg-type]
 
@@ -258,8 +261,7 @@ def test_multi_objective_runs_are_analysed_per_named_objective(tmp_path):
     scenario = smac.Scenario(cs, deterministic=True, n_trials=30, seed=0,
                              objectives=["error", "seconds"], output_directory=tmp_path / "mo")
     missing = ImportanceCallback(every_n_trials=10, min_trials=10)
-    by_name = ImportanceCallback(every_n_trials=10, min_trials=10, objective="seconds", seed=0,
-                                 n_trees=16)
+    by_name = ImportanceCallback(every_n_trials=10, min_trials=10, objective="seconds", seed=0)
     facade = smac.HyperparameterOptimizationFacade(
         scenario, two, overwrite=True, logging_level=40, callbacks=[missing, by_name],
         multi_objective_algorithm=smac.HyperparameterOptimizationFacade
@@ -292,6 +294,6 @@ def test_report_of_the_saved_run_from_the_command_line(hpo_run, tmp_path):
     assert f"SMAC run {hpo_run['folder']}" in page
     assert page.count("<figure") >= 6  # inline SVG figures
     # the table's first row is the run's most important effect, as the library ranks it
-    top = hp.fanova(hp.TrialHistory.from_smac(hpo_run["folder"]), seed=0, n_trees=16,
+    top = hp.fanova(hp.TrialHistory.from_smac(hpo_run["folder"]), seed=0,
                     max_order=2).ranking()[0]
     assert f"<tr><td>{' x '.join(top.params)}</td>" in page

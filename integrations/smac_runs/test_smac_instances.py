@@ -15,7 +15,7 @@ import hpinsight as hp
 smac = pytest.importorskip("smac")
 CS = pytest.importorskip("ConfigSpace")
 
-from hpinsight.integrations.smac import ImportanceCallback  # noqa: E402
+from hpinsight.integrations.smac import ImportanceCallback, SmacForest  # noqa: E402
 
 INSTANCES = [f"i{k}" for k in range(6)]
 
@@ -40,13 +40,13 @@ def test_instance_model_recovers_x_where_the_mean_is_swamped(
     scenario = smac.Scenario(cs, deterministic=True, n_trials=120, seed=0, instances=INSTANCES,
                              instance_features={i: [float(i[1:])] for i in INSTANCES},
                              output_directory=tmp_path / "ac")
-    auto = ImportanceCallback(every_n_trials=20, min_trials=20, seed=0, n_trees=32)
+    auto = ImportanceCallback(every_n_trials=20, min_trials=20, seed=0)
     # a forest on plain means fits the instances' offsets as if they were effects; the
     # Gaussian process would take them for noise
-    mean = ImportanceCallback(every_n_trials=20, min_trials=20, seed=0, n_trees=32,
-                              instances="mean", surrogate="forest")
-    theirs = ImportanceCallback(every_n_trials=20, min_trials=20, surrogate="smac", seed=0,
-                                n_trees=32)
+    mean = ImportanceCallback(every_n_trials=20, min_trials=20, seed=0, surrogate=hp.Forest(n_trees=32),
+                              instances="mean")
+    theirs = ImportanceCallback(every_n_trials=20, min_trials=20, surrogate=SmacForest(),
+                                seed=0)
     facade = smac.AlgorithmConfigurationFacade(scenario, solver, overwrite=True, logging_level=40,
                                                callbacks=[auto, mean, theirs])
     facade.optimize()

@@ -65,7 +65,7 @@ def _digest(folder: Path) -> dict[str, str]:
 @pytest.mark.slow
 def test_continued_run_searches_only_new_configurations_of_the_subspace(tmp_path: Path) -> None:
     evaluated.clear()
-    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, n_trees=32, stop_after=30)
+    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, stop_after=30)
     scenario = smac.Scenario(space(), deterministic=True, n_trials=200, seed=0,
                              output_directory=tmp_path, name="full")
     first = smac.HyperparameterOptimizationFacade(scenario, target, overwrite=True,

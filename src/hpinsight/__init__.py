@@ -3,7 +3,8 @@
 Here: the analyses (``fanova``, ``partial_dependence``, ``confidence_split``,
 ``tuning_risk``, ``noninferiority_test``, ``holm_bonferroni``, ``default_values``,
 ``suggest_subspace``, ``surrogate_tuning_risk``, ``report``) and the data they take
-(``SearchSpace`` with its parameter and condition types, ``TrialHistory``). What they
+(``SearchSpace`` with its parameter and condition types, ``TrialHistory``, and the
+model objects ``GP`` and ``Forest`` that choose the surrogate). What they
 return is in :mod:`hpinsight.results`, what they raise in :mod:`hpinsight.exceptions`.
 Figures are in :mod:`hpinsight.plotting`, optimizer plug-ins in
 :mod:`hpinsight.integrations` (``.optuna``, ``.smac``), experiment runners in
@@ -28,15 +29,18 @@ from ._sampling import SamplingRecord
 from ._space import SearchSpace
 from ._subspace import suggest_subspace
 from ._surrogate_risk import surrogate_tuning_risk
+from .surrogates import GP, Forest
 
 if TYPE_CHECKING:
     from . import experiments, integrations, plotting
 
-__all__ = [
+__all__ = [  # noqa: RUF022 -- plain sorted order, as test_public_api checks
     "AnyOf",
     "Categorical",
     "Condition",
     "Float",
+    "Forest",
+    "GP",
     "Int",
     "SamplingRecord",
     "SearchSpace",

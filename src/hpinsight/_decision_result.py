@@ -218,7 +218,7 @@ class DecisionResult:
         The most fixing may cost, in objective units (NaN when no cost was estimated).
     confidence : float
         The quantile of the cost that must stay within ``margin``.
-    null : float or None
+    shadow : float or None
         The share a shadow of a parameter got (what "nothing" means).
     matters_share, min_active : float, int
         ``MATTERS_SHARE`` and ``MIN_ACTIVE_TRIALS``.
@@ -241,7 +241,7 @@ class DecisionResult:
     n_trials: int
     margin: float = math.nan
     confidence: float = 0.9
-    null: float | None = None
+    shadow: float | None = None
     matters_share: float = MATTERS_SHARE
     min_active: int = MIN_ACTIVE_TRIALS
     top_quantile: float | None = None
@@ -279,8 +279,8 @@ class DecisionResult:
         """The rules behind every state, in words, with this result's constants."""
         margin = ("no cost of fixing was estimated" if not math.isfinite(self.margin)
                   else f"the margin is {fmt_cost(self.margin)}")
-        null = ("" if self.null is None else
-                f" (a shadow got {_share_vs(self.null, 0.0)} here)")
+        null = ("" if self.shadow is None else
+                f" (a shadow got {_share_vs(self.shadow, 0.0)} here)")
         return (
             f"An effect is resolved when it explains more than a shadow of a parameter{null} "
             f"by more than its own std, and shares below {100 * NEGLIGIBLE_SHARE:g} % count as "
@@ -310,7 +310,7 @@ class DecisionResult:
         return {
             "decisions": {n: d.to_dict() for n, d in self.decisions.items()},
             "n_trials": self.n_trials, "margin": json_value(self.margin),
-            "confidence": self.confidence, "null": json_value(self.null),
+            "confidence": self.confidence, "shadow": json_value(self.shadow),
             "matters_share": self.matters_share, "min_active": self.min_active,
             "top_quantile": json_value(self.top_quantile), "rules": list(self.rules),
         }

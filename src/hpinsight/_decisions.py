@@ -141,8 +141,8 @@ def decide(
         # optimum. Over all trials only: the capped objective is flat over most of the
         # space, and its fit gives a parameter that does nothing a share above its shadow
         # (0.0054 % among the best against 1e-9 % over all trials, noise-free)
-        hidden = [i for i in over_all if i.verdict == _NOTHING and i.null is not None
-                  and i.mean > i.null and effect_sd(i) > tiny and math.isfinite(tiny)]
+        hidden = [i for i in over_all if i.verdict == _NOTHING and i.shadow is not None
+                  and i.mean > i.shadow and effect_sd(i) > tiny and math.isfinite(tiny)]
         skip = {id(i) for i in negligible}
         resolved = [i for i in own if i.verdict == "resolved" and id(i) not in skip]
         uncertain = [i for i in own if i.verdict == "uncertain" and id(i) not in skip]
@@ -203,7 +203,7 @@ def decide(
                                                      confidence=confidence, top_label=top_label))
                    for n, d in out.items()},
         n_trials=result.n_trials, margin=float(margin), confidence=float(confidence),
-        null=result.null_fraction(1) if effects else None,
+        shadow=result.shadow_fraction(1) if effects else None,
         top_quantile=None if capped is None else capped.cap_quantile)
 
 

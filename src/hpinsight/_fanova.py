@@ -29,7 +29,7 @@ Where we differ from reference implementations:
   categorical cells by their number of values (not by interval length).
 * Trees whose prediction is constant over the space (``V = 0``) have no
   fractions; they are left out of means and stds and counted in
-  ``FanovaResult.n_constant_trees``. If every tree is constant the objective
+  ``FanovaResult.n_constant_draws``. If every tree is constant the objective
   is flagged constant and all importances are 0.
 """
 
@@ -46,25 +46,27 @@ import numpy as np
 from ._fanova_result import (
     FanovaResult,
 )
-from ._history import TrialHistory
+from ._history import TrialHistory, as_history
 from ._shared import (
     readonly,
 )
 from ._space import SearchSpace
-from ._validation import check_choice, check_int, check_real, check_seed
+from ._validation import (
+    MODEL_KEYWORDS,
+    check_choice,
+    check_int,
+    check_real,
+    check_seed,
+    moved_keywords,
+)
 from .exceptions import (
     ConstantObjectiveWarning,
     InvalidArgumentError,
-    InvalidArgumentTypeError,
     InvalidDataError,
 )
-from .surrogates.forest import (
-    Forest,
-    decompose_forest,
-    fit_forest,
-    forest_from_estimator,
-)
-from .surrogates.gp import GaussianProcessSurrogate, decompose_gp, fit_gp
+from .surrogates import GP, FittedSurrogate, Forest, as_surrogate, decompose
+from .surrogates.forest import FittedForest
+from .surrogates.gp import FittedGP
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -73,37 +75,40 @@ if TYPE_CHECKING:
 __all__ = ["fanova"]
 
 
+@moved_keywords(MODEL_KEYWORDS)
 def fanova(
-    history: TrialHistory,
+    history: TrialHistory | Any,
     *,
-    n_trees: int = 64,
-    seed: int | None = None,
+    surrogate: GP | Forest | FittedSurrogate | None = None,
     max_order: int = 1,
     cap_quantile: float | None = None,
     cap_value: float | None = None,
     direction: Literal["minimize", "maximize"] | None = None,
-    forest: Any = None,
-    surrogate: Literal["gp", "forest"] | None = None,
-    n_draws: int = 16,
-    significance: bool = True,
-    min_samples_leaf: int = 1,
-    max_features: float = 1.0,
-    max_samples: int | float | Literal["auto"] | None = "auto",
-    n_jobs: int | None = None,
+    seed: int | None = None,
 ) -> FanovaResult:
     """Exact functional ANOVA of a surrogate model fit on a trial history.
 
     Parameters
     ----------
-    history : TrialHistory
-        The trials: ``TrialHistory(space, configs, y)`` for plain data, or an
-        adapter's (``TrialHistory.from_optuna(study)``, ``.from_smac(...)``). It
-        brings the space (which fixes the measure integrated over), the objective
-        values and the direction.
-    n_trees : int, default=64
-        Trees in the forest (``surrogate="forest"``).
-    seed : int, optional
-        Same seed, bit-identical result.
+    history : TrialHistory or optuna.Study
+        The trials: ``TrialHistory(space, configs, y)`` for plain data, an adapter's
+        (``TrialHistory.from_optuna(study)``, ``.from_smac(...)``), or an Optuna study,
+        read with ``from_optuna``. It brings the space (which fixes the measure
+        integrated over), the objective values and the direction.
+    surrogate : GP, Forest or a fitted model, default=GP()
+        The model whose prediction is decomposed. ``hp.GP()``: a Gaussian process with
+        one length scale per parameter, exact for its posterior mean, which stays right
+        on the clustered samples optimizers produce, where forests credit parameters
+        that do nothing (see ``hpinsight.surrogates.gp`` and
+        ``benchmarks/bench_biased.py``); with ``shadows=True`` (its default) each effect
+        is also compared with shadows of the parameters (:attr:`Importance.verdict`).
+        ``hp.Forest(n_trees=64)``: a random forest, the paper's estimate, exact for the
+        forest. A fitted model (``hp.Forest.from_estimator(model)`` for a scikit-learn
+        forest trained on ``history.space.encode(history.configs)`` with inactive
+        entries filled in, or an optimizer's own forest such as
+        ``hpinsight.integrations.smac.smac_forest``) is decomposed as it is; the
+        history's trials are then only validated and counted, and capping is not
+        possible.
     max_order : int, default=1
         Largest interaction order to compute (1 = main effects, 2 = all pairs).
     cap_quantile : float in (0, 1], optional
@@ -115,37 +120,8 @@ def fanova(
     direction : {"minimize", "maximize"}, optional
         Which way is better; used for capping. Defaults to the history's
         direction, else "minimize".
-    forest : fitted scikit-learn tree ensemble, optional
-        Analyse this forest (trained on ``history.space.encode(history.configs)``
-        with inactive entries filled in) instead of fitting one. The history's
-        trials are then only validated and counted; capping is not possible. A forest
-        converted from an optimizer's own model (for example by
-        ``hpinsight.integrations.smac.smac_forest``) is accepted as well.
-    surrogate : {"gp", "forest"}, optional
-        The model whose prediction is decomposed; default "gp", or "forest" when a
-        fitted ``forest`` is given. "gp": a Gaussian process with one length scale
-        per parameter, whose decomposition is exact for its posterior mean and which
-        stays right on the clustered samples optimizers produce, where forests
-        credit parameters that do nothing (see ``hpinsight.surrogates.gp`` and
-        ``benchmarks/bench_biased.py``). "forest": a random forest, the paper's
-        estimate, exact for the forest.
-    n_draws : int, default=16
-        With ``surrogate="gp"``: bootstrap draws of the posterior mean, over which
-        means and stds are taken (``n_trees`` is then not used).
-    significance : bool, default=True
-        With ``surrogate="gp"``: fit the model once more with a shadow of every
-        parameter (its values shuffled among trials close in trial order), and mark
-        each main effect and pair that explains no more than the largest shadow as
-        "indistinguishable from nothing" (:attr:`Importance.verdict`). The
-        importances themselves are those of the model without shadows; the extra
-        fit about doubles the cost.
-    min_samples_leaf, max_features : forest options
-        Passed to ``RandomForestRegressor``.
-    max_samples : int, float, "auto" or None, default="auto"
-        Rows per bootstrap sample; "auto" is ``min(n_trials, 10000)``.
-    n_jobs : int, optional
-        Cores used to fit the forest, as in scikit-learn: None means 1 (unless in a
-        ``joblib.parallel_backend`` context), -1 all.
+    seed : int, optional
+        Same seed, bit-identical result.
 
     Returns
     -------
@@ -154,7 +130,9 @@ def fanova(
     Raises
     ------
     TypeError
-        ``history`` is not a TrialHistory (the message shows how to make one).
+        ``history`` is neither a TrialHistory nor a study (the message shows how to make
+        one), or an option the model object now holds was passed here (the message
+        names the object).
     InvalidDataError
         An empty history, or a forest that cannot be decomposed.
 
@@ -169,38 +147,29 @@ def fanova(
     ('x',)
     >>> result.importance("x").mean > 0.95
     True
+    >>> hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(n_trees=16),
+    ...           seed=0).n_draws
+    16
     """
+    history = as_history(history, "fanova")
     opts = _checked_options(
-        history, n_trees=n_trees, seed=seed, max_order=max_order, cap_quantile=cap_quantile,
-        cap_value=cap_value, direction=direction, forest=forest, surrogate=surrogate,
-        n_draws=n_draws)
+        history, surrogate=surrogate, seed=seed, max_order=max_order,
+        cap_quantile=cap_quantile, cap_value=cap_value, direction=direction)
     space = history.space
     X = history.encoded()
     y, applied_cap = _capped_target(history.y, opts)
     index_subsets = [s for k in range(1, opts.max_order + 1)
                      for s in combinations(range(len(space)), k)]
-    conditioned = _with_inferred_conditions(space, X)
-    model: Forest | GaussianProcessSurrogate
-    if opts.surrogate == "gp":  # its blocks need the conditions; inferred here once
-        model = fit_gp(conditioned, X, y, n_draws=opts.n_draws, seed=opts.seed,
-                       shadows=significance)
-        variances, tree_var, tree_mean = decompose_gp(model, index_subsets)
-        fit_r2 = model.loo_r2
-    else:
-        model = forest_from_estimator(forest, len(space)) if forest is not None else fit_forest(
-            space, X, y, n_trees=opts.n_trees, seed=opts.seed,
-            min_samples_leaf=min_samples_leaf, max_features=max_features,
-            max_samples=max_samples, n_jobs=n_jobs)
-        variances, tree_var, tree_mean = decompose_forest(model, space, index_subsets,
-                                                           opts.max_order)
-        fit_r2 = model.oob_r2
+    model = (opts.surrogate.fit(space, X, y, seed=opts.seed)
+             if isinstance(opts.surrogate, GP | Forest) else opts.surrogate)
+    variances, draw_var, draw_mean = decompose(model, space, index_subsets, opts.max_order)
     names = space.names
     result = FanovaResult(
-        space=conditioned,
+        space=_with_inferred_conditions(space, X),
         subsets=tuple(tuple(names[j] for j in s) for s in index_subsets),
         variances=readonly(variances),
-        tree_variances=readonly(tree_var),
-        tree_means=readonly(tree_mean),
+        draw_variances=readonly(draw_var),
+        draw_means=readonly(draw_mean),
         max_order=opts.max_order,
         n_trials=int(X.shape[0]),
         n_excluded=history.n_excluded,
@@ -208,14 +177,14 @@ def fanova(
         cap_value=applied_cap,
         cap_quantile=opts.cap_quantile,
         direction=opts.direction,
-        oob_r2=fit_r2,
+        fit_r2=model.fit_r2,
         seed=opts.seed,
         model=model,
         surrogate=opts.surrogate,
-        null_fractions=model.null_fractions if isinstance(model, GaussianProcessSurrogate) else None,
+        shadow_fractions=model.shadow_fractions,
     )
     if result.is_constant:
-        kind = "forest" if opts.surrogate == "forest" else "Gaussian process"
+        kind = "forest" if opts.surrogate.kind == "forest" else "Gaussian process"
         warnings.warn(
             f"The {kind}'s prediction does not vary over the search space ({X.shape[0]} "
             "trial(s) used): the objective looks constant, so every importance is 0.",
@@ -243,9 +212,7 @@ def _with_inferred_conditions(space: SearchSpace, X: NDArray[np.float64]) -> Sea
 class _Options:
     """The validated options of one :func:`fanova` call."""
 
-    surrogate: Literal["gp", "forest"]
-    n_trees: int
-    n_draws: int
+    surrogate: GP | Forest | FittedForest | FittedGP
     seed: int | None
     max_order: int
     direction: Literal["minimize", "maximize"]
@@ -253,29 +220,13 @@ class _Options:
     cap_value: float | None
 
 
-def _checked_options(history: Any, *, n_trees: int, seed: Any, max_order: int,
-                     cap_quantile: Any, cap_value: Any, direction: Any, forest: Any,
-                     surrogate: Any, n_draws: int) -> _Options:
-    """Step 1 of :func:`fanova`: check the history and every option, once."""
+def _checked_options(history: TrialHistory, *, surrogate: Any, seed: Any, max_order: int,
+                     cap_quantile: Any, cap_value: Any, direction: Any) -> _Options:
+    """Step 1 of :func:`fanova`: check every option, once."""
     func = "fanova"
-    if not isinstance(history, TrialHistory):
-        raise InvalidArgumentTypeError(
-            f"The 'history' parameter of {func} must be an hpinsight TrialHistory. Got "
-            f"{type(history).__name__} instead. For plain data, pass "
-            "fanova(hp.TrialHistory(space, configs, y)); from Optuna, "
-            "fanova(hp.TrialHistory.from_optuna(study))."
-        )
     if history.n_trials == 0:
         raise InvalidDataError(f"{func} got no trials (an empty history); it needs at least one.")
-    n_trees = check_int(n_trees, "n_trees", func, minimum=1)
-    n_draws = check_int(n_draws, "n_draws", func, minimum=1)
-    chosen = surrogate if surrogate is not None else ("forest" if forest is not None else "gp")
-    model_kind: Literal["gp", "forest"] = check_choice(chosen, "surrogate", func, ("gp", "forest"))
-    if forest is not None and model_kind != "forest":
-        raise InvalidArgumentError(
-            f"{func} got a fitted 'forest' and surrogate={model_kind!r}; a given forest is "
-            "decomposed as it is, so drop one of the two."
-        )
+    model = as_surrogate(surrogate, func)
     max_order = check_int(max_order, "max_order", func, minimum=1)
     if max_order > len(history.space):
         raise InvalidArgumentError(
@@ -292,13 +243,13 @@ def _checked_options(history: Any, *, n_trees: int, seed: Any, max_order: int,
                                   low_open=True)
     if cap_value is not None:
         cap_value = check_real(cap_value, "cap_value", func, low=-math.inf, high=math.inf)
-    if forest is not None and (cap_quantile is not None or cap_value is not None):
+    if not isinstance(model, GP | Forest) and (cap_quantile is not None or cap_value is not None):
         raise InvalidArgumentError(
-            f"{func} cannot cap the objective of an already fitted forest; drop 'forest' so "
-            "hpinsight refits on the capped values, or cap y before fitting yours."
+            f"{func} cannot cap the objective of an already fitted model; pass hp.Forest() "
+            "or hp.GP() so hpinsight refits on the capped values, or cap y before fitting "
+            "yours."
         )
-    return _Options(model_kind, n_trees, n_draws, check_seed(seed, func), max_order, better,
-                    cap_quantile, cap_value)
+    return _Options(model, check_seed(seed, func), max_order, better, cap_quantile, cap_value)
 
 
 def _capped_target(y: NDArray[np.float64],

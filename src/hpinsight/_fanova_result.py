@@ -27,12 +27,13 @@ from .exceptions import (
     InvalidArgumentTypeError,
     UnknownNameError,
 )
+from .surrogates import GP, Forest, describe
 from .surrogates.forest import (
-    Forest,
+    FittedForest,
     compute_partition,
     marginal_grid,
 )
-from .surrogates.gp import GaussianProcessSurrogate
+from .surrogates.gp import FittedGP
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -52,7 +53,7 @@ NEGLIGIBLE_SHARE = 5e-4
 
 @dataclass(frozen=True, slots=True)
 class Importance:
-    """Fraction of variance explained by one effect, over the trees (or draws) of a model.
+    """Fraction of variance explained by one effect, over the draws of a model (GP posterior means or trees).
 
     A value object: it has a ``repr`` and :meth:`to_dict` but no ``to_frame`` or
     ``plot`` of its own, because it is one row of :meth:`FanovaResult.to_frame` and one
@@ -63,15 +64,15 @@ class Importance:
     params : tuple of str
         One name for a main effect, several for their pure interaction.
     mean, std : float
-        Mean and standard deviation over non-constant trees (or draws).
-    null : float or None
+        Mean and standard deviation over non-constant draws.
+    shadow : float or None
         The share a *shadow* column got: a copy of a parameter shuffled among trials
         close in trial order, so with the same marginal (also as the sampler moved it)
         and no bearing on the objective (Gaussian process; main effects and pairs).
     verdict : {"resolved", "uncertain", "indistinguishable from nothing"}
-        "indistinguishable from nothing" when the mean does not exceed ``null`` or is
+        "indistinguishable from nothing" when the mean does not exceed ``shadow`` or is
         below ``NEGLIGIBLE_SHARE`` (5e-4); else "uncertain" when the band mean - std
-        reaches ``null`` (or 0 without a null): the effect is above the null, but not
+        reaches ``shadow`` (or 0 without shadows): the effect is above the shadow, but not
         by more than its own spread; else "resolved".
 
     Examples
@@ -87,7 +88,7 @@ class Importance:
     params: tuple[str, ...]
     mean: float
     std: float
-    null: float | None = None
+    shadow: float | None = None
     verdict: str = "resolved"
 
     def __repr__(self) -> str:
@@ -100,7 +101,7 @@ class Importance:
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation (a non-finite number becomes None)."""
         return {"params": list(self.params), "mean": json_value(self.mean),
-                "std": json_value(self.std), "null": json_value(self.null),
+                "std": json_value(self.std), "shadow": json_value(self.shadow),
                 "verdict": self.verdict}
 
 
@@ -122,10 +123,10 @@ class MarginalResult:
         categoricals).
     encoded_grid : tuple of ndarray
         The same points in the encoded coordinate.
-    per_tree : ndarray of shape (n_trees, G1[, G2])
-        Each tree's exact marginal at the grid points.
+    per_draw : ndarray of shape (n_draws, G1[, G2])
+        Each draw's exact marginal at the grid points.
     mean, std : ndarray of shape (G1[, G2])
-        Over trees (``ddof=0``).
+        Over draws (``ddof=0``).
     space : SearchSpace or None
         The search space of the analysis (axis scales and category ticks of
         :meth:`plot`); None when the result was built by hand.
@@ -138,7 +139,7 @@ class MarginalResult:
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Categorical("k", ["a", "b"])])
     >>> configs = space.sample(100, seed=0)
     >>> y = [c["x"] + (c["k"] == "b") for c in configs]
-    >>> m = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, n_trees=8).marginal("k")
+    >>> m = hp.fanova(hp.TrialHistory(space, configs, y), seed=0).marginal("k")
     >>> m.to_frame()["k"].tolist()
     ['a', 'b']
     >>> import matplotlib
@@ -151,7 +152,7 @@ class MarginalResult:
     params: tuple[str, ...]
     grid: tuple[tuple[Any, ...], ...]
     encoded_grid: tuple[NDArray[np.float64], ...]
-    per_tree: NDArray[np.float64]
+    per_draw: NDArray[np.float64]
     mean: NDArray[np.float64]
     std: NDArray[np.float64]
     space: SearchSpace | None = field(default=None, repr=False, compare=False)
@@ -159,7 +160,7 @@ class MarginalResult:
 
     def __repr__(self) -> str:
         shape = "x".join(str(len(g)) for g in self.grid)
-        tail = (f", grid={shape}, trees={self.per_tree.shape[0]}, "
+        tail = (f", grid={shape}, draws={self.per_draw.shape[0]}, "
                 f"range={_range_text(self.mean)})")
         head = "MarginalResult(params="
         return f"{head}{clip_text(repr(self.params), REPR_WIDTH - len(head) - len(tail))}{tail}"
@@ -221,13 +222,21 @@ def _range_text(values: NDArray[np.float64]) -> str:
     return f"[{finite.min():.4g}, {finite.max():.4g}]"
 
 
+#: Attribute names of earlier releases, and the names that replaced them.
+_RENAMED = {"n_trees": "n_draws", "tree_variances": "draw_variances",
+            "tree_means": "draw_means", "valid_trees": "valid_draws",
+            "n_constant_trees": "n_constant_draws", "oob_r2": "fit_r2",
+            "null_fractions": "shadow_fractions", "null_fraction": "shadow_fraction"}
+
+
 @dataclass(frozen=True, slots=True)
 class FanovaResult:
     """Functional ANOVA decomposition of a surrogate (Gaussian process or random forest)
-    over a search space. "Trees" below are the forest's trees or the GP's bootstrap draws.
+    over a search space. "Draws" below are the GP's bootstrap posterior means or the
+    forest's trees.
 
     Use :meth:`importance`, :meth:`ranking` and :meth:`marginal`; the raw
-    per-tree numbers are kept so any summary can be recomputed without a refit.
+    per-draw numbers are kept so any summary can be recomputed without a refit.
 
     Attributes
     ----------
@@ -236,12 +245,12 @@ class FanovaResult:
         are inactive in some trials but have none (Optuna's define-by-run studies).
     subsets : tuple of tuple of str
         The effects computed: all subsets of size 1 to ``max_order``.
-    variances : ndarray of shape (n_trees, n_subsets)
-        ``V_U`` per tree (objective units squared).
-    tree_variances : ndarray of shape (n_trees,)
-        Total prediction variance ``V`` of each tree.
-    tree_means : ndarray of shape (n_trees,)
-        Mean prediction ``f_0`` of each tree.
+    variances : ndarray of shape (n_draws, n_subsets)
+        ``V_U`` per draw (objective units squared).
+    draw_variances : ndarray of shape (n_draws,)
+        Total prediction variance ``V`` of each draw.
+    draw_means : ndarray of shape (n_draws,)
+        Mean prediction ``f_0`` of each draw.
     max_order : int
     n_trials : int
         Trials the forest was fit on.
@@ -254,26 +263,26 @@ class FanovaResult:
         The cap applied to the objective (Section 3.3), if any.
     cap_quantile : float or None
     direction : {"minimize", "maximize"}
-    oob_r2 : float or None
+    fit_r2 : float or None
         Out-of-sample R² of the surrogate: out-of-bag for a forest hpinsight fit
         with a bootstrap, leave-one-out for the Gaussian process.
     seed : int or None
-    model : Forest or GaussianProcessSurrogate
-        The fitted surrogate; ``model.predict_per_tree(X)`` gives each tree's (or
+    model : FittedForest or FittedGP
+        The fitted model; ``model.predict_per_draw(X)`` gives each draw's
         draw's) prediction at encoded configurations.
-    surrogate : {"forest", "gp"}
-        Which surrogate was decomposed. For "gp", "trees" are the bootstrap draws
-        of the Gaussian process (see ``hpinsight.surrogates.gp``).
-    null_fractions : (float, float) or None
+    surrogate : GP, Forest or a fitted model
+        The model object the analysis was asked for (``surrogate.kind`` is "gp" or
+        "forest"), or the fitted model that was given.
+    shadow_fractions : (float, float) or None
         The share of the largest shadow main effect and of the largest shadow
-        interaction (see :attr:`Importance.null`); None for a forest.
+        interaction (see :attr:`Importance.shadow`); None for a forest.
     """
 
     space: SearchSpace
     subsets: tuple[tuple[str, ...], ...]
     variances: NDArray[np.float64]
-    tree_variances: NDArray[np.float64]
-    tree_means: NDArray[np.float64]
+    draw_variances: NDArray[np.float64]
+    draw_means: NDArray[np.float64]
     max_order: int
     n_trials: int
     n_excluded: int
@@ -281,71 +290,76 @@ class FanovaResult:
     cap_value: float | None
     cap_quantile: float | None
     direction: str
-    oob_r2: float | None
+    fit_r2: float | None
     seed: int | None
-    model: Forest | GaussianProcessSurrogate = field(repr=False)
-    surrogate: str = "forest"
-    null_fractions: tuple[float, float] | None = None
+    model: FittedForest | FittedGP = field(repr=False)
+    surrogate: GP | Forest | FittedForest | FittedGP
+    shadow_fractions: tuple[float, float] | None = None
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
     _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_index", {frozenset(s): i for i, s in enumerate(self.subsets)})
         with np.errstate(divide="ignore", invalid="ignore"):
-            fractions = self.variances / self.tree_variances[:, None]
-        fractions[~(self.tree_variances > 0)] = np.nan
+            fractions = self.variances / self.draw_variances[:, None]
+        fractions[~(self.draw_variances > 0)] = np.nan
         object.__setattr__(self, "_fractions", readonly(fractions))
 
     # -- summaries ----------------------------------------------------------------------
-    @property
-    def n_trees(self) -> int:
-        """Number of trees in the forest."""
-        return int(self.tree_variances.size)
+    def __getattr__(self, name: str) -> Any:
+        if name in _RENAMED:
+            raise AttributeError(f"FanovaResult.{name} is now FanovaResult.{_RENAMED[name]}")
+        raise AttributeError(f"'FanovaResult' object has no attribute {name!r}")
 
     @property
-    def valid_trees(self) -> NDArray[np.bool_]:
-        """Trees with positive prediction variance (the ones fractions are averaged over)."""
-        return self.tree_variances > 0
+    def n_draws(self) -> int:
+        """Number of draws: GP posterior means, or trees of the forest."""
+        return int(self.draw_variances.size)
 
     @property
-    def n_constant_trees(self) -> int:
-        """Trees whose prediction is constant over the space (left out of fractions)."""
-        return int(self.n_trees - self.valid_trees.sum())
+    def valid_draws(self) -> NDArray[np.bool_]:
+        """Draws with positive prediction variance (the ones fractions are averaged over)."""
+        return self.draw_variances > 0
+
+    @property
+    def n_constant_draws(self) -> int:
+        """Draws whose prediction is constant over the space (left out of fractions)."""
+        return int(self.n_draws - self.valid_draws.sum())
 
     @property
     def is_constant(self) -> bool:
-        """True when every tree is constant: the objective shows no variation to explain."""
-        return not bool(self.valid_trees.any())
+        """True when every draw is constant: the objective shows no variation to explain."""
+        return not bool(self.valid_draws.any())
 
     @property
     def fractions(self) -> NDArray[np.float64]:
-        """``F_U = V_U / V`` per tree, shape (n_trees, n_subsets); NaN rows for constant
-        trees. Computed once (read-only)."""
+        """``F_U = V_U / V`` per draw, shape (n_draws, n_subsets); NaN rows for constant
+        draws. Computed once (read-only)."""
         return self._fractions
 
     @property
     def total_variance(self) -> float:
-        """Mean over trees of the prediction variance ``V`` over the space (Eq. 5)."""
-        return float(self.tree_variances.mean())
+        """Mean over draws of the prediction variance ``V`` over the space (Eq. 5)."""
+        return float(self.draw_variances.mean())
 
     @property
     def unexplained_fraction(self) -> Importance:
         """Share of variance in interactions of order above ``max_order`` (mean, std)."""
         return self._summarize((), 1.0 - np.nansum(self.fractions, axis=1))
 
-    def null_fraction(self, order: int) -> float | None:
+    def shadow_fraction(self, order: int) -> float | None:
         """The share of the largest shadow effect of this order (1 or 2); None without
         shadows (a forest) or for higher orders."""
-        if self.null_fractions is None or order not in (1, 2):
+        if self.shadow_fractions is None or order not in (1, 2):
             return None
-        return self.null_fractions[order - 1]
+        return self.shadow_fractions[order - 1]
 
-    def _summarize(self, params: tuple[str, ...], per_tree: NDArray[np.float64]) -> Importance:
-        valid = self.valid_trees
-        null = self.null_fraction(len(params)) if params else None
+    def _summarize(self, params: tuple[str, ...], per_draw: NDArray[np.float64]) -> Importance:
+        valid = self.valid_draws
+        null = self.shadow_fraction(len(params)) if params else None
         if not valid.any():
             return Importance(params, 0.0, 0.0, null, VERDICTS[2])
-        vals = per_tree[valid]
+        vals = per_draw[valid]
         mean, std = float(vals.mean()), float(vals.std())
         return Importance(params, mean, std, null, verdict(mean, std, null) if params else VERDICTS[0])
 
@@ -398,7 +412,7 @@ class FanovaResult:
 
     # -- marginals ------------------------------------------------------------------------
     def marginal(self, *names: str, grid_size: int = 100) -> MarginalResult:
-        """Exact marginal prediction of one or two parameters (Eq. 1), per tree.
+        """Exact marginal prediction of one or two parameters (Eq. 1), per draw.
 
         Parameters
         ----------
@@ -421,22 +435,22 @@ class FanovaResult:
         cols = [self.space.index(n) for n in names]
         measures = [measure_of(p) for p in self.space.params]
         enc = [measures[c].grid(grid_size) for c in cols]
-        per_tree = np.empty((self.n_trees, *[e.size for e in enc]))
-        if isinstance(self.model, GaussianProcessSurrogate):
-            per_tree[...] = self.model.marginal_per_draw(cols, enc)
+        per_draw = np.empty((self.n_draws, *[e.size for e in enc]))
+        if isinstance(self.model, FittedGP):
+            per_draw[...] = self.model.marginal_per_draw(cols, enc)
         else:
             for t, tree in enumerate(self.model.trees):
                 part = compute_partition(tree, measures)
                 a = marginal_grid(part, cols) if part.value.size else np.full([1] * len(cols), part.mean)
                 cells = [part.cells_of(c, e) if part.value.size else np.zeros(e.size, np.intp) for c, e in zip(cols, enc, strict=True)]
-                per_tree[t] = a[np.ix_(*cells)]
+                per_draw[t] = a[np.ix_(*cells)]
         return MarginalResult(
             params=tuple(names),
             grid=tuple(native_grid(self.space, c, e) for c, e in zip(cols, enc, strict=True)),
             encoded_grid=tuple(readonly(e) for e in enc),
-            per_tree=readonly(per_tree),
-            mean=readonly(per_tree.mean(axis=0)),
-            std=readonly(per_tree.std(axis=0)),
+            per_draw=readonly(per_draw),
+            mean=readonly(per_draw.mean(axis=0)),
+            std=readonly(per_draw.std(axis=0)),
             space=self.space,
             cap_value=self.cap_value,
         )
@@ -445,8 +459,8 @@ class FanovaResult:
     def __repr__(self) -> str:
         tops = [(i.params[0], f"={i.mean:.3f}") for i in self.ranking(order=1)[:3]]
         flag = ", constant objective" if self.is_constant else ""
-        head = (f"FanovaResult(n_trials={self.n_trials}, surrogate={self.surrogate!r}, "
-                f"n_trees={self.n_trees}, max_order={self.max_order}, top=[")
+        head = (f"FanovaResult(n_trials={self.n_trials}, surrogate={self.surrogate.kind!r}, "
+                f"n_draws={self.n_draws}, max_order={self.max_order}, top=[")
         tail = f"]{flag})"
         return f"{head}{join_items(tops, REPR_WIDTH - len(head) - len(tail))}{tail}"
 
@@ -458,8 +472,8 @@ class FanovaResult:
             "unexplained_fraction": self.unexplained_fraction.to_dict(),
             "total_variance": json_value(self.total_variance),
             "max_order": self.max_order,
-            "n_trees": self.n_trees,
-            "n_constant_trees": self.n_constant_trees,
+            "n_draws": self.n_draws,
+            "n_constant_draws": self.n_constant_draws,
             "is_constant": self.is_constant,
             "n_trials": self.n_trials,
             "n_excluded": self.n_excluded,
@@ -467,13 +481,13 @@ class FanovaResult:
             "cap_value": json_value(self.cap_value),
             "cap_quantile": self.cap_quantile,
             "direction": self.direction,
-            "oob_r2": json_value(self.oob_r2),
+            "fit_r2": json_value(self.fit_r2),
             "seed": self.seed,
-            "surrogate": self.surrogate,
+            "surrogate": describe(self.surrogate),
         }
 
     def to_frame(self) -> Any:
-        """``pandas.DataFrame`` with one row per effect: params, order, mean, std, null, verdict.
+        """``pandas.DataFrame`` with one row per effect: params, order, mean, std, shadow, verdict.
 
         Rows are the :class:`Importance` objects of :meth:`ranking`, largest first;
         ``params`` joins an interaction's names with ``" x "``.
@@ -481,10 +495,10 @@ class FanovaResult:
         pd = import_optional("pandas", "FanovaResult.to_frame")
         rows = [
             {"params": " x ".join(i.params), "order": len(i.params), "mean": i.mean, "std": i.std,
-             "null": i.null, "verdict": i.verdict}
+             "shadow": i.shadow, "verdict": i.verdict}
             for i in self.ranking()
         ]
-        return pd.DataFrame(rows, columns=["params", "order", "mean", "std", "null", "verdict"])
+        return pd.DataFrame(rows, columns=["params", "order", "mean", "std", "shadow", "verdict"])
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """Bars of the fractions of variance; see :func:`hpinsight.plotting.plot_importance`.
@@ -508,7 +522,7 @@ class FanovaResult:
         >>> import hpinsight as hp
         >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
         >>> configs = space.sample(100, seed=0)
-        >>> result = hp.fanova(hp.TrialHistory(space, configs, [c["x"] for c in configs]), seed=0, n_trees=8)
+        >>> result = hp.fanova(hp.TrialHistory(space, configs, [c["x"] for c in configs]), seed=0)
         >>> ax = result.plot(ax=Figure().add_subplot(), top=1)
         >>> [t.get_text() for t in ax.get_yticklabels()]
         ['x']

@@ -325,9 +325,11 @@ def as_history(source: Any, func: str) -> TrialHistory:
         return source
     if type(source).__module__.startswith("optuna"):
         return TrialHistory.from_optuna(source)
-    raise InvalidArgumentTypeError(f"{func} needs a TrialHistory or an optuna.Study; got "
-                    f"{type(source).__name__}. For SMAC use TrialHistory.from_smac(facade), "
-                    "or hpinsight.integrations.smac.load_run(path) for a saved run.")
+    raise InvalidArgumentTypeError(
+        f"The 'history' parameter of {func} must be an hpinsight TrialHistory or an "
+        f"optuna.Study. Got {type(source).__name__} instead. For plain data, pass "
+        "hp.TrialHistory(space, configs, y); for SMAC, TrialHistory.from_smac(facade), or "
+        "hpinsight.integrations.smac.load_run(path) for a saved run.")
 
 
 def _config_rows(configs: Any, func: str) -> list[dict[str, Any]]:

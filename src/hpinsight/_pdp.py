@@ -40,15 +40,15 @@ from ._encoding import measure_of
 from ._fanova_result import FanovaResult, native_grid
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, clip_text, grid_columns, json_array, json_value, readonly
-from ._validation import check_choice, check_int, check_seed
+from ._validation import check_choice, check_int, check_seed, moved_keywords
 from .exceptions import InvalidArgumentError, InvalidArgumentTypeError
-from .surrogates.forest import Forest
+from .surrogates.forest import FittedForest
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from ._space import SearchSpace
-    from .surrogates.gp import GaussianProcessSurrogate
+    from .surrogates.gp import FittedGP
 
 __all__ = ["PartialDependenceResult", "gaussian_nll", "partial_dependence"]
 
@@ -128,7 +128,7 @@ class PartialDependenceResult(PDBand):
     samples : ndarray of shape (n_samples, n_params)
         The encoded Monte Carlo sample; the ``params`` columns are ignored.
     variance_method : {"pointwise", "covariance"}
-    surrogate : str
+    model_kind : str
         What was asked: "forest" or "gaussian process (draws)" for a ``FanovaResult``
         (variance over its trees or bootstrap draws), "gaussian process" for a fitted
         scikit-learn Gaussian process (its predictive variance), or the model's class name.
@@ -139,7 +139,7 @@ class PartialDependenceResult(PDBand):
     >>> import hpinsight as hp
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(100, seed=0)
-    >>> r = hp.fanova(hp.TrialHistory(space, configs, [c["x"] for c in configs]), seed=0, n_trees=8)
+    >>> r = hp.fanova(hp.TrialHistory(space, configs, [c["x"] for c in configs]), seed=0)
     >>> pd = hp.partial_dependence(r, params="x", grid_size=4, n_samples=50, seed=0)
     >>> list(pd.to_frame().columns), len(pd.to_frame())
     (['x', 'mean', 'std', 'lower', 'upper'], 4)
@@ -159,7 +159,7 @@ class PartialDependenceResult(PDBand):
     ice_variance: NDArray[np.float64]
     samples: NDArray[np.float64]
     variance_method: str
-    surrogate: str
+    model_kind: str
     space: SearchSpace
 
     def __repr__(self) -> str:
@@ -200,7 +200,7 @@ class PartialDependenceResult(PDBand):
             "mean": json_array(self.mean),
             "std": json_array(self.std),
             "variance_method": self.variance_method,
-            "surrogate": self.surrogate,
+            "model_kind": self.model_kind,
             "n_samples": self.n_samples,
             "mean_confidence": json_value(self.mean_confidence),
         }
@@ -227,8 +227,9 @@ class PartialDependenceResult(PDBand):
         return pd.DataFrame(data)
 
 
+@moved_keywords({"surrogate": "the fitted result or model as the first argument, model=..."})
 def partial_dependence(
-    surrogate: Any,
+    model: Any,
     params: str | tuple[str, ...] | list[str],
     *,
     space: SearchSpace | None = None,
@@ -241,9 +242,9 @@ def partial_dependence(
 
     Parameters
     ----------
-    surrogate : FanovaResult, GaussianProcessRegressor or model
-        A :class:`~hpinsight.results.FanovaResult` (its forest: mean and variance
-        over trees); a fitted scikit-learn ``GaussianProcessRegressor``; or
+    model : FanovaResult, GaussianProcessRegressor or model
+        A :class:`~hpinsight.results.FanovaResult` (its model: mean and variance
+        over draws); a fitted scikit-learn ``GaussianProcessRegressor``; or
         any model with ``predict(X, return_std=True)``. Models must have been
         fitted on ``space.encode(configs)``.
     params : str or sequence of one or two str
@@ -271,7 +272,7 @@ def partial_dependence(
     >>> import hpinsight as hp
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(200, seed=0)
-    >>> r = hp.fanova(hp.TrialHistory(space, configs, [c["x"] ** 2 for c in configs]), seed=0, n_trees=16)
+    >>> r = hp.fanova(hp.TrialHistory(space, configs, [c["x"] ** 2 for c in configs]), seed=0)
     >>> pd = hp.partial_dependence(r, params="x", grid_size=5, n_samples=200, seed=0)
     >>> pd.mean.shape, pd.variance_method
     ((5,), 'pointwise')
@@ -279,18 +280,18 @@ def partial_dependence(
     >>> bool((lower <= pd.mean).all() and (pd.mean <= upper).all())
     True
     """
-    if isinstance(surrogate, FanovaResult):
-        space = surrogate.space if space is None else space
-        predict = _draws_predictor(surrogate.model)
+    if isinstance(model, FanovaResult):
+        space = model.space if space is None else space
+        predict = _draws_predictor(model.model)
         # the spread over a forest's trees, or over a Gaussian process's bootstrap draws
-        kind = "forest" if surrogate.surrogate == "forest" else "gaussian process (draws)"
+        kind = "forest" if model.model.kind == "forest" else "gaussian process (draws)"
     else:
         if space is None:
             raise InvalidArgumentTypeError(
-                f"The 'space' parameter of {_FUNC} is required for a {type(surrogate).__name__} "
-                "surrogate: pass the SearchSpace it was fitted on."
+                f"The 'space' parameter of {_FUNC} is required for a {type(model).__name__} "
+                "model: pass the SearchSpace it was fitted on."
             )
-        predict, kind = _model_predictor(surrogate)
+        predict, kind = _model_predictor(model)
     names = (params,) if isinstance(params, str) else tuple(params)
     if len(names) not in (1, 2) or len(set(names)) != len(names):
         raise InvalidArgumentError(
@@ -333,7 +334,7 @@ def partial_dependence(
         ice_variance=readonly(ice_var.reshape(n, *shape)),
         samples=readonly(samples),
         variance_method=method,
-        surrogate=kind,
+        model_kind=kind,
         space=space,
     )
 
@@ -350,11 +351,11 @@ def gaussian_nll(mean: Any, variance: Any, truth: Any) -> float:
     return float(np.mean(0.5 * np.log(2.0 * np.pi * v) + (t - m) ** 2 / (2.0 * v)))
 
 
-def _draws_predictor(forest: Forest | GaussianProcessSurrogate) -> Any:
+def _draws_predictor(forest: FittedForest | FittedGP) -> Any:
     def predict(X: NDArray[np.float64], cov: bool) -> tuple[Any, Any, float]:
-        per_tree = forest.predict_per_tree(X)  # (T, n)
-        total = float(per_tree.mean(axis=1).var()) if cov else 0.0  # Eq. 4 over trees
-        return per_tree.mean(axis=0), per_tree.var(axis=0), total
+        per_draw = forest.predict_per_draw(X)  # (T, n)
+        total = float(per_draw.mean(axis=1).var()) if cov else 0.0  # Eq. 4 over trees
+        return per_draw.mean(axis=0), per_draw.var(axis=0), total
 
     return predict
 
@@ -362,7 +363,7 @@ def _draws_predictor(forest: Forest | GaussianProcessSurrogate) -> Any:
 def _model_predictor(model: Any) -> tuple[Any, str]:
     if not callable(getattr(model, "predict", None)):
         raise InvalidArgumentTypeError(
-            f"The 'surrogate' parameter of {_FUNC} must be a FanovaResult or a fitted model with "
+            f"The 'model' parameter of {_FUNC} must be a FanovaResult or a fitted model with "
             f"predict(X, return_std=True). Got {type(model).__name__} instead."
         )
     from sklearn.gaussian_process import GaussianProcessRegressor

@@ -101,7 +101,7 @@ def confidence_split(
     >>> import hpinsight as hp
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(200, seed=0)
-    >>> r = hp.fanova(hp.TrialHistory(space, configs, [c["x"] + c["z"] ** 2 for c in configs]), seed=0, n_trees=16)
+    >>> r = hp.fanova(hp.TrialHistory(space, configs, [c["x"] + c["z"] ** 2 for c in configs]), seed=0)
     >>> pd = hp.partial_dependence(r, params="x", n_samples=300, seed=0)
     >>> tree = hp.confidence_split(pd, max_splits=1)
     >>> [leaf.conditions[0].split()[0] for leaf in tree.leaves()]

@@ -63,7 +63,7 @@ class RegionNode(PDBand):
     >>> import hpinsight as hp
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(200, seed=0)
-    >>> r = hp.fanova(hp.TrialHistory(space, configs, [c["x"] * c["z"] for c in configs]), seed=0, n_trees=8)
+    >>> r = hp.fanova(hp.TrialHistory(space, configs, [c["x"] * c["z"] for c in configs]), seed=0)
     >>> pd = hp.partial_dependence(r, params="x", grid_size=5, n_samples=100, seed=0)
     >>> root = hp.confidence_split(pd, max_splits=1).root
     >>> root.n_samples, sorted(root.to_dict())[:3]
@@ -140,7 +140,7 @@ class RegionTree:
     >>> import hpinsight as hp
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(200, seed=0)
-    >>> r = hp.fanova(hp.TrialHistory(space, configs, [c["x"] * c["z"] for c in configs]), seed=0, n_trees=8)
+    >>> r = hp.fanova(hp.TrialHistory(space, configs, [c["x"] * c["z"] for c in configs]), seed=0)
     >>> pd = hp.partial_dependence(r, params="x", grid_size=5, n_samples=100, seed=0)
     >>> tree = hp.confidence_split(pd, max_splits=1)
     >>> frame = tree.to_frame()

@@ -49,7 +49,7 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -62,8 +62,9 @@ from ._history import TrialHistory, as_history
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
 from ._surrogate_risk import SurrogateRisk, defaults_for, surrogate_tuning_risk
-from ._validation import check_choice, check_int, check_real, check_seed
+from ._validation import MODEL_KEYWORDS, check_int, check_real, check_seed, moved_keywords
 from .exceptions import InvalidArgumentTypeError, InvalidDataError
+from .surrogates import GP, Forest, as_surrogate, refuse_fitted
 
 if TYPE_CHECKING:
     pass
@@ -245,8 +246,9 @@ class SubspaceResult:
 NEAR_BEST = 0.1
 
 
+@moved_keywords({**MODEL_KEYWORDS, "source": "history=... (the first argument)"})
 def suggest_subspace(
-    source: Any,
+    history: TrialHistory | Any,
     *,
     fitted: FanovaResult | None = None,
     capped: FanovaResult | None = None,
@@ -255,11 +257,9 @@ def suggest_subspace(
     risk_margin: float = 0.05,
     confidence: float = 0.9,
     min_keep: int = 1,
-    surrogate: Literal["gp", "forest"] = "gp",
-    n_trees: int = 64,
+    surrogate: GP | Forest | None = None,
     n_candidates: int = 2000,
     seed: int | None = None,
-    n_jobs: int | None = None,
 ) -> SubspaceResult:
     """Suggest the parameters to keep tuning and the ones that are safe to fix.
 
@@ -274,15 +274,14 @@ def suggest_subspace(
 
     Parameters
     ----------
-    source : TrialHistory or optuna.Study
+    history : TrialHistory or optuna.Study
         The trials so far (a study is read with ``TrialHistory.from_optuna``).
     fitted, capped : FanovaResult, optional
         The analyses of these trials over all of them and among the best
         ``top_quantile`` (``fanova(history)`` and ``fanova(history,
         cap_quantile=top_quantile)``), when already computed (a report passes its own):
         the decisions then rest on the very numbers shown beside them, and nothing is
-        fitted twice. Fitted here with ``surrogate``, ``n_trees``, ``seed`` and
-        ``n_jobs`` when not given.
+        fitted twice. Fitted here with ``surrogate`` and ``seed`` when not given.
     defaults : mapping or DefaultValues, optional
         Values to fix parameters at. Missing parameters take the search space's
         declared default, else their value in the best trial (so the best configuration
@@ -299,10 +298,11 @@ def suggest_subspace(
         ... in this quantile of the cost over the model's draws.
     min_keep : int, default=1
         Keep at least this many parameters tuned (the largest shares among the best).
-    surrogate : {"gp", "forest"}, default="gp"
-        The model behind every importance and risk (see :func:`hpinsight.fanova`).
-    n_trees, n_candidates, seed, n_jobs
-        Forest size, surrogate search size, seed and cores.
+    surrogate : GP or Forest, default=GP()
+        The model behind every importance and risk (see :func:`hpinsight.fanova`), when
+        ``fitted`` and ``capped`` are not given.
+    n_candidates, seed
+        Configurations searched for the best with and without fixing, and the seed.
 
     Returns
     -------
@@ -327,19 +327,19 @@ def suggest_subspace(
     (('lr',), ['a', 'b'])
     """
     func = "suggest_subspace"
-    history = as_history(source, func)
+    history = as_history(history, func)
     top_quantile = check_real(top_quantile, "top_quantile", func, low=0.0, high=1.0, low_open=True)
     risk_margin = check_real(risk_margin, "risk_margin", func, low=0.0, high=math.inf)
     confidence = check_real(confidence, "confidence", func, low=0.5, high=1.0)
     min_keep = check_int(min_keep, "min_keep", func, minimum=0)
     seed = check_seed(seed, func)
-    surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest"))
+    model = refuse_fitted(as_surrogate(surrogate, func), func,
+                          "over all trials and over the capped objective")
     if history.n_trials < MIN_TRIALS_FOR_COST:
         raise InvalidDataError(f"{func} needs at least {MIN_TRIALS_FOR_COST} trials to judge "
                                f"importance and risk; the history has {history.n_trials}. "
                                "Run more trials.")
-    opts: dict[str, Any] = {"surrogate": surrogate, "n_trees": n_trees, "seed": seed,
-                            "n_jobs": n_jobs}
+    opts: dict[str, Any] = {"surrogate": model, "seed": seed}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a constant capped objective is expected here
         result = _checked_fit(fitted, history, None, "fitted", func) if fitted is not None \

@@ -23,7 +23,7 @@ from ._space import SearchSpace
 from ._validation import check_int, check_seed
 from .exceptions import InvalidArgumentTypeError, InvalidDataError
 from .surrogates.forest import impute_inactive
-from .surrogates.gp import GaussianProcessSurrogate
+from .surrogates.gp import FittedGP
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -45,14 +45,14 @@ class SurrogateRisk:
     param : str
     default : value
     mean, std : float
-        Over trees (or draws) of ``per_tree``, in objective units, oriented so that
+        Over trees (or draws) of ``per_draw``, in objective units, oriented so that
         positive means worse (for a maximized objective, the score lost). For a Gaussian
         process ``std`` includes ``posterior_sd``.
     quantiles : dict of float to float
         Quantiles of the risk (0.5, 0.9, 0.95): of the per-tree risks, or for a Gaussian
         process of the draws' risks each widened by the posterior uncertainty (a mixture
         of normals).
-    per_tree : ndarray of shape (n_trees,)
+    per_draw : ndarray of shape (n_draws,)
         Each tree's (or draw's) best prediction with the parameter fixed minus its best
         with everything free, both over the same paired candidates (negative where the
         value fixed at beats the values the free candidates hold).
@@ -61,7 +61,7 @@ class SurrogateRisk:
     posterior_sd : float
         A Gaussian process's posterior standard deviation of the difference between its
         best free configuration with the parameter fixed and without
-        (:meth:`GaussianProcessSurrogate.difference_sd`); 0 for a forest, whose trees
+        (:meth:`FittedGP.difference_sd`); 0 for a forest, whose trees
         carry their spread themselves.
 
     Examples
@@ -79,7 +79,7 @@ class SurrogateRisk:
     mean: float
     std: float
     quantiles: dict[float, float]
-    per_tree: NDArray[np.float64] = field(repr=False)
+    per_draw: NDArray[np.float64] = field(repr=False)
     best_fixed: dict[str, Any] = field(repr=False)
     best_free: dict[str, Any] = field(repr=False)
     posterior_sd: float = 0.0
@@ -93,7 +93,7 @@ class SurrogateRisk:
 
     def quantile(self, q: float) -> float:
         """The ``q`` quantile of the risk (see ``quantiles``)."""
-        return _mixture_quantile(self.per_tree, self.posterior_sd, q)
+        return _mixture_quantile(self.per_draw, self.posterior_sd, q)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation (NaN becomes None)."""
@@ -176,14 +176,14 @@ def surrogate_tuning_risk(
     for name, (j, v) in cols.items():
         Xi = X.copy()
         Xi[:, j] = v
-        fixed_preds[name] = (Xi, result.model.predict_per_tree(Xi) * sign)
+        fixed_preds[name] = (Xi, result.model.predict_per_draw(Xi) * sign)
     # free and fixed searches over equally many paired candidates, so both optima carry
     # the same winner's-curse bias (a pool with every fixed variant in it would favour
     # the free side by its size alone)
     best_free = config_at(space, X[k_free])
     chosen = {name: int(np.argmin(P.mean(axis=0))) for name, (Xi, P) in fixed_preds.items()}
     sds = dict.fromkeys(fixed_preds, 0.0)
-    if isinstance(result.model, GaussianProcessSurrogate) and fixed_preds:
+    if isinstance(result.model, FittedGP) and fixed_preds:
         # the uncertainty of moving this one parameter away from the predicted optimum:
         # the best free candidate against itself with the parameter fixed (two unrelated
         # optima would differ in every parameter, and their difference says nothing of it)
@@ -197,13 +197,13 @@ def surrogate_tuning_risk(
         k = chosen[name]
         # each draw's own optima: how much worse its best is with the parameter fixed;
         # where the draws disagree on the optimum, fixing is uncertain, and this says so
-        per_tree = P.min(axis=1) - free_pred.min(axis=1)
+        per_draw = P.min(axis=1) - free_pred.min(axis=1)
         sd = sds[name]
         out[name] = SurrogateRisk(
-            param=name, default=defaults[name], mean=float(per_tree.mean()),
-            std=float(math.sqrt(per_tree.var() + sd**2)),
-            quantiles={q: _mixture_quantile(per_tree, sd, q) for q in (0.5, 0.9, 0.95)},
-            per_tree=readonly(per_tree), best_fixed=config_at(space, Xi[k]),
+            param=name, default=defaults[name], mean=float(per_draw.mean()),
+            std=float(math.sqrt(per_draw.var() + sd**2)),
+            quantiles={q: _mixture_quantile(per_draw, sd, q) for q in (0.5, 0.9, 0.95)},
+            per_draw=readonly(per_draw), best_fixed=config_at(space, Xi[k]),
             best_free=best_free, posterior_sd=sd,
         )
     return out
@@ -215,7 +215,7 @@ def best_candidate(
     """The row of ``X`` the model predicts best (mean over its draws), and every draw's
     predictions at every row, signed so that lower is better (shape ``(T, n)``)."""
     sign = 1.0 if result.direction == "minimize" else -1.0
-    pred = result.model.predict_per_tree(X) * sign
+    pred = result.model.predict_per_draw(X) * sign
     return int(np.argmin(pred.mean(axis=0))), pred
 
 

@@ -7,9 +7,10 @@ Wrong types raise :class:`~hpinsight.exceptions.InvalidArgumentTypeError` (a
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import numpy as np
@@ -124,3 +125,38 @@ def as_objective(y: Any, n_configs: int, func: str) -> NDArray[np.float64]:
             "they must match one to one."
         )
     return arr
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: The keywords that chose or tuned the model before it became an object, and the way now.
+MODEL_KEYWORDS = {
+    "n_trees": "surrogate=hp.Forest(n_trees=...)",
+    "forest": "surrogate=hp.Forest.from_estimator(model)",
+    "n_draws": "surrogate=hp.GP(n_draws=...)",
+    "significance": "surrogate=hp.GP(shadows=...)",
+    "min_samples_leaf": "surrogate=hp.Forest(min_samples_leaf=...)",
+    "max_features": "surrogate=hp.Forest(max_features=...)",
+    "max_samples": "surrogate=hp.Forest(max_samples=...)",
+    "n_jobs": "surrogate=hp.Forest(n_jobs=...)",
+}
+
+
+def moved_keywords(moved: Mapping[str, str]) -> Callable[[_F], _F]:
+    """Refuse keywords a function took before, with a message naming what replaced each.
+
+    Without this a caller of the old name gets Python's bare "unexpected keyword
+    argument"; with it, ``fanova(h, n_trees=32)`` says to pass
+    ``surrogate=hp.Forest(n_trees=32)``.
+    """
+    def decorate(func: _F) -> _F:
+        @functools.wraps(func)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            old = [name for name in kwargs if name in moved]
+            if old:
+                name = func.__qualname__.removesuffix(".__init__")
+                raise InvalidArgumentTypeError(
+                    f"{name} no longer takes {old[0]!r}; pass {moved[old[0]]}.")
+            return func(*args, **kwargs)
+        return checked  # type: ignore[return-value]
+    return decorate

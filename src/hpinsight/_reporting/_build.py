@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from .._decision_result import DecisionResult
 from .._decisions import decide
@@ -23,8 +23,9 @@ from .._pdp import PartialDependenceResult, partial_dependence
 from .._regions import confidence_split
 from .._regions_result import RegionTree
 from .._shared import REPR_WIDTH, clip_text, join_items, json_value
-from .._validation import check_choice, check_int, check_seed
+from .._validation import MODEL_KEYWORDS, check_int, check_seed, moved_keywords
 from ..exceptions import HPInsightError, InvalidArgumentTypeError, InvalidDataError
+from ..surrogates import GP, Forest, as_surrogate, describe, refuse_fitted
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -39,7 +40,10 @@ MAX_PARAMS_FOR_PAIRS = 12
 PDP_SAMPLES = 500
 #: Name and version of the JSON document :meth:`Report.to_dict` returns. The version
 #: goes up when a key is removed or changes meaning; new keys may appear within a version.
-SCHEMA = "hpinsight.report/1"
+SCHEMA = "hpinsight.report/2"
+
+#: Report attributes of earlier releases, and what replaced them.
+_RENAMED = {"pdps": "regions", "n_trees": "surrogate (an hp.Forest holds n_trees)"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +52,7 @@ class Report:
 
     There is no ``plot``: a report is many figures, drawn into the page by
     :meth:`html` (or one by one from the held results: ``report.result.plot()``,
-    ``report.pdps[name].plot()``, ``report.subspace.plot()``). :meth:`to_frame` is the
+    ``report.regions[name].plot()``, ``report.subspace.plot()``). :meth:`to_frame` is the
     table of effects.
 
     Attributes
@@ -63,8 +67,9 @@ class Report:
         The best ``cap_quantile`` of trials (Hutter et al. 2014, Sec. 3.3).
     top : tuple of str
         The most important parameters, shown in detail.
-    pdps : dict of str to RegionTree
-        PDP with confidence bands of each top parameter, split into regions.
+    regions : dict of str to RegionTree
+        PDP with confidence bands of each top parameter, split into regions where it
+        can be trusted (:func:`hpinsight.confidence_split`).
     subspace : SubspaceResult or None
         Which parameters could be fixed, with the cost of fixing each (None with fewer
         than 10 trials).
@@ -75,8 +80,8 @@ class Report:
     notes : tuple of str
         What could not be computed, and why.
     seed : int or None
-    n_trees : int
-    surrogate : {"gp", "forest"}
+    surrogate : GP or Forest
+        The model behind every number.
     pdp_samples : int
         Monte Carlo samples behind each PDP.
 
@@ -86,7 +91,7 @@ class Report:
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(40, seed=0)
     >>> history = hp.TrialHistory(space, configs, [(c["x"] - 0.3) ** 2 for c in configs])
-    >>> rep = hp.report(history, top=1, surrogate="forest", n_trees=8, subspace=False)
+    >>> rep = hp.report(history, top=1, surrogate=hp.Forest(n_trees=8), subspace=False)
     >>> frame = rep.to_frame()
     >>> frame.loc[0, "params"], list(frame.columns)[-2:]
     ('x', ['capped_mean', 'capped_std'])
@@ -98,20 +103,24 @@ class Report:
     result: FanovaResult = field(repr=False)
     capped: FanovaResult = field(repr=False)
     top: tuple[str, ...]
-    pdps: dict[str, RegionTree] = field(repr=False)
+    regions: dict[str, RegionTree] = field(repr=False)
     subspace: SubspaceResult | None = field(repr=False)
     decisions: DecisionResult = field(repr=False)
     notes: tuple[str, ...]
     seed: int | None
-    n_trees: int = 64
-    surrogate: str = "gp"
+    surrogate: GP | Forest
     pdp_samples: int = 500
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _RENAMED:
+            raise AttributeError(f"Report.{name} is now Report.{_RENAMED[name]}")
+        raise AttributeError(f"'Report' object has no attribute {name!r}")
 
     def __repr__(self) -> str:
         tops = [(n, f"={self.result.importance(n).mean:.3f}") for n in self.top]
         keep = ("" if self.subspace is None
                 else f", keep={len(self.subspace.keep)}/{len(self.history.space)}")
-        body = (f", n_trials={self.history.n_trials}, surrogate={self.surrogate!r}{keep}, "
+        body = (f", n_trials={self.history.n_trials}, surrogate={self.surrogate.kind!r}{keep}, "
                 f"notes={len(self.notes)}, top=[")
         title = clip_text(repr(self.title), 40)
         head = f"Report({title}{body}"
@@ -159,15 +168,15 @@ class Report:
             "direction": self.history.direction,
             "best": {"trial": trial_id, "value": value,
                      "params": {k: json_value(v) for k, v in config.items()}},
-            "model": {"surrogate": self.result.surrogate, "n_trees": self.result.n_trees,
-                      "oob_r2": json_value(self.result.oob_r2), "seed": self.seed},
+            "model": {"surrogate": describe(self.surrogate), "n_draws": self.result.n_draws,
+                      "fit_r2": json_value(self.result.fit_r2), "seed": self.seed},
             "fanova": self.result.to_dict(),
             "fanova_capped": self.capped.to_dict(),
             "top": list(self.top),
-            "pdps": {name: {"pd": tree.pd.to_dict(), "regions": tree.to_dict(),
-                            "incumbent_region": list(tree.leaf_for(config).conditions)
-                            if _routable(tree, config) else None}
-                     for name, tree in self.pdps.items()},
+            "regions": {name: {"pd": tree.pd.to_dict(), "tree": tree.to_dict(),
+                               "incumbent_region": list(tree.leaf_for(config).conditions)
+                               if _routable(tree, config) else None}
+                        for name, tree in self.regions.items()},
             "decisions": self.decisions.to_dict(),
             "subspace": None if self.subspace is None else self.subspace.to_dict(),
             "sampling": (None if self.history.sampling is None
@@ -205,25 +214,25 @@ class Report:
         return target
 
 
+@moved_keywords({**MODEL_KEYWORDS, "source": "history=... (the first argument)"})
 def report(
-    source: Any,
+    history: TrialHistory | Any,
     *,
     title: str | None = None,
     label: str | None = None,
     top: int = 3,
     cap_quantile: float = 0.25,
-    surrogate: Literal["gp", "forest"] = "gp",
-    n_trees: int = 64,
+    surrogate: GP | Forest | None = None,
     seed: int | None = 0,
     subspace: bool = True,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
     objective: int | None = None,
 ) -> Report:
     """Analyse a finished (or running) study for a report.
 
     Parameters
     ----------
-    source : TrialHistory or optuna.Study
+    history : TrialHistory or optuna.Study
         The trials (for a SMAC run: ``TrialHistory.from_smac(...)`` or
         ``hpinsight.integrations.smac.load_run(path)``).
     title : str, optional
@@ -234,16 +243,17 @@ def report(
         Parameters shown in detail (marginals, PDPs with regions).
     cap_quantile : float, default=0.25
         The "good part" of the space for the capped importances.
-    surrogate : {"gp", "forest"}, default="gp"
-        The model behind every number (see :func:`hpinsight.fanova`).
-    n_trees : int, default=64
-        Trees per forest (``surrogate="forest"``).
+    surrogate : GP or Forest, default=GP()
+        The model behind every number (see :func:`hpinsight.fanova`); it is fitted
+        twice, on all trials and on the capped objective, and every analysis of the
+        report reads those two fits.
     seed : int, optional, default=0
         Same seed, same report.
     subspace : bool, default=True
         Also suggest which parameters could be fixed (:func:`~hpinsight.suggest_subspace`).
     progress : callable, optional
-        Called with a short description before each step (a progress display).
+        Called as ``progress(stage, done, total)`` before each step, with a short
+        description of the step and the steps done and to do (a progress display).
     objective : int, optional
         For a multi-objective Optuna study: the index of the objective to analyse (its
         direction is taken from the study). A ``TrialHistory`` already holds one.
@@ -263,17 +273,17 @@ def report(
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(60, seed=0)
     >>> history = hp.TrialHistory(space, configs, [(c["x"] - 0.3) ** 2 for c in configs])
-    >>> rep = hp.report(history, top=1, n_trees=16)
+    >>> rep = hp.report(history, top=1)
     >>> rep.top, sorted(rep.to_dict())[:3]
     (('x',), ['best', 'decisions', 'direction'])
     """
     func = "report"
     top = check_int(top, "top", func, minimum=1)
-    n_trees = check_int(n_trees, "n_trees", func, minimum=1)
-    surrogate = check_choice(surrogate, "surrogate", func, ("gp", "forest"))
+    model = refuse_fitted(as_surrogate(surrogate, func), func,
+                          "over all trials and over the capped objective")
     seed = check_seed(seed, func)
-    opts: dict[str, Any] = {"surrogate": surrogate, "n_trees": n_trees, "seed": seed}
-    step = progress or (lambda _what: None)
+    opts: dict[str, Any] = {"surrogate": model, "seed": seed}
+    source: Any = history
     if objective is not None and isinstance(source, TrialHistory):
         raise InvalidArgumentTypeError(f"{func}: objective= chooses among an optuna.Study's objectives; a "
                         "TrialHistory holds one already (pass objective= to "
@@ -287,6 +297,13 @@ def report(
             f"{func}: {where} has {history.n_trials} usable trial(s)"
             f"{'; ' + history.excluded_summary() if history.n_excluded else ''}. A report "
             "needs at least 2 finished trials with a finite value; run the study longer.")
+    n_steps = 2 + min(top, len(history.space)) + (1 if subspace else 0)
+    done = iter(range(n_steps))
+
+    def step(stage: str) -> None:
+        if progress is not None:
+            progress(stage, next(done), n_steps)
+
     notes: list[str] = []
     max_order = 2 if 2 <= len(history.space) <= MAX_PARAMS_FOR_PAIRS else 1
     if len(history.space) > MAX_PARAMS_FOR_PAIRS:
@@ -300,7 +317,7 @@ def report(
         capped = fanova(history, cap_quantile=cap_quantile, **opts)
     names = () if result.is_constant else tuple(
         i.params[0] for i in result.ranking(order=1)[:top])
-    pdps: dict[str, RegionTree] = {}
+    regions: dict[str, RegionTree] = {}
     if result.is_constant:
         notes.append("Every trial has the same value: there is no variation to explain.")
     else:
@@ -308,7 +325,7 @@ def report(
             step(f"partial dependence of {name}")
             pd: PartialDependenceResult = partial_dependence(result, params=name,
                                                              n_samples=PDP_SAMPLES, seed=seed)
-            pdps[name] = confidence_split(pd, max_splits=3)
+            regions[name] = confidence_split(pd, max_splits=3)
     found = None
     if subspace:
         step("which parameters could be fixed")
@@ -323,9 +340,9 @@ def report(
         result, capped=capped, sampling=history.sampling)
     return Report(
         title=title or f"hpinsight report: {where}", source=where, history=history,
-        result=result, capped=capped, top=names, pdps=pdps, subspace=found,
+        result=result, capped=capped, top=names, regions=regions, subspace=found,
         decisions=decisions,
-        notes=tuple(notes), seed=seed, n_trees=n_trees, surrogate=surrogate,
+        notes=tuple(notes), seed=seed, surrogate=model,
         pdp_samples=PDP_SAMPLES,
     )
 

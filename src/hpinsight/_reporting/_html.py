@@ -11,17 +11,55 @@ from __future__ import annotations
 import html
 import io
 import string
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._decision_result import STATES, fmt_cost, fmt_share
 from .._fanova_result import NEGLIGIBLE_SHARE
 from .._optional import import_optional
 from .._shared import fmt_value
+from ..surrogates import GP, Forest
 
 if TYPE_CHECKING:
-    from ._build import Report
+    from .._decision_result import DecisionResult
+    from .._fanova_result import FanovaResult
+    from .._history import TrialHistory
+    from .._regions_result import RegionTree
+    from .._subspace import SubspaceResult
 
 __all__ = ["render_html"]
+
+class Report(Protocol):
+    """What the page reads of a :class:`hpinsight.results.Report` (named here, not
+    imported, so that the report can render itself without an import circle)."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def history(self) -> TrialHistory: ...
+    @property
+    def result(self) -> FanovaResult: ...
+    @property
+    def capped(self) -> FanovaResult: ...
+    @property
+    def top(self) -> tuple[str, ...]: ...
+    @property
+    def regions(self) -> dict[str, RegionTree]: ...
+    @property
+    def subspace(self) -> SubspaceResult | None: ...
+    @property
+    def decisions(self) -> DecisionResult: ...
+    @property
+    def notes(self) -> tuple[str, ...]: ...
+    @property
+    def seed(self) -> int | None: ...
+    @property
+    def surrogate(self) -> GP | Forest: ...
+    @property
+    def pdp_samples(self) -> int: ...
+    def inactive_counts(self) -> dict[str, int]: ...
+
 
 def _resource(name: str) -> str:
     """A file shipped next to this module (the page template, its style sheet)."""
@@ -75,10 +113,10 @@ def render_html(report: Report) -> str:
     parts = [f"<h1>{esc(report.title)}</h1>", f'<p class="sub">{esc(tagline)}</p>']
 
     excluded = ", ".join(f"{n} {why}" for why, n in h.excluded.items()) or "none"
-    oob = "n/a" if r.oob_r2 is None else f"{r.oob_r2:.2f}"
-    gp = r.surrogate == "gp"
-    fit_card = (f"Gaussian process fit (leave-one-out R²)<b>{oob}</b>{r.n_trees} bootstrap draws"
-                if gp else f"forest fit (out-of-bag R²)<b>{oob}</b>{r.n_trees} trees")
+    oob = "n/a" if r.fit_r2 is None else f"{r.fit_r2:.2f}"
+    gp = r.surrogate.kind == "gp"
+    fit_card = (f"Gaussian process fit (leave-one-out R²)<b>{oob}</b>{r.n_draws} bootstrap draws"
+                if gp else f"forest fit (out-of-bag R²)<b>{oob}</b>{r.n_draws} trees")
     spread = "draws of the Gaussian process" if gp else "trees"
     parts.append('<div class="cards">'
                  f"<div class=card>trials analysed<b>{h.n_trials}</b></div>"
@@ -127,12 +165,12 @@ def render_html(report: Report) -> str:
                                             f"{h.objective_name} averaged over the others"))
         parts.append("</div>")
 
-    if report.pdps:
+    if report.regions:
         parts.append("<h2>Partial dependence you can trust</h2>"
                      '<p class="note">Partial dependence with 95 % bands (Moosbauer et al. '
                      "2021), split into regions of the space where the model is more "
                      "certain; the best trial's region is drawn thicker.</p><div class=grid>")
-        for name, tree in report.pdps.items():
+        for name, tree in report.regions.items():
             parts.append(figure(lambda ax, t=tree: plotting.plot_regions(
                 t, ax=ax, highlight=dict(best_config)), (8.5, 3.4),
                 f"{name}: partial dependence by confidence region"))
@@ -231,7 +269,7 @@ def _effects_table(report: Report, spread: str) -> list[str]:
             counted.append(f"{rest} further interactions are not listed")
     elif len(report.history.space) > 1:
         counted.append("interactions were not computed (see the notes)")
-    null = r.null_fraction(1)
+    null = r.shadow_fraction(1)
     verdicts = ("<i>indistinguishable from nothing</i>: explains no more than a parameter "
                 f"whose values were shuffled among nearby trials ({100 * null:.2g} % here), "
                 f"or less than {100 * NEGLIGIBLE_SHARE:g} %; "
@@ -239,7 +277,7 @@ def _effects_table(report: Report, spread: str) -> list[str]:
                 "<i>resolved</i>: the rest"
                 if null is not None else
                 "<i>uncertain</i>: its std exceeds its mean; <i>resolved</i>: the rest")
-    out.append(f'<p class="note">Shares of the {"model" if r.surrogate == "gp" else "forest"}'
+    out.append(f'<p class="note">Shares of the {"model" if r.surrogate.kind == "gp" else "forest"}'
                f"'s prediction variance over the whole search space, mean ± std over "
                f"{spread}. {verdicts}. The best-{q} column repeats the analysis with the "
                f"objective capped at its best {q} of trials (Hutter et al. 2014, Sec. 3.3); "
@@ -360,8 +398,7 @@ def _snippet(report: Report) -> str:
     else:
         load = "history = ...  # the TrialHistory the report was made from"
     seed = report.seed
-    model = (f"surrogate='forest', n_trees={report.n_trees}, " if report.surrogate == "forest"
-             else "")
+    model = "" if report.surrogate == GP() else f"surrogate=hp.{report.surrogate!r}, "
     lines = ["import hpinsight as hp", load,
              f"result = hp.fanova(history, {model}seed={seed}, "
              f"max_order={report.result.max_order})",

@@ -44,7 +44,7 @@ from .._encoding import encode_value
 from .._params import Categorical, Float, Int
 from .._shared import readonly
 from ..exceptions import HPInsightError
-from ..surrogates.forest import Forest, TreeArrays, copy_tree, route_inactive
+from ..surrogates.forest import FittedForest, TreeArrays, copy_tree, route_inactive
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -90,8 +90,8 @@ def smac_target_of(smbo_or_facade: Any) -> str:
     return f"{kind} ({encoder}{', log_y' if log_y else ''})"
 
 
-def forest_from_smac_model(model: Any, space: SearchSpace, configspace: Any) -> Forest:
-    """Convert SMAC's fitted random forest into a :class:`Forest` over ``space``.
+def forest_from_smac_model(model: Any, space: SearchSpace, configspace: Any) -> FittedForest:
+    """Convert SMAC's fitted random forest into a :class:`FittedForest` over ``space``.
 
     Raises
     ------
@@ -131,7 +131,7 @@ def forest_from_smac_model(model: Any, space: SearchSpace, configspace: Any) -> 
         at = imputed[np.where(inner, smac_tree.feature, 0)].astype(np.float32)
         inactive_left = inner & (at.astype(np.float64) <= smac_tree.threshold)
         trees.append(route_inactive(_convert(smac_tree, maps, ours), space, inactive_left))
-    return Forest(tuple(trees), len(space.names), None)
+    return FittedForest(tuple(trees), len(space.names), None)
 
 
 def _imputed_value(configspace: Any, name: str) -> float:

@@ -36,20 +36,18 @@ def draws_bars(stream: TextIO | None = None) -> bool:
 
 
 class Progress:
-    """The steps of a command: a tqdm bar on a terminal, else one log line per step.
+    """A ``progress(stage, done, total)`` callable for the steps of a command: a tqdm bar
+    on a terminal, else one log line per step.
 
     Parameters
     ----------
-    total : int
-        Steps expected (for the bar; the log lines do not need it).
     logger : logging.Logger
         Where the steps are logged (at INFO) when no bar is drawn.
     stream : text stream, optional
         Where the bar goes (default: ``sys.stderr``).
     """
 
-    def __init__(self, total: int, *, logger: logging.Logger,
-                 stream: TextIO | None = None) -> None:
+    def __init__(self, *, logger: logging.Logger, stream: TextIO | None = None) -> None:
         self._logger = logger
         self._bar: Any = None
         stream = sys.stderr if stream is None else stream
@@ -59,16 +57,18 @@ class Progress:
             except ImportError:
                 pass
             else:
-                self._bar = tqdm(total=total, unit="step", leave=False, dynamic_ncols=True,
+                self._bar = tqdm(total=1, unit="step", leave=False, dynamic_ncols=True,
                                  file=stream)
 
-    def step(self, what: str) -> None:
-        """Start the step ``what`` (a short description)."""
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        """Step ``done`` of ``total`` is ``stage`` (a short description)."""
         if self._bar is None:
-            self._logger.info("%s ...", what)
+            self._logger.info("%s ...", stage)
         else:
-            self._bar.set_description(what)
-            self._bar.update(1)
+            self._bar.total = total
+            self._bar.n = done
+            self._bar.set_description(stage)
+            self._bar.refresh()
 
     def close(self) -> None:
         """Remove the bar (no-op without one)."""
@@ -77,7 +77,7 @@ class Progress:
 
 
 class StageLog:
-    """A ``progress(desc, done, total)`` callable that logs a long stage's progress in
+    """A ``progress(stage, done, total)`` callable that logs a long stage's progress in
     steps of ``every`` (a fraction of the stage), with the time taken and an estimate of
     the time left: a progress bar for logs.
 
@@ -95,12 +95,12 @@ class StageLog:
         self._started = 0.0
         self._last = 0.0
 
-    def __call__(self, desc: str, done: int, total: int) -> None:
+    def __call__(self, stage: str, done: int, total: int) -> None:
         import time
 
         now = time.monotonic()
-        if desc != self._stage:
-            self._stage, self._started, self._last = desc, now, 0.0
+        if stage != self._stage:
+            self._stage, self._started, self._last = stage, now, 0.0
         share = done / total if total else 1.0
         if share - self._last < self._every and done < total:
             return
@@ -108,4 +108,4 @@ class StageLog:
         elapsed = now - self._started
         left = elapsed * (total - done) / done if done else float("nan")
         self._logger.info("%s: %d of %d fits (%.0f %%), %.0f s, about %.0f s left",
-                          desc, done, total, 100 * share, elapsed, left)
+                          stage, done, total, 100 * share, elapsed, left)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .._optional import import_optional
+from ._model import add_model_arguments, model_from
 from ._progress import Progress
 
 __all__ = ["add_parser"]
@@ -39,10 +40,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="write JSON for machines instead of HTML")
     p.add_argument("--top", type=int, default=3, help="parameters shown in detail (3)")
     p.add_argument("--objective", type=int, default=None, help="objective index (multi-objective)")
-    p.add_argument("--surrogate", choices=("gp", "forest"), default="gp",
-                   help="model decomposed: Gaussian process (gp) or random forest")
+    add_model_arguments(p)
     p.add_argument("--seed", type=int, default=0, help="model seed (0)")
-    p.add_argument("--n-trees", type=int, default=64, help="trees per forest (64)")
     p.set_defaults(run=run)
 
 
@@ -85,13 +84,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return 1
     if not args.json:
         import_optional("matplotlib", "hpinsight report")
-    # fANOVA twice, one PDP per shown parameter, the subspace, writing
-    bar = Progress(total=4 + min(args.top, len(history.space)), logger=_logger)
+    bar = Progress(logger=_logger)
     try:
-        rep = report(history, label=where, top=args.top,
-                     surrogate=args.surrogate, n_trees=args.n_trees, seed=args.seed,
-                     progress=bar.step)
-        bar.step("writing the report" + ("" if target is None else f" to {target.name}"))
+        rep = report(history, label=where, top=args.top, surrogate=model_from(args),
+                     seed=args.seed, progress=bar)
+        bar("writing the report" + ("" if target is None else f" to {target.name}"), 1, 1)
         if target is None:
             text = (json.dumps(rep.to_dict(), indent=2, allow_nan=False) if args.json
                     else rep.html())

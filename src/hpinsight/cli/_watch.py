@@ -21,6 +21,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from .._optional import import_optional
+from ._model import add_model_arguments, model_from
 
 __all__ = ["add_parser", "run"]
 
@@ -80,9 +81,7 @@ def add_parser(sub: Any) -> None:
                    "range of the best Q fraction of trials (a heuristic; 0 < Q <= 1)")
     p.add_argument("--objective", type=int, default=None,
                    help="objective index of a multi-objective study")
-    p.add_argument("--surrogate", choices=("gp", "forest"), default="gp",
-                   help="model decomposed: Gaussian process (gp) or random forest")
-    p.add_argument("--n-trees", type=int, default=64, help="trees per forest (64)")
+    add_model_arguments(p)
     p.add_argument("--seed", type=int, default=0, help="model seed (0)")
     p.add_argument("--top", type=int, default=5, help="parameters shown per line (5)")
     p.add_argument("--once", action="store_true", help="refit once on what is there and exit")
@@ -122,8 +121,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         _logger.error("%s", problem)
         return 2
     options = RefitOptions.checked(
-        "hpinsight watch", min_trials=args.min_trials, surrogate=args.surrogate,
-        n_trees=args.n_trees, seed=args.seed, n_jobs=-1, isolation="thread")
+        "hpinsight watch", min_trials=args.min_trials, surrogate=model_from(args, n_jobs=-1),
+        seed=args.seed, isolation="thread")
     refitter = Refitter(
         options, objective=args.objective, target=None, publish=args.publish,
         shrink_to=args.shrink_to, shrink_after=args.shrink_after,

@@ -27,6 +27,7 @@ import numpy as np
 from .._decision_result import fmt_share
 from .._validation import check_choice, check_int, check_real, check_seed
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
+from ..surrogates import GP, Forest, as_surrogate, refuse_fitted
 from ._tasks import TASKS
 from ._worker import RefitWorker, WorkerError
 
@@ -169,30 +170,27 @@ class RefitOptions:
 
     every_n_trials: int = 10
     min_trials: int = 20
-    surrogate: str = "gp"
-    n_trees: int = 64
+    surrogate: GP | Forest = field(default_factory=GP)
     seed: int | None = None
     cap_quantile: float | None = None
-    n_jobs: int | None = 1
     isolation: str = "process"
     regions: int = 0
     region_splits: int = 3
 
     @classmethod
-    def checked(cls, func: str, *, surrogates: tuple[str, ...] = ("gp", "forest"),
-                **values: Any) -> RefitOptions:
-        """Validate ``values`` (the options of the public ``func``) into options."""
-        given = cls(**values)
+    def checked(cls, func: str, **values: Any) -> RefitOptions:
+        """Validate ``values`` (the options of the public ``func``) into options; a
+        ``surrogate`` of None is ``GP()``."""
+        given = cls(**{k: v for k, v in values.items() if k != "surrogate"})
         cap = given.cap_quantile
         return cls(
             every_n_trials=check_int(given.every_n_trials, "every_n_trials", func, minimum=1),
             min_trials=check_int(given.min_trials, "min_trials", func, minimum=2),
-            surrogate=check_choice(given.surrogate, "surrogate", func, surrogates),
-            n_trees=check_int(given.n_trees, "n_trees", func, minimum=1),
+            surrogate=refuse_fitted(as_surrogate(values.get("surrogate"), func), func,
+                                    "on the trials as they arrive"),
             seed=check_seed(given.seed, func),
             cap_quantile=None if cap is None else check_real(
                 cap, "cap_quantile", func, low=0.0, high=1.0, low_open=True),
-            n_jobs=check_int(given.n_jobs, "n_jobs", func, allow_none=True),
             isolation=check_choice(given.isolation, "isolation", func, ("process", "thread")),
             regions=check_int(given.regions, "regions", func, minimum=0),
             region_splits=check_int(given.region_splits, "region_splits", func, minimum=0),
@@ -200,8 +198,8 @@ class RefitOptions:
 
     def fanova_options(self) -> dict[str, Any]:
         """The keyword arguments of :func:`hpinsight.fanova` these options set."""
-        return {"surrogate": self.surrogate, "n_trees": self.n_trees, "seed": self.seed,
-                "cap_quantile": self.cap_quantile, "n_jobs": self.n_jobs}
+        return {"surrogate": self.surrogate, "seed": self.seed,
+                "cap_quantile": self.cap_quantile}
 
 
 class LiveFanova:
@@ -210,7 +208,7 @@ class LiveFanova:
     Parameters
     ----------
     options : RefitOptions
-        ``surrogate``, ``n_trees``, ``seed``, ``cap_quantile`` and ``n_jobs`` go to
+        ``surrogate``, ``seed`` and ``cap_quantile`` go to
         :func:`hpinsight.fanova`. ``isolation="process"`` computes in a
         :class:`~._worker.RefitWorker`; a child that dies is replaced by a new one (a
         warning says so), and only when the new one fails too does every later fit run
@@ -299,7 +297,7 @@ class LiveFanova:
 
     def suggest_subspace(self, history: TrialHistory, **kwargs: Any) -> SubspaceResult:
         """:func:`~hpinsight.suggest_subspace` of ``history``, with this fitter's model options."""
-        opts = {key: self.options[key] for key in ("surrogate", "n_trees", "seed", "n_jobs")}
+        opts = {key: self.options[key] for key in ("surrogate", "seed")}
         opts.update(kwargs)
         return self._run("subspace", history, **opts)  # type: ignore[no-any-return]
 

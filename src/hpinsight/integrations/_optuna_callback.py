@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import optuna
 
-from .._validation import check_int, check_real
+from .._validation import MODEL_KEYWORDS, check_int, check_real, moved_keywords
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
+from ..surrogates import GP, Forest
 from ._live import BackgroundRefits, LiveResults, RefitOptions
 from ._optuna_live import Refitter
 from ._optuna_shrink import ShrinkingSampler
@@ -52,12 +53,11 @@ class ImportanceCallback(LiveResults):
         ``max_refit_share`` of the study's time.
     min_trials : int, default=20
         No refit before the study has this many COMPLETE trials.
-    surrogate : {"gp", "forest"}, default="gp"
-        The model each refit decomposes (see :func:`hpinsight.fanova`): the Gaussian
-        process, whose importances hold on the clustered trials a sampler produces,
-        or the paper's random forest.
-    n_trees : int, default=64
-        Trees in each forest (``surrogate="forest"``).
+    surrogate : GP or Forest, default=GP()
+        The model each refit decomposes (see :func:`hpinsight.fanova`): ``hp.GP()``,
+        whose importances hold on the clustered trials a sampler produces, or the
+        paper's random forest, ``hp.Forest(n_trees=64)`` (its ``n_jobs``: cores for
+        fitting; the default 1 leaves the others to the study).
     seed : int, optional
         Model seed; with a seed, a refit equals ``hp.fanova(...)`` on the
         same trials with that seed.
@@ -110,8 +110,6 @@ class ImportanceCallback(LiveResults):
         the spread of the trials near the best at the decision (best trial to the 10 %
         quantile; ``suggest_subspace``'s ``risk_margin``): what the study can still gain
         where it searches now.
-    n_jobs : int, optional, default=1
-        Cores for fitting the forest; 1 leaves the others to the study.
     regions : int, default=0
         After each refit, also compute the PDPs (with confidence bands) of
         this many of the most important parameters, split each into
@@ -167,13 +165,13 @@ class ImportanceCallback(LiveResults):
     True
     """
 
+    @moved_keywords(MODEL_KEYWORDS)
     def __init__(
         self,
         every_n_trials: int = 10,
         min_trials: int = 20,
         *,
-        surrogate: Literal["gp", "forest"] = "gp",
-        n_trees: int = 64,
+        surrogate: GP | Forest | None = None,
         seed: int | None = None,
         objective: int | None = None,
         target: Callable[[FrozenTrial], float] | None = None,
@@ -184,7 +182,6 @@ class ImportanceCallback(LiveResults):
         defaults: Mapping[str, Any] | None = None,
         narrow_quantile: float | None = None,
         risk_margin: float = 0.05,
-        n_jobs: int | None = 1,
         isolation: Literal["process", "thread"] = "process",
         regions: int = 0,
         region_splits: int = 3,
@@ -193,8 +190,7 @@ class ImportanceCallback(LiveResults):
         func = "ImportanceCallback"
         options = RefitOptions.checked(
             func, every_n_trials=every_n_trials, min_trials=min_trials, surrogate=surrogate,
-            n_trees=n_trees, seed=seed, cap_quantile=cap_quantile, n_jobs=n_jobs,
-            isolation=isolation, regions=regions, region_splits=region_splits)
+            seed=seed, cap_quantile=cap_quantile, isolation=isolation, regions=regions, region_splits=region_splits)
         self.every_n_trials = options.every_n_trials
         self.min_trials = options.min_trials
         self.max_refit_share = check_real(max_refit_share, "max_refit_share", func, low=0.0,

@@ -2,17 +2,17 @@
 
 Differences from ``optuna.importance.FanovaImportanceEvaluator``:
 
-* the marginals are exact for the fitted forest and integrate over the search
+* the marginals are exact for the fitted model and integrate over the search
   space's own measure (log-uniform for log parameters, uniform over integers
   and choices) instead of raw-scale uniform;
 * conditional parameters are kept: a parameter present in only some trials is
   inactive in the others, and ``params=None`` assesses every parameter that
   occurs in a COMPLETE trial (as PED-ANOVA does), not only those present in
   all trials;
-* the forest is always fit on the whole space, and ``params`` only selects
+* the model is always fit on the whole space, and ``params`` only selects
   which importances are returned, so an importance does not depend on which
   other parameters were asked for;
-* the full :class:`~hpinsight.results.FanovaResult` of the last call (std over trees,
+* the full :class:`~hpinsight.results.FanovaResult` of the last call (std over draws,
   interactions, marginals) stays available as :attr:`last_result`.
 """
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import optuna
 from optuna.importance import BaseImportanceEvaluator
@@ -29,13 +29,14 @@ from optuna.importance import BaseImportanceEvaluator
 from .._fanova import fanova
 from .._history import TrialHistory
 from .._params import Categorical
-from .._validation import check_choice, check_int, check_real, check_seed
+from .._validation import MODEL_KEYWORDS, check_int, check_real, check_seed, moved_keywords
 from ..exceptions import (
     ConstantObjectiveWarning,
     ExcludedTrialsWarning,
     InvalidArgumentError,
     InvalidArgumentTypeError,
 )
+from ..surrogates import GP, Forest, as_surrogate, refuse_fitted
 
 if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
@@ -50,13 +51,16 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
 
     Each importance is the fraction of the surrogate's prediction variance over
     the search space that the parameter's main effect explains, averaged over
-    the Gaussian process's bootstrap draws (or, with ``surrogate="forest"``, over
+    the Gaussian process's bootstrap draws (or, with ``surrogate=hp.Forest()``, over
     trees: the paper's estimate). Use it wherever Optuna accepts an evaluator.
 
     Parameters
     ----------
-    n_trees : int, default=64
-        Trees in the random forest (``surrogate="forest"``).
+    surrogate : GP or Forest, default=GP()
+        The model decomposed: ``hp.GP()``, a Gaussian process with one length scale per
+        parameter, whose importances stay right on the clustered samples TPE, CMA-ES and
+        SMAC produce, or the paper's random forest, ``hp.Forest(n_trees=64)``
+        (``hpinsight.fanova``).
     seed : int, optional
         Same seed, same study, bit-identical importances.
     objective : int, optional
@@ -69,13 +73,6 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
     max_order : int, default=1
         Also compute interactions up to this order; they are in
         :attr:`last_result`, while ``evaluate`` returns main effects.
-    n_jobs : int, optional
-        Cores used to fit the forest, as in scikit-learn: None means 1 (unless in a
-        ``joblib.parallel_backend`` context), -1 all.
-    surrogate : {"gp", "forest"}, default="gp"
-        The model decomposed: a Gaussian process with one length scale per
-        parameter, whose importances stay right on the clustered samples TPE,
-        CMA-ES and SMAC produce, or the paper's random forest (``hpinsight.fanova``).
 
     Examples
     --------
@@ -95,20 +92,19 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
     True
     """
 
+    @moved_keywords(MODEL_KEYWORDS)
     def __init__(
         self,
         *,
-        n_trees: int = 64,
+        surrogate: GP | Forest | None = None,
         seed: int | None = None,
         objective: int | None = None,
         cap_quantile: float | None = None,
         max_order: int = 1,
-        n_jobs: int | None = None,
-        surrogate: Literal["gp", "forest"] = "gp",
     ) -> None:
         func = "FanovaImportanceEvaluator"
-        self.surrogate: Literal["gp", "forest"] = check_choice(surrogate, "surrogate", func, ("gp", "forest"))
-        self.n_trees: int = check_int(n_trees, "n_trees", func, minimum=1)
+        self.surrogate: GP | Forest = refuse_fitted(as_surrogate(surrogate, func), func,
+                                                    "on each study it is given")
         self.seed = check_seed(seed, func)
         self.objective = check_int(objective, "objective", func, minimum=0, allow_none=True)
         self.cap_quantile = (
@@ -117,14 +113,12 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
             else check_real(cap_quantile, "cap_quantile", func, low=0.0, high=1.0, low_open=True)
         )
         self.max_order: int = check_int(max_order, "max_order", func, minimum=1)
-        self.n_jobs = n_jobs
         self._lock = threading.Lock()
         self._last: FanovaResult | None = None
 
     def __repr__(self) -> str:
         return (
-            f"FanovaImportanceEvaluator(surrogate={self.surrogate!r}, n_trees={self.n_trees}, "
-            f"seed={self.seed}, "
+            f"FanovaImportanceEvaluator(surrogate={self.surrogate!r}, seed={self.seed}, "
             f"objective={self.objective}, cap_quantile={self.cap_quantile})"
         )
 
@@ -204,12 +198,10 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
             warnings.simplefilter("ignore", ConstantObjectiveWarning)
             result = fanova(
                 history,
-                n_trees=self.n_trees,
+                surrogate=self.surrogate,
                 seed=self.seed,
                 max_order=min(self.max_order, len(history.space)),
                 cap_quantile=self.cap_quantile,
-                n_jobs=self.n_jobs,
-                surrogate=self.surrogate,
             )
         with self._lock:
             self._last = result

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from smac.callback import Callback
 
 from .._fanova import fanova
 from .._history import TrialHistory
-from .._validation import check_choice, check_int, check_real
+from .._validation import MODEL_KEYWORDS, check_choice, check_int, check_real, moved_keywords
 from ..adapters._smac import (
     Instances,
     SmacRun,
@@ -32,17 +31,46 @@ from ..adapters._smac_model import (
     smac_target_of,
 )
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
+from ..surrogates import GP, Forest, as_surrogate, refuse_fitted
 from ._live import BackgroundRefits, ImportanceSnapshot, LiveFanova, LiveResults, RefitOptions
 
 if TYPE_CHECKING:
     from .._fanova_result import FanovaResult
 
-__all__ = ["RESULT_FILE", "SMAC_RESULT_FILE", "ImportanceCallback"]
+__all__ = ["RESULT_FILE", "SMAC_RESULT_FILE", "ImportanceCallback", "SmacForest"]
 
 RESULT_FILE = "hpinsight_importance.json"
 SMAC_RESULT_FILE = "hpinsight_importance_smac_surrogate.json"
 _logger = logging.getLogger("hpinsight.integrations.smac")
 _logger.addHandler(logging.NullHandler())
+
+
+@dataclass(frozen=True, slots=True)
+class SmacForest:
+    """SMAC's own fitted random forest, decomposed as it stands, without a refit.
+
+    A model choice for :class:`ImportanceCallback` (``surrogate=SmacForest()``): in SMAC's
+    target (with the HPO facade, the log of the normalized cost) and with SMAC's few
+    trees, so its spread over trees is coarse. When SMAC's model is not a random forest
+    (the black-box facade's Gaussian process), is not trained yet, or uses instance
+    features, the refit falls back to ``fallback`` and logs why.
+
+    Parameters
+    ----------
+    fallback : GP or Forest, default=GP()
+        The model hpinsight fits when SMAC's forest cannot be read.
+    """
+
+    fallback: GP | Forest = field(default_factory=GP)
+    kind: ClassVar[Literal["smac"]] = "smac"
+
+    def __post_init__(self) -> None:
+        refuse_fitted(as_surrogate(self.fallback, "SmacForest"), "SmacForest",
+                      "when SMAC's forest cannot be read")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe description."""
+        return {"kind": self.kind, "fallback": self.fallback.to_dict()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +82,7 @@ class _Job:
     configspace: Any
     objectives: list[str] | None
     instances: Instances
-    model: Any  # SMAC's surrogate (surrogate="smac") or None
+    model: Any  # SMAC's surrogate (surrogate=SmacForest()) or None
     smac_target: str | None  # what SMAC's forest was trained on
 
 
@@ -68,7 +96,7 @@ class ImportanceCallback(LiveResults, Callback):
     one refit at a time, a newer request replacing a pending one. Each refit
     updates :attr:`latest` and :attr:`history`, logs a one-line ranking and
     writes ``hpinsight_importance.json`` (``..._smac_surrogate.json`` with
-    ``surrogate="smac"``) into the run's output folder.
+    ``surrogate=SmacForest()``) into the run's output folder.
 
     The callback never raises into SMAC (SMAC would pass the exception out of
     ``optimize()``): failures are logged and kept in :attr:`errors`, and
@@ -81,19 +109,11 @@ class ImportanceCallback(LiveResults, Callback):
         Refit after this many more successful trials.
     min_trials : int, default=20
         No refit before this many configurations have a successful run.
-    surrogate : {"gp", "forest", "smac"}, default="gp"
-        ``"gp"`` and ``"forest"`` fit hpinsight's Gaussian process or a forest of
-        ``n_trees`` trees (see :func:`hpinsight.fanova`) on the mean cost of
-        each configuration (raw costs; see :meth:`TrialHistory.from_smac
-        <hpinsight.TrialHistory.from_smac>`). ``"smac"`` decomposes SMAC's own
-        fitted random forest as it stands, without refitting: in SMAC's
-        target (with the HPO facade, the log of the normalized cost) and with
-        SMAC's few trees, so its std over trees is coarse. When SMAC's model
-        is not a random forest (the black-box facade's Gaussian process), is
-        not trained yet, or uses instance features, the refit falls back to
-        ``"gp"`` and logs why.
-    n_trees : int, default=64
-        Trees of the forest hpinsight fits (``surrogate="forest"``).
+    surrogate : GP, Forest or SmacForest, default=GP()
+        ``hp.GP()`` and ``hp.Forest(...)`` fit hpinsight's Gaussian process or a forest
+        (see :func:`hpinsight.fanova`) on the mean cost of each configuration (raw costs;
+        see :meth:`TrialHistory.from_smac <hpinsight.TrialHistory.from_smac>`).
+        :class:`SmacForest` decomposes SMAC's own fitted random forest as it stands.
     seed : int, optional
         Model seed; with a seed a refit equals ``hp.fanova(history, seed=...)``
         on the same runs.
@@ -113,8 +133,6 @@ class ImportanceCallback(LiveResults, Callback):
         Write the newest result into the run's output folder.
     final_timeout : float, default=120
         At the end of the run, wait at most this long for the last refit.
-    n_jobs : int, optional, default=1
-        Cores for fitting the forest.
     isolation : {"process", "thread"}, default="process"
         Where refits run (see :class:`hpinsight.integrations.optuna.ImportanceCallback`).
     regions, region_splits : int, default=0 and 3
@@ -131,13 +149,13 @@ class ImportanceCallback(LiveResults, Callback):
         Per refit, which model was analysed: "gp", "forest" or "smac".
     """
 
+    @moved_keywords(MODEL_KEYWORDS)
     def __init__(
         self,
         every_n_trials: int = 10,
         min_trials: int = 20,
         *,
-        surrogate: Literal["gp", "forest", "smac"] = "gp",
-        n_trees: int = 64,
+        surrogate: GP | Forest | SmacForest | None = None,
         seed: int | None = None,
         objective: int | str | None = None,
         instances: Literal["auto", "mean", "model"] = "auto",
@@ -145,21 +163,21 @@ class ImportanceCallback(LiveResults, Callback):
         stop_after: int | None = None,
         write_json: bool = True,
         final_timeout: float = 120.0,
-        n_jobs: int | None = 1,
         isolation: Literal["process", "thread"] = "process",
         regions: int = 0,
         region_splits: int = 3,
     ) -> None:
         super().__init__()
         func = "ImportanceCallback"
+        smac = surrogate if isinstance(surrogate, SmacForest) else None
         options = RefitOptions.checked(
-            func, surrogates=("gp", "forest", "smac"), every_n_trials=every_n_trials,
-            min_trials=min_trials, surrogate=surrogate, n_trees=n_trees, seed=seed,
-            cap_quantile=cap_quantile, n_jobs=n_jobs, isolation=isolation, regions=regions,
+            func, every_n_trials=every_n_trials, min_trials=min_trials,
+            surrogate=surrogate if smac is None else smac.fallback, seed=seed,
+            cap_quantile=cap_quantile, isolation=isolation, regions=regions,
             region_splits=region_splits)
         self.every_n_trials = options.every_n_trials
         self.min_trials = options.min_trials
-        self.surrogate = options.surrogate
+        self.surrogate: GP | Forest | SmacForest = options.surrogate if smac is None else smac
         if objective is not None and not isinstance(objective, int | str):
             raise InvalidArgumentTypeError(
                 f"The 'objective' parameter of {func} must be an objective index or name. "
@@ -169,18 +187,17 @@ class ImportanceCallback(LiveResults, Callback):
         self.instances = check_choice(instances, "instances", func, ("auto", "mean", "model"))
         self._seed = options.seed
         self.cap_quantile = options.cap_quantile
-        if self.surrogate == "smac" and self.cap_quantile is not None:
+        if smac is not None and self.cap_quantile is not None:
             raise InvalidArgumentError(
                 f"The 'cap_quantile' parameter of {func} needs a refit on capped costs, which "
-                "surrogate='smac' does not do. Use surrogate='gp' or 'forest' to cap."
+                "surrogate=SmacForest() does not do. Use hp.GP() or hp.Forest() to cap."
             )
         self.stop_after = check_int(stop_after, "stop_after", func, minimum=1, allow_none=True)
         self.stopped = False
         self.write_json = bool(write_json)
         self.final_timeout = check_real(final_timeout, "final_timeout", func, low=0.0, high=1e9)
-        # surrogate="smac" reads SMAC's forest; its fallback, and every other refit, is ours
-        fallback = "gp" if self.surrogate == "smac" else self.surrogate
-        self._fitter = LiveFanova(dataclasses.replace(options, surrogate=fallback), logger=_logger)
+        # SmacForest reads SMAC's forest; its fallback, and every other refit, is ours
+        self._fitter = LiveFanova(options, logger=_logger)
         self._refits = BackgroundRefits(self._refit, _logger, "hpinsight-smac-importance")
         self._lock = threading.Lock()
         self._sources: list[str] = []
@@ -192,7 +209,7 @@ class ImportanceCallback(LiveResults, Callback):
     def __repr__(self) -> str:
         return (
             f"ImportanceCallback(every_n_trials={self.every_n_trials}, min_trials="
-            f"{self.min_trials}, surrogate={self.surrogate!r}, refits={len(self.history)})"
+            f"{self.min_trials}, surrogate={self.surrogate.kind!r}, refits={len(self.history)})"
         )
 
     # ---------------------------------------------------------------- public state
@@ -207,7 +224,8 @@ class ImportanceCallback(LiveResults, Callback):
         """Where the JSON result is written (None before the run starts or if disabled)."""
         if self._output is None or not self.write_json:
             return None
-        return self._output / (SMAC_RESULT_FILE if self.surrogate == "smac" else RESULT_FILE)
+        return self._output / (SMAC_RESULT_FILE if isinstance(self.surrogate, SmacForest)
+                               else RESULT_FILE)
 
     # ---------------------------------------------------------------- SMAC hooks
     def on_start(self, smbo: Any) -> None:
@@ -272,7 +290,7 @@ class ImportanceCallback(LiveResults, Callback):
                                                      smbo.runhistory)
         model = None
         target = None
-        if self.surrogate == "smac":
+        if isinstance(self.surrogate, SmacForest):
             try:
                 model = smac_model_of(smbo)
                 target = smac_target_of(smbo)
@@ -288,7 +306,7 @@ class ImportanceCallback(LiveResults, Callback):
         )
         if not self._fitter.worth_fitting(history, self.min_trials, "configurations"):
             return None
-        source = self._fitter.options["surrogate"]
+        source = self._fitter.options["surrogate"].kind
         out: tuple[FanovaResult, ImportanceSnapshot] | None = None
         if job.model is not None:
             try:
@@ -297,7 +315,8 @@ class ImportanceCallback(LiveResults, Callback):
                 self._tell_fallback(str(exc))
             else:
                 started = time.perf_counter()
-                out = self._fitter.summarize(history, fanova(history, forest=forest), started)
+                out = self._fitter.summarize(history, fanova(history, surrogate=forest),
+                                             started)
                 source = "smac"
         if out is None:
             out = self._fitter.fit(history)
@@ -321,7 +340,8 @@ class ImportanceCallback(LiveResults, Callback):
         target: str | None,
     ) -> None:
         payload = {
-            "surrogate": source,
+            "surrogate": (self.surrogate if source == "smac"
+                          else self._fitter.options["surrogate"]).to_dict(),
             "target": target,
             "latest": result.to_dict(),
             "history": [s.to_dict() for s in (*self.history, snapshot)],

@@ -83,7 +83,7 @@ class RefitWorker:
     >>> configs = space.sample(40, seed=0)
     >>> y = [c["x"] ** 2 for c in configs]
     >>> worker = RefitWorker()
-    >>> result, caught = worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, n_trees=8)
+    >>> result, caught = worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0)
     >>> result.ranking()[0].params, caught
     (('x',), [])
     >>> worker.close()

@@ -8,7 +8,8 @@ hpinsight`` alone does not.
   background and writes them into the run's output folder;
 * :func:`load_run` -- a saved SMAC output folder as a :class:`~hpinsight.TrialHistory`;
 * :func:`smac_forest` -- SMAC's fitted random forest, converted for
-  ``hpinsight.fanova(history, forest=...)`` with no refit;
+  ``hpinsight.fanova(history, surrogate=...)`` with no refit, and :class:`SmacForest`,
+  the model choice that has the callback read it at every refit;
 * :func:`reduce_configspace` and :func:`shrink_and_continue` -- hold the
   unimportant parameters constant and continue the run on the rest.
 
@@ -33,8 +34,13 @@ from ..adapters._smac_model import (  # noqa: E402
     forest_from_smac_model,
     smac_model_of,
 )
-from ..surrogates.forest import Forest  # noqa: E402
-from ._smac_callback import RESULT_FILE, SMAC_RESULT_FILE, ImportanceCallback  # noqa: E402
+from ..surrogates.forest import FittedForest  # noqa: E402
+from ._smac_callback import (  # noqa: E402
+    RESULT_FILE,
+    SMAC_RESULT_FILE,
+    ImportanceCallback,
+    SmacForest,
+)
 from ._smac_shrink import ContinuedRun, reduce_configspace, shrink_and_continue  # noqa: E402
 
 __all__ = [
@@ -42,6 +48,7 @@ __all__ = [
     "SMAC_RESULT_FILE",
     "ContinuedRun",
     "ImportanceCallback",
+    "SmacForest",
     "SmacModelUnavailable",
     "load_run",
     "reduce_configspace",
@@ -69,8 +76,8 @@ def load_run(path: str | Path, *, objective: int | str | None = None) -> TrialHi
     return TrialHistory.from_smac(Path(path), objective=objective)
 
 
-def smac_forest(facade: Any, space: SearchSpace | None = None) -> Forest:
-    """SMAC's current random forest, in hpinsight's encoding, for ``fanova(..., forest=)``.
+def smac_forest(facade: Any, space: SearchSpace | None = None) -> FittedForest:
+    """SMAC's current random forest, in hpinsight's encoding, for ``fanova(..., surrogate=)``.
 
     Parameters
     ----------
@@ -88,7 +95,7 @@ def smac_forest(facade: Any, space: SearchSpace | None = None) -> Forest:
     --------
     >>> import hpinsight as hp
     >>> from hpinsight.integrations.smac import smac_forest
-    >>> result = hp.fanova(hp.TrialHistory.from_smac(facade), forest=smac_forest(facade))  # doctest: +SKIP
+    >>> result = hp.fanova(hp.TrialHistory.from_smac(facade), surrogate=smac_forest(facade))  # doctest: +SKIP
     """
     configspace = facade.scenario.configspace
     space = SearchSpace.from_configspace(configspace) if space is None else space

@@ -192,7 +192,7 @@ def region_rules(space: SearchSpace | None, node: RegionNode) -> tuple[str, ...]
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(300, seed=0)
     >>> y = [c["x"] * (c["z"] > 0.5) for c in configs]
-    >>> r = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, n_trees=8)
+    >>> r = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
     >>> pd = hp.partial_dependence(r, params="x", grid_size=5, n_samples=200, seed=0)
     >>> tree = hp.confidence_split(pd, max_splits=3, min_improvement=0.0)
     >>> leaf = tree.leaves()[1]
@@ -287,10 +287,10 @@ def _assemble(
             positions[label] = float(value)
     return PDPlotData(param=name, x=x, tick_labels=ticks, log=log, curves=curves,
                       ice=ice_curves, marks=positions, level=float(level),
-                      ylabel=f"partial dependence ({_surrogate_name(result.surrogate)})")
+                      ylabel=f"partial dependence ({_model_name(result.model_kind)})")
 
 
-def _surrogate_name(kind: str) -> str:
+def _model_name(kind: str) -> str:
     """Short enough for a vertical axis label of a short figure."""
     return "GP" if kind.startswith("gaussian process") else _short(kind, 16)
 

@@ -94,7 +94,7 @@ def plot_importance(
     ax.set_yticklabels(list(data.labels))
     ax.invert_yaxis()
     ax.set_xlim(left=0.0)
-    spread = "draws" if result.surrogate == "gp" else "trees"
+    spread = "draws" if result.surrogate.kind == "gp" else "trees"
     ax.set_xlabel(f"fraction of variance (mean ± std over {spread})")
     shown = len(data.labels)
     set_title(ax, "Importance" if shown >= data.n_effects
@@ -287,7 +287,7 @@ def plot_subspace(result: SubspaceResult, *, ax: Any = None) -> Any:
     >>> space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     >>> configs = space.sample(40, seed=0)
     >>> history = hp.TrialHistory(space, configs, [(c["x"] - 0.3) ** 2 for c in configs])
-    >>> sub = hp.suggest_subspace(history, surrogate="forest", n_trees=8, seed=0)
+    >>> sub = hp.suggest_subspace(history, surrogate=hp.Forest(n_trees=8), seed=0)
     >>> ax = hp.plotting.plot_subspace(sub, ax=Figure().add_subplot())
     >>> [t.get_text() for t in ax.get_yticklabels()][0]
     'x  (keep)'

@@ -9,7 +9,7 @@
 
 from ._decompose import decompose_forest, decompose_tree
 from ._forest import (
-    Forest,
+    FittedForest,
     TreeArrays,
     copy_tree,
     fit_forest,
@@ -20,7 +20,7 @@ from ._routing import route_inactive
 from ._tree import Partition, compute_partition, marginal_grid
 
 __all__ = [
-    "Forest",
+    "FittedForest",
     "Partition",
     "TreeArrays",
     "compute_partition",

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from ..._space import SearchSpace
-    from ._forest import Forest
+    from ._forest import FittedForest
     from ._tree import Partition
 
 
@@ -52,7 +52,7 @@ def decompose_tree(
 
 
 def decompose_forest(
-    model: Forest, space: SearchSpace, index_subsets: Sequence[tuple[int, ...]], max_order: int
+    model: FittedForest, space: SearchSpace, index_subsets: Sequence[tuple[int, ...]], max_order: int
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """``V_U`` per tree and subset, and each tree's variance and mean over the space."""
     measures = [measure_of(p) for p in space.params]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -64,14 +64,25 @@ class TreeArrays:
 
 
 @dataclass(frozen=True, slots=True)
-class Forest:
+class FittedForest:
     """A frozen ensemble of :class:`TreeArrays` over ``n_features`` encoded columns."""
 
     trees: tuple[TreeArrays, ...]
     n_features: int
-    oob_r2: float | None = None
+    fit_r2: float | None = None
+    kind: ClassVar[Literal["forest"]] = "forest"
 
-    def predict_per_tree(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+    @property
+    def n_draws(self) -> int:
+        """Trees in the forest: each is one draw."""
+        return len(self.trees)
+
+    @property
+    def shadow_fractions(self) -> None:
+        """A forest has no shadow null (see ``hpinsight.GP``)."""
+        return None
+
+    def predict_per_draw(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Every tree's prediction at every row of encoded ``X``: shape (n_trees, n_rows)."""
         return np.stack([t.value[t.apply(X)] for t in self.trees])
 
@@ -102,8 +113,7 @@ _ACCEPTED = (
 #: What to do instead, for its error messages.
 _INSTEAD = (
     "Fit a RandomForestRegressor or ExtraTreesRegressor on space.encode(configs) and pass "
-    "that, or pass no forest and let hpinsight fit its own surrogate (surrogate='forest' "
-    "fits a random forest)."
+    "that, or let hpinsight fit its own model (surrogate=hp.Forest() fits a random forest)."
 )
 #: Rows on which a given model's ``predict`` is compared with the mean of its trees.
 _N_PROBE_ROWS = 64
@@ -111,7 +121,7 @@ _N_PROBE_ROWS = 64
 
 def _refused(model: Any, why: str) -> InvalidDataError:
     return InvalidDataError(
-        "The 'forest' parameter of fanova must be a fitted regression forest whose prediction "
+        "Forest.from_estimator takes a fitted regression forest whose prediction "
         f"is the plain mean of its trees' predictions on all columns ({_ACCEPTED}). Got "
         f"{type(model).__name__} instead, which cannot be decomposed that way: {why}. "
         + _INSTEAD
@@ -176,7 +186,7 @@ def _why_not_a_mean_of_trees(model: Any) -> str | None:
     )
 
 
-def _probe_rows(forest: Forest, n_rows: int) -> NDArray[np.float64]:
+def _probe_rows(forest: FittedForest, n_rows: int) -> NDArray[np.float64]:
     """Rows that reach many leaves: each column drawn from its split thresholds and between them."""
     rng = np.random.default_rng(0)
     X = np.zeros((n_rows, forest.n_features))
@@ -193,7 +203,7 @@ def _probe_rows(forest: Forest, n_rows: int) -> NDArray[np.float64]:
     return X
 
 
-def _check_predict_is_mean(model: Any, forest: Forest) -> None:
+def _check_predict_is_mean(model: Any, forest: FittedForest) -> None:
     """Compare ``model.predict`` with the mean of the copied trees on probe rows."""
     predict = getattr(model, "predict", None)
     if not callable(predict):
@@ -208,7 +218,7 @@ def _check_predict_is_mean(model: Any, forest: Forest) -> None:
         raise _refused(
             model, f"its predict() failed on {X.shape[1]} encoded columns ({exc})"
         ) from exc
-    mean = forest.predict_per_tree(X).mean(axis=0)
+    mean = forest.predict_per_draw(X).mean(axis=0)
     gap = float(np.max(np.abs(mean - expected))) if expected.shape == mean.shape else np.inf
     if not gap <= 1e-9 * (1.0 + float(np.max(np.abs(mean)))):
         raise _refused(
@@ -217,14 +227,14 @@ def _check_predict_is_mean(model: Any, forest: Forest) -> None:
         )
 
 
-def _freeze(model: Any, estimators: list[Any], n_features: int) -> Forest:
+def _freeze(model: Any, estimators: list[Any], n_features: int) -> FittedForest:
     oob = getattr(model, "oob_score_", None)
-    return Forest(
+    return FittedForest(
         tuple(copy_tree(e) for e in estimators), n_features, None if oob is None else float(oob)
     )
 
 
-def forest_from_estimator(model: Any, n_features: int) -> Forest:
+def forest_from_estimator(model: Any, n_features: int | None) -> FittedForest:
     """Wrap an already fitted scikit-learn tree ensemble (or a single tree).
 
     hpinsight decomposes the plain mean of the trees' predictions on all
@@ -240,14 +250,15 @@ def forest_from_estimator(model: Any, n_features: int) -> Forest:
 
     Parameters
     ----------
-    model : fitted estimator or Forest
+    model : fitted estimator or FittedForest
         The model to decompose.
-    n_features : int
-        The number of encoded columns of the search space.
+    n_features : int or None
+        The number of encoded columns of the search space; None takes the model's own
+        (checked against the space where the model is used).
 
     Returns
     -------
-    Forest
+    FittedForest
         The trees, copied once into frozen arrays.
 
     Raises
@@ -257,11 +268,11 @@ def forest_from_estimator(model: Any, n_features: int) -> Forest:
         regression trees on all columns, or was trained on a different number
         of columns.
     """
-    if isinstance(model, Forest):  # already frozen (e.g. converted from an optimizer's model)
-        if model.n_features != n_features:
+    if isinstance(model, FittedForest):  # already frozen (e.g. converted from an optimizer's model)
+        if n_features is not None and model.n_features != n_features:
             raise InvalidDataError(
-                f"The forest has {model.n_features} columns but the search space has "
-                f"{n_features} parameters; build it for this space."
+                f"The forest was trained on {model.n_features} columns but the search space "
+                f"has {n_features} parameters; train it on space.encode(configs)."
             )
         return model
     why = _why_not_a_mean_of_trees(model)
@@ -272,7 +283,7 @@ def forest_from_estimator(model: Any, n_features: int) -> Forest:
         estimators = [model] if hasattr(model, "tree_") else None
     if estimators is None:
         raise InvalidDataError(
-            "The 'forest' parameter of fanova must be a fitted scikit-learn tree ensemble "
+            "Forest.from_estimator takes a fitted scikit-learn tree ensemble "
             "(e.g. RandomForestRegressor) or tree. Got "
             f"{type(model).__name__}, which has neither 'estimators_' nor 'tree_'; call .fit first."
         )
@@ -280,7 +291,13 @@ def forest_from_estimator(model: Any, n_features: int) -> Forest:
     if not flat or not all(hasattr(e, "tree_") for e in flat):
         raise _refused(model, f"{type(model).__name__}.estimators_ does not hold fitted trees")
     n_in = getattr(model, "n_features_in_", getattr(flat[0], "n_features_in_", n_features))
-    if n_in != n_features:
+    if n_in is None:
+        raise InvalidDataError(
+            f"The {type(model).__name__} does not say how many columns it was trained on "
+            "(no n_features_in_); fit it on space.encode(configs) with scikit-learn.")
+    if n_features is None:
+        n_features = int(n_in)
+    elif n_in != n_features:
         raise InvalidDataError(
             f"The forest was trained on {n_in} columns but the search space has {n_features} "
             "parameters; train it on space.encode(configs)."
@@ -313,7 +330,7 @@ def fit_forest(
     max_features: float = 1.0,
     max_samples: int | float | str | None = "auto",
     n_jobs: int | None = None,
-) -> Forest:
+) -> FittedForest:
     """Fit a ``RandomForestRegressor`` on encoded configurations and freeze it.
 
     ``max_samples="auto"`` grows each tree on a bootstrap sample of

@@ -112,8 +112,9 @@ Where we deviate, and why:
   see ``benchmarks/README.md`` for the measured effect.
 """
 
+from ._blocks import infer_conditions
 from ._decompose import decompose_gp
 from ._fit import fit_gp
-from ._model import GaussianProcessSurrogate
+from ._model import FittedGP
 
-__all__ = ["GaussianProcessSurrogate", "decompose_gp", "fit_gp"]
+__all__ = ["FittedGP", "decompose_gp", "fit_gp", "infer_conditions"]

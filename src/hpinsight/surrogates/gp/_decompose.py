@@ -15,11 +15,11 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from ._blocks import BlockTerms
-    from ._model import GaussianProcessSurrogate
+    from ._model import FittedGP
 
 
 def decompose_gp(
-    gp: GaussianProcessSurrogate, subsets: Sequence[tuple[int, ...]]
+    gp: FittedGP, subsets: Sequence[tuple[int, ...]]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Exact ``V_U`` for every subset, total variance and mean of each draw's posterior mean.
 

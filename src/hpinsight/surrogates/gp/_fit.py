@@ -24,7 +24,7 @@ from ._likelihood import (
     split_theta,
     unit_members,
 )
-from ._model import GaussianProcessSurrogate
+from ._model import FittedGP
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -57,10 +57,10 @@ def fit_gp(
     seed: int | None,
     max_rows: int = 2000,
     shadows: bool = False,
-) -> GaussianProcessSurrogate:
+) -> FittedGP:
     """Fit the surrogate on encoded ``X`` (NaN = inactive, rows in trial order) and finite ``y``.
 
-    With ``shadows``, also the null of every effect (``null_fractions``, see
+    With ``shadows``, also the null of every effect (``shadow_fractions``, see
     :func:`_shadow_null`).
     """
     seeds = np.random.SeedSequence(seed).generate_state(5)
@@ -105,13 +105,13 @@ def fit_gp(
     has_inactive = blocks is None and bool(np.isnan(X).any())
     Kt = signal_kernel(cols, U0, U0, units, ell, s, a)  # every draw with these inputs takes its rows
     K = Kt + np.diag(np.full(n, noise))
-    loo_r2: float | None = None
+    fit_r2: float | None = None
     try:  # one BLAS thread: the same digits however many threads the machine gives it
         with threadpool_limits(limits=1, user_api="blas"):
             c = cho_factor(K, lower=True, check_finite=False)
             Kinv = inverse(c[0])
             resid = (Kinv @ ys) / np.diag(Kinv)
-        loo_r2 = float(1.0 - (resid**2).mean() / max(float(ys.var()), 1e-300)) if n > 1 else None
+        fit_r2 = float(1.0 - (resid**2).mean() / max(float(ys.var()), 1e-300)) if n > 1 else None
     except LinAlgError:
         pass
 
@@ -131,10 +131,10 @@ def fit_gp(
         cb = cho_factor(Kb, lower=True, check_finite=False)
         betas[b, rows] = s * cho_solve(cb, ys[rows], check_finite=False)
         Xs[b] = Ub
-    return GaussianProcessSurrogate(
+    return FittedGP(
         columns=cols, length_scales=readonly(ell), signal_variance=s, noise_variance=noise,
-        y_mean=y_mean, y_scale=y_scale, X=readonly(Xs), beta=readonly(betas), loo_r2=loo_r2,
-        n_features=d, null_fractions=null,
+        y_mean=y_mean, y_scale=y_scale, X=readonly(Xs), beta=readonly(betas), fit_r2=fit_r2,
+        n_features=d, shadow_fractions=null,
         varying=tuple(int(j) for j in np.flatnonzero(np.isnan(X).any(axis=0))) if has_inactive else (),
         blocks=blocks or (), additive_variance=a,
     )
@@ -172,9 +172,9 @@ def _shadow_null(
         beta = s * cho_solve(cho_factor(K, lower=True, check_finite=False), y, check_finite=False)
     except LinAlgError:
         return (0.0, 0.0)
-    model = GaussianProcessSurrogate(
+    model = FittedGP(
         columns=aug, length_scales=ell, signal_variance=s, noise_variance=noise, y_mean=0.0,
-        y_scale=1.0, X=Ua[None], beta=beta[None], loo_r2=None, n_features=2 * d, blocks=blocks,
+        y_scale=1.0, X=Ua[None], beta=beta[None], fit_r2=None, n_features=2 * d, blocks=blocks,
         additive_variance=a,
     )
     v_real, total, _ = decompose_gp(model, [(j,) for j in range(d)])

@@ -4,7 +4,7 @@ exact decomposition integrates."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
-class GaussianProcessSurrogate:
+class FittedGP:
     """A fitted GP (product plus additive kernel): its posterior mean in every draw.
 
     Attributes
@@ -39,9 +39,9 @@ class GaussianProcessSurrogate:
     beta : ndarray of shape (n_draws, n_rows)
         Each draw's posterior weights of the product part (0 for rows outside its
         bootstrap resample); the additive part's are ``additive_weight * beta``.
-    loo_r2 : float or None
+    fit_r2 : float or None
         Leave-one-out R² of the full-data posterior mean (closed form).
-    null_fractions : (float, float) or None
+    shadow_fractions : (float, float) or None
         With shadows (see :func:`_shadow_null`): the largest share of variance a shadow
         column's main effect got, and the largest of a shadow's interaction with the
         most important parameter.
@@ -64,12 +64,13 @@ class GaussianProcessSurrogate:
     y_scale: float
     X: NDArray[np.float64]
     beta: NDArray[np.float64]
-    loo_r2: float | None
+    fit_r2: float | None
     n_features: int
-    null_fractions: tuple[float, float] | None = None
+    shadow_fractions: tuple[float, float] | None = None
     varying: tuple[int, ...] = ()
     blocks: tuple[Block, ...] = ()
     additive_variance: float = 0.0
+    kind: ClassVar[Literal["gp"]] = "gp"
 
     @property
     def unit_members(self) -> tuple[tuple[int, ...], ...]:
@@ -96,10 +97,10 @@ class GaussianProcessSurrogate:
         return int(self.beta.shape[0])
 
     def __repr__(self) -> str:
-        return (f"GaussianProcessSurrogate(n_rows={self.X.shape[1]}, n_draws={self.n_draws}, "
-                f"loo_r2={self.loo_r2})")
+        return (f"FittedGP(n_rows={self.X.shape[1]}, n_draws={self.n_draws}, "
+                f"fit_r2={self.fit_r2})")
 
-    def predict_per_tree(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+    def predict_per_draw(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Each draw's posterior mean at encoded ``X``: shape (n_draws, n_rows).
 
         A member of a conditional block is inactive where its conditions say so (its

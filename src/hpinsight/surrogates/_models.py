@@ -1,0 +1,252 @@
+"""The model behind every number, as an object: :class:`GP` and :class:`Forest`.
+
+A model object says *which* surrogate to fit and how; it holds no data. Each has
+``fit(space, X, y, seed=...)``, which returns the fitted model whose functional ANOVA
+is exact (:class:`~hpinsight.surrogates.gp.FittedGP`,
+:class:`~hpinsight.surrogates.forest.FittedForest`). Both fitted models follow one
+protocol, :class:`FittedSurrogate`: ``predict_per_draw``, ``n_draws``, ``fit_r2`` and
+``shadow_fractions``; a *draw* is one bootstrap posterior mean of the GP or one tree of
+the forest, and every mean and standard deviation hpinsight reports is taken over draws.
+
+Every function that fits a model (``fanova``, ``report``, ``suggest_subspace``,
+``surrogate_tuning_risk``, the callbacks and the evaluator) takes one of these as
+``surrogate=``; the command line builds the same objects from ``--surrogate`` and
+``--n-trees``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from .._validation import check_int, check_real
+from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
+from .forest import FittedForest, decompose_forest, fit_forest, forest_from_estimator
+from .gp import FittedGP, decompose_gp, fit_gp, infer_conditions
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numpy.typing import NDArray
+
+    from .._space import SearchSpace
+
+__all__ = ["GP", "FittedSurrogate", "Forest", "as_surrogate", "decompose", "describe",
+           "refuse_fitted"]
+
+
+def _changed_only(model: GP | Forest) -> str:
+    """``Forest(n_trees=8)``: the options that differ from their defaults, as scikit-learn
+    prints estimators, so a printed model object is also the code that makes it."""
+    changed = [f"{f.name}={getattr(model, f.name)!r}" for f in fields(model)
+               if getattr(model, f.name) != f.default]
+    return f"{type(model).__name__}({', '.join(changed)})"
+
+
+@runtime_checkable
+class FittedSurrogate(Protocol):
+    """What every fitted model offers the analyses."""
+
+    @property
+    def n_draws(self) -> int: ...
+
+    @property
+    def fit_r2(self) -> float | None: ...
+
+    @property
+    def shadow_fractions(self) -> tuple[float, float] | None: ...
+
+    @property
+    def kind(self) -> Literal["gp", "forest"]: ...
+
+    def predict_per_draw(self, X: NDArray[np.float64]) -> NDArray[np.float64]: ...
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class GP:
+    """A Gaussian process with one length scale per parameter: hpinsight's default model.
+
+    Its decomposition is exact for its posterior mean, and it stays right on the
+    clustered samples optimizers produce, where forests credit parameters that do
+    nothing (``hpinsight.surrogates.gp`` explains the design; ``benchmarks/bench_biased.py``
+    measures it).
+
+    Parameters
+    ----------
+    n_draws : int, default=16
+        Bootstrap draws of the posterior mean; every importance is the mean and standard
+        deviation over them.
+    shadows : bool, default=True
+        Fit the model once more with a *shadow* of every parameter (its values shuffled
+        among trials close in trial order), and call an effect that explains no more
+        than the largest shadow "indistinguishable from nothing". About doubles the cost.
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> hp.GP(n_draws=8)
+    GP(n_draws=8)
+    """
+
+    n_draws: int = 16
+    shadows: bool = True
+    kind: ClassVar[Literal["gp"]] = "gp"
+
+    def __post_init__(self) -> None:
+        check_int(self.n_draws, "n_draws", "GP", minimum=1)
+        if not isinstance(self.shadows, bool):
+            raise InvalidArgumentTypeError(
+                f"The 'shadows' parameter of GP must be True or False. Got {self.shadows!r}.")
+
+    def __repr__(self) -> str:
+        return _changed_only(self)
+
+    def fit(self, space: SearchSpace, X: NDArray[np.float64], y: NDArray[np.float64], *,
+            seed: int | None) -> FittedGP:
+        """Fit on encoded ``X`` (NaN = inactive, rows in trial order) and finite ``y``.
+
+        Parameters inactive in some trials but without a condition get the conditions
+        the trials imply (Optuna's define-by-run studies), which the kernel's blocks need.
+        """
+        if np.isnan(X).any():
+            space = infer_conditions(space, X) or space
+        return fit_gp(space, X, y, n_draws=self.n_draws, seed=seed, shadows=self.shadows)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe description: the kind and every option."""
+        return {"kind": self.kind, "n_draws": self.n_draws, "shadows": self.shadows}
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Forest:
+    """A random forest, the model of the functional ANOVA paper (exact for the forest).
+
+    Parameters
+    ----------
+    n_trees : int, default=64
+        Trees in the forest; each is one draw.
+    min_samples_leaf : int, default=1
+    max_features : float in (0, 1], default=1.0
+        Passed to scikit-learn's ``RandomForestRegressor``.
+    max_samples : int, float, "auto" or None, default="auto"
+        Rows per bootstrap sample; "auto" is ``min(n_trials, 10000)``.
+    n_jobs : int, optional
+        Cores used to fit, as in scikit-learn: None means 1, -1 all.
+
+    Examples
+    --------
+    >>> import hpinsight as hp
+    >>> hp.Forest(n_trees=32)
+    Forest(n_trees=32)
+    """
+
+    n_trees: int = 64
+    min_samples_leaf: int = 1
+    max_features: float = 1.0
+    max_samples: int | float | Literal["auto"] | None = "auto"
+    n_jobs: int | None = field(default=None, compare=False)
+    kind: ClassVar[Literal["forest"]] = "forest"
+
+    def __post_init__(self) -> None:
+        func = "Forest"
+        check_int(self.n_trees, "n_trees", func, minimum=1)
+        check_int(self.min_samples_leaf, "min_samples_leaf", func, minimum=1)
+        check_real(self.max_features, "max_features", func, low=0.0, high=1.0, low_open=True)
+        check_int(self.n_jobs, "n_jobs", func, allow_none=True)
+
+    def __repr__(self) -> str:
+        return _changed_only(self)
+
+    def fit(self, space: SearchSpace, X: NDArray[np.float64], y: NDArray[np.float64], *,
+            seed: int | None) -> FittedForest:
+        """Fit on encoded ``X`` (NaN = inactive, imputed from each parameter's measure)."""
+        return fit_forest(space, X, y, n_trees=self.n_trees, seed=seed,
+                          min_samples_leaf=self.min_samples_leaf,
+                          max_features=self.max_features, max_samples=self.max_samples,
+                          n_jobs=self.n_jobs)
+
+    @staticmethod
+    def from_estimator(estimator: Any) -> FittedForest:
+        """A fitted scikit-learn forest as a model to decompose as it is.
+
+        Parameters
+        ----------
+        estimator : fitted tree ensemble
+            A ``RandomForestRegressor``, ``ExtraTreesRegressor``, a ``BaggingRegressor``
+            of regression trees on all columns, or one regression tree, trained on
+            ``space.encode(configs)`` with inactive entries filled in.
+
+        Returns
+        -------
+        FittedForest
+            Pass it as ``fanova(history, surrogate=...)``; capping is then not possible.
+
+        Raises
+        ------
+        InvalidDataError
+            A model that does not predict the plain mean of its regression trees.
+        """
+        return forest_from_estimator(estimator, None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe description: the kind and every option."""
+        return {"kind": self.kind, "n_trees": self.n_trees,
+                "min_samples_leaf": self.min_samples_leaf, "max_features": self.max_features,
+                "max_samples": self.max_samples}
+
+
+#: What ``surrogate=`` accepts, for error messages.
+_ACCEPTED = "hp.GP(), hp.Forest(n_trees=...), or a fitted model (hp.Forest.from_estimator(est))"
+
+
+def as_surrogate(surrogate: Any, func: str) -> GP | Forest | FittedForest | FittedGP:
+    """``surrogate`` checked: a model object (None means ``GP()``) or a fitted model.
+
+    A string, the way models were chosen before, is refused with the object to pass.
+    """
+    if surrogate is None:
+        return GP()
+    if isinstance(surrogate, GP | Forest | FittedForest | FittedGP):
+        return surrogate
+    if isinstance(surrogate, str):
+        hint = {"gp": "hp.GP()", "forest": "hp.Forest()"}.get(surrogate, _ACCEPTED)
+        raise InvalidArgumentTypeError(
+            f"The 'surrogate' parameter of {func} takes a model object, not a string: "
+            f"pass surrogate={hint} instead of {surrogate!r}.")
+    if hasattr(surrogate, "estimators_") or hasattr(surrogate, "tree_"):
+        raise InvalidArgumentTypeError(
+            f"The 'surrogate' parameter of {func} got a scikit-learn "
+            f"{type(surrogate).__name__}; wrap it: surrogate=hp.Forest.from_estimator(model).")
+    raise InvalidArgumentTypeError(
+        f"The 'surrogate' parameter of {func} must be {_ACCEPTED}. Got "
+        f"{type(surrogate).__name__} instead.")
+
+
+def describe(surrogate: GP | Forest | FittedForest | FittedGP) -> dict[str, Any]:
+    """JSON-safe description of a model object, or of a fitted model given as it is."""
+    if isinstance(surrogate, GP | Forest):
+        return surrogate.to_dict()
+    return {"kind": surrogate.kind, "fitted": "given", "n_draws": surrogate.n_draws}
+
+
+def refuse_fitted(surrogate: GP | Forest | FittedForest | FittedGP, func: str,
+                  why: str) -> GP | Forest:
+    """A model to fit, or an error saying why ``func`` cannot use a fitted one."""
+    if isinstance(surrogate, GP | Forest):
+        return surrogate
+    raise InvalidArgumentError(
+        f"{func} fits its own models ({why}); pass hp.GP() or hp.Forest(...), not a "
+        "fitted model.")
+
+
+def decompose(model: FittedForest | FittedGP, space: SearchSpace,
+              index_subsets: Sequence[tuple[int, ...]], max_order: int
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """The exact decomposition of a fitted model, per draw: ``V_U`` for every subset
+    (shape (n_draws, n_subsets)), the total variance and the mean of each draw."""
+    if isinstance(model, FittedGP):
+        return decompose_gp(model, index_subsets)
+    forest = forest_from_estimator(model, len(space))  # its width checked against the space
+    return decompose_forest(forest, space, index_subsets, max_order)
