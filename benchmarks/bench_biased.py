@@ -276,7 +276,7 @@ def smac_study(fn: Function, seed: int, n_trials: int, workdir: str) -> optuna.S
     from smac import HyperparameterOptimizationFacade, Scenario
 
     rng = np.random.default_rng(10_000 + seed)
-    cs = fn.space.to_configspace(seed=seed)
+    cs = hp.adapters.to_configspace(fn.space, seed=seed)
 
     def train(config: Any, seed: int = 0) -> float:
         return evaluate(fn, dict(config), rng)
@@ -285,7 +285,7 @@ def smac_study(fn: Function, seed: int, n_trials: int, workdir: str) -> optuna.S
                     output_directory=f"{workdir}/smac_{fn.name}_{seed}")
     smac = HyperparameterOptimizationFacade(scen, train, overwrite=True, logging_level=40)
     smac.optimize()
-    history = hp.TrialHistory.from_smac(smac)
+    history = hp.adapters.from_smac(smac)
     return history_to_study(fn.space, history)
 
 
@@ -320,7 +320,7 @@ def estimate(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if name in ("hp_forest", "hp_gp"):
-            history = hp.TrialHistory.from_optuna(study)
+            history = hp.adapters.from_optuna(study)
             r = hp.fanova(history, seed=seed, surrogate=hp.Forest() if name == "hp_forest" else hp.GP())
             return ({n: r.importance(n).mean for n in space.names},
                     {n: r.importance(n).verdict for n in space.names})
@@ -444,8 +444,8 @@ def speed(sizes: tuple[int, ...], repeats: int = 3) -> list[dict[str, Any]]:
         study.add_trials([optuna.trial.create_trial(params=c, distributions=dists, value=float(v))
                           for c, v in zip(configs, y, strict=True)])
         runs: dict[str, Callable[[], Any]] = {
-            "hp_gp": lambda study=study: hp.fanova(hp.TrialHistory.from_optuna(study), seed=0),
-            "hp_forest": lambda study=study: hp.fanova(hp.TrialHistory.from_optuna(study),
+            "hp_gp": lambda study=study: hp.fanova(hp.adapters.from_optuna(study), seed=0),
+            "hp_forest": lambda study=study: hp.fanova(hp.adapters.from_optuna(study),
                                                        surrogate=hp.Forest(), seed=0),
             "optuna_ped_anova": lambda study=study: optuna.importance.get_param_importances(
                 study, evaluator=optuna.importance.PedAnovaImportanceEvaluator()),

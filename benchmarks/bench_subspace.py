@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         for seed in range(args.seeds):
             pilot = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1000 + seed))
             pilot.optimize(objective, n_trials=args.n_pilot)
-            history = hp.TrialHistory.from_optuna(pilot)
+            history = hp.adapters.from_optuna(pilot)
             sub = hp.suggest_subspace(history, seed=seed)
             ranked = [i.params[0] for i in hp.fanova(history, seed=seed).ranking(order=1)]
             top3_fixed = {k: pilot.best_params[k] for k in ranked[3:]}

@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> None:
 
     study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=0))
     study.optimize(objective, n_trials=args.trials)
-    result = hp.fanova(hp.TrialHistory.from_optuna(study), seed=0)
+    result = hp.fanova(hp.adapters.from_optuna(study), seed=0)
     top = result.ranking(order=1)[0].params[0]
     print(f"most important: {top} ({result.importance(top)})")
 

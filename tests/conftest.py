@@ -70,7 +70,7 @@ REFERENCE_MAX_DISCRETE = 2**20
 def reference_measure(param: Any) -> ReferenceMeasure:
     """What "uniform over the search space" means for ``param``'s encoded column,
     computed here from first principles so that the brute-force checks do not share
-    ``hpinsight._encoding.measure_of`` with the code they check:
+    ``hpinsight.space._encoding.measure_of`` with the code they check:
 
     * Categorical: the choice indices 0..k-1, each with mass 1/k;
     * Float: uniform on [low, high], or on [log low, log high] for log=True;

@@ -19,7 +19,7 @@ SMAC20 = Path(__file__).parent / "data" / "smac20_run"
 
 
 def test_a_smac20_folder_is_aggregated_per_configuration():
-    h = hp.TrialHistory.from_smac(SMAC20, instances="mean")
+    h = hp.adapters.from_smac(SMAC20, instances="mean")
     # config 1: instances i1, i2 -> (1 + 3) / 2; config 2: its crashed run is left out;
     # config 3: only a TIMEOUT run -> absent; config 4: (0.25 + 0.75) / 2
     assert h.trial_ids == (1, 2, 4)
@@ -31,7 +31,7 @@ def test_a_smac20_folder_is_aggregated_per_configuration():
     m = h.space.names.index("m")
     assert h.space.active_mask(h.space.encode(h.configs))[:, m].tolist() == [False, True, True]
     # config 2 ran on i1 only, the others on i1 and i2: "auto" models the instances
-    modelled = hp.TrialHistory.from_smac(SMAC20)
+    modelled = hp.adapters.from_smac(SMAC20)
     assert modelled.objective_name == "quality (averaged over 2 instances by a model of the runs)"
     assert modelled.trial_ids == h.trial_ids
     assert not np.array_equal(modelled.y, h.y)
@@ -45,7 +45,7 @@ def test_an_instance_model_removes_what_uneven_instances_would_credit_to_a_knob(
 
     cs = CS.ConfigurationSpace(seed=0)
     cs.add([CS.Float("x", (0.0, 1.0)), CS.Float("z", (0.0, 1.0))])
-    space = hp.SearchSpace.from_configspace(cs)
+    space = hp.adapters.from_configspace(cs)
     rng = np.random.default_rng(0)
     configs = {i: dict(c) for i, c in enumerate(space.sample(300, seed=1))}
     offsets = {f"i{k}": 10.0 * k for k in range(4)}
@@ -72,10 +72,10 @@ def test_an_instance_model_removes_what_uneven_instances_would_credit_to_a_knob(
 
 def test_a_parent_folder_with_one_run_is_found_and_two_runs_are_listed(tmp_path):
     shutil.copytree(SMAC20, tmp_path / "out" / "name" / "0")
-    assert hp.TrialHistory.from_smac(tmp_path / "out").trial_ids == (1, 2, 4)
+    assert hp.adapters.from_smac(tmp_path / "out").trial_ids == (1, 2, 4)
     shutil.copytree(SMAC20, tmp_path / "out" / "name" / "1")
     with pytest.raises(ValueError, match=r"2 SMAC runs below .*name/0.*name/1"):
-        hp.TrialHistory.from_smac(tmp_path / "out")
+        hp.adapters.from_smac(tmp_path / "out")
 
 
 def test_the_newer_layout_reads_the_same_as_the_old(tmp_path):
@@ -86,7 +86,7 @@ def test_the_newer_layout_reads_the_same_as_the_old(tmp_path):
             "endtime", "additional_info"]
     data["data"] = [{**dict(zip(keys, e, strict=True)), "cpu_time": 0.0} for e in data["data"]]
     (folder / "runhistory.json").write_text(json.dumps(data))
-    new, old = hp.TrialHistory.from_smac(folder), hp.TrialHistory.from_smac(SMAC20)
+    new, old = hp.adapters.from_smac(folder), hp.adapters.from_smac(SMAC20)
     assert new.trial_ids == old.trial_ids
     np.testing.assert_array_equal(new.y, old.y)
     assert dict(new.excluded) == dict(old.excluded)
@@ -136,22 +136,22 @@ def test_multi_objective_errors_say_how(kwargs, error, match):
 
 def test_bad_sources_and_folders_say_what_to_do(tmp_path):
     with pytest.raises(TypeError, match=r"SMAC facade, a smac\.RunHistory"):
-        hp.TrialHistory.from_smac(42)
+        hp.adapters.from_smac(42)
     with pytest.raises(FileNotFoundError, match="there is no folder"):
-        hp.TrialHistory.from_smac(tmp_path / "nowhere")
+        hp.adapters.from_smac(tmp_path / "nowhere")
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match=r"no runhistory\.json"):
-        hp.TrialHistory.from_smac(tmp_path / "empty")
+        hp.adapters.from_smac(tmp_path / "empty")
     broken = tmp_path / "broken"
     shutil.copytree(SMAC20, broken)
     (broken / "runhistory.json").write_text('{"data": [')
     with pytest.raises(hp.exceptions.InvalidDataError, match="not valid JSON"):
-        hp.TrialHistory.from_smac(broken)
+        hp.adapters.from_smac(broken)
     (broken / "runhistory.json").write_text('{"data": [[1, 2]], "configs": {}}')
     with pytest.raises(hp.exceptions.InvalidDataError, match="layout this version does not know"):
-        hp.TrialHistory.from_smac(broken)
+        hp.adapters.from_smac(broken)
     (broken / "configspace.json").unlink()
     with pytest.raises(FileNotFoundError, match=r"no configspace\.json"):
-        hp.TrialHistory.from_smac(broken)
+        hp.adapters.from_smac(broken)
     with pytest.raises(ValueError, match="has one objective"):
-        hp.TrialHistory.from_smac(SMAC20, objective=1)
+        hp.adapters.from_smac(SMAC20, objective=1)

@@ -77,8 +77,8 @@ def _mixed_space() -> hp.SearchSpace:
 def test_configspace_round_trip_is_equal():
     pytest.importorskip("ConfigSpace")
     space = _mixed_space()
-    cs = space.to_configspace(seed=0)
-    back = hp.SearchSpace.from_configspace(cs)
+    cs = hp.adapters.to_configspace(space, seed=0)
+    back = hp.adapters.from_configspace(cs)
 
     assert back.names == tuple(cs.keys())  # ConfigSpace's own order
     assert set(back.names) == set(space.names)
@@ -88,7 +88,7 @@ def test_configspace_round_trip_is_equal():
 
 def test_to_configspace_hyperparameter_types_and_defaults():
     CS = pytest.importorskip("ConfigSpace")
-    cs = _mixed_space().to_configspace(seed=0)
+    cs = hp.adapters.to_configspace(_mixed_space(), seed=0)
 
     assert isinstance(cs["lr"], CS.UniformFloatHyperparameter)
     assert cs["lr"].log is True
@@ -125,7 +125,7 @@ def test_to_configspace_hyperparameter_types_and_defaults():
 def test_to_configspace_activity_agrees_with_configspace():
     pytest.importorskip("ConfigSpace")
     space = _mixed_space()
-    cs = space.to_configspace(seed=3)
+    cs = hp.adapters.to_configspace(space, seed=3)
     configs = space.sample(200, seed=0)
     _assert_configspace_accepts(cs, configs)
     expected = _assert_encode_matches_configspace_activity(space, cs)
@@ -138,8 +138,8 @@ def test_to_configspace_activity_agrees_with_configspace():
 def test_to_configspace_seed_makes_sampling_reproducible():
     pytest.importorskip("ConfigSpace")
     space = _mixed_space()
-    first = [dict(c) for c in space.to_configspace(seed=7).sample_configuration(5)]
-    second = [dict(c) for c in space.to_configspace(seed=7).sample_configuration(5)]
+    first = [dict(c) for c in hp.adapters.to_configspace(space, seed=7).sample_configuration(5)]
+    second = [dict(c) for c in hp.adapters.to_configspace(space, seed=7).sample_configuration(5)]
     assert first == second
 
 
@@ -175,7 +175,7 @@ def test_to_configspace_seed_makes_sampling_reproducible():
 def test_to_configspace_moves_thresholds_to_legal_values(parent, condition, expected):
     pytest.importorskip("ConfigSpace")
     space = hp.SearchSpace([parent, hp.Float("c", 0.0, 1.0)], [hp.Condition("c", "p", **condition)])
-    cs = space.to_configspace(seed=0)
+    cs = hp.adapters.to_configspace(space, seed=0)
     assert [str(c) for c in cs.conditions] == [expected]
     # Same activity in both libraries, in both directions.
     _assert_configspace_accepts(cs, space.sample(200, seed=1))
@@ -207,7 +207,7 @@ def test_to_configspace_errors(space_factory, error, match):
     pytest.importorskip("ConfigSpace")
     space = space_factory()
     with pytest.raises(error, match=match):
-        space.to_configspace()
+        hp.adapters.to_configspace(space)
 
 
 # --------------------------------------------------------------------------------------
@@ -286,7 +286,7 @@ def hand_built() -> tuple[Any, hp.SearchSpace]:
             CS.GreaterThanCondition(c["c_grandchild"], c["c_gt"], 0.5),
         ]
     )
-    return cs, hp.SearchSpace.from_configspace(cs)
+    return cs, hp.adapters.from_configspace(cs)
 
 
 C = hp.Condition
@@ -446,7 +446,7 @@ def test_from_configspace_hyperparameter_kinds(make_hp, expected):
     CS = pytest.importorskip("ConfigSpace")
     cs = CS.ConfigurationSpace()
     cs.add(make_hp(CS))
-    space = hp.SearchSpace.from_configspace(cs)
+    space = hp.adapters.from_configspace(cs)
     assert space.params == (expected,)
     assert type(space.params[0].default) is type(expected.default)
 
@@ -457,7 +457,7 @@ def test_from_configspace_ignores_edited_ordinal_metadata():
     # Metadata claims a step grid, but the sequence does not match it: stay a plain ordinal.
     meta = {"hpinsight": {"kind": "Int", "low": 0, "high": 8, "step": 4}}
     cs.add(CS.OrdinalHyperparameter("p", [0, 4, 9], meta=meta))
-    space = hp.SearchSpace.from_configspace(cs)
+    space = hp.adapters.from_configspace(cs)
     assert space["p"] == hp.Categorical("p", [0, 4, 9], default=0)
 
 
@@ -476,7 +476,7 @@ def test_from_configspace_warns_about_forbidden_clauses():
         ]
     )
     with pytest.warns(HPInsightWarning, match=r"2 forbidden clause\(s\), which hpinsight ignores"):
-        space = hp.SearchSpace.from_configspace(cs)
+        space = hp.adapters.from_configspace(cs)
     assert space.names == ("a", "b")
     assert space.conditions == ()
 
@@ -532,7 +532,7 @@ def test_from_configspace_errors(make_input, error, match):
     CS = pytest.importorskip("ConfigSpace")
     configspace = make_input(CS)
     with pytest.raises(error, match=match):
-        hp.SearchSpace.from_configspace(configspace)
+        hp.adapters.from_configspace(configspace)
 
 
 # --------------------------------------------------------------------------------------
@@ -569,7 +569,7 @@ def test_from_configspace_errors(make_input, error, match):
 )
 def test_from_optuna_distribution_kinds(make_dist, expected):
     optuna = pytest.importorskip("optuna")
-    space = hp.SearchSpace.from_optuna({"p": make_dist(optuna.distributions)})
+    space = hp.adapters.space_from_optuna({"p": make_dist(optuna.distributions)})
     assert space.params == (expected,)
     assert space.conditions == ()
 
@@ -587,7 +587,7 @@ def test_from_optuna_off_grid_high_follows_optuna(make_dist, expected):
     optuna = pytest.importorskip("optuna")
     with pytest.warns(UserWarning, match="not divisible by `step`"):
         dist = make_dist(optuna.distributions)
-    space = hp.SearchSpace.from_optuna({"p": dist})
+    space = hp.adapters.space_from_optuna({"p": dist})
     param = space["p"]
     assert type(param) is type(expected)
     if isinstance(expected, hp.Categorical):
@@ -601,7 +601,7 @@ def test_from_optuna_snaps_int_high_that_bypassed_optuna_adjustment():
     optuna = pytest.importorskip("optuna")
     dist = optuna.distributions.IntDistribution(0, 9, step=3)
     dist.high = 10  # as if built without Optuna's own adjustment
-    assert hp.SearchSpace.from_optuna({"p": dist})["p"] == hp.Int("p", 0, 9, step=3)
+    assert hp.adapters.space_from_optuna({"p": dist})["p"] == hp.Int("p", 0, 9, step=3)
 
 
 def test_from_optuna_deprecated_distribution_classes():
@@ -618,7 +618,7 @@ def test_from_optuna_deprecated_distribution_classes():
             "iu": D.IntUniformDistribution(1, 9, step=2),
             "ilu": D.IntLogUniformDistribution(1, 100),
         }
-    space = hp.SearchSpace.from_optuna(dists)
+    space = hp.adapters.space_from_optuna(dists)
     assert space.params == (
         hp.Float("u", 0.0, 2.0),
         hp.Float("lu", 1e-3, 1.0, log=True),
@@ -642,7 +642,7 @@ def test_from_optuna_on_a_real_study():
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     study.optimize(objective, n_trials=5)
 
-    space = hp.SearchSpace.from_optuna(study.best_trial.distributions)
+    space = hp.adapters.space_from_optuna(study.best_trial.distributions)
     assert space.names == ("lr", "layers", "width", "dropout", "optimizer")
     assert space.params == (
         hp.Float("lr", 1e-4, 1e-1, log=True),
@@ -690,7 +690,7 @@ def test_from_optuna_errors(make_input, error, match):
     optuna = pytest.importorskip("optuna")
     distributions = make_input(optuna)
     with pytest.raises(error, match=match):
-        hp.SearchSpace.from_optuna(distributions)
+        hp.adapters.space_from_optuna(distributions)
 
 
 # --------------------------------------------------------------------------------------
@@ -698,9 +698,9 @@ def test_from_optuna_errors(make_input, error, match):
 @pytest.mark.parametrize(
     ("call", "module"),
     [
-        (lambda: hp.SearchSpace.from_optuna({}), "optuna"),
-        (lambda: hp.SearchSpace.from_configspace(None), "ConfigSpace"),
-        (lambda: hp.SearchSpace([hp.Int("n", 0, 3)]).to_configspace(), "ConfigSpace"),
+        (lambda: hp.adapters.space_from_optuna({}), "optuna"),
+        (lambda: hp.adapters.from_configspace(None), "ConfigSpace"),
+        (lambda: hp.adapters.to_configspace(hp.SearchSpace([hp.Int("n", 0, 3)])), "ConfigSpace"),
     ],
     ids=["from_optuna", "from_configspace", "to_configspace"],
 )

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import hpinsight as hp
-from hpinsight._encoding import encode_value, is_missing, log_encode, measure_of
 from hpinsight._surrogate_risk import midpoint as _midpoint
 from hpinsight.exceptions import HPInsightWarning
+from hpinsight.space._encoding import encode_value, is_missing, log_encode, measure_of
 
 # Values where ``math.log`` (the C library) and ``np.log`` (NumPy's SIMD loop) differ in the
 # last bit on an AVX-512 machine (found by comparing both over 1..100000 and k/100, k/1000

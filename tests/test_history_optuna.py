@@ -92,7 +92,7 @@ def test_states_are_counted_and_define_by_run_params_are_inactive() -> None:
         ]
     )
     study.ask()  # a RUNNING trial
-    h = hp.TrialHistory.from_optuna(study)
+    h = hp.adapters.from_optuna(study)
     assert h.space.names == ("x", "c", "z")
     assert isinstance(h.space["z"], hp.Int)
     assert h.space["z"].log
@@ -116,7 +116,7 @@ def test_changed_distributions_are_merged_with_one_warning() -> None:
     study.optimize(objective, n_trials=6)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        h = hp.TrialHistory.from_optuna(study)
+        h = hp.adapters.from_optuna(study)
     changed = [w for w in caught if issubclass(w.category, ChangedDistributionWarning)]
     assert len(changed) == 1
     assert "'x' had 6 distributions" in str(changed[0].message)
@@ -168,29 +168,29 @@ def _two_objective_study() -> Any:
 def test_multi_objective_needs_objective_or_target() -> None:
     study = _two_objective_study()
     with pytest.raises(ValueError, match=r"2 objectives.*objective=0.*target=lambda"):
-        hp.TrialHistory.from_optuna(study)
-    h1 = hp.TrialHistory.from_optuna(study, objective=1)
+        hp.adapters.from_optuna(study)
+    h1 = hp.adapters.from_optuna(study, objective=1)
     assert h1.direction == "maximize"
     np.testing.assert_allclose(h1.y, [t.values[1] for t in study.trials])
-    ht = hp.TrialHistory.from_optuna(study, target=lambda t: t.values[0] * 10)
+    ht = hp.adapters.from_optuna(study, target=lambda t: t.values[0] * 10)
     assert ht.direction == "minimize"
     assert ht.objective_name == "target"
     np.testing.assert_allclose(ht.y, [10 * t.values[0] for t in study.trials])
     with pytest.raises(ValueError, match=r"index in \[0, 1\]"):
-        hp.TrialHistory.from_optuna(study, objective=2)
+        hp.adapters.from_optuna(study, objective=2)
 
 
 def test_a_target_follows_the_direction_of_what_it_reads() -> None:
     study = _two_objective_study()
     # what plot_param_importances passes per objective: each keeps its objective's direction
-    assert hp.TrialHistory.from_optuna(study, target=lambda t: t.values[1]).direction == "maximize"
-    assert hp.TrialHistory.from_optuna(study, target=lambda t: t.values[0]).direction == "minimize"
+    assert hp.adapters.from_optuna(study, target=lambda t: t.values[1]).direction == "maximize"
+    assert hp.adapters.from_optuna(study, target=lambda t: t.values[0]).direction == "minimize"
     up = optuna.create_study(direction="maximize")
     up.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=5)
     # a single-objective study: its direction, for any target
-    seconds = hp.TrialHistory.from_optuna(up, target=lambda t: t.params["x"] ** 2)
+    seconds = hp.adapters.from_optuna(up, target=lambda t: t.params["x"] ** 2)
     assert seconds.direction == "maximize"
-    assert hp.TrialHistory.from_optuna(up, target=lambda t: t.params["x"] ** 2,
+    assert hp.adapters.from_optuna(up, target=lambda t: t.params["x"] ** 2,
                                        direction="minimize").direction == "minimize"
 
 
@@ -207,7 +207,7 @@ def test_maximize_direction_is_kept_and_capping_keeps_the_best(surrogate) -> Non
     up.optimize(lambda t: -f(t), n_trials=120)
     down = optuna.create_study(sampler=optuna.samplers.RandomSampler(sampler_seed))
     down.optimize(f, n_trials=120)
-    hu, hd = hp.TrialHistory.from_optuna(up), hp.TrialHistory.from_optuna(down)
+    hu, hd = hp.adapters.from_optuna(up), hp.adapters.from_optuna(down)
     assert hu.direction == "maximize"
     assert hu.best()[0] == hd.best()[0]
     ru = hp.fanova(hu, surrogate=surrogate, seed=0, cap_quantile=0.25)
@@ -232,13 +232,13 @@ def test_params_are_checked(params: Any, error: type, match: str) -> None:
     study = optuna.create_study()
     study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=3)
     with pytest.raises(error, match=match):
-        hp.TrialHistory.from_optuna(study, params=params)
+        hp.adapters.from_optuna(study, params=params)
 
 
 def test_params_select_a_subspace() -> None:
     study = optuna.create_study()
     study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1), n_trials=4)
-    h = hp.TrialHistory.from_optuna(study, params=["y"])
+    h = hp.adapters.from_optuna(study, params=["y"])
     assert h.space.names == ("y",)
     assert all(set(c) == {"y"} for c in h.configs)
 
@@ -247,9 +247,9 @@ def test_study_without_complete_trials_is_a_clear_error() -> None:
     study = optuna.create_study()
     study.optimize(lambda t: (_ for _ in ()).throw(optuna.TrialPruned()), n_trials=2)
     with pytest.raises(InvalidDataError, match="2 PRUNED"):
-        hp.TrialHistory.from_optuna(study)
+        hp.adapters.from_optuna(study)
     with pytest.raises(TypeError, match="load_study"):
-        hp.TrialHistory.from_optuna("sqlite:///x.db")
+        hp.adapters.from_optuna("sqlite:///x.db")
 
 
 @pytest.mark.parametrize("surrogate", [hp.GP(), hp.Forest(n_trees=16)], ids=["gp", "forest"])
@@ -267,7 +267,7 @@ def test_define_by_run_conditions_reach_the_pdp_regions(surrogate) -> None:
 
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     study.optimize(objective, n_trials=80)
-    history = hp.TrialHistory.from_optuna(study)
+    history = hp.adapters.from_optuna(study)
     assert not history.space.conditions  # Optuna knows no conditions
     result = hp.fanova(history, surrogate=surrogate, seed=0)
     (cond,) = result.space.conditions

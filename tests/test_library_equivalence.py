@@ -153,7 +153,7 @@ def test_single_valued_optuna_distributions_become_one_choice_categoricals():
             "c_one": D.CategoricalDistribution(["only"]),
             "c": D.CategoricalDistribution(["a", "b"]),
         }
-    space = hp.SearchSpace.from_optuna(dists)
+    space = hp.adapters.space_from_optuna(dists)
     for name, dist in dists.items():
         param = space[name]
         one_choice = isinstance(param, hp.Categorical) and len(param.choices) == 1
@@ -180,8 +180,8 @@ def test_smac_thresholds_use_one_to_vector_call_with_the_per_value_result():
         CS.Integer("n_log", (1, 3000), log=True),
     ])
     stepped = hp.SearchSpace([hp.Float("f", 0.0, 1.0, step=0.1), hp.Int("s", 0, 100, step=5)])
-    pairs = [(cs, hp.SearchSpace.from_configspace(cs)),
-             (stepped.to_configspace(), hp.SearchSpace.from_configspace(stepped.to_configspace()))]
+    pairs = [(cs, hp.adapters.from_configspace(cs)),
+             (hp.adapters.to_configspace(stepped), hp.adapters.from_configspace(hp.adapters.to_configspace(stepped)))]
     for configspace, space in pairs:
         for name in configspace:
             param, smac_hp = space[name], configspace[name]

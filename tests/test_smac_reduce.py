@@ -77,7 +77,7 @@ def test_a_fixed_conditional_parent_passes_its_condition_on(space):
 
 def test_the_reduced_space_reads_back_as_an_hpinsight_space(space):
     reduced = reduce_configspace(space, {"optimizer": "sgd", "layers": 3})
-    ours = hp.SearchSpace.from_configspace(reduced)
+    ours = hp.adapters.from_configspace(reduced)
     assert set(ours.names) == set(reduced)
 
 

@@ -10,7 +10,7 @@ import pytest
 from sklearn.ensemble import RandomForestRegressor
 
 import hpinsight as hp
-from hpinsight._encoding import measure_of
+from hpinsight.space._encoding import measure_of
 from hpinsight.surrogates.forest import copy_tree
 
 from .conftest import (

@@ -80,7 +80,7 @@ def test_four_workers_with_live_importances(
         assert final.returncode == 0, err
         summary = study.user_attrs[SUMMARY_KEY]
         assert summary["n_trials"] == N_WORKERS * N_TRIALS
-        post_hoc = hp.fanova(hp.TrialHistory.from_optuna(study), seed=0)
+        post_hoc = hp.fanova(hp.adapters.from_optuna(study), seed=0)
         for param, (mean, std) in summary["importance"].items():
             assert mean == pytest.approx(post_hoc.importance(param).mean, abs=5e-4)
             assert std == pytest.approx(post_hoc.importance(param).std, abs=5e-4)

@@ -46,7 +46,7 @@ def test_report_shows_the_restriction_and_advises_with_it_in_mind(tmp_path: Path
              after_trial=study.trials[-1].number)
     study.optimize(objective, n_trials=50)
 
-    history = hp.TrialHistory.from_optuna(optuna.load_study(study_name="restricted",
+    history = hp.adapters.from_optuna(optuna.load_study(study_name="restricted",
                                                             storage=storage))
     record = history.sampling
     assert record is not None
@@ -78,11 +78,11 @@ def test_report_shows_the_restriction_and_advises_with_it_in_mind(tmp_path: Path
 
     release(study)
     study.optimize(objective, n_trials=5)
-    after = hp.TrialHistory.from_optuna(study).sampling
+    after = hp.adapters.from_optuna(study).sampling
     assert after is not None
     assert not after.fixed
     assert dict(after.n_held or {}) == {"lr": 50, "noise": 50}
-    page = html.unescape(hp.report(hp.TrialHistory.from_optuna(study), top=1, seed=0).html())
+    page = html.unescape(hp.report(hp.adapters.from_optuna(study), top=1, seed=0).html())
     assert "No restriction in force now." in page
     assert "keep tuning" in _row(page, "lr") or "fix at" in _row(page, "lr")
 
@@ -90,4 +90,4 @@ def test_report_shows_the_restriction_and_advises_with_it_in_mind(tmp_path: Path
 def test_an_unrestricted_study_has_no_sampling_record() -> None:
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     study.optimize(objective, n_trials=5)
-    assert hp.TrialHistory.from_optuna(study).sampling is None
+    assert hp.adapters.from_optuna(study).sampling is None

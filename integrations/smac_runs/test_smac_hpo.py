@@ -84,7 +84,7 @@ def test_live_importances_rank_the_known_parameters_and_are_written(hpo_run):
     assert cb._fitter.worker_pid is None  # ... and stopped the refit process
     assert set(cb.sources) == {"gp"}
     assert set(list(cb.history[-1].importances)[:2]) == {"lr", "kind"}
-    post_hoc = hp.fanova(hp.TrialHistory.from_smac(facade), seed=0)
+    post_hoc = hp.fanova(hp.adapters.from_smac(facade), seed=0)
     assert cb.latest is not None
     np.testing.assert_array_equal(cb.latest.variances, post_hoc.variances)
     # the incumbent's confidence regions of the two most important parameters
@@ -108,7 +108,7 @@ def test_smac_surrogate_is_decomposed_without_refit(hpo_run):
     assert set(cb.sources) == {"smac"}
     assert cb.history[-1].n_trials == N_TRIALS
     forest = smac_forest(facade)
-    direct = hp.fanova(hp.TrialHistory.from_smac(facade), surrogate=hp.Forest.from_estimator(forest))
+    direct = hp.fanova(hp.adapters.from_smac(facade), surrogate=hp.Forest.from_estimator(forest))
     assert cb.latest is not None
     np.testing.assert_array_equal(cb.latest.variances, direct.variances)
     assert direct.n_draws == facade.intensifier.config_selector._model._rf.n_estimators
@@ -128,7 +128,7 @@ def assert_converted_forest_predicts_like_smac(facade: Any, n: int, seed: int) -
     cs = facade.scenario.configspace
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # forbidden clauses are not mapped
-        ours = hp.SearchSpace.from_configspace(cs)
+        ours = hp.adapters.from_configspace(cs)
     forest = smac_forest(facade, ours)
     model = facade.intensifier.config_selector._model
     cs.seed(seed)
@@ -191,14 +191,14 @@ def test_smacs_forest_is_reproduced_on_a_conditional_space_with_forbidden_clause
     forest = assert_converted_forest_predicts_like_smac(facade, 2000, seed=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        history = hp.TrialHistory.from_smac(facade)
+        history = hp.adapters.from_smac(facade)
     result = hp.fanova(history, surrogate=hp.Forest.from_estimator(forest))
     assert result.ranking()[0].params == ("kernel",)  # the data: kernel matters most
 
 
 @pytest.mark.slow
 def test_a_saved_run_reads_back_as_the_live_one(hpo_run):
-    live = hp.TrialHistory.from_smac(hpo_run["facade"])
+    live = hp.adapters.from_smac(hpo_run["facade"])
     saved = load_run(hpo_run["folder"])
     assert saved.trial_ids == live.trial_ids
     np.testing.assert_array_equal(saved.y, live.y)
@@ -294,6 +294,6 @@ def test_report_of_the_saved_run_from_the_command_line(hpo_run, tmp_path):
     assert f"SMAC run {hpo_run['folder']}" in page
     assert page.count("<figure") >= 6  # inline SVG figures
     # the table's first row is the run's most important effect, as the library ranks it
-    top = hp.fanova(hp.TrialHistory.from_smac(hpo_run["folder"]), seed=0,
+    top = hp.fanova(hp.adapters.from_smac(hpo_run["folder"]), seed=0,
                     max_order=2).ranking()[0]
     assert f"<tr><td>{' x '.join(top.params)}</td>" in page

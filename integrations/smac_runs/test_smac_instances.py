@@ -64,6 +64,6 @@ def test_instance_model_recovers_x_where_the_mean_is_swamped(
     # SMAC's forest was trained with instance features: the callback refits its own instead
     assert set(theirs.sources) == {"gp"}
     assert any("instance features" in line for line in lines)
-    history = hp.TrialHistory.from_smac(facade)
+    history = hp.adapters.from_smac(facade)
     assert history.objective_name == "cost (averaged over 6 instances by a model of the runs)"
     assert history.n_trials == len(runs_per_config)

@@ -6,6 +6,8 @@ Here: the analyses (``fanova``, ``partial_dependence``, ``confidence_split``,
 (``SearchSpace`` with its parameter and condition types, ``TrialHistory``, and the
 model objects ``GP`` and ``Forest`` that choose the surrogate). What they
 return is in :mod:`hpinsight.results`, what they raise in :mod:`hpinsight.exceptions`.
+Optimizer data comes in through :mod:`hpinsight.adapters` (``from_optuna``, ``from_smac``,
+``from_configspace``), though every analysis also takes an Optuna study as it is.
 Figures are in :mod:`hpinsight.plotting`, optimizer plug-ins in
 :mod:`hpinsight.integrations` (``.optuna``, ``.smac``), experiment runners in
 :mod:`hpinsight.experiments`; those load their optional dependencies on first use.
@@ -16,19 +18,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import exceptions, results
+from . import adapters, exceptions, results
 from ._defaults import default_values
 from ._fanova import fanova
 from ._history import TrialHistory
-from ._params import AnyOf, Categorical, Condition, Float, Int
 from ._pdp import partial_dependence
 from ._regions import confidence_split
 from ._reporting import report
 from ._risk import holm_bonferroni, noninferiority_test, tuning_risk
 from ._sampling import SamplingRecord
-from ._space import SearchSpace
 from ._subspace import suggest_subspace
 from ._surrogate_risk import surrogate_tuning_risk
+from .space import AnyOf, Categorical, Condition, Float, Int, SearchSpace
 from .surrogates import GP, Forest
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ __all__ = [  # noqa: RUF022 -- plain sorted order, as test_public_api checks
     "SearchSpace",
     "TrialHistory",
     "__version__",
+    "adapters",
     "confidence_split",
     "default_values",
     "exceptions",

@@ -35,18 +35,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._encoding import _MISSING, is_missing, log_encode, snap
 from ._history import TrialHistory
 from ._optional import import_optional
-from ._params import Categorical, Float, Int
 from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
 from ._validation import check_int
 from .exceptions import InvalidArgumentTypeError, InvalidDataError, UnknownNameError
+from .space import MISSING, Categorical, Float, Int, is_missing, log_encode, snap
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from ._params import Parameter
+    from .space import Parameter
 
 __all__ = ["DefaultValues", "default_values", "most_frequent_setting"]
 
@@ -202,7 +201,7 @@ def default_values(
         for param in space.params:
             # inactive means absent (or None/NaN where that is not a choice), as in encoding
             column = [c[param.name] for g in groups for c in g
-                      if not is_missing(param, c.get(param.name, _MISSING))]
+                      if not is_missing(param, c.get(param.name, MISSING))]
             if not column:
                 continue
             values[param.name], support[param.name] = most_frequent_setting(
@@ -290,7 +289,7 @@ def _as_studies(studies: Any) -> tuple[list[Any], list[TrialHistory]]:
     else:
         raise InvalidArgumentTypeError(
             f"{_FUNC} needs a TrialHistory, or a list or dict of them (one per study); got "
-            f"{type(studies).__name__}. Build one with TrialHistory.from_optuna(study)."
+            f"{type(studies).__name__}. Build one with hp.adapters.from_optuna(study)."
         )
     if not histories:
         raise InvalidDataError(f"{_FUNC} got no studies; pass at least one TrialHistory.")

@@ -46,11 +46,10 @@ import numpy as np
 from ._fanova_result import (
     FanovaResult,
 )
-from ._history import TrialHistory, as_history
+from ._history import TrialHistory
 from ._shared import (
     readonly,
 )
-from ._space import SearchSpace
 from ._validation import (
     MODEL_KEYWORDS,
     check_choice,
@@ -59,11 +58,13 @@ from ._validation import (
     check_seed,
     moved_keywords,
 )
+from .adapters import as_history
 from .exceptions import (
     ConstantObjectiveWarning,
     InvalidArgumentError,
     InvalidDataError,
 )
+from .space import SearchSpace
 from .surrogates import GP, FittedSurrogate, Forest, as_surrogate, decompose
 from .surrogates.forest import FittedForest
 from .surrogates.gp import FittedGP
@@ -92,7 +93,7 @@ def fanova(
     ----------
     history : TrialHistory or optuna.Study
         The trials: ``TrialHistory(space, configs, y)`` for plain data, an adapter's
-        (``TrialHistory.from_optuna(study)``, ``.from_smac(...)``), or an Optuna study,
+        (``hp.adapters.from_optuna(study)``, ``hp.adapters.from_smac(...)``), or an Optuna study,
         read with ``from_optuna``. It brings the space (which fixes the measure
         integrated over), the objective values and the direction.
     surrogate : GP, Forest or a fitted model, default=GP()

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._encoding import measure_of
 from ._optional import import_optional
 from ._shared import (
     REPR_WIDTH,
@@ -20,13 +19,13 @@ from ._shared import (
     json_value,
     readonly,
 )
-from ._space import SearchSpace
 from ._validation import check_int
 from .exceptions import (
     InvalidArgumentError,
     InvalidArgumentTypeError,
     UnknownNameError,
 )
+from .space import SearchSpace, measure_of
 from .surrogates import GP, Forest, describe
 from .surrogates.forest import (
     FittedForest,

@@ -7,18 +7,18 @@ door into the Optuna adapter, which imports Optuna lazily.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn
 
 import numpy as np
 
 from ._sampling import SamplingRecord
 from ._shared import readonly
-from ._space import SearchSpace
 from ._validation import as_objective, check_choice
 from .exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidDataError
+from .space import SearchSpace
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -212,124 +212,14 @@ class TrialHistory:
         return out
 
     @classmethod
-    def from_smac(
-        cls,
-        source: Any,
-        *,
-        configspace: Any = None,
-        objective: int | str | None = None,
-        instances: Literal["auto", "mean", "model"] = "auto",
-    ) -> TrialHistory:
-        """Read a SMAC3 run: a facade, a runhistory, or a saved output folder.
-
-        One entry per configuration (``trial_id`` is SMAC's ``config_id``),
-        valued by its successful runs at its highest budget, averaged over
-        instances and seeds (see ``instances``). Runs that did not succeed
-        (CRASHED, TIMEOUT, MEMORYOUT, RUNNING) and runs at lower budgets are
-        counted in :attr:`excluded`. Parameters inactive in a configuration are
-        missing from it; the space keeps ConfigSpace's conditions.
-
-        Parameters
-        ----------
-        source : SMAC facade, smac.RunHistory, str or pathlib.Path
-            A facade after (or during) ``optimize()``; a runhistory; or the
-            folder SMAC saved a run to (``<output_directory>/<name>/<seed>``,
-            or a parent holding exactly one run). A folder is read with
-            ConfigSpace alone and may come from any SMAC 2.x release.
-        configspace : ConfigSpace.ConfigurationSpace, optional
-            The space of a runhistory (default: the one its configurations
-            belong to).
-        objective : int or str, optional
-            Index or name of the objective of a multi-objective run.
-        instances : {"auto", "mean", "model"}, default="auto"
-            How runs on several instances become one value per configuration.
-            ``"mean"``: their mean. ``"model"``: as Hutter et al. (2014,
-            Sec. 3.3), a random forest of the runs on (configuration,
-            instance features) predicts each configuration's average over all
-            training instances, which corrects for configurations having run
-            on easier or harder instances. ``"auto"``: the model when
-            configurations ran on different sets of two or more instances,
-            else the mean.
-
-        Returns
-        -------
-        TrialHistory
-
-        Examples
-        --------
-        >>> import hpinsight as hp
-        >>> history = hp.TrialHistory.from_smac("smac3_output/my-run/0")  # doctest: +SKIP
-        """
-        from .adapters._smac import history_from_smac
-
-        return history_from_smac(cls, source, configspace=configspace, objective=objective,
-                                 instances=instances)
+    def from_smac(cls, *args: Any, **kwargs: Any) -> NoReturn:
+        """Moved to :func:`hpinsight.adapters.from_smac` (the types know no optimizer)."""
+        raise AttributeError("TrialHistory.from_smac moved: use hp.adapters.from_smac(facade_or_path)")
 
     @classmethod
-    def from_optuna(
-        cls,
-        study: Any,
-        *,
-        target: Callable[[Any], float] | None = None,
-        objective: int | None = None,
-        direction: Literal["minimize", "maximize"] | None = None,
-        params: Sequence[str] | None = None,
-    ) -> TrialHistory:
-        """Read the finished trials of an Optuna study (any storage).
-
-        Only COMPLETE trials with a finite value are kept; PRUNED, FAIL,
-        RUNNING and WAITING trials and non-finite values are counted in
-        :attr:`excluded`. A parameter that only some trials suggested is
-        inactive in the others (define-by-run conditionals); no trial is
-        dropped for it. If a parameter's distribution changed during the
-        study, the space covers the union of its distributions and one
-        :class:`~hpinsight.exceptions.ChangedDistributionWarning` lists such parameters.
-
-        Parameters
-        ----------
-        study : optuna.Study
-        target : callable, optional
-            ``target(frozen_trial) -> float`` computes the value analysed
-            (e.g. ``lambda t: t.duration.total_seconds()``). Unless ``direction``
-            says otherwise, better is the study's direction; with several objectives,
-            that of the objective the target reproduces on every trial, else
-            "minimize".
-        objective : int, optional
-            Index of the objective of a multi-objective study. One of
-            ``target``/``objective`` is required for multi-objective studies.
-        direction : {"minimize", "maximize"}, optional
-            Overrides the study's direction for the analysed value.
-        params : sequence of str, optional
-            Restrict the space to these parameters (each must occur in at
-            least one COMPLETE trial).
-
-        Returns
-        -------
-        TrialHistory
-        """
-        from .adapters._optuna import history_from_study
-
-        history = history_from_study(
-            cls, study, target=target, objective=objective, direction=direction, params=params
-        )
-        assert history is not None  # allow_empty is off, so it raised instead
-        return history
-
-
-def as_history(source: Any, func: str) -> TrialHistory:
-    """``source`` as a TrialHistory: itself, or an Optuna study read with ``from_optuna``.
-
-    Raises a TypeError naming ``func`` and the ways in for anything else.
-    """
-    if isinstance(source, TrialHistory):
-        return source
-    if type(source).__module__.startswith("optuna"):
-        return TrialHistory.from_optuna(source)
-    raise InvalidArgumentTypeError(
-        f"The 'history' parameter of {func} must be an hpinsight TrialHistory or an "
-        f"optuna.Study. Got {type(source).__name__} instead. For plain data, pass "
-        "hp.TrialHistory(space, configs, y); for SMAC, TrialHistory.from_smac(facade), or "
-        "hpinsight.integrations.smac.load_run(path) for a saved run.")
+    def from_optuna(cls, *args: Any, **kwargs: Any) -> NoReturn:
+        """Moved to :func:`hpinsight.adapters.from_optuna` (the types know no optimizer)."""
+        raise AttributeError("TrialHistory.from_optuna moved: use hp.adapters.from_optuna(study)")
 
 
 def _config_rows(configs: Any, func: str) -> list[dict[str, Any]]:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from ._space import SearchSpace
+    from .space import SearchSpace
 
 __all__ = ["average_over_instances"]
 

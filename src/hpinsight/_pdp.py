@@ -36,18 +36,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ._encoding import measure_of
 from ._fanova_result import FanovaResult, native_grid
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, clip_text, grid_columns, json_array, json_value, readonly
 from ._validation import check_choice, check_int, check_seed, moved_keywords
 from .exceptions import InvalidArgumentError, InvalidArgumentTypeError
+from .space import measure_of
 from .surrogates.forest import FittedForest
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from ._space import SearchSpace
+    from .space import SearchSpace
     from .surrogates.gp import FittedGP
 
 __all__ = ["PartialDependenceResult", "gaussian_nll", "partial_dependence"]

@@ -44,11 +44,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._narrowing import active_everywhere
-from ._params import Categorical
 from ._regions_result import RegionNode, RegionTree
-from ._space import SearchSpace
 from ._validation import check_int, check_real
+from .space import Categorical, SearchSpace, active_everywhere
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -11,20 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._encoding import encode_value
-from ._narrowing import narrow_space
 from ._optional import import_optional
-from ._params import Categorical, Float, Int
 from ._pdp import PDBand
 from ._shared import REPR_WIDTH, clip_text, grid_columns, json_array, json_value
-from ._space import SearchSpace
 from .exceptions import InvalidArgumentError, InvalidDataError, UnknownNameError
+from .space import Categorical, Float, Int, SearchSpace, encode_value, narrow_space
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from ._params import Parameter
     from ._pdp import PartialDependenceResult
+    from .space import Parameter
 
 __all__ = ["RegionNode", "RegionTree"]
 
@@ -273,7 +270,7 @@ class RegionTree:
         while node.split is not None:
             name, rule = node.split
             param = space[name]
-            value = config.get(name, _MISSING)
+            value = config.get(name, MISSING)
             if _is_missing(param, value):
                 where = " and ".join(node.conditions) or "the whole space"
                 raise UnknownNameError(
@@ -348,12 +345,12 @@ class RegionTree:
         return {"params": list(self.pd.params), "root": self.root.to_dict()}
 
 
-_MISSING = object()
+MISSING = object()
 
 
 def _is_missing(param: Parameter, value: Any) -> bool:
     """Whether ``value`` marks ``param`` inactive (absent, or None/NaN that is no choice)."""
-    if value is _MISSING:
+    if value is MISSING:
         return True
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return not (isinstance(param, Categorical) and param.contains(value))

@@ -58,11 +58,12 @@ from ._decisions import decide
 from ._defaults import DefaultValues
 from ._fanova import fanova
 from ._fanova_result import FanovaResult
-from ._history import TrialHistory, as_history
+from ._history import TrialHistory
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
 from ._surrogate_risk import SurrogateRisk, defaults_for, surrogate_tuning_risk
 from ._validation import MODEL_KEYWORDS, check_int, check_real, check_seed, moved_keywords
+from .adapters import as_history
 from .exceptions import InvalidArgumentTypeError, InvalidDataError
 from .surrogates import GP, Forest, as_surrogate, refuse_fitted
 

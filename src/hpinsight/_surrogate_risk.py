@@ -14,14 +14,12 @@ from scipy.optimize import brentq
 from scipy.special import ndtr
 
 from ._defaults import DefaultValues
-from ._encoding import active_mask, encode_value, measure_of, snap
 from ._fanova_result import FanovaResult
 from ._history import TrialHistory
-from ._params import Categorical, Float, Int
 from ._shared import REPR_WIDTH, clip_text, fmt_value, json_value, readonly
-from ._space import SearchSpace
 from ._validation import check_int, check_seed
 from .exceptions import InvalidArgumentTypeError, InvalidDataError
+from .space import Categorical, Float, Int, SearchSpace, active_mask, encode_value, measure_of, snap
 from .surrogates.forest import impute_inactive
 from .surrogates.gp import FittedGP
 

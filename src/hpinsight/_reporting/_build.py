@@ -17,13 +17,14 @@ from .._decision_result import DecisionResult
 from .._decisions import decide
 from .._fanova import fanova
 from .._fanova_result import FanovaResult
-from .._history import TrialHistory, as_history
+from .._history import TrialHistory
 from .._optional import import_optional
 from .._pdp import PartialDependenceResult, partial_dependence
 from .._regions import confidence_split
 from .._regions_result import RegionTree
 from .._shared import REPR_WIDTH, clip_text, join_items, json_value
 from .._validation import MODEL_KEYWORDS, check_int, check_seed, moved_keywords
+from ..adapters import as_history, from_optuna
 from ..exceptions import HPInsightError, InvalidArgumentTypeError, InvalidDataError
 from ..surrogates import GP, Forest, as_surrogate, describe, refuse_fitted
 
@@ -233,7 +234,7 @@ def report(
     Parameters
     ----------
     history : TrialHistory or optuna.Study
-        The trials (for a SMAC run: ``TrialHistory.from_smac(...)`` or
+        The trials (for a SMAC run: ``hp.adapters.from_smac(...)`` or
         ``hpinsight.integrations.smac.load_run(path)``).
     title : str, optional
         Heading of the page (default: from ``label``).
@@ -287,8 +288,8 @@ def report(
     if objective is not None and isinstance(source, TrialHistory):
         raise InvalidArgumentTypeError(f"{func}: objective= chooses among an optuna.Study's objectives; a "
                         "TrialHistory holds one already (pass objective= to "
-                        "TrialHistory.from_optuna instead).")
-    history = (TrialHistory.from_optuna(source, objective=objective) if objective is not None
+                        "hp.adapters.from_optuna instead).")
+    history = (from_optuna(source, objective=objective) if objective is not None
                else as_history(source, func))
     where = label or (f"study {source.study_name!r}" if history is not source
                       else "the given trials")

@@ -391,7 +391,7 @@ def _quantile(report: Report) -> str:
 def _snippet(report: Report) -> str:
     src = report.source
     if src.startswith("study "):
-        load = "history = hp.TrialHistory.from_optuna(study)"
+        load = "history = hp.adapters.from_optuna(study)"
     elif src.startswith("SMAC run "):
         load = ("from hpinsight.integrations.smac import load_run\n"
                 f"history = load_run({src.removeprefix('SMAC run ')!r})")

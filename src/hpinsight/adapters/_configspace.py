@@ -66,7 +66,7 @@ ConfigSpace always has a default and has no stepped numeric type, so the
 hyperparameters carry a small ``meta={"hpinsight": {...}}`` entry that records
 "no default" and the ``Float``/``Int`` behind an ordinal grid.
 :func:`space_from_configspace` reads it back, which makes
-``SearchSpace.from_configspace(space.to_configspace())`` equal to ``space``
+``from_configspace(to_configspace(space))`` equal to ``space``
 up to parameter order and to rewriting conditions into equivalent ones (and
 up to the last digit of defaults and condition values of a stepped ``Float``,
 which come back as the grid value ``low + k * step``).
@@ -82,14 +82,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._optional import import_optional
-from .._params import AnyOf, Categorical, Condition, Float, Int
 from ..exceptions import HPInsightWarning, InvalidSpaceError
+from ..space import AnyOf, Categorical, Condition, Float, Int
 
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from .._params import ConditionLike, Parameter
-    from .._space import SearchSpace
+    from ..space import ConditionLike, Parameter, SearchSpace
 
 __all__ = ["space_from_configspace", "space_to_configspace"]
 

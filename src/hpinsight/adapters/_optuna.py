@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .._optional import import_optional
-from .._params import Categorical, Float, Int
 from ..exceptions import (
     ChangedDistributionWarning,
     InvalidArgumentError,
@@ -44,14 +43,14 @@ from ..exceptions import (
     InvalidDataError,
     InvalidSpaceError,
 )
+from ..space import Categorical, Float, Int
 
 if TYPE_CHECKING:
     from types import ModuleType
 
     from .._history import TrialHistory
-    from .._params import Parameter
     from .._sampling import SamplingRecord
-    from .._space import SearchSpace
+    from ..space import Parameter, SearchSpace
 
 __all__ = ["history_from_study", "merge_distributions", "sampling_of", "space_from_optuna"]
 

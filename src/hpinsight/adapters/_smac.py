@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from .._history import TrialHistory
-    from .._space import SearchSpace
+    from ..space import SearchSpace
 
 __all__ = [
     "Instances",

@@ -40,16 +40,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._encoding import encode_value
-from .._params import Categorical, Float, Int
 from .._shared import readonly
 from ..exceptions import HPInsightError
+from ..space import Categorical, Float, Int, encode_value
 from ..surrogates.forest import FittedForest, TreeArrays, copy_tree, route_inactive
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from .._space import SearchSpace
+    from ..space import SearchSpace
 
 __all__ = ["SmacModelUnavailable", "forest_from_smac_model", "smac_model_of", "smac_target_of"]
 

@@ -114,7 +114,7 @@ class _UsageError(Exception):
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, str]:
-    from .._history import TrialHistory
+    from ..adapters import from_optuna, from_smac
 
     if args.smac_run is not None:
         if not args.smac_run.exists():
@@ -122,24 +122,24 @@ def _load(args: argparse.Namespace) -> tuple[Any, str]:
         problem = _smac_run_problem(args.smac_run)
         if problem:
             raise FileNotFoundError(problem)
-        return (TrialHistory.from_smac(args.smac_run, objective=args.objective),
+        return (from_smac(args.smac_run, objective=args.objective),
                 f"SMAC run {args.smac_run}")
     optuna = import_optional("optuna", "hpinsight report --storage")
-    from ._watch import _describe, _known_studies, _open_storage, objective_problem
+    from ._storage import describe, known_studies, objective_problem, open_storage
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = None
     try:
-        storage = _open_storage(optuna, args.storage)
+        storage = open_storage(optuna, args.storage)
         study = optuna.load_study(study_name=args.study, storage=storage)
     except Exception as exc:
-        raise RuntimeError(f"cannot open study {args.study!r} in {_describe(args.storage)}: "
-                           f"{exc}{_known_studies(optuna, storage)}") from exc
+        raise RuntimeError(f"cannot open study {args.study!r} in {describe(args.storage)}: "
+                           f"{exc}{known_studies(optuna, storage)}") from exc
     problem = objective_problem(study, args.objective)
     if problem:
         raise _UsageError(problem)
-    return (TrialHistory.from_optuna(study, objective=args.objective),
-            f"study {args.study!r} ({_describe(args.storage)})")
+    return (from_optuna(study, objective=args.objective),
+            f"study {args.study!r} ({describe(args.storage)})")
 
 
 #: Runs listed when --smac-run names a folder holding several.
@@ -150,7 +150,7 @@ def _smac_run_problem(path: Path) -> str | None:
     """Why ``path`` is not the folder of one SMAC run; None when it is one.
 
     A run folder holds ``runhistory.json`` (as ``find_run_folder`` of the SMAC adapter
-    recognises one). ``TrialHistory.from_smac`` also accepts a parent holding exactly one
+    recognises one). ``hp.adapters.from_smac`` also accepts a parent holding exactly one
     run and walks down to it; the command line reads only the folder it is given, so that
     a report never bears the name of a folder whose run was not the one meant.
     """

@@ -123,9 +123,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def _read(path: Path) -> tuple[Any, Any, dict[Any, tuple[Any, Any]], dict[str, Any]]:
     import tomllib
 
-    from .._params import Categorical, Condition, Float, Int
-    from .._space import SearchSpace
     from ..exceptions import HPInsightError
+    from ..space import Categorical, Condition, Float, Int, SearchSpace
 
     try:
         config = tomllib.loads(path.read_text(encoding="utf-8"))

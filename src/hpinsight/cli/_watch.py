@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import signal
 import time
 from datetime import datetime
-from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
 from .._optional import import_optional
 from ._model import add_model_arguments, model_from
+from ._storage import describe, known_studies, objective_problem, open_storage
 
 __all__ = ["add_parser", "run"]
 
@@ -110,11 +109,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         _logger.error("--interval must be > 0, --every >= 1 and --min-trials >= 2.")
         return 2
     try:
-        storage = _open_storage(optuna, args.storage)
+        storage = open_storage(optuna, args.storage)
         study = optuna.load_study(study_name=args.study, storage=storage)
     except Exception as exc:
-        _logger.error("cannot open study %r in %s: %s%s", args.study, _describe(args.storage),
-                      exc, _known_studies(optuna, locals().get("storage")))
+        _logger.error("cannot open study %r in %s: %s%s", args.study, describe(args.storage),
+                      exc, known_studies(optuna, locals().get("storage")))
         return 1
     problem = objective_problem(study, args.objective)
     if problem:
@@ -134,7 +133,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     # are in place before the "watching" line, so whoever waits for that line can signal.
     previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        _write(out, f"watching study {args.study!r} ({_describe(args.storage)}); Ctrl-C stops")
+        _write(out, f"watching study {args.study!r} ({describe(args.storage)}); Ctrl-C stops")
         in_force = read_restriction(study)
         if in_force:
             _write(out, f"restriction in force: fixed {_values(in_force)}")
@@ -210,98 +209,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             engine.dispose()
 
 
-def _open_storage(optuna: Any, spec: str) -> Any:
-    """Open ``--storage`` for reading; never creates a database or a journal file.
-
-    Raises FileNotFoundError for a missing SQLite or journal file and ValueError for a
-    file that is not an Optuna journal, each saying what to pass instead.
-    """
-    if "://" in spec:
-        sqlite_file = _sqlite_file(spec)
-        if sqlite_file is not None and not sqlite_file.exists():
-            # RDBStorage would create an empty database there and then find no study
-            where = "" if sqlite_file.is_absolute() else f" (relative to {Path.cwd()})"
-            raise FileNotFoundError(
-                f"the SQLite file {str(sqlite_file)!r}{where} does not exist; --storage reads "
-                "an existing study and creates nothing, so check the path (sqlite:///rel.db "
-                "is relative to the current folder, sqlite:////abs/path.db is absolute)")
-        return optuna.storages.RDBStorage(spec)
-    path = Path(spec)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{spec!r} is neither an RDB URL (with '://') nor an existing journal file"
-        )
-    _check_journal(path)
-    journal = optuna.storages.journal
-    return optuna.storages.JournalStorage(journal.JournalFileBackend(str(path)))
-
-
-def _sqlite_file(spec: str) -> Path | None:
-    """The database file of an SQLite URL; None for other URLs and in-memory databases."""
-    from sqlalchemy.engine import make_url  # comes with Optuna
-
-    try:
-        url = make_url(spec)
-    except Exception:  # a malformed URL: RDBStorage says what is wrong with it
-        return None
-    database = url.database
-    if url.get_backend_name() != "sqlite" or not database or database == ":memory:" \
-            or database.startswith("file:"):  # SQLite URI filenames: left to SQLite
-        return None
-    return Path(database)
-
-
-#: The first bytes of every SQLite database file.
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-#: Longest first line read to recognise a journal (a record holding large user attributes
-#: can be longer; such a line is accepted if it starts like a JSON object).
-_MAX_FIRST_LINE = 1 << 20
-
-
-def _check_journal(path: Path) -> None:
-    """Raise ValueError unless ``path`` is empty or starts with an Optuna journal record."""
-    with path.open("rb") as f:
-        first = f.readline(_MAX_FIRST_LINE)
-    if first.startswith(_SQLITE_MAGIC):
-        raise ValueError(
-            f"{path} is an SQLite database, not an Optuna journal file; give it as a URL: "
-            f"sqlite:///{path}")
-    text = first.strip()
-    if not text:
-        return  # an empty journal: load_study then names the studies there (none)
-    if len(first) >= _MAX_FIRST_LINE and not first.endswith(b"\n"):
-        ok = text.startswith(b"{")
-    else:
-        try:
-            record = json.loads(text)
-        except ValueError:  # not JSON, or not UTF-8
-            record = None
-        ok = isinstance(record, dict) and "op_code" in record
-    if not ok:
-        raise ValueError(
-            f"{path} is not an Optuna journal file (its first line is not a JSON journal "
-            "record) and not a database URL; give an RDB URL like sqlite:///study.db or a "
-            "journal file written by JournalStorage")
-
-
-def _known_studies(optuna: Any, storage: Any) -> str:
-    if storage is None:
-        return ""
-    try:
-        names = optuna.get_all_study_names(storage)
-    except Exception:
-        return ""
-    return f" (studies there: {', '.join(map(repr, names)) or 'none'})"
-
-
-def _describe(spec: str) -> str:
-    if "://" in spec:
-        scheme, _, rest = spec.partition("://")
-        host = rest.rsplit("@", 1)[-1]  # never echo credentials
-        return f"{scheme}://{host}"
-    return f"journal {spec}"
-
-
 def _counts(optuna: Any, study: Any) -> dict[str, int]:
     counts: dict[str, int] = {}
     for t in study.get_trials(deepcopy=False):
@@ -340,15 +247,3 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def objective_problem(study: Any, objective: int | None) -> str | None:
-    """What is wrong with ``--objective`` for ``study``, in the command line's words."""
-    directions = [d.name.lower() for d in study.directions]
-    if objective is None and len(directions) > 1:
-        return (f"study {study.study_name!r} has {len(directions)} objectives "
-                f"({', '.join(directions)}); choose the one to analyse with --objective 0 "
-                f"(to {len(directions) - 1}).")
-    if objective is not None and not 0 <= objective < len(directions):
-        return (f"--objective {objective} is out of range: study {study.study_name!r} has "
-                f"{len(directions)} objective(s); use --objective 0"
-                f"{f' to {len(directions) - 1}' if len(directions) > 1 else ''}.")
-    return None

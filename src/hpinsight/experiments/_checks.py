@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._defaults import DefaultValues
-from .._space import SearchSpace
 from .._validation import check_int
 from ..exceptions import (
     InvalidArgumentError,
@@ -19,6 +18,7 @@ from ..exceptions import (
     InvalidDataError,
     InvalidSpaceError,
 )
+from ..space import SearchSpace
 
 if TYPE_CHECKING:
 

@@ -75,9 +75,8 @@ import optuna
 
 from .._defaults import DefaultValues, default_values
 from .._history import TrialHistory
-from .._params import Categorical, Float, Int
-from .._space import SearchSpace
 from ..exceptions import InvalidDataError
+from ..space import Categorical, Float, Int, SearchSpace
 from ._checks import FUNC, Plan, RunJob, defaults_per_dataset, validate
 from ._execution import FitStore, run_jobs
 from ._records import FoldRecord, RunRecord, TuningRiskExperiment
@@ -85,7 +84,7 @@ from ._records import FoldRecord, RunRecord, TuningRiskExperiment
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from .._params import Parameter
+    from ..space import Parameter
 
 __all__ = ["CONFIG_KEY", "tuning_risk_experiment"]
 

@@ -27,15 +27,15 @@ import optuna
 from optuna.importance import BaseImportanceEvaluator
 
 from .._fanova import fanova
-from .._history import TrialHistory
-from .._params import Categorical
 from .._validation import MODEL_KEYWORDS, check_int, check_real, check_seed, moved_keywords
+from ..adapters import from_optuna
 from ..exceptions import (
     ConstantObjectiveWarning,
     ExcludedTrialsWarning,
     InvalidArgumentError,
     InvalidArgumentTypeError,
 )
+from ..space import Categorical
 from ..surrogates import GP, Forest, as_surrogate, refuse_fitted
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
         if not seen:
             return {}
         objective = None if target is not None else self.objective
-        history = TrialHistory.from_optuna(study, target=target, objective=objective)
+        history = from_optuna(study, target=target, objective=objective)
         names = list(params) if params is not None else list(history.space.names)
         zeros = dict.fromkeys(names, 0.0)
         if history.excluded.get("non-finite value"):

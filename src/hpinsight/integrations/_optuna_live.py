@@ -287,7 +287,7 @@ def best_ranges(
     The best trials are the ``quantile`` fraction with the best values (at least two);
     a parameter active in fewer than two of them is left out.
     """
-    from .._params import Float, Int
+    from ..space import Float, Int
 
     n_best = max(2, math.ceil(quantile * history.n_trials))
     order = history.best_indices(n_best)

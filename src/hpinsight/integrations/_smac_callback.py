@@ -112,7 +112,7 @@ class ImportanceCallback(LiveResults, Callback):
     surrogate : GP, Forest or SmacForest, default=GP()
         ``hp.GP()`` and ``hp.Forest(...)`` fit hpinsight's Gaussian process or a forest
         (see :func:`hpinsight.fanova`) on the mean cost of each configuration (raw costs;
-        see :meth:`TrialHistory.from_smac <hpinsight.TrialHistory.from_smac>`).
+        see :func:`hpinsight.adapters.from_smac`).
         :class:`SmacForest` decomposes SMAC's own fitted random forest as it stands.
     seed : int, optional
         Model seed; with a seed a refit equals ``hp.fanova(history, seed=...)``
@@ -121,7 +121,7 @@ class ImportanceCallback(LiveResults, Callback):
         Objective index or name of a multi-objective run.
     instances : {"auto", "mean", "model"}, default="auto"
         How runs on several instances become one value per configuration
-        (see :meth:`TrialHistory.from_smac <hpinsight.TrialHistory.from_smac>`).
+        (see :func:`hpinsight.adapters.from_smac`).
     cap_quantile : float in (0, 1], optional
         Importance among the best configurations (Hutter et al. 2014, Sec. 3.3).
     stop_after : int, optional

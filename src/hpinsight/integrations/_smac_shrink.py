@@ -329,20 +329,20 @@ def _chosen_fixed(facade: Any, keep: Any, fixed: Mapping[str, Any] | None,
                   risk_margin: float = 0.05) -> tuple[dict[str, Any], SubspaceResult | None]:
     """Step 1: the parameters to fix and their values (and, with ``keep="auto"``, the
     suggestion they came from)."""
-    from .._history import TrialHistory
+    from ..adapters import from_smac
 
     cs = facade.scenario.configspace
     subspace = None
     if keep == "auto":
         from .._subspace import suggest_subspace
 
-        subspace = suggest_subspace(TrialHistory.from_smac(facade), seed=seed, risk_margin=risk_margin)
+        subspace = suggest_subspace(from_smac(facade), seed=seed, risk_margin=risk_margin)
         fixed = subspace.fixed
     elif fixed is None and isinstance(keep, int):
         from .._fanova import fanova
 
         ranked = list(importances) if importances is not None else [
-            i.params[0] for i in fanova(TrialHistory.from_smac(facade), seed=seed).ranking(order=1)]
+            i.params[0] for i in fanova(from_smac(facade), seed=seed).ranking(order=1)]
         order = ranked + [n for n in cs if n not in ranked]
         incumbent = facade.intensifier.get_incumbent()
         if incumbent is None:

@@ -28,12 +28,13 @@ from .._optional import import_optional
 import_optional("smac", "hpinsight.integrations.smac")
 
 from .._history import TrialHistory  # noqa: E402
-from .._space import SearchSpace  # noqa: E402
+from ..adapters import from_configspace, from_smac  # noqa: E402
 from ..adapters._smac_model import (  # noqa: E402
     SmacModelUnavailable,
     forest_from_smac_model,
     smac_model_of,
 )
+from ..space import SearchSpace  # noqa: E402
 from ..surrogates.forest import FittedForest  # noqa: E402
 from ._smac_callback import (  # noqa: E402
     RESULT_FILE,
@@ -71,9 +72,9 @@ def load_run(path: str | Path, *, objective: int | str | None = None) -> TrialHi
     Returns
     -------
     TrialHistory
-        One entry per configuration; see :meth:`hpinsight.TrialHistory.from_smac`.
+        One entry per configuration; see :func:`hpinsight.adapters.from_smac`.
     """
-    return TrialHistory.from_smac(Path(path), objective=objective)
+    return from_smac(Path(path), objective=objective)
 
 
 def smac_forest(facade: Any, space: SearchSpace | None = None) -> FittedForest:
@@ -84,7 +85,7 @@ def smac_forest(facade: Any, space: SearchSpace | None = None) -> FittedForest:
     facade : SMAC facade
         After (or during) ``optimize()``, with a random-forest surrogate.
     space : SearchSpace, optional
-        Default: ``SearchSpace.from_configspace(facade.scenario.configspace)``.
+        Default: ``hp.adapters.from_configspace(facade.scenario.configspace)``.
 
     Raises
     ------
@@ -95,8 +96,8 @@ def smac_forest(facade: Any, space: SearchSpace | None = None) -> FittedForest:
     --------
     >>> import hpinsight as hp
     >>> from hpinsight.integrations.smac import smac_forest
-    >>> result = hp.fanova(hp.TrialHistory.from_smac(facade), surrogate=smac_forest(facade))  # doctest: +SKIP
+    >>> result = hp.fanova(hp.adapters.from_smac(facade), surrogate=smac_forest(facade))  # doctest: +SKIP
     """
     configspace = facade.scenario.configspace
-    space = SearchSpace.from_configspace(configspace) if space is None else space
+    space = from_configspace(configspace) if space is None else space
     return forest_from_smac_model(smac_model_of(facade), space, configspace)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .._optional import import_optional
-from .._params import Categorical, Float, Int
+from ..space import Categorical, Float, Int
 
 __all__ = ["MANY_CHOICES", "MARK_STYLES", "axis_of", "category_label", "category_order",
            "legend_above", "legend_entries", "log_ticks", "new_axes", "set_category_ticks",

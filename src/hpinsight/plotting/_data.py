@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._params import Categorical, Float, Int
 from ..exceptions import InvalidArgumentError
+from ..space import Categorical, Float, Int
 from ._common import axis_of
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from .._pdp import PartialDependenceResult
     from .._regions_result import RegionNode, RegionTree
-    from .._space import SearchSpace
+    from ..space import SearchSpace
 
 __all__ = ["CurveData", "PD2PlotData", "PDPlotData", "pd2_plot_data", "pd_plot_data",
            "region_plot_data", "region_rules"]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._params import Categorical
+from ..space import Categorical
 from ._common import (
     MANY_CHOICES,
     MARK_STYLES,

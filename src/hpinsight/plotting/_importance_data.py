@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from .._params import Categorical
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
+from ..space import Categorical
 from ._common import axis_of
 
 if TYPE_CHECKING:

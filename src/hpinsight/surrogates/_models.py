@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from .._space import SearchSpace
+    from ..space import SearchSpace
 
 __all__ = ["GP", "FittedSurrogate", "Forest", "as_surrogate", "decompose", "describe",
            "refuse_fitted"]

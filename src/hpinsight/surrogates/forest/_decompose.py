@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..._encoding import measure_of
+from ...space import measure_of
 from ._tree import compute_partition, main_effects, pair_effects, subset_effect, subset_variance
 
 if TYPE_CHECKING:
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from ..._space import SearchSpace
+    from ...space import SearchSpace
     from ._forest import FittedForest
     from ._tree import Partition
 

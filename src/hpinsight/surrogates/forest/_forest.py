@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from ..._encoding import measure_of
 from ..._shared import readonly
 from ...exceptions import InvalidDataError
+from ...space import measure_of
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from ..._space import SearchSpace
+    from ...space import SearchSpace
 
 #: Each tree is grown on a bootstrap sample of at most this many rows by default
 #: (see ``fit_forest``); below it, the ordinary bootstrap of all rows is used.

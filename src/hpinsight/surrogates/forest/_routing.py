@@ -22,16 +22,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..._encoding import encode_value, encoded_bounds, log_encode
-from ..._params import AnyOf, Categorical, Condition
 from ..._shared import readonly
+from ...space import AnyOf, Categorical, Condition, encode_value, encoded_bounds, log_encode
 from ._forest import TreeArrays
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from ..._params import ConditionLike
-    from ..._space import SearchSpace
+    from ...space import ConditionLike, SearchSpace
 
 __all__ = ["route_inactive"]
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from ..._encoding import Measure
+    from ...space import Measure
     from ._forest import TreeArrays
 
 

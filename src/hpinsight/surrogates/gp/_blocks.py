@@ -37,9 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..._encoding import measure_of
-from ..._params import Categorical, Condition, Int
-from ..._space import SearchSpace
+from ...space import Categorical, Condition, Int, SearchSpace, measure_of
 from ._kernel import MAX_EXACT_POINTS, kernel_integrals, kernel_matrix
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from ._model import FittedGP
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from ..._space import SearchSpace
+    from ...space import SearchSpace
 
 #: Rows used to fit the hyperparameters (the posterior then uses up to ``max_rows``).
 FIT_ROWS = 256

@@ -15,15 +15,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.special import erf
 
-from ..._encoding import Measure, measure_of
-from ..._params import Categorical
+from ...space import Categorical, Measure, measure_of
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
     from numpy.typing import NDArray
 
-    from ..._space import SearchSpace
+    from ...space import SearchSpace
 
 #: Discrete columns with more values are integrated as continuous (see ``hpinsight.surrogates.gp``).
 MAX_EXACT_POINTS = 1024

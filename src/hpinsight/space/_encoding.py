@@ -28,21 +28,40 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from .._shared import step_index
+from ..exceptions import HPInsightWarning, InvalidDataError
 from ._params import AnyOf, Categorical, Condition, Float, Int, Parameter
-from ._shared import step_index
-from .exceptions import HPInsightWarning, InvalidDataError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from ._space import SearchSpace
+    from ._params import ConditionLike
 
 MAX_DISCRETE_VALUES = 1 << 20
 _BOUND_TOL = 1e-9
+
+
+class EncodableSpace(Protocol):
+    """What the encoding reads of a :class:`~hpinsight.space.SearchSpace`: the
+    parameters in column order, their conditions, and an order with parents first."""
+
+    @property
+    def params(self) -> tuple[Parameter, ...]: ...
+    @property
+    def names(self) -> tuple[str, ...]: ...
+    @property
+    def conditional_names(self) -> tuple[str, ...]: ...
+    @property
+    def columns_parents_first(self) -> tuple[int, ...]: ...
+    def conditions_of(self, name: str) -> tuple[ConditionLike, ...]: ...
+    def index(self, name: str) -> int: ...
+    def __getitem__(self, name: str) -> Parameter: ...
+    def __contains__(self, name: object) -> bool: ...
+    def __len__(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,10 +173,10 @@ def encode_value(param: Parameter, value: Any) -> float:
 
 # --------------------------------------------------------------------------------------
 # configs -> matrix
-_MISSING = object()
+MISSING = object()
 
 
-def _columns(space: SearchSpace, configs: Any) -> tuple[int, dict[str, Any]]:
+def _columns(space: EncodableSpace, configs: Any) -> tuple[int, dict[str, Any]]:
     """Gather per-parameter value lists from a DataFrame or a sequence of mappings."""
     if hasattr(configs, "columns") and hasattr(configs, "to_dict"):  # pandas DataFrame
         unknown = [str(c) for c in configs.columns if c not in space]
@@ -166,7 +185,7 @@ def _columns(space: SearchSpace, configs: Any) -> tuple[int, dict[str, Any]]:
         cols: dict[str, Any] = {}
         for name in space.names:
             if name not in configs.columns:
-                cols[name] = [_MISSING] * n
+                cols[name] = [MISSING] * n
             elif configs[name].dtype.kind in "fiu" and not isinstance(space[name], Categorical):
                 cols[name] = configs[name].to_numpy()
             else:
@@ -196,10 +215,10 @@ def _columns(space: SearchSpace, configs: Any) -> tuple[int, dict[str, Any]]:
         if not names.issuperset(row):
             unknown_set.update(dict.fromkeys(str(k) for k in row if k not in names))
     _raise_unknown(space, list(unknown_set))
-    return len(rows), {name: [row.get(name, _MISSING) for row in rows] for name in space.names}
+    return len(rows), {name: [row.get(name, MISSING) for row in rows] for name in space.names}
 
 
-def _raise_unknown(space: SearchSpace, unknown: Sequence[str]) -> None:
+def _raise_unknown(space: EncodableSpace, unknown: Sequence[str]) -> None:
     if unknown:
         raise InvalidDataError(
             f"The configurations name parameters that are not in the search space: "
@@ -212,7 +231,7 @@ def _raise_unknown(space: SearchSpace, unknown: Sequence[str]) -> None:
 def is_missing(param: Parameter, value: Any) -> bool:
     """Whether ``value`` marks ``param`` as missing (inactive) rather than setting it.
 
-    A parameter absent from a configuration (``_MISSING`` here) is missing. ``None`` and
+    A parameter absent from a configuration (``MISSING`` here) is missing. ``None`` and
     ``NaN`` are missing too (what a DataFrame holds in an empty cell), *unless* they are
     one of a categorical's choices: ``class_weight=None`` is a setting, not a gap.
 
@@ -220,13 +239,13 @@ def is_missing(param: Parameter, value: Any) -> bool:
     ----------
     param : Float, Int or Categorical
     value : object
-        The configuration's entry for ``param``, or ``_MISSING`` when it has none.
+        The configuration's entry for ``param``, or ``MISSING`` when it has none.
 
     Returns
     -------
     bool
     """
-    if value is _MISSING:
+    if value is MISSING:
         return True
     if isinstance(param, Categorical) and param.contains(value):
         return False
@@ -303,7 +322,7 @@ def _encode_categorical(param: Categorical, values: list[Any]) -> NDArray[np.flo
     return col
 
 
-def encode_configs(space: SearchSpace, configs: Any) -> NDArray[np.float64]:
+def encode_configs(space: EncodableSpace, configs: Any) -> NDArray[np.float64]:
     """Encode configurations (see :meth:`SearchSpace.encode`)."""
     n, cols = _columns(space, configs)
     X = np.empty((n, len(space)))
@@ -317,7 +336,7 @@ def encode_configs(space: SearchSpace, configs: Any) -> NDArray[np.float64]:
     return X
 
 
-def _apply_conditions(space: SearchSpace, X: NDArray[np.float64]) -> None:
+def _apply_conditions(space: EncodableSpace, X: NDArray[np.float64]) -> None:
     """Check present/missing values against the conditions; blank inactive values."""
     active = active_mask(space, X)
     present = ~np.isnan(X)
@@ -345,7 +364,7 @@ def _apply_conditions(space: SearchSpace, X: NDArray[np.float64]) -> None:
 
 
 def _condition_holds(
-    space: SearchSpace, cond: Condition | AnyOf, X: NDArray[np.float64], active: NDArray[np.bool_]
+    space: EncodableSpace, cond: Condition | AnyOf, X: NDArray[np.float64], active: NDArray[np.bool_]
 ) -> NDArray[np.bool_]:
     if isinstance(cond, AnyOf):
         out = np.zeros(X.shape[0], dtype=bool)
@@ -374,14 +393,14 @@ def _encode_bound(param: Float | Int, bound: float) -> float:
     return float(log_encode(bound)) if bound > 0 else -math.inf
 
 
-def active_mask(space: SearchSpace, X: NDArray[np.float64]) -> NDArray[np.bool_]:
+def active_mask(space: EncodableSpace, X: NDArray[np.float64]) -> NDArray[np.bool_]:
     """Structural activity of every entry of an encoded matrix under the conditions."""
     if X.ndim != 2 or X.shape[1] != len(space):
         raise InvalidDataError(
             f"The encoded matrix must have shape (n, {len(space)}). Got {X.shape} instead."
         )
     active = np.ones(X.shape, dtype=bool)
-    for j in space._order:
+    for j in space.columns_parents_first:
         name = space.names[j]
         for cond in space.conditions_of(name):
             active[:, j] &= _condition_holds(space, cond, X, active)
@@ -419,7 +438,7 @@ def _exp_exact(x: NDArray[np.float64]) -> NDArray[np.float64]:
     return v
 
 
-def decode_matrix(space: SearchSpace, X: Any) -> list[dict[str, Any]]:
+def decode_matrix(space: EncodableSpace, X: Any) -> list[dict[str, Any]]:
     """Decode an encoded matrix (see :meth:`SearchSpace.decode`)."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != len(space):
@@ -441,15 +460,15 @@ def decode_matrix(space: SearchSpace, X: Any) -> list[dict[str, Any]]:
                 values = [int(v) for v in native.tolist()]
             else:
                 values = np.clip(native, param.low, param.high).tolist()
-        columns.append([v if ok else _MISSING for v, ok in zip(values, present.tolist(), strict=True)])
+        columns.append([v if ok else MISSING for v, ok in zip(values, present.tolist(), strict=True)])
     names = space.names
     return [
-        {name: v for name, v in zip(names, row, strict=True) if v is not _MISSING}
+        {name: v for name, v in zip(names, row, strict=True) if v is not MISSING}
         for row in zip(*columns, strict=True)
     ] if columns else []
 
 
-def sample_encoded(space: SearchSpace, n: int, *, seed: int | None = None) -> NDArray[np.float64]:
+def sample_encoded(space: EncodableSpace, n: int, *, seed: int | None = None) -> NDArray[np.float64]:
     """Draw ``n`` encoded configurations from the space's measure, inactive entries NaN."""
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
         raise InvalidDataError(f"The 'n' parameter of sample must be an int >= 0. Got {n!r} instead.")

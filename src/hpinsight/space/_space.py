@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
+from ..exceptions import InvalidSpaceError, UnknownNameError
+from ._encoding import active_mask, decode_matrix, encode_configs, encode_value, sample_encoded
 from ._params import (
     AnyOf,
     Categorical,
@@ -32,9 +34,8 @@ from ._params import (
     Float,
     Int,
     Parameter,
-    _is_real,
+    is_real,
 )
-from .exceptions import InvalidSpaceError, UnknownNameError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -245,8 +246,6 @@ class SearchSpace:
             On unknown parameter names, values outside the space, or a
             parameter missing although its conditions make it active.
         """
-        from ._encoding import encode_configs
-
         return encode_configs(self, configs)
 
     def decode(self, X: Any) -> list[dict[str, Any]]:
@@ -264,8 +263,6 @@ class SearchSpace:
         -------
         list of dict
         """
-        from ._encoding import decode_matrix
-
         return decode_matrix(self, X)
 
     def active_mask(self, X: Any) -> NDArray[np.bool_]:
@@ -280,9 +277,12 @@ class SearchSpace:
         -------
         ndarray of bool, shape (n_configs, n_params)
         """
-        from ._encoding import active_mask
-
         return active_mask(self, np.asarray(X, dtype=float))
+
+    @property
+    def columns_parents_first(self) -> tuple[int, ...]:
+        """Column indices, every parent before its children."""
+        return self._order
 
     @property
     def names_parents_first(self) -> tuple[str, ...]:
@@ -295,8 +295,6 @@ class SearchSpace:
         Only the parents' values are read; a parent missing from ``config`` counts as
         inactive, so its children are too.
         """
-        from ._encoding import active_mask, encode_value
-
         j = self.index(name)
         if name not in self._conditions:
             return True
@@ -321,45 +319,22 @@ class SearchSpace:
         list of dict
             Configurations in native units; inactive parameters are absent.
         """
-        from ._encoding import sample_encoded
-
         return self.decode(sample_encoded(self, n, seed=seed))
 
     # -- converters ------------------------------------------------------------------
     @classmethod
-    def from_configspace(cls, configspace: Any) -> SearchSpace:
-        """Build a search space from a ``ConfigSpace.ConfigurationSpace`` (1.x).
+    def from_configspace(cls, *args: Any, **kwargs: Any) -> NoReturn:
+        """Moved to :func:`hpinsight.adapters.from_configspace` (the types know no optimizer)."""
+        raise AttributeError("SearchSpace.from_configspace moved: use hp.adapters.from_configspace(cs)")
 
-        Uniform/normal float and integer hyperparameters become :class:`Float`
-        / :class:`Int` (normal ones over their bounds, as ConfigSpace requires
-        bounds), categorical and ordinal ones become :class:`Categorical`,
-        constants become one-choice categoricals. Equals, NotEquals, In,
-        GreaterThan and LessThan conditions and their And/Or conjunctions
-        become :class:`Condition`/:class:`AnyOf`. Forbidden clauses are not
-        part of the measure and are ignored by the analyses (a warning says so).
-        """
-        from .adapters._configspace import space_from_configspace
-
-        return space_from_configspace(cls, configspace)
-
-    def to_configspace(self, *, seed: int | None = None) -> Any:
-        """Return an equivalent ``ConfigSpace.ConfigurationSpace`` (1.x)."""
-        from .adapters._configspace import space_to_configspace
-
-        return space_to_configspace(self, seed=seed)
+    def to_configspace(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Moved to :func:`hpinsight.adapters.to_configspace` (the types know no optimizer)."""
+        raise AttributeError("SearchSpace.to_configspace moved: use hp.adapters.to_configspace(space)")
 
     @classmethod
-    def from_optuna(cls, distributions: Mapping[str, Any]) -> SearchSpace:
-        """Build a search space from Optuna distributions.
-
-        Parameters
-        ----------
-        distributions : mapping of str to optuna.distributions.BaseDistribution
-            For example ``study.best_trial.distributions``.
-        """
-        from .adapters._optuna import space_from_optuna
-
-        return space_from_optuna(cls, distributions)
+    def from_optuna(cls, *args: Any, **kwargs: Any) -> NoReturn:
+        """Moved to :func:`hpinsight.adapters.space_from_optuna` (the types know no optimizer)."""
+        raise AttributeError("SearchSpace.from_optuna moved: use hp.adapters.space_from_optuna(distributions)")
 
 
 def _check_condition_fits(cond: Condition, parent: Parameter) -> None:
@@ -379,7 +354,7 @@ def _check_condition_fits(cond: Condition, parent: Parameter) -> None:
         )
     else:
         for label, bound in (("gt", cond.gt), ("lt", cond.lt)):
-            if bound is not None and (not _is_real(bound) or not math.isfinite(float(bound))):
+            if bound is not None and (not is_real(bound) or not math.isfinite(float(bound))):
                 raise InvalidSpaceError(
                     f"The {label!r} of the condition on {cond.child!r} must be a finite number. "
                     f"Got {bound!r} instead.",

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._shared import step_index
+from ..exceptions import InvalidSpaceError
 from ._encoding import MAX_DISCRETE_VALUES
 from ._params import AnyOf, Categorical, Condition, Float, Int
-from ._shared import step_index
 from ._space import SearchSpace
-from .exceptions import InvalidSpaceError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

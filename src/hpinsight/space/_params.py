@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
-from .exceptions import InvalidSpaceError, UnknownNameError
+from ..exceptions import InvalidSpaceError, UnknownNameError
 
 if TYPE_CHECKING:
     pass
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["AnyOf", "Categorical", "Condition", "ConditionLike", "Float", "Int", "Parameter"]
 
 
-def _is_real(value: object) -> bool:
+def is_real(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
 
 
@@ -37,7 +37,7 @@ def _check_name(name: object) -> str:
 
 def _check_bounds(kind: str, name: str, low: object, high: object, log: bool) -> None:
     for label, value in (("low", low), ("high", high)):
-        if not _is_real(value) or not math.isfinite(float(value)):  # type: ignore[arg-type]
+        if not is_real(value) or not math.isfinite(float(value)):  # type: ignore[arg-type]
             raise InvalidSpaceError(
                 f"The {label!r} bound of {kind} parameter {name!r} must be a finite number. "
                 f"Got {value!r} instead.",
@@ -99,7 +99,7 @@ class Float:
         object.__setattr__(self, "low", float(self.low))
         object.__setattr__(self, "high", float(self.high))
         if self.step is not None:
-            if not _is_real(self.step) or not float(self.step) > 0:
+            if not is_real(self.step) or not float(self.step) > 0:
                 raise InvalidSpaceError(
                     f"The 'step' of Float parameter {self.name!r} must be a positive number. "
                     f"Got {self.step!r} instead.",
@@ -326,7 +326,7 @@ def _is_integral(value: object) -> bool:
 
 
 def _numeric_contains(param: Float | Int, value: object, *, integral: bool) -> bool:
-    if not _is_real(value):
+    if not is_real(value):
         return False
     v = float(value)  # type: ignore[arg-type]
     if not math.isfinite(v) or v < param.low or v > param.high:

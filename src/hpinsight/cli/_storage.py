@@ -1,0 +1,118 @@
+"""Optuna storages on the command line: open one from a URL or a journal file path, say
+which studies it holds, describe it without its password, and check the objective asked
+for. Shared by ``hpinsight watch`` and ``hpinsight report``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["describe", "known_studies", "objective_problem", "open_storage"]
+
+#: The first bytes of every SQLite database file.
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+#: Longest first line read to recognise a journal (a record holding large user attributes
+#: can be longer; such a line is accepted if it starts like a JSON object).
+_MAX_FIRST_LINE = 1 << 20
+
+
+
+def open_storage(optuna: Any, spec: str) -> Any:
+    """Open ``--storage`` for reading; never creates a database or a journal file.
+
+    Raises FileNotFoundError for a missing SQLite or journal file and ValueError for a
+    file that is not an Optuna journal, each saying what to pass instead.
+    """
+    if "://" in spec:
+        sqlite_file = _sqlite_file(spec)
+        if sqlite_file is not None and not sqlite_file.exists():
+            # RDBStorage would create an empty database there and then find no study
+            where = "" if sqlite_file.is_absolute() else f" (relative to {Path.cwd()})"
+            raise FileNotFoundError(
+                f"the SQLite file {str(sqlite_file)!r}{where} does not exist; --storage reads "
+                "an existing study and creates nothing, so check the path (sqlite:///rel.db "
+                "is relative to the current folder, sqlite:////abs/path.db is absolute)")
+        return optuna.storages.RDBStorage(spec)
+    path = Path(spec)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{spec!r} is neither an RDB URL (with '://') nor an existing journal file"
+        )
+    _check_journal(path)
+    journal = optuna.storages.journal
+    return optuna.storages.JournalStorage(journal.JournalFileBackend(str(path)))
+
+
+def _sqlite_file(spec: str) -> Path | None:
+    """The database file of an SQLite URL; None for other URLs and in-memory databases."""
+    from sqlalchemy.engine import make_url  # comes with Optuna
+
+    try:
+        url = make_url(spec)
+    except Exception:  # a malformed URL: RDBStorage says what is wrong with it
+        return None
+    database = url.database
+    if url.get_backend_name() != "sqlite" or not database or database == ":memory:" \
+            or database.startswith("file:"):  # SQLite URI filenames: left to SQLite
+        return None
+    return Path(database)
+
+
+def _check_journal(path: Path) -> None:
+    """Raise ValueError unless ``path`` is empty or starts with an Optuna journal record."""
+    with path.open("rb") as f:
+        first = f.readline(_MAX_FIRST_LINE)
+    if first.startswith(_SQLITE_MAGIC):
+        raise ValueError(
+            f"{path} is an SQLite database, not an Optuna journal file; give it as a URL: "
+            f"sqlite:///{path}")
+    text = first.strip()
+    if not text:
+        return  # an empty journal: load_study then names the studies there (none)
+    if len(first) >= _MAX_FIRST_LINE and not first.endswith(b"\n"):
+        ok = text.startswith(b"{")
+    else:
+        try:
+            record = json.loads(text)
+        except ValueError:  # not JSON, or not UTF-8
+            record = None
+        ok = isinstance(record, dict) and "op_code" in record
+    if not ok:
+        raise ValueError(
+            f"{path} is not an Optuna journal file (its first line is not a JSON journal "
+            "record) and not a database URL; give an RDB URL like sqlite:///study.db or a "
+            "journal file written by JournalStorage")
+
+
+def known_studies(optuna: Any, storage: Any) -> str:
+    if storage is None:
+        return ""
+    try:
+        names = optuna.get_all_study_names(storage)
+    except Exception:
+        return ""
+    return f" (studies there: {', '.join(map(repr, names)) or 'none'})"
+
+
+def describe(spec: str) -> str:
+    if "://" in spec:
+        scheme, _, rest = spec.partition("://")
+        host = rest.rsplit("@", 1)[-1]  # never echo credentials
+        return f"{scheme}://{host}"
+    return f"journal {spec}"
+
+
+def objective_problem(study: Any, objective: int | None) -> str | None:
+    """What is wrong with ``--objective`` for ``study``, in the command line's words."""
+    directions = [d.name.lower() for d in study.directions]
+    if objective is None and len(directions) > 1:
+        return (f"study {study.study_name!r} has {len(directions)} objectives "
+                f"({', '.join(directions)}); choose the one to analyse with --objective 0 "
+                f"(to {len(directions) - 1}).")
+    if objective is not None and not 0 <= objective < len(directions):
+        return (f"--objective {objective} is out of range: study {study.study_name!r} has "
+                f"{len(directions)} objective(s); use --objective 0"
+                f"{f' to {len(directions) - 1}' if len(directions) > 1 else ''}.")
+    return None
+
