@@ -40,6 +40,7 @@ import re
 import shlex
 import sys
 import tokenize
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -212,8 +213,18 @@ def setup_objective(ns: dict[str, Any], tmp_path: Path) -> None:
 
 def setup_smac(ns: dict[str, Any], tmp_path: Path) -> None:
     """``scenario`` (40 trials, named "name", in ``smac3_output/``) and ``train``: the
-    space and training function of ``examples/smac_live_importance.py``."""
+    space and training function of ``examples/smac_live_importance.py``.
+
+    SMAC 2.4's local search averages its step times with ``np.mean``, of an empty list
+    when a search ends before its first step (it depends on timing): NumPy's "Mean of
+    empty slice" and its division by zero, SMAC's warnings and not ours, are not errors
+    in this block.
+    """
     from smac import Scenario
+
+    warnings.filterwarnings("ignore", "Mean of empty slice", RuntimeWarning)
+    warnings.filterwarnings("ignore", "invalid value encountered in scalar divide",
+                            RuntimeWarning, module="numpy")
 
     example = _load_example("smac_live_importance")
     ns["scenario"] = Scenario(example.configspace(), deterministic=True, n_trials=40, seed=0,
