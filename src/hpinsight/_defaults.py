@@ -38,7 +38,8 @@ import numpy as np
 from ._history import TrialHistory
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
-from ._validation import check_int
+from ._validation import check_int, moved_keywords
+from .adapters import as_history
 from .exceptions import InvalidArgumentTypeError, InvalidDataError, UnknownNameError
 from .space import MISSING, Categorical, Float, Int, is_missing, log_encode, snap
 
@@ -146,8 +147,9 @@ class DefaultValues:
         }
 
 
+@moved_keywords({"studies": "history=... (the first argument)"})
 def default_values(
-    studies: TrialHistory | Sequence[TrialHistory] | Mapping[Any, TrialHistory],
+    history: TrialHistory | Any | Sequence[Any] | Mapping[Any, Any],
     *,
     top_n: int = 10,
     max_levels: int = 50,
@@ -156,8 +158,8 @@ def default_values(
 
     Parameters
     ----------
-    studies : TrialHistory, or a sequence or mapping of them
-        One history per study (dataset). All must share the parameter names of the
+    history : TrialHistory or optuna.Study, or a sequence or mapping of them
+        One history (or study) per data set. All must share the parameter names of the
         first history's search space. A mapping's keys name the studies in
         ``per_study``; a sequence's positions do.
     top_n : int, default=10
@@ -188,7 +190,7 @@ def default_values(
     """
     top_n = check_int(top_n, "top_n", _FUNC, minimum=1)
     max_levels = check_int(max_levels, "max_levels", _FUNC, minimum=2)
-    keys, histories = _as_studies(studies)
+    keys, histories = _as_studies(history)
     space = histories[0].space
     tops = [_top_configs(h, top_n) for h in histories]
 
@@ -280,22 +282,26 @@ def _mode(x: NDArray[np.float64], *, integer: bool) -> tuple[Any, float]:
 
 
 def _as_studies(studies: Any) -> tuple[list[Any], list[TrialHistory]]:
-    if isinstance(studies, TrialHistory):
-        keys, histories = [0], [studies]
+    if isinstance(studies, TrialHistory) or type(studies).__module__.startswith("optuna"):
+        keys, given = [0], [studies]
     elif isinstance(studies, Mapping):
-        keys, histories = list(studies), list(studies.values())
+        keys, given = list(studies), list(studies.values())
     elif isinstance(studies, Sequence) and not isinstance(studies, str | bytes):
-        keys, histories = list(range(len(studies))), list(studies)
+        keys, given = list(range(len(studies))), list(studies)
     else:
         raise InvalidArgumentTypeError(
             f"{_FUNC} needs a TrialHistory, or a list or dict of them (one per study); got "
             f"{type(studies).__name__}. Build one with hp.adapters.from_optuna(study)."
         )
-    if not histories:
+    if not given:
         raise InvalidDataError(f"{_FUNC} got no studies; pass at least one TrialHistory.")
+    histories = []
+    for key, h in zip(keys, given, strict=True):
+        if not isinstance(h, TrialHistory) and not type(h).__module__.startswith("optuna"):
+            raise InvalidArgumentTypeError(f"{_FUNC}: study {key!r} is a {type(h).__name__}, "
+                                           "not a TrialHistory or an optuna.Study.")
+        histories.append(as_history(h, _FUNC))
     for key, h in zip(keys, histories, strict=True):
-        if not isinstance(h, TrialHistory):
-            raise InvalidArgumentTypeError(f"{_FUNC}: study {key!r} is a {type(h).__name__}, not a TrialHistory.")
         if h.n_trials == 0:
             raise InvalidDataError(f"{_FUNC}: study {key!r} has no trials.")
     names = set(histories[0].space.names)

@@ -42,13 +42,12 @@ from ._shared import REPR_WIDTH, clip_text, grid_columns, json_array, json_value
 from ._validation import check_choice, check_int, check_seed, moved_keywords
 from .exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from .space import measure_of
-from .surrogates.forest import FittedForest
+from .surrogates import FittedSurrogate
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from .space import SearchSpace
-    from .surrogates.gp import FittedGP
 
 __all__ = ["PartialDependenceResult", "gaussian_nll", "partial_dependence"]
 
@@ -351,10 +350,10 @@ def gaussian_nll(mean: Any, variance: Any, truth: Any) -> float:
     return float(np.mean(0.5 * np.log(2.0 * np.pi * v) + (t - m) ** 2 / (2.0 * v)))
 
 
-def _draws_predictor(forest: FittedForest | FittedGP) -> Any:
+def _draws_predictor(model: FittedSurrogate) -> Any:
     def predict(X: NDArray[np.float64], cov: bool) -> tuple[Any, Any, float]:
-        per_draw = forest.predict_per_draw(X)  # (T, n)
-        total = float(per_draw.mean(axis=1).var()) if cov else 0.0  # Eq. 4 over trees
+        per_draw = model.predict_per_draw(X)  # (n_draws, n)
+        total = float(per_draw.mean(axis=1).var()) if cov else 0.0  # Eq. 4 over draws
         return per_draw.mean(axis=0), per_draw.var(axis=0), total
 
     return predict

@@ -240,7 +240,7 @@ def _aggregate(
     if not use_model or len(names) < 2 or None in seen:
         mean = np.bincount(config_of, weights=cost, minlength=n) / np.bincount(config_of, minlength=n)
         return mean, ""
-    from .._instances import average_over_instances
+    from ..surrogates.forest import average_over_instances
 
     position = {name: i for i, name in enumerate(names)}
     instance_of = np.array([position[r[1]] for r in runs], dtype=np.intp)  # type: ignore[index]

@@ -361,6 +361,8 @@ class BackgroundRefits:
         self._thread: threading.Thread | None = None
         self._latest: FanovaResult | None = None
         self._history: list[ImportanceSnapshot] = []
+        #: The refit thread's CPU clock; a test may replace it with a clock of its own.
+        self.cost_clock: Callable[[], float] = time.thread_time
         self._busy = 0.0  # CPU seconds this process's refit thread spent in finished jobs
         self._last_cost: float | None = None  # ... in the newest one
         self._errors: collections.deque[Exception] = collections.deque(maxlen=_MAX_ERRORS)
@@ -476,7 +478,7 @@ class BackgroundRefits:
                     break
                 job, self._pending = self._pending, None
                 self._running = True
-            started = time.thread_time()
+            started = self.cost_clock()
             try:
                 out = self._compute(job)
                 if out is not None:
@@ -488,7 +490,7 @@ class BackgroundRefits:
             finally:
                 with self._cond:
                     self._running = False
-                    self._last_cost = time.thread_time() - started
+                    self._last_cost = self.cost_clock() - started
                     self._busy += self._last_cost
                     self._cond.notify_all()
         if on_idle is not None:  # stop() came while the job ran: its clean-up is ours

@@ -224,6 +224,8 @@ class ImportanceCallback(LiveResults):
         self._warned_sampler = False
         self._checked: dict[int, bool] = {}  # per study (by id): can it be analysed?
         self._first_seen: float | None = None  # monotonic time of the first trial told
+        #: The study's clock; a test may replace it with a clock of its own.
+        self.clock: Callable[[], float] = time.monotonic
 
     def __repr__(self) -> str:
         return (
@@ -275,7 +277,7 @@ class ImportanceCallback(LiveResults):
                 self._study = study
                 self._seen += 1
                 n = max(self._seen, trial.number + 1)
-                now = time.monotonic()
+                now = self.clock()
                 if self._first_seen is None:
                     self._first_seen = now
                 decide = self._refitter.decision_due(self._seen)

@@ -26,7 +26,7 @@ optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", "--hide-scrollbars"]
-DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo_optuna_sqlite.py"
+DEMO = Path(__file__).resolve().parents[3] / "examples" / "demo_optuna_sqlite.py"
 WIDTH = 1400
 PROBE = """<script>
 window.addEventListener("load", function () {

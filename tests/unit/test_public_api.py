@@ -48,3 +48,21 @@ def test_every_public_function_returns_a_class_of_results() -> None:
     for func, name in returned.items():
         assert name in results.__all__
         assert inspect.signature(func).return_annotation == name, func.__name__
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (lambda: hp.TrialHistory.from_optuna(None), r"hp\.adapters\.from_optuna\(study\)"),
+    (lambda: hp.TrialHistory.from_smac("run"), r"hp\.adapters\.from_smac"),
+    (lambda: hp.SearchSpace.from_configspace(None), r"hp\.adapters\.from_configspace\(cs\)"),
+    (lambda: hp.SearchSpace.from_optuna({}), r"hp\.adapters\.space_from_optuna"),
+    (lambda: hp.SearchSpace([hp.Float("x", 0, 1)]).to_configspace(),
+     r"hp\.adapters\.to_configspace\(space\)"),
+], ids=["history-optuna", "history-smac", "space-configspace", "space-optuna", "to-configspace"])
+def test_the_old_doors_name_the_adapter_that_replaced_them(old, new) -> None:
+    with pytest.raises(AttributeError, match=new):
+        old()
+
+
+def test_every_analysis_takes_history_first() -> None:
+    for func in (hp.fanova, hp.report, hp.suggest_subspace, hp.default_values):
+        assert next(iter(inspect.signature(func).parameters)) == "history", func.__name__

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_pdp_bias.py"
+BENCH = Path(__file__).resolve().parents[3] / "benchmarks" / "bench_pdp_bias.py"
 
 
 @pytest.mark.slow

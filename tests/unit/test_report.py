@@ -306,3 +306,21 @@ def test_the_stop_tuning_rule_uses_the_reports_quantile(history):
     assert rep.subspace is not None
     assert rep.subspace.margin == same.margin  # the margin is a share of the best 10 %'s spread
     assert rep.subspace.defaults == same.defaults
+
+
+def test_a_report_fits_each_model_once(history, monkeypatch) -> None:
+    # all trials and the best quarter: two fits, which the subspace suggestion, the
+    # decisions and the partial dependence all read (none refits)
+    import hpinsight.surrogates._models as models
+
+    fitted = []
+    real = models.fit_gp
+
+    def counted(*args, **kwargs):
+        fitted.append(kwargs.get("shadows"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(models, "fit_gp", counted)
+    rep = hp.report(history, top=2)
+    assert rep.subspace is not None  # the suggestion was made, from the same two fits
+    assert fitted == [True, True]

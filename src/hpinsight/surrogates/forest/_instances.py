@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .surrogates.forest import impute_inactive
+from ._forest import impute_inactive
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from numpy.typing import NDArray
 
-    from .space import SearchSpace
+    from ...space import SearchSpace
 
 __all__ = ["average_over_instances"]
 

@@ -13,7 +13,7 @@ import pytest
 
 optuna = pytest.importorskip("optuna")
 
-DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo_optuna_sqlite.py"
+DEMO = Path(__file__).resolve().parents[3] / "examples" / "demo_optuna_sqlite.py"
 PINNED = Path(__file__).resolve().parent / "pinned" / "demo_report_60.json"
 
 
@@ -85,7 +85,7 @@ def test_the_demo_report_is_unchanged_to_the_last_digit(tmp_path):
     demo's 60-trial ``report.json`` is the same document, every number to the last
     digit, as the one pinned in ``pinned/``. Correctness is tested elsewhere; this test
     only says that something moved. A change meant to move numbers re-pins it:
-    ``HPINSIGHT_REPIN=1 pytest integrations/optuna_runs/test_demo.py`` rewrites the file
+    ``HPINSIGHT_REPIN=1 pytest tests/integration/optuna_runs/test_demo.py`` rewrites the file
     (and fails, so that the new file is looked at and committed)."""
     subprocess.run([sys.executable, str(DEMO), "--out", str(tmp_path), "--trials", "60",
                     "--every", "20"], check=True, capture_output=True, text=True)
