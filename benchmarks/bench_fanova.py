@@ -437,7 +437,7 @@ def run_case1(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
         ),
         "variance_only": {
             "what": "same fitted forest (Optuna's forest settings, fit once, untimed) for both; "
-            "hpinsight: hp.fanova(hp.TrialHistory(space, configs, y), forest=forest) incl. encoding and validating "
+            "hpinsight: hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest.from_estimator(forest)) incl. encoding and validating "
             "configs; Optuna: _FanovaTree(tree_, bounds) for every tree + tree.variance + "
             "get_marginal_variance([j]) for every column (what _Fanova.fit/get_importance do "
             "after forest.fit)",
@@ -541,7 +541,7 @@ def run_case2(cfg: dict[str, int], args: argparse.Namespace, full: bool) -> dict
         "split": {
             "what": "forest fit by the benchmark (sklearn RandomForestRegressor(n_estimators="
             f"{n_trees}, random_state={FOREST_SEED}, n_jobs=-1) on space.encode(configs), no OOB "
-            "score) then hp.fanova(..., forest=forest) for the decomposition (incl. encoding)",
+            "score) then hp.fanova(..., surrogate=hp.Forest.from_estimator(forest)) for the decomposition (incl. encoding)",
             "fit": fit,
             "decomposition": dec,
             "fit_plus_decomposition_best_s": fit["best_s"] + dec["best_s"],

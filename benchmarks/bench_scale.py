@@ -47,8 +47,8 @@ PEERS = ("optuna_fanova", "fast_fanova", "ped_anova", "automl_fanova")
 MAIN_ONLY = {"optuna_fanova", "fast_fanova", "ped_anova"}  # these peers give main effects only
 TOOL_TEXT = {
     "hp_gp": "hpinsight, default (Gaussian process, 16 draws, with verdicts)",
-    "hp_forest": "hpinsight, surrogate='forest' (64 trees, n_jobs=-1)",
-    "hp_forest_one_core": "hpinsight, surrogate='forest' (64 trees, n_jobs=None: one core)",
+    "hp_forest": "hpinsight, surrogate=hp.Forest(n_jobs=-1) (64 trees)",
+    "hp_forest_one_core": "hpinsight, surrogate=hp.Forest() (64 trees, one core)",
     "optuna_fanova": "Optuna FanovaImportanceEvaluator (64 trees, one core)",
     "fast_fanova": "optuna-fast-fanova FanovaImportanceEvaluator (64 trees)",
     "ped_anova": "Optuna PedAnovaImportanceEvaluator (no forest; main effects of the top 10 %)",
@@ -103,7 +103,7 @@ def _run_child(cell: str, tool: str, limit: float) -> dict[str, Any]:
     if tool.startswith("hp_"):
         kwargs: dict[str, Any] = {"max_order": order, "seed": 0}
         if tool != "hp_gp":
-            kwargs.update(surrogate="forest", n_jobs=-1 if tool == "hp_forest" else None)
+            kwargs.update(surrogate=hp.Forest(n_jobs=-1 if tool == "hp_forest" else None))
         rss_before = _peak_mib()
         t0 = _start_clock(limit)
         result = hp.fanova(hp.TrialHistory(space, frame, y), **kwargs)

@@ -52,7 +52,8 @@ if TYPE_CHECKING:
     from .._sampling import SamplingRecord
     from ..space import Parameter, SearchSpace
 
-__all__ = ["history_from_study", "merge_distributions", "sampling_of", "space_from_optuna"]
+__all__ = ["history_from_study", "merge_distributions", "sampling_of", "space_from_optuna",
+           "value_getter"]
 
 # Where hpinsight's ShrinkingSampler keeps its restriction (study user attributes) and
 # what each trial was sampled under (trial system attributes).
@@ -204,7 +205,7 @@ def history_from_study(
             "storage=...) to open a stored study."
         )
     directions = list(study.directions)
-    value_of, analysed_direction, objective_name = _value_getter(
+    value_of, analysed_direction, objective_name = value_getter(
         func, directions, target=target, objective=objective
     )
     if direction is not None:
@@ -360,7 +361,7 @@ def _target_direction(
     return sense(directions[matches[0]]) if len(matches) == 1 else "minimize"
 
 
-def _value_getter(
+def value_getter(
     func: str,
     directions: list[Any],
     *,

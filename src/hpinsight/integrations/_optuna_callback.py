@@ -314,10 +314,10 @@ class ImportanceCallback(LiveResults):
         with self._lock:  # trials finish in parallel with n_jobs > 1: one check, one message
             checked = self._checked.get(id(study))
             if checked is None:
-                from ..adapters._optuna import _value_getter
+                from ..adapters._optuna import value_getter
 
                 try:
-                    _value_getter("ImportanceCallback", list(study.directions),
+                    value_getter("ImportanceCallback", list(study.directions),
                                   target=self._refitter.target, objective=self._refitter.objective)
                 except (TypeError, ValueError) as exc:
                     self._refits.record(exc, f"study {study.study_name!r} cannot be analysed, so "
