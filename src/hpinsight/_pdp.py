@@ -58,7 +58,7 @@ class PDBand:
     """What a PD estimate with a variance offers: std, mean confidence, NLL of a known PD.
 
     Shared by :class:`PartialDependenceResult` and the regions of a
-    :class:`~hpinsight.results.RegionTree`; subclasses hold ``mean`` and ``variance``.
+    :class:`~hpinsight.results.RegionsResult`; subclasses hold ``mean`` and ``variance``.
     """
 
     __slots__ = ()

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._regions_result import RegionNode, RegionTree
+from ._regions_result import RegionNode, RegionsResult
 from ._validation import check_int, check_real
 from .space import Categorical, SearchSpace, active_everywhere
 
@@ -65,7 +65,7 @@ def confidence_split(
     min_node_size: int | None = None,
     min_improvement: float = 0.0,
     exact_levels: int = 8,
-) -> RegionTree:
+) -> RegionsResult:
     """Split the space into regions where the PDP is more certain (Algorithm 1).
 
     Parameters
@@ -84,7 +84,7 @@ def confidence_split(
 
     Returns
     -------
-    RegionTree
+    RegionsResult
 
     Notes
     -----
@@ -174,7 +174,7 @@ def confidence_split(
             right=None if kids is None else freeze(kids[1]),
         )
 
-    return RegionTree(freeze(root), pd)
+    return RegionsResult(freeze(root), pd)
 
 
 # ---------------------------------------------------------------------------- internals

@@ -1,4 +1,4 @@
-"""What :func:`hpinsight.confidence_split` returns: the tree of regions (:class:`RegionTree`)
+"""What :func:`hpinsight.confidence_split` returns: the tree of regions (:class:`RegionsResult`)
 and its nodes (:class:`RegionNode`), each a PDP with its band on a part of the space."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ._pdp import PartialDependenceResult
     from .space import Parameter
 
-__all__ = ["RegionNode", "RegionTree"]
+__all__ = ["RegionNode", "RegionsResult"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +32,8 @@ class RegionNode(PDBand):
 
     A value object: it has a ``repr`` and :meth:`to_dict` but no ``to_frame`` or
     ``plot`` of its own, because it knows neither its grid nor its parameters: its
-    rows are those of :meth:`RegionTree.to_frame` with its ``node`` number, and its
-    curve is drawn by :meth:`RegionTree.plot` (``highlight=node`` emphasizes it).
+    rows are those of :meth:`RegionsResult.to_frame` with its ``node`` number, and its
+    curve is drawn by :meth:`RegionsResult.plot` (``highlight=node`` emphasizes it).
 
     Attributes
     ----------
@@ -123,7 +123,7 @@ class RegionNode(PDBand):
 
 
 @dataclass(frozen=True, slots=True)
-class RegionTree:
+class RegionsResult:
     """The result of :func:`confidence_split`: a tree of regions with regional PDPs.
 
     Attributes
@@ -158,7 +158,7 @@ class RegionTree:
         root = self.root.mean_confidence
         best = (f", best_delta={max(1.0 - leaf.mean_confidence / root for leaf in leaves):.3f}"
                 if root > 0 else "")
-        head = "RegionTree(params="
+        head = "RegionsResult(params="
         tail = (f", leaves={len(leaves)}, splits={len(leaves) - 1}, "
                 f"mean_confidence={root:.4g}{best})")
         return f"{head}{clip_text(repr(self.pd.params), REPR_WIDTH - len(head) - len(tail))}{tail}"
@@ -205,7 +205,7 @@ class RegionTree:
             parameter (native values), then the regional PD's ``mean`` and ``std``.
             Keep ``is_leaf`` rows for the partition of the space.
         """
-        pd = import_optional("pandas", "RegionTree.to_frame")
+        pd = import_optional("pandas", "RegionsResult.to_frame")
         grid = grid_columns(self.pd.params, self.pd.grid)
         root = self.root.mean_confidence
         frames = []
@@ -274,7 +274,7 @@ class RegionTree:
             if _is_missing(param, value):
                 where = " and ".join(node.conditions) or "the whole space"
                 raise UnknownNameError(
-                    f"RegionTree.leaf_for needs a value for {name!r}, which a split of the "
+                    f"RegionsResult.leaf_for needs a value for {name!r}, which a split of the "
                     f"region ({where}) uses and which is active everywhere in it. Got a "
                     f"configuration with {sorted(map(str, config))}; pass every active parameter."
                 )
@@ -362,7 +362,7 @@ def _choice_index(param: Categorical, value: Any) -> int:
         return param.index_of(value)
     except KeyError:
         raise InvalidDataError(
-            f"RegionTree.leaf_for got {value!r} for {param.name!r}, which is not one of its "
+            f"RegionsResult.leaf_for got {value!r} for {param.name!r}, which is not one of its "
             f"choices {list(param.choices)!r}.",
             name=param.name,
         ) from None
@@ -373,7 +373,7 @@ def _encoded_number(param: Float | Int, value: object) -> float:
     x = float(value) if real else math.nan  # type: ignore[arg-type]
     if not math.isfinite(x) or (param.log and x <= 0):
         raise InvalidDataError(
-            f"RegionTree.leaf_for needs a finite {'positive ' if param.log else ''}number for "
+            f"RegionsResult.leaf_for needs a finite {'positive ' if param.log else ''}number for "
             f"{param.name!r}. Got {value!r} instead.",
             name=param.name,
         )

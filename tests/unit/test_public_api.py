@@ -41,7 +41,7 @@ def test_every_public_function_returns_a_class_of_results() -> None:
     # two hops from the top: a function here, its return type in hpinsight.results
     returned = {
         hp.fanova: "FanovaResult", hp.partial_dependence: "PartialDependenceResult",
-        hp.confidence_split: "RegionTree", hp.tuning_risk: "TuningRiskResult",
+        hp.confidence_split: "RegionsResult", hp.tuning_risk: "TuningRiskResult",
         hp.noninferiority_test: "NonInferiorityResult", hp.default_values: "DefaultValues",
         hp.suggest_subspace: "SubspaceResult", hp.report: "Report",
     }
@@ -66,3 +66,8 @@ def test_the_old_doors_name_the_adapter_that_replaced_them(old, new) -> None:
 def test_every_analysis_takes_history_first() -> None:
     for func in (hp.fanova, hp.report, hp.suggest_subspace, hp.default_values):
         assert next(iter(inspect.signature(func).parameters)) == "history", func.__name__
+
+
+def test_a_renamed_result_names_its_new_name() -> None:
+    with pytest.raises(AttributeError, match=r"hpinsight\.results\.RegionsResult"):
+        results.RegionTree  # noqa: B018

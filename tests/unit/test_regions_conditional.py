@@ -69,7 +69,7 @@ class GammaNoise:
 def make_tree(make_svm_space):
     """A confidence split of the x-PDP of :class:`GammaNoise` on the SVM-like space."""
 
-    def make(*, max_splits: int = 3, c_kind: str = "float") -> hp.results.RegionTree:
+    def make(*, max_splits: int = 3, c_kind: str = "float") -> hp.results.RegionsResult:
         space = make_svm_space(c_kind=c_kind)
         pd = hp.partial_dependence(GammaNoise(space), "x", space=space, grid_size=4, n_samples=400,
                                    seed=0)
@@ -78,13 +78,13 @@ def make_tree(make_svm_space):
     return make
 
 
-def _region(tree: hp.results.RegionTree, bounds: dict) -> hp.results.RegionNode:
+def _region(tree: hp.results.RegionsResult, bounds: dict) -> hp.results.RegionNode:
     """A hand-made region of ``tree``'s space with the given bounds."""
     return hp.results.RegionNode(conditions=(), bounds=bounds, indices=np.arange(0), mean=tree.pd.mean,
                          variance=tree.pd.variance, impurity=0.0, depth=1)
 
 
-def _path(tree: hp.results.RegionTree, leaf: hp.results.RegionNode) -> list[hp.results.RegionNode]:
+def _path(tree: hp.results.RegionsResult, leaf: hp.results.RegionNode) -> list[hp.results.RegionNode]:
     """The internal nodes from the root down to ``leaf``."""
     out, node = [], tree.root
     while node is not leaf:

@@ -29,7 +29,7 @@ REPR_WIDTH = 120
 NO_FRAME = {
     "Importance": "a row of FanovaResult.to_frame",
     "ParameterDecision": "a row of DecisionResult.to_frame",
-    "RegionNode": "rows of RegionTree.to_frame",
+    "RegionNode": "rows of RegionsResult.to_frame",
     "SurrogateRisk": "a row of SubspaceResult.to_frame",
     "TuningRiskRow": "a row of TuningRiskResult.to_frame",
 }
@@ -82,7 +82,7 @@ def build_examples(names: tuple[str, ...]) -> dict[str, object]:
             [-0.02, -0.05, 0.0, -0.01, -0.03, 0.005], margin=0.01),
         "PartialDependenceResult": pdp,
         "RegionNode": tree.leaves()[0],
-        "RegionTree": tree,
+        "RegionsResult": tree,
         "Report": hp.report(history, top=1, **forest),
         "SubspaceResult": sub,
         "DecisionResult": sub.decisions,
@@ -184,7 +184,7 @@ ROWS = {
     "MarginalResult": lambda r: r.mean.size,
     "NonInferiorityResult": lambda r: 1,
     "PartialDependenceResult": lambda r: r.mean.size,
-    "RegionTree": lambda r: len(r.nodes()) * r.pd.mean.size,
+    "RegionsResult": lambda r: len(r.nodes()) * r.pd.mean.size,
     "Report": lambda r: len(r.result.ranking()),
     "SubspaceResult": lambda r: len(r.keep) + len(r.fixed),
     "DecisionResult": lambda r: len(r.decisions),
@@ -213,7 +213,7 @@ def test_grid_frames_follow_the_grid(examples):
     lower, upper = pdp.confidence_band(0.9)
     np.testing.assert_array_equal(frame["lower"], lower)
     np.testing.assert_array_equal(frame["upper"], upper)
-    tree = examples["RegionTree"]
+    tree = examples["RegionsResult"]
     frame = tree.to_frame()
     leaves = frame[frame["is_leaf"]]
     assert leaves.groupby("node")["n_samples"].first().sum() == tree.pd.n_samples

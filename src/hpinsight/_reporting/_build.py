@@ -21,7 +21,7 @@ from .._history import TrialHistory
 from .._optional import import_optional
 from .._pdp import PartialDependenceResult, partial_dependence
 from .._regions import confidence_split
-from .._regions_result import RegionTree
+from .._regions_result import RegionsResult
 from .._shared import REPR_WIDTH, clip_text, join_items, json_value
 from .._validation import MODEL_KEYWORDS, check_int, check_seed, moved_keywords
 from ..adapters import as_history, from_optuna
@@ -68,7 +68,7 @@ class Report:
         The best ``cap_quantile`` of trials (Hutter et al. 2014, Sec. 3.3).
     top : tuple of str
         The most important parameters, shown in detail.
-    regions : dict of str to RegionTree
+    regions : dict of str to RegionsResult
         PDP with confidence bands of each top parameter, split into regions where it
         can be trusted (:func:`hpinsight.confidence_split`).
     subspace : SubspaceResult or None
@@ -104,7 +104,7 @@ class Report:
     result: FanovaResult = field(repr=False)
     capped: FanovaResult = field(repr=False)
     top: tuple[str, ...]
-    regions: dict[str, RegionTree] = field(repr=False)
+    regions: dict[str, RegionsResult] = field(repr=False)
     subspace: SubspaceResult | None = field(repr=False)
     decisions: DecisionResult = field(repr=False)
     notes: tuple[str, ...]
@@ -318,7 +318,7 @@ def report(
         capped = fanova(history, cap_quantile=cap_quantile, **opts)
     names = () if result.is_constant else tuple(
         i.params[0] for i in result.ranking(order=1)[:top])
-    regions: dict[str, RegionTree] = {}
+    regions: dict[str, RegionsResult] = {}
     if result.is_constant:
         notes.append("Every trial has the same value: there is no variation to explain.")
     else:
@@ -348,7 +348,7 @@ def report(
     )
 
 
-def _routable(tree: RegionTree, config: Mapping[str, Any]) -> bool:
+def _routable(tree: RegionsResult, config: Mapping[str, Any]) -> bool:
     try:
         tree.leaf_for(config)
     except KeyError:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .._decision_result import DecisionResult
     from .._fanova_result import FanovaResult
     from .._history import TrialHistory
-    from .._regions_result import RegionTree
+    from .._regions_result import RegionsResult
     from .._subspace import SubspaceResult
 
 __all__ = ["render_html"]
@@ -45,7 +45,7 @@ class Report(Protocol):
     @property
     def top(self) -> tuple[str, ...]: ...
     @property
-    def regions(self) -> dict[str, RegionTree]: ...
+    def regions(self) -> dict[str, RegionsResult]: ...
     @property
     def subspace(self) -> SubspaceResult | None: ...
     @property

@@ -34,7 +34,7 @@ from ._worker import RefitWorker, WorkerError
 if TYPE_CHECKING:
     from .._fanova_result import FanovaResult
     from .._history import TrialHistory
-    from .._regions_result import RegionNode, RegionTree
+    from .._regions_result import RegionNode, RegionsResult
     from .._subspace import SubspaceResult
 
 __all__ = [
@@ -224,7 +224,7 @@ class LiveFanova:
         self.logger = logger
         self.regions = options.regions
         self.region_splits = options.region_splits
-        self.latest_regions: Mapping[str, RegionTree] = MappingProxyType({})
+        self.latest_regions: Mapping[str, RegionsResult] = MappingProxyType({})
         self.latest_incumbent: Mapping[str, Any] = MappingProxyType({})
         self._worker = RefitWorker() if options.isolation == "process" else None
         self._last_n: int | None = None
@@ -576,7 +576,7 @@ class LiveResults:
         return self._refits.errors
 
     @property
-    def region_trees(self) -> Mapping[str, RegionTree]:
+    def region_trees(self) -> Mapping[str, RegionsResult]:
         """Confidence-split PDPs of the most important parameters, from the newest refit.
 
         Empty unless the callback was made with ``regions=k``.
@@ -590,7 +590,7 @@ class LiveResults:
         Each is a :class:`~hpinsight.results.RegionNode` with the regional PDP and its
         band (``mean``, ``std``, ``mean_confidence``). The incumbent is routed
         as it is: no split on its way uses a parameter it has inactive (see
-        :meth:`RegionTree.leaf_for <hpinsight.results.RegionTree.leaf_for>`), so none is
+        :meth:`RegionsResult.leaf_for <hpinsight.results.RegionsResult.leaf_for>`), so none is
         given a value.
         """
         trees, incumbent = self._fitter.latest_regions, self._fitter.latest_incumbent

@@ -142,7 +142,7 @@ class ImportanceCallback(LiveResults):
     history : tuple of ImportanceSnapshot
     errors : tuple of Exception
     incumbent_regions : dict of str to RegionNode
-    region_trees : mapping of str to RegionTree
+    region_trees : mapping of str to RegionsResult
 
     Examples
     --------

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .._fanova_result import FanovaResult
-    from .._regions_result import RegionTree
+    from .._regions_result import RegionsResult
 
 __all__ = ["TASKS", "confidence_regions"]
 
@@ -24,10 +24,10 @@ def confidence_regions(
     max_splits: int = 3,
     n_samples: int = 500,
     seed: int | None = None,
-) -> dict[str, RegionTree]:
+) -> dict[str, RegionsResult]:
     """PDPs with bands of the ``top`` most important parameters, split into regions.
 
-    Returns ``{name: RegionTree}``; ``tree.leaf_for(incumbent)`` is the incumbent's
+    Returns ``{name: RegionsResult}``; ``tree.leaf_for(incumbent)`` is the incumbent's
     region (see :attr:`LiveResults.incumbent_regions`).
     """
     from .._pdp import partial_dependence

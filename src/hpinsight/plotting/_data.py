@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from .._pdp import PartialDependenceResult
-    from .._regions_result import RegionNode, RegionTree
+    from .._regions_result import RegionNode, RegionsResult
     from ..space import SearchSpace
 
 __all__ = ["CurveData", "PD2PlotData", "PDPlotData", "pd2_plot_data", "pd_plot_data",
@@ -125,7 +125,7 @@ def pd_plot_data(
 
 
 def region_plot_data(
-    tree: RegionTree,
+    tree: RegionsResult,
     *,
     level: float = 0.95,
     highlight: RegionNode | None = None,
@@ -135,7 +135,7 @@ def region_plot_data(
 
     Parameters
     ----------
-    tree : RegionTree
+    tree : RegionsResult
         From a one-parameter PDP.
     level : float, default=0.95
         Coverage of every band.

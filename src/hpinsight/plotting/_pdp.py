@@ -27,7 +27,7 @@ from ._data import PD2PlotData, PDPlotData, pd2_plot_data, pd_plot_data, region_
 
 if TYPE_CHECKING:
     from .._pdp import PartialDependenceResult
-    from .._regions_result import RegionNode, RegionTree
+    from .._regions_result import RegionNode, RegionsResult
 
 __all__ = ["plot_partial_dependence", "plot_regions"]
 
@@ -94,7 +94,7 @@ def plot_partial_dependence(
 
 
 def plot_regions(
-    tree: RegionTree,
+    tree: RegionsResult,
     *,
     ax: Any = None,
     level: float = 0.95,
@@ -105,7 +105,7 @@ def plot_regions(
 
     Parameters
     ----------
-    tree : RegionTree
+    tree : RegionsResult
         From :func:`~hpinsight.confidence_split` of a one-parameter PDP. Each region is
         labelled with one rule per parameter (its splits intersected, see
         :func:`~hpinsight.plotting.region_plot_data`) and its share of the PDP's Monte
