@@ -1,0 +1,337 @@
+#!/usr/bin/env python
+"""Are hpinsight's stated uncertainties honest? Intervals and verdicts against known truth.
+
+Functions with known functional ANOVA, optimized by real samplers with noise added to
+the objective; the default Gaussian-process fANOVA analyses each study, and every
+effect's stated 90 % interval and verdict are scored against the truth.
+
+Functions (the truth: the functional ANOVA of the noiseless function under the space's
+measure, computed on a tensor grid over the parameters that act -- midpoints of 48
+cells per float in its encoded coordinate, every value of an int -- so main effects and
+pairs are exact to the grid's resolution):
+
+* ``additive``: 10 parameters, 3 act additively (a log-scale float with a sine, a
+  float with a bowl, an int with a parabola); 7 do nothing.
+* ``interaction``: 10 parameters; a pure two-way interaction
+  ``16 (a - 1/2)(b - 1/2)`` (no main effects) plus a main effect of ``c``; 7 do nothing.
+* ``sparse40``: 40 parameters, 4 act (a log float, a float with a step, a float with
+  a bowl, an int), one pair interacts; 36 do nothing.
+* ``edge``: an Ishigami-type function, ``sin x1 (1 + 0.1 x3^4) + 2 sin^2 x2`` on
+  ``[-pi, pi]^3``, plus 7 do-nothing parameters. x3 acts only through its interaction
+  with x1, and most strongly at the edges of its range, where TPE ends up sampling
+  almost exclusively: the effect lives where the sampler did not look.
+
+Noise: Gaussian, with variance ``Var(f) / SNR`` (``--snrs``, ``inf`` for none).
+Samplers: random, TPE, CMA-ES (Optuna) and SMAC's HPO facade (``smac``).
+
+Scored per (function, sampler, SNR), over seeds, on the main effects of every
+parameter and the pairs among the parameters that act (``max_order=2`` for the
+10-parameter functions, main effects only on ``sparse40``):
+
+* ``coverage``: share of effects whose true share lies in the stated 90 % interval,
+  also split into effects that are zero and effects that are not;
+* ``zero resolved``: share of zero effects with the verdict "resolved";
+* ``largest nothing``: share of studies whose largest true effect got the verdict
+  "indistinguishable from nothing";
+* ``nothing mass``: share of the main effects' importance on parameters that do nothing;
+* ``top found``: studies whose estimated top main effects are exactly the true ones
+  (the parameters with a main effect above 0.02);
+* ``seed flips``: share of parameters whose main-effect verdict changes when only the
+  analysis seed changes (a second analysis of the same trials).
+
+The stated 90 % interval is ``mean +- 1.645 std`` over the model's draws (the
+normal interval of the ``mean +- std`` hpinsight prints), clipped at 0.
+
+    python benchmarks/bench_calibration.py --table                       # 5 seeds, everything
+    python benchmarks/bench_calibration.py --functions sparse40 --samplers tpe --snrs 4,1 --table
+
+One JSON document on stdout (and in ``--out``); progress on stderr; ``--table`` also
+prints a Markdown table on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import optuna
+
+import hpinsight as hp
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+U = dict[str, np.ndarray]  # encoded coordinates in [0, 1] (ints: their values)
+Z90 = 1.6448536269514722
+NOTHING, RESOLVED = "indistinguishable from nothing", "resolved"
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    params: tuple[Any, ...]  # hp.Float / hp.Int
+    acting: tuple[str, ...]
+    f: Callable[[U], np.ndarray]  # vectorized over encoded coordinates
+    max_order: int
+
+    @property
+    def space(self) -> hp.SearchSpace:
+        return hp.SearchSpace(list(self.params))
+
+
+def _encode(p: Any, x: np.ndarray) -> np.ndarray:
+    """Native values -> the coordinate the functions are written in."""
+    if isinstance(p, hp.Int):
+        return np.asarray(x, dtype=float)
+    lo, hi, v = (math.log(p.low), math.log(p.high), np.log(x)) if p.log else (p.low, p.high, x)
+    return (np.asarray(v, dtype=float) - lo) / (hi - lo)
+
+
+def _floats(prefix: str, n: int) -> list[Any]:
+    return [hp.Float(f"{prefix}{i}", 0.0, 1.0) for i in range(n)]
+
+
+def _additive(u: U) -> np.ndarray:
+    return np.sin(2 * np.pi * u["lr"]) + 6 * (u["width"] - 0.3) ** 2 + (u["depth"] - 5) ** 2 / 8
+
+
+def _interaction(u: U) -> np.ndarray:
+    return 16 * (u["a"] - 0.5) * (u["b"] - 0.5) + 1.5 * u["c"]
+
+
+def _sparse40(u: U) -> np.ndarray:
+    return (np.sin(2 * np.pi * u["lr"]) + 1.2 * (u["mom"] > 0.6) + 4 * (u["wd"] - 0.4) ** 2
+            + (u["layers"] - 3) ** 2 / 4 + 6 * (u["lr"] - 0.5) * (u["wd"] - 0.5))
+
+
+def _edge(u: U) -> np.ndarray:
+    x1, x2, x3 = (2 * np.pi * u[k] - np.pi for k in ("x1", "x2", "x3"))
+    return np.sin(x1) * (1 + 0.1 * x3**4) + 2 * np.sin(x2) ** 2
+
+
+FUNCTIONS = {
+    "additive": Function("additive", (hp.Float("lr", 1e-4, 1.0, log=True), hp.Float("width", 0.0, 1.0),
+                                      hp.Int("depth", 1, 8), *_floats("n", 7)),
+                         ("lr", "width", "depth"), _additive, 2),
+    "interaction": Function("interaction", (hp.Float("a", 0.0, 1.0), hp.Float("b", 0.0, 1.0),
+                                            hp.Float("c", 0.0, 1.0), *_floats("n", 7)),
+                            ("a", "b", "c"), _interaction, 2),
+    "sparse40": Function("sparse40", (hp.Float("lr", 1e-5, 1e-1, log=True), hp.Float("mom", 0.0, 1.0),
+                                      hp.Float("wd", 0.0, 1.0), hp.Int("layers", 1, 6), *_floats("n", 36)),
+                         ("lr", "mom", "wd", "layers"), _sparse40, 1),
+    "edge": Function("edge", (hp.Float("x1", -math.pi, math.pi), hp.Float("x2", -math.pi, math.pi),
+                              hp.Float("x3", -math.pi, math.pi), *_floats("n", 7)),
+                     ("x1", "x2", "x3"), _edge, 2),
+}
+# Ishigami's inputs are written on [0, 1] and mapped to [-pi, pi] inside _edge
+_GRID = 48
+
+
+# -- truth --------------------------------------------------------------------------------
+def truth(fn: Function) -> tuple[dict[tuple[str, ...], float], float]:
+    """Shares of variance of the main effects and pairs of the acting parameters, and the
+    function's variance, on a tensor grid (the do-nothing parameters have share 0)."""
+    by_name = {p.name: p for p in fn.params}
+    axes = []
+    for name in fn.acting:
+        p = by_name[name]
+        axes.append(np.arange(p.low, p.high + 1, dtype=float) if isinstance(p, hp.Int)
+                    else (np.arange(_GRID) + 0.5) / _GRID)
+    mesh = np.meshgrid(*axes, indexing="ij")
+    F = fn.f(dict(zip(fn.acting, mesh, strict=True)))
+    k, f0, var = len(fn.acting), float(F.mean()), float(F.var())
+    mains = {}
+    for i in range(k):
+        mains[i] = F.mean(axis=tuple(j for j in range(k) if j != i)) - f0
+    out: dict[tuple[str, ...], float] = {}
+    for i in range(k):
+        out[(fn.acting[i],)] = float((mains[i] ** 2).mean()) / var
+    for i, j in itertools.combinations(range(k), 2):
+        pair = F.mean(axis=tuple(m for m in range(k) if m not in (i, j))) - f0
+        pure = pair - mains[i][:, None] - mains[j][None, :]
+        out[(fn.acting[i], fn.acting[j])] = float((pure**2).mean()) / var
+    return out, var
+
+
+# -- studies ------------------------------------------------------------------------------
+def _objective(fn: Function, sigma: float, rng: np.random.Generator) -> Callable[[dict[str, Any]], float]:
+    def value(config: dict[str, Any]) -> float:
+        u = {p.name: _encode(p, np.asarray([config[p.name]], dtype=float)) for p in fn.params}
+        return float(fn.f(u)[0]) + (float(rng.normal(0.0, sigma)) if sigma > 0 else 0.0)
+    return value
+
+
+def run_study(fn: Function, sampler: str, seed: int, n_trials: int, sigma: float) -> hp.TrialHistory:
+    rng = np.random.default_rng(10_000 + seed)
+    value = _objective(fn, sigma, rng)
+    if sampler == "smac":
+        from smac import HyperparameterOptimizationFacade, Scenario
+
+        cs = hp.adapters.to_configspace(fn.space, seed=seed)
+        with tempfile.TemporaryDirectory() as tmp:
+            scen = Scenario(cs, deterministic=True, n_trials=n_trials, seed=seed, output_directory=tmp)
+            smac = HyperparameterOptimizationFacade(scen, lambda config, seed=0: value(dict(config)),
+                                                    overwrite=True, logging_level=40)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                smac.optimize()
+            return hp.adapters.from_smac(smac)
+    samplers = {"random": lambda: optuna.samplers.RandomSampler(seed=seed),
+                "tpe": lambda: optuna.samplers.TPESampler(seed=seed),
+                "cmaes": lambda: optuna.samplers.CmaEsSampler(seed=seed, n_startup_trials=10)}
+    study = optuna.create_study(sampler=samplers[sampler]())
+
+    def objective(trial: optuna.Trial) -> float:
+        config = {}
+        for p in fn.params:
+            if isinstance(p, hp.Int):
+                config[p.name] = trial.suggest_int(p.name, p.low, p.high)
+            else:
+                config[p.name] = trial.suggest_float(p.name, p.low, p.high, log=p.log)
+        return value(config)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study.optimize(objective, n_trials=n_trials)
+    return hp.adapters.from_optuna(study)
+
+
+# -- scoring ------------------------------------------------------------------------------
+def analyse(fn: Function, history: hp.TrialHistory, seed: int) -> dict[str, Any]:
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = hp.fanova(history, surrogate=hp.GP(), seed=seed, max_order=fn.max_order)
+    seconds = time.perf_counter() - started
+    effects: dict[str, Any] = {}
+    keys = [(p.name,) for p in fn.params] + list(itertools.combinations(fn.acting, 2))[
+        : (None if fn.max_order >= 2 else 0)]
+    for key in keys:
+        imp = r.importance(*key)
+        effects[" x ".join(key)] = {"mean": imp.mean, "std": imp.std, "verdict": imp.verdict,
+                                    "low": max(imp.mean - Z90 * imp.std, 0.0),
+                                    "high": imp.mean + Z90 * imp.std}
+    return {"effects": effects, "seconds": seconds}
+
+
+def run_one(job: tuple[str, str, str, int, int]) -> dict[str, Any]:
+    name, sampler, snr_text, seed, n_trials = job
+    snr = float(snr_text)
+    fn = FUNCTIONS[name]
+    _, var = truth(fn)
+    sigma = 0.0 if math.isinf(snr) else math.sqrt(var / snr)
+    started = time.perf_counter()
+    history = run_study(fn, sampler, seed, n_trials, sigma)
+    study_seconds = time.perf_counter() - started
+    first, second = analyse(fn, history, seed), analyse(fn, history, seed + 1000)
+    return {"function": name, "sampler": sampler, "snr": snr_text, "seed": seed, "n_trials": n_trials,
+            "study_seconds": study_seconds, "analysis": first, "reanalysis": second}
+
+
+def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["function"], row["sampler"], row["snr"]), []).append(row)
+    table = []
+    for (name, sampler, snr), runs in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1], -float(g[0][2]))):
+        fn = FUNCTIONS[name]
+        true, _ = truth(fn)
+        cover = {"zero": [], "nonzero": []}
+        zero_resolved, largest_nothing, mass, top, flips, seconds = [], [], [], [], [], []
+        largest = max((k for k in true if len(k) == 1), key=lambda k: true[k])
+        true_top = {k[0] for k, v in true.items() if len(k) == 1 and v > 0.02}
+        for run in runs:
+            eff = run["analysis"]["effects"]
+            seconds.append(run["analysis"]["seconds"])
+            for key, e in eff.items():
+                t = true.get(tuple(key.split(" x ")), 0.0)
+                cover["zero" if t == 0 else "nonzero"].append(e["low"] <= t <= e["high"])
+                if t == 0:
+                    zero_resolved.append(e["verdict"] == RESOLVED)
+            largest_nothing.append(eff[largest[0]]["verdict"] == NOTHING)
+            mains = {p.name: max(eff[p.name]["mean"], 0.0) for p in fn.params}
+            total = sum(mains.values())
+            mass.append(sum(v for k, v in mains.items() if k not in fn.acting) / total if total > 0 else 1.0)
+            est_top = set(sorted(mains, key=mains.get, reverse=True)[: len(true_top)])
+            top.append(est_top == true_top)
+            other = run["reanalysis"]["effects"]
+            flips.extend(eff[p.name]["verdict"] != other[p.name]["verdict"] for p in fn.params)
+        allc = cover["zero"] + cover["nonzero"]
+        table.append({
+            "function": name, "sampler": sampler, "snr": snr, "seeds": len(runs),
+            "coverage": float(np.mean(allc)), "coverage_nonzero": float(np.mean(cover["nonzero"])),
+            "coverage_zero": float(np.mean(cover["zero"])),
+            "zero_resolved": float(np.mean(zero_resolved)), "largest_nothing": float(np.mean(largest_nothing)),
+            "nothing_mass": float(np.median(mass)), "top_found": int(sum(top)),
+            "seed_flips": float(np.mean(flips)), "seconds": float(np.median(seconds)),
+        })
+    return table
+
+
+def markdown(table: list[dict[str, Any]]) -> str:
+    lines = ["| function | sampler | SNR | seeds | 90 % coverage (all / nonzero / zero) | zero resolved "
+             "| largest nothing | nothing mass (median) | top found | seed flips | s per analysis |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for t in table:
+        lines.append(
+            f"| {t['function']} | {t['sampler']} | {t['snr']} | {t['seeds']} | "
+            f"{t['coverage']:.0%} / {t['coverage_nonzero']:.0%} / {t['coverage_zero']:.0%} | "
+            f"{t['zero_resolved']:.1%} | {t['largest_nothing']:.0%} | {t['nothing_mass']:.3f} | "
+            f"{t['top_found']}/{t['seeds']} | {t['seed_flips']:.1%} | {t['seconds']:.2f} |")
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--functions", default=",".join(FUNCTIONS))
+    ap.add_argument("--samplers", default="random,tpe,cmaes,smac")
+    ap.add_argument("--snrs", default="inf,16,4,1")
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--trials", type=int, default=200)
+    ap.add_argument("--workers", type=int, default=2, help="studies run at once (processes)")
+    ap.add_argument("--out")
+    ap.add_argument("--table", action="store_true")
+    args = ap.parse_args(argv)
+    for name in args.functions.split(","):
+        if name not in FUNCTIONS:
+            ap.error(f"unknown function {name!r}; choose from {', '.join(FUNCTIONS)}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    jobs = [(f, s, snr, seed, args.trials) for f in args.functions.split(",")
+            for s in args.samplers.split(",") for snr in args.snrs.split(",") for seed in range(args.seeds)]
+    rows: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        for i, row in enumerate(pool.map(run_one, jobs), 1):
+            rows.append(row)
+            sys.stderr.write(f"[{i}/{len(jobs)} {time.perf_counter() - started:.0f}s] {row['function']} "
+                             f"{row['sampler']} snr={row['snr']} seed {row['seed']}\n")
+    table = summarize(rows)
+    doc = {"settings": vars(args), "summary": table, "runs": rows,
+           "versions": {"hpinsight": hp.__version__, "optuna": optuna.__version__}}
+    text = json.dumps(doc, indent=1, default=float)
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(text)
+    sys.stdout.write(text + "\n")
+    if args.table:
+        sys.stderr.write(markdown(table) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
