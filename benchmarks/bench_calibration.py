@@ -52,6 +52,7 @@ prints a Markdown table on stderr.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import math
@@ -114,7 +115,7 @@ def _sparse40(u: U) -> np.ndarray:
             + (u["layers"] - 3) ** 2 / 4 + 6 * (u["lr"] - 0.5) * (u["wd"] - 0.5))
 
 
-def _edge(u: U) -> np.ndarray:
+def _edge(u: U) -> np.ndarray:  # Ishigami's inputs, encoded on [0, 1], back on [-pi, pi]
     x1, x2, x3 = (2 * np.pi * u[k] - np.pi for k in ("x1", "x2", "x3"))
     return np.sin(x1) * (1 + 0.1 * x3**4) + 2 * np.sin(x2) ** 2
 
@@ -133,14 +134,17 @@ FUNCTIONS = {
                               hp.Float("x3", -math.pi, math.pi), *_floats("n", 7)),
                      ("x1", "x2", "x3"), _edge, 2),
 }
-# Ishigami's inputs are written on [0, 1] and mapped to [-pi, pi] inside _edge
+#: Midpoints per float of the truth's tensor grid.
 _GRID = 48
 
 
 # -- truth --------------------------------------------------------------------------------
-def truth(fn: Function) -> tuple[dict[tuple[str, ...], float], float]:
+@functools.cache
+def truth(name: str) -> tuple[dict[tuple[str, ...], float], float]:
     """Shares of variance of the main effects and pairs of the acting parameters, and the
-    function's variance, on a tensor grid (the do-nothing parameters have share 0)."""
+    function's variance, on a tensor grid (the do-nothing parameters have share 0);
+    computed once per function and process."""
+    fn = FUNCTIONS[name]
     by_name = {p.name: p for p in fn.params}
     axes = []
     for name in fn.acting:
@@ -214,8 +218,9 @@ def analyse(fn: Function, history: hp.TrialHistory, seed: int) -> dict[str, Any]
         r = hp.fanova(history, surrogate=hp.GP(), seed=seed, max_order=fn.max_order)
     seconds = time.perf_counter() - started
     effects: dict[str, Any] = {}
-    keys = [(p.name,) for p in fn.params] + list(itertools.combinations(fn.acting, 2))[
-        : (None if fn.max_order >= 2 else 0)]
+    keys = [(p.name,) for p in fn.params]
+    if fn.max_order >= 2:
+        keys += itertools.combinations(fn.acting, 2)
     for key in keys:
         imp = r.importance(*key)
         effects[" x ".join(key)] = {"mean": imp.mean, "std": imp.std, "verdict": imp.verdict,
@@ -228,7 +233,7 @@ def run_one(job: tuple[str, str, str, int, int]) -> dict[str, Any]:
     name, sampler, snr_text, seed, n_trials = job
     snr = float(snr_text)
     fn = FUNCTIONS[name]
-    _, var = truth(fn)
+    _, var = truth(name)
     sigma = 0.0 if math.isinf(snr) else math.sqrt(var / snr)
     started = time.perf_counter()
     history = run_study(fn, sampler, seed, n_trials, sigma)
@@ -245,7 +250,7 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     table = []
     for (name, sampler, snr), runs in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1], -float(g[0][2]))):
         fn = FUNCTIONS[name]
-        true, _ = truth(fn)
+        true, _ = truth(name)
         cover = {"zero": [], "nonzero": []}
         zero_resolved, largest_nothing, mass, top, flips, seconds = [], [], [], [], [], []
         largest = max((k for k in true if len(k) == 1), key=lambda k: true[k])
