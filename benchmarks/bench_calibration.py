@@ -44,6 +44,7 @@ normal interval of the ``mean +- std`` hpinsight prints), clipped at 0.
 
     python benchmarks/bench_calibration.py --table                       # 5 seeds, everything
     python benchmarks/bench_calibration.py --functions sparse40 --samplers tpe --snrs 4,1 --table
+    python benchmarks/bench_calibration.py --studies studies/ ...   # trials kept and reused
 
 One JSON document on stdout (and in ``--out``); progress on stderr; ``--table`` also
 prints a Markdown table on stderr.
@@ -56,6 +57,7 @@ import functools
 import itertools
 import json
 import math
+import pickle
 import sys
 import tempfile
 import time
@@ -63,6 +65,7 @@ import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -229,14 +232,23 @@ def analyse(fn: Function, history: hp.TrialHistory, seed: int) -> dict[str, Any]
     return {"effects": effects, "seconds": seconds}
 
 
-def run_one(job: tuple[str, str, str, int, int]) -> dict[str, Any]:
-    name, sampler, snr_text, seed, n_trials = job
+def run_one(job: tuple[str, str, str, int, int, str | None]) -> dict[str, Any]:
+    name, sampler, snr_text, seed, n_trials, studies = job
     snr = float(snr_text)
     fn = FUNCTIONS[name]
     _, var = truth(name)
     sigma = 0.0 if math.isinf(snr) else math.sqrt(var / snr)
     started = time.perf_counter()
-    history = run_study(fn, sampler, seed, n_trials, sigma)
+    saved = Path(studies, f"{name}_{sampler}_snr{snr_text}_seed{seed}_{n_trials}.pkl") if studies else None
+    if saved is not None and saved.exists():
+        with saved.open("rb") as fh:
+            history = pickle.load(fh)  # written by this script, below
+    else:
+        history = run_study(fn, sampler, seed, n_trials, sigma)
+        if saved is not None:
+            saved.parent.mkdir(parents=True, exist_ok=True)
+            with saved.open("wb") as fh:
+                pickle.dump(history, fh)
     study_seconds = time.perf_counter() - started
     first, second = analyse(fn, history, seed), analyse(fn, history, seed + 1000)
     return {"function": name, "sampler": sampler, "snr": snr_text, "seed": seed, "n_trials": n_trials,
@@ -306,6 +318,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--workers", type=int, default=2, help="studies run at once (processes)")
     ap.add_argument("--out")
     ap.add_argument("--table", action="store_true")
+    ap.add_argument("--studies", metavar="DIR",
+                    help="keep each study's trials here and reuse them when present, so that two "
+                         "versions of the analysis are scored on the same trials")
     args = ap.parse_args(argv)
     for name in args.functions.split(","):
         if name not in FUNCTIONS:
@@ -316,7 +331,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    jobs = [(f, s, snr, seed, args.trials) for f in args.functions.split(",")
+    jobs = [(f, s, snr, seed, args.trials, args.studies) for f in args.functions.split(",")
             for s in args.samplers.split(",") for snr in args.snrs.split(",") for seed in range(args.seeds)]
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
