@@ -238,18 +238,19 @@ def run_one(job: tuple[str, str, str, int, int, str | None]) -> dict[str, Any]:
     fn = FUNCTIONS[name]
     _, var = truth(name)
     sigma = 0.0 if math.isinf(snr) else math.sqrt(var / snr)
-    started = time.perf_counter()
     saved = Path(studies, f"{name}_{sampler}_snr{snr_text}_seed{seed}_{n_trials}.pkl") if studies else None
+    study_seconds = None  # a reused study was not run here: its time is not known
     if saved is not None and saved.exists():
         with saved.open("rb") as fh:
             history = pickle.load(fh)  # written by this script, below
     else:
+        started = time.perf_counter()
         history = run_study(fn, sampler, seed, n_trials, sigma)
+        study_seconds = time.perf_counter() - started
         if saved is not None:
             saved.parent.mkdir(parents=True, exist_ok=True)
             with saved.open("wb") as fh:
                 pickle.dump(history, fh)
-    study_seconds = time.perf_counter() - started
     first, second = analyse(fn, history, seed), analyse(fn, history, seed + 1000)
     return {"function": name, "sampler": sampler, "snr": snr_text, "seed": seed, "n_trials": n_trials,
             "study_seconds": study_seconds, "analysis": first, "reanalysis": second}
