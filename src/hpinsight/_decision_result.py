@@ -333,8 +333,12 @@ class DecisionResult:
         with its shares and what to do (the report page shows the same)."""
         q = "best" if self.top_quantile is None else f"best {100 * self.top_quantile:.0f} %"
         width = max([len("parameter"), *(len(n) for n in self.decisions)]) + 2
-        lines = [f"{'parameter':<{width}}{'all trials':>18}{q:>12}   decision"]
+        shares = {n: f"{fmt_share(d.share)} ± {fmt_share(d.share_std)}" for n, d in self.decisions.items()}
+        tops = {n: fmt_share(d.share_top) for n, d in self.decisions.items()}
+        # every column at least two spaces from the one before, however long a share gets
+        w_all = max([16, *(len(v) for v in shares.values())]) + 2
+        w_top = max([len(q), *(len(v) for v in tops.values())]) + 2
+        lines = [f"{'parameter':<{width}}{'all trials':>{w_all}}{q:>{w_top}}   decision"]
         for n, d in self.decisions.items():
-            share = f"{fmt_share(d.share)} ± {fmt_share(d.share_std)}"
-            lines.append(f"{n:<{width}}{share:>18}{fmt_share(d.share_top):>12}   {d.action}")
+            lines.append(f"{n:<{width}}{shares[n]:>{w_all}}{tops[n]:>{w_top}}   {d.action}")
         return "\n".join(lines)

@@ -286,6 +286,10 @@ def _check_every_effect(gp, nodes, weights, space) -> None:
     units = len(gp.unit_members)
     for additive in (gp.additive_variance, 0.0, 5.0 * gp.signal_variance * units):
         _check_one_weighting(dataclasses.replace(gp, additive_variance=additive), nodes, weights, space)
+    # each unit its own additive variance, one of them none
+    unequal = np.linspace(2.0, 0.0, units) if units > 1 else np.array([3.0])
+    _check_one_weighting(dataclasses.replace(gp, additive_variance=2.0 * gp.signal_variance * units,
+                                             additive_weights=unequal), nodes, weights, space)
 
 
 def _check_one_weighting(gp, nodes, weights, space) -> None:
@@ -471,15 +475,26 @@ def test_likelihood_gradient_matches_finite_differences() -> None:
     U = scale_columns(cols, X)
     units = unit_members(len(space), blocks)
     assert units == ((0, 1), (2,), (3,))
-    theta = np.array([-0.3, 0.2, -1.0, 0.5, math.log(0.7), math.log(0.1), math.log(0.4)])
+    # every unit its own additive variance; the categorical alone is outside the additive part
+    theta = np.array([-0.3, 0.2, -1.0, 0.5, math.log(0.7), math.log(0.1),
+                      math.log(0.4), math.log(0.9), math.log(0.3)])
     lik = Likelihood(cols, U, units)
     full, grad = lik(theta, y)
     h = 1e-6
-    numeric = [(lik(theta + e, y)[0] - lik(theta - e, y)[0]) / (2 * h) for e in np.eye(7) * h]
+    numeric = [(lik(theta + e, y)[0] - lik(theta - e, y)[0]) / (2 * h) for e in np.eye(9) * h]
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-6)
+    assert grad[8] == 0.0  # the categorical alone: outside the additive part
+    assert min(abs(grad[6]), abs(grad[7])) > 1e-3
+    # the value itself, against the Gaussian density of the kernel built apart from it
+    from scipy.stats import multivariate_normal
+
+    from hpinsight.surrogates.gp._likelihood import signal_kernel
+
+    K = signal_kernel(cols, U, U, units, np.exp(theta[:4]), 0.7, np.exp(theta[6:])) + 0.1 * np.eye(len(y))
+    prior = 0.5 * float((theta[:4] ** 2).sum()) / 1.5**2
+    assert full == pytest.approx(-multivariate_normal(np.zeros(len(y)), K).logpdf(y) + prior, rel=1e-10)
     Kt, Ku = lik.kernels(np.exp(theta[:4]))
-    Kt, Ka = Kt.reshape(len(y), -1), ((lik.mask @ Ku) / lik.n_additive).reshape(len(y), -1)
-    value, grad3 = variance_nll(theta[4:], Kt, Ka, y)
+    value, grad3 = variance_nll(theta[4:], Kt, Ku, lik.mask / lik.n_additive, y, lik.pairs)
     assert value == pytest.approx(full - 0.5 * float((theta[:4] ** 2).sum()) / 1.5**2, rel=1e-12)
     np.testing.assert_allclose(grad3, grad[4:], rtol=1e-10)
 
@@ -506,7 +521,7 @@ def test_a_categorical_is_measured_over_the_choices_the_trials_contain() -> None
 
 
 def test_posterior_sd_of_a_difference_matches_the_kernel_written_out() -> None:
-    # the kernel of the module docstring, written out here: s_p prod_j k_j + s_a mean_j k_j
+    # the kernel of the module docstring, written out here: s_p prod_j k_j + s_a mean_j w_j k_j
     space = hp.SearchSpace([hp.Float("x", 0.0, 2.0), hp.Categorical("c", ["a", "b", "c"]),
                             hp.Float("z", 0.0, 1.0)])
     configs = space.sample(40, seed=3)
@@ -515,8 +530,10 @@ def test_posterior_sd_of_a_difference_matches_the_kernel_written_out() -> None:
     gp = fit_gp(space, space.encode(configs), y, n_draws=2, seed=0)
     # any weights of the two parts are a valid model; both at work here
     gp = dataclasses.replace(gp, signal_variance=max(gp.signal_variance, 0.3),
-                             additive_variance=max(gp.additive_variance, 0.5))
-    ell = gp.length_scales
+                             additive_variance=max(gp.additive_variance, 0.5),
+                             additive_weights=np.array([1.6, 0.0, 0.4]))
+    ell, w = gp.length_scales, gp.additive_units
+    assert w.tolist() == [1.6, 0.0, 0.4]  # each unit its own additive variance
 
     def factors(P, Q):
         num = [np.exp(-0.5 * ((P[:, j][:, None] - Q[:, j][None, :]) / ell[j]) ** 2) for j in (0, 2)]
@@ -526,7 +543,7 @@ def test_posterior_sd_of_a_difference_matches_the_kernel_written_out() -> None:
     def k(P, Q):
         f = factors(P, Q)
         # the categorical alone is in the product part only
-        return gp.signal_variance * (f[0] * f[1] * f[2]) + gp.additive_variance * (f[0] + f[2]) / 2
+        return gp.signal_variance * (f[0] * f[1] * f[2]) + gp.additive_variance * (w[0] * f[0] + w[2] * f[2]) / 2
 
     scale = np.array([2.0, 1.0, 1.0])  # encoded -> [0, 1]
     A = space.encode(space.sample(5, seed=8))

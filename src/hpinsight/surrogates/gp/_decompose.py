@@ -64,7 +64,8 @@ def decompose_gp(
             # weights of them, (v + add)' C (v + add) - v' C v
             if gp.additive_variance > 0 and summed[k]:
                 v = beta * np.exp(logp - logz[k])[:, None]
-                acc += np.einsum("ib,ib->b", add, C @ (2.0 * v + add))
+                own = summed[k] * add
+                acc += np.einsum("ib,ib->b", own, C @ (2.0 * v + own))
             if k < len(units) - 1:
                 before *= C + np.outer(u.z, u.z)
         total[draws] = np.maximum(acc, 0.0) * scale2
@@ -74,7 +75,7 @@ def decompose_gp(
                 hit.setdefault(unit_of[j], []).append(j)
             v = beta * np.exp(logp - logz[list(hit)].sum(axis=0))[:, None]
             if len(hit) == 1 and summed[next(iter(hit))]:  # the additive part holds it too
-                v = v + add
+                v = v + summed[next(iter(hit))] * add
             variances[draws, k] = np.maximum(_quadratic_form([units[q] for q in hit], hit.values(), v),
                                              0.0) * scale2
     return variances, total, means

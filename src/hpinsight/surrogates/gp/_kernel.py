@@ -221,24 +221,27 @@ def kernel_integrals(
 
 def kernel_parts(cols: Sequence[Column], A: NDArray[np.float64], B: NDArray[np.float64],
                  ell: NDArray[np.float64], units: Sequence[Sequence[int]],
-                 mask: NDArray[np.float64] | None = None,
+                 weights: NDArray[np.float64] | None = None, norm: float | None = None,
                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The product kernel and the mean of the kernels of the units ``mask`` selects (all
-    by default) between the rows of ``A`` and ``B``, without an (n_units, n_A, n_B) array.
+    """The product kernel and the sum of the units' kernels with ``weights`` (units of
+    weight 0 left out; all 1 by default) over ``norm`` (by default the number of units
+    summed), between the rows of ``A`` and ``B``, without an (n_units, n_A, n_B) array.
 
     The units' kernels are summed in two threads, half of the units each (numpy releases
     the interpreter lock in its loops): at 2,000 rows and 30 columns this is 120 million
     exponentials, the largest cost of the posterior.
     """
     prod = kernel_matrix(cols, A, B, ell)
-    units = [u for k, u in enumerate(units) if mask is None or mask[k]]
-    if not units:
+    w = np.ones(len(units)) if weights is None else np.asarray(weights, dtype=np.float64)
+    summed = [(u, float(w[k])) for k, u in enumerate(units) if w[k] != 0]
+    if not summed:
         return prod, np.zeros_like(prod)
+    divisor = float(len(summed)) if norm is None else norm
 
-    def partial(group: Sequence[Sequence[int]]) -> NDArray[np.float64]:
+    def partial(group: Sequence[tuple[Sequence[int], float]]) -> NDArray[np.float64]:
         total = np.zeros((A.shape[0], B.shape[0]))
         buf = np.empty_like(total)
-        for unit in group:
+        for unit, weight in group:
             m = list(unit)
             j = m[0]
             if len(m) == 1 and not cols[j].categorical and not (np.isnan(A[:, j]).any() or np.isnan(B[:, j]).any()):
@@ -246,18 +249,20 @@ def kernel_parts(cols: Sequence[Column], A: NDArray[np.float64], B: NDArray[np.f
                 np.multiply(buf, buf, out=buf)
                 np.multiply(buf, -0.5 / ell[j] ** 2, out=buf)
                 np.exp(buf, out=buf)
+                if weight != 1.0:
+                    buf *= weight
                 total += buf
             else:
-                total += kernel_matrix([cols[i] for i in m], A[:, m], B[:, m], ell[m])
+                total += weight * kernel_matrix([cols[i] for i in m], A[:, m], B[:, m], ell[m])
         return total
 
-    half = (len(units) + 1) // 2
-    if len(units) > 1 and A.shape[0] * B.shape[0] >= 250_000:
+    half = (len(summed) + 1) // 2
+    if len(summed) > 1 and A.shape[0] * B.shape[0] >= 250_000:
         with ThreadPoolExecutor(max_workers=1) as pool:
-            other = pool.submit(partial, units[half:])
-            total = partial(units[:half])
+            other = pool.submit(partial, summed[half:])
+            total = partial(summed[:half])
             total += other.result()
     else:
-        total = partial(units)
-    total /= len(units)
+        total = partial(summed)
+    total /= divisor
     return prod, total

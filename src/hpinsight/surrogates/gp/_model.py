@@ -53,7 +53,11 @@ class FittedGP:
         Conditional columns integrated jointly with their parents (see ``_blocks``);
         their inactive entries are NaN in ``X`` and nothing is imputed.
     additive_variance : float
-        The additive part's variance ``s_a`` (0: the product kernel alone).
+        The additive part's variance ``s_a`` (0: the product kernel alone): the mean of
+        its units' variances times ``#A``.
+    additive_weights : ndarray of shape (n_units,) or None
+        Each unit's additive variance relative to ``s_a`` (None: all 1): unit ``u``
+        adds ``(s_a w_u / #A) k_u``.
     """
 
     columns: tuple[Column, ...]
@@ -70,6 +74,7 @@ class FittedGP:
     varying: tuple[int, ...] = ()
     blocks: tuple[Block, ...] = ()
     additive_variance: float = 0.0
+    additive_weights: NDArray[np.float64] | None = None
     kind: ClassVar[Literal["gp"]] = "gp"
 
     @property
@@ -79,13 +84,16 @@ class FittedGP:
 
     @property
     def additive_units(self) -> NDArray[np.float64]:
-        """1 for each unit (of ``unit_members``) in the additive part, else 0."""
-        return additive_mask(self.columns, self.unit_members)
+        """Each unit's (of ``unit_members``) weight ``w_u`` in the additive part, 0 for
+        units outside it."""
+        mask = additive_mask(self.columns, self.unit_members)
+        return mask if self.additive_weights is None else mask * self.additive_weights
 
     @property
     def additive_weight(self) -> float:
-        """``r``: the additive part's weights are ``r * beta`` (see the module docstring)."""
-        return self.additive_variance / (self.signal_variance * max(float(self.additive_units.sum()), 1.0))
+        """``r``: unit ``u``'s additive weights are ``r w_u beta`` (see the module docstring)."""
+        n_add = float(additive_mask(self.columns, self.unit_members).sum())
+        return self.additive_variance / (self.signal_variance * max(n_add, 1.0))
 
     @property
     def shared_inputs(self) -> bool:
@@ -122,7 +130,7 @@ class FittedGP:
         fixed = [u for u in units if not varying & set(u)]
         moving = [u for u in units if varying & set(u)]
         r = self.additive_weight
-        summed = {u for u, w in zip(units, self.additive_units, strict=True) if w}
+        summed = {u: float(w) for u, w in zip(units, self.additive_units, strict=True) if w}
 
         def factors(Xb: NDArray[np.float64], rows: NDArray[np.intp], pattern: NDArray[np.bool_],
                     group: list[tuple[int, ...]]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -140,7 +148,7 @@ class FittedGP:
                     F = kernel_matrix(cols, scale_columns(cols, X[np.ix_(rows, on)]), Xb[:, on], self.length_scales[on])
                 prod *= F
                 if unit in summed:
-                    total += F
+                    total += summed[unit] * F
             return prod, total
 
         for p, pattern in enumerate(patterns):
@@ -168,7 +176,7 @@ class FittedGP:
         s, r, n_add = self.signal_variance, self.additive_weight, float(self.additive_units.sum())
 
         def kernel(P: NDArray[np.float64], Q: NDArray[np.float64]) -> NDArray[np.float64]:
-            return signal_kernel(cols, P, Q, units, ell, s, self.additive_variance)
+            return signal_kernel(cols, P, Q, units, ell, s, self.additive_variance * self.additive_units)
 
         sa, sb = (scale_columns(cols, self._block_inactive(np.array(M, dtype=np.float64))) for M in (A, B))
         X0 = self.X[0]
@@ -221,18 +229,18 @@ class FittedGP:
         r = self.additive_weight
         for draws in self._draw_groups():
             units = self.units(int(draws[0]))
-            summed = [bool(m) for m in self.additive_units]  # units() keeps unit_members' order
+            summed = [float(m) for m in self.additive_units]  # units() keeps unit_members' order
             hit = [u for u in units if set(u.members) & set(cols)]
             logz = sum((np.log(u.z) for u in units if u not in hit), np.zeros(self.X.shape[1]))
             beta = self.beta[draws].T  # (n, draws)
             w = beta * np.exp(logz)[:, None]
             a = r * beta  # the additive part: other units contribute their means
-            rest = sum((u.z for u, m in zip(units, summed, strict=True) if m and u not in hit),
+            rest = sum((m * u.z for u, m in zip(units, summed, strict=True) if m and u not in hit),
                        np.zeros(self.X.shape[1])) @ a  # (draws,)
             parts = []
             for u in hit:
                 T = [c for c in cols if c in u.members]
-                add = a if summed[units.index(u)] else np.zeros_like(a)
+                add = summed[units.index(u)] * a
                 parts.append((T, u.marginal(T, [grids[list(cols).index(c)] for c in T]), add))
             if len(parts) == 1 and len(cols) == 1:
                 out[draws] = (parts[0][1] @ (w + parts[0][2])).T + rest[:, None]
