@@ -40,11 +40,13 @@ parameter and the pairs among the parameters that act (``max_order=2`` for the
   analysis seed changes (a second analysis of the same trials).
 
 The stated 90 % interval is ``mean +- 1.645 std`` over the model's draws (the
-normal interval of the ``mean +- std`` hpinsight prints), clipped at 0.
+normal interval of the ``mean +- std`` hpinsight prints), clipped at 0; with
+``--refits K`` the std also holds the spread over K half-sample hyperparameter fits.
 
     python benchmarks/bench_calibration.py --table                       # 5 seeds, everything
     python benchmarks/bench_calibration.py --functions sparse40 --samplers tpe --snrs 4,1 --table
     python benchmarks/bench_calibration.py --studies studies/ ...   # trials kept and reused
+    python benchmarks/bench_calibration.py --refits 4 ...           # hp.GP(refits=4)
 
 One JSON document on stdout (and in ``--out``); progress on stderr; ``--table`` also
 prints a Markdown table on stderr.
@@ -214,11 +216,11 @@ def run_study(fn: Function, sampler: str, seed: int, n_trials: int, sigma: float
 
 
 # -- scoring ------------------------------------------------------------------------------
-def analyse(fn: Function, history: hp.TrialHistory, seed: int) -> dict[str, Any]:
+def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int = 0) -> dict[str, Any]:
     started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = hp.fanova(history, surrogate=hp.GP(), seed=seed, max_order=fn.max_order)
+        r = hp.fanova(history, surrogate=hp.GP(refits=refits), seed=seed, max_order=fn.max_order)
     seconds = time.perf_counter() - started
     effects: dict[str, Any] = {}
     keys = [(p.name,) for p in fn.params]
@@ -232,8 +234,8 @@ def analyse(fn: Function, history: hp.TrialHistory, seed: int) -> dict[str, Any]
     return {"effects": effects, "seconds": seconds}
 
 
-def run_one(job: tuple[str, str, str, int, int, str | None]) -> dict[str, Any]:
-    name, sampler, snr_text, seed, n_trials, studies = job
+def run_one(job: tuple[str, str, str, int, int, str | None, int]) -> dict[str, Any]:
+    name, sampler, snr_text, seed, n_trials, studies, refits = job
     snr = float(snr_text)
     fn = FUNCTIONS[name]
     _, var = truth(name)
@@ -251,7 +253,7 @@ def run_one(job: tuple[str, str, str, int, int, str | None]) -> dict[str, Any]:
             saved.parent.mkdir(parents=True, exist_ok=True)
             with saved.open("wb") as fh:
                 pickle.dump(history, fh)
-    first, second = analyse(fn, history, seed), analyse(fn, history, seed + 1000)
+    first, second = analyse(fn, history, seed, refits), analyse(fn, history, seed + 1000, refits)
     return {"function": name, "sampler": sampler, "snr": snr_text, "seed": seed, "n_trials": n_trials,
             "study_seconds": study_seconds, "analysis": first, "reanalysis": second}
 
@@ -322,6 +324,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--studies", metavar="DIR",
                     help="keep each study's trials here and reuse them when present, so that two "
                          "versions of the analysis are scored on the same trials")
+    ap.add_argument("--refits", type=int, default=0,
+                    help="hp.GP(refits=K): widen the spread by K half-sample hyperparameter fits")
     args = ap.parse_args(argv)
     for name in args.functions.split(","):
         if name not in FUNCTIONS:
@@ -332,7 +336,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    jobs = [(f, s, snr, seed, args.trials, args.studies) for f in args.functions.split(",")
+    jobs = [(f, s, snr, seed, args.trials, args.studies, args.refits) for f in args.functions.split(",")
             for s in args.samplers.split(",") for snr in args.snrs.split(",") for seed in range(args.seeds)]
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()

@@ -67,7 +67,7 @@ from .exceptions import (
 from .space import SearchSpace
 from .surrogates import GP, FittedSurrogate, Forest, as_surrogate, decompose
 from .surrogates.forest import FittedForest
-from .surrogates.gp import FittedGP
+from .surrogates.gp import FittedGP, refit_fractions
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -183,6 +183,7 @@ def fanova(
         model=model,
         surrogate=opts.surrogate,
         shadow_fractions=model.shadow_fractions,
+        refit_fractions=_refit_shares(model, index_subsets),
     )
     if result.is_constant:
         kind = "forest" if opts.surrogate.kind == "forest" else "Gaussian process"
@@ -193,6 +194,13 @@ def fanova(
             stacklevel=2,
         )
     return result
+
+
+def _refit_shares(model: FittedForest | FittedGP,
+                  index_subsets: list[tuple[int, ...]]) -> NDArray[np.float64] | None:
+    """Every subset's share under each of a GP's hyperparameter refits, or None."""
+    shares = refit_fractions(model, index_subsets) if isinstance(model, FittedGP) else None
+    return None if shares is None else readonly(shares)
 
 
 def _with_inferred_conditions(space: SearchSpace, X: NDArray[np.float64]) -> SearchSpace:

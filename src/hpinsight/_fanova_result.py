@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -63,7 +64,8 @@ class Importance:
     params : tuple of str
         One name for a main effect, several for their pure interaction.
     mean, std : float
-        Mean and standard deviation over non-constant draws.
+        Mean and standard deviation over non-constant draws; with ``hp.GP(refits=...)``
+        the std also holds the spread over the hyperparameter refits.
     shadow : float or None
         The share a *shadow* column got: a copy of a parameter shuffled among trials
         close in trial order, so with the same marginal (also as the sampler moved it)
@@ -275,6 +277,9 @@ class FanovaResult:
     shadow_fractions : (float, float) or None
         The share of the largest shadow main effect and of the largest shadow
         interaction (see :attr:`Importance.shadow`); None for a forest.
+    refit_fractions : ndarray of shape (n_refits, n_subsets) or None
+        Every effect's share under each hyperparameter refit (``hp.GP(refits=...)``;
+        NaN where a refit's prediction is constant); None without refits.
     """
 
     space: SearchSpace
@@ -294,6 +299,7 @@ class FanovaResult:
     model: FittedForest | FittedGP = field(repr=False)
     surrogate: GP | Forest | FittedForest | FittedGP
     shadow_fractions: tuple[float, float] | None = None
+    refit_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
     _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
 
@@ -344,7 +350,9 @@ class FanovaResult:
     @property
     def unexplained_fraction(self) -> Importance:
         """Share of variance in interactions of order above ``max_order`` (mean, std)."""
-        return self._summarize((), 1.0 - np.nansum(self.fractions, axis=1))
+        refits = (None if self.refit_fractions is None
+                  else 1.0 - np.nansum(self.refit_fractions, axis=1))
+        return self._summarize((), 1.0 - np.nansum(self.fractions, axis=1), refits)
 
     def shadow_fraction(self, order: int) -> float | None:
         """The share of the largest shadow effect of this order (1 or 2); None without
@@ -353,13 +361,24 @@ class FanovaResult:
             return None
         return self.shadow_fractions[order - 1]
 
-    def _summarize(self, params: tuple[str, ...], per_draw: NDArray[np.float64]) -> Importance:
+    def _refits(self, i: int) -> NDArray[np.float64] | None:
+        return None if self.refit_fractions is None else self.refit_fractions[:, i]
+
+    def _summarize(self, params: tuple[str, ...], per_draw: NDArray[np.float64],
+                   refits: NDArray[np.float64] | None = None) -> Importance:
+        """Mean and std over the valid draws; with ``refits`` (the effect's share under
+        each hyperparameter refit) the std also holds their variance: the law of total
+        variance, the draws' spread given the hyperparameters plus the spread of the
+        share over the hyperparameters."""
         valid = self.valid_draws
         null = self.shadow_fraction(len(params)) if params else None
         if not valid.any():
             return Importance(params, 0.0, 0.0, null, VERDICTS[2])
         vals = per_draw[valid]
         mean, std = float(vals.mean()), float(vals.std())
+        shares = None if refits is None else refits[np.isfinite(refits)]
+        if shares is not None and shares.size >= 2:
+            std = math.sqrt(std**2 + float(shares.var(ddof=1)))
         return Importance(params, mean, std, null, verdict(mean, std, null) if params else VERDICTS[0])
 
     def importance(self, *names: str) -> Importance:
@@ -395,7 +414,7 @@ class FanovaResult:
             )
         i = self._index[key]
         ordered = self.subsets[i]
-        return self._summarize(ordered, self.fractions[:, i])
+        return self._summarize(ordered, self.fractions[:, i], self._refits(i))
 
     def ranking(self, order: int | None = None) -> tuple[Importance, ...]:
         """Effects sorted by mean fraction, largest first.
@@ -405,7 +424,7 @@ class FanovaResult:
         order : int, optional
             Only effects of this many parameters (1 = main effects). Default: all.
         """
-        ranked = [self._summarize(s, self._fractions[:, i]) for i, s in enumerate(self.subsets)
+        ranked = [self._summarize(s, self._fractions[:, i], self._refits(i)) for i, s in enumerate(self.subsets)
                   if order is None or len(s) == order]
         return tuple(sorted(ranked, key=lambda imp: (-imp.mean, imp.params)))
 

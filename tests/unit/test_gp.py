@@ -79,6 +79,28 @@ def test_decomposition_matches_brute_force_integration(mixed_gp) -> None:
     _check_every_effect(gp, nodes, weights, space)
 
 
+
+def test_refits_leave_the_model_alone_and_decompose_exactly() -> None:
+    # hyperparameters fit on halves of the rows: the model itself is the one fit without
+    # them, digit for digit; each refit is one posterior mean on every row, and its
+    # decomposition is exact like any model's
+    space = _mixed_space()
+    configs = space.sample(70, seed=1)
+    noise = np.random.default_rng(2).normal(0.0, 0.1, len(configs))
+    y = np.array([_mixed_objective(c) for c in configs]) + noise
+    X = space.encode(configs)
+    plain = fit_gp(space, X, y, n_draws=2, seed=0)
+    gp = fit_gp(space, X, y, n_draws=2, seed=0, refits=3)
+    np.testing.assert_array_equal(gp.beta, plain.beta)
+    np.testing.assert_array_equal(gp.length_scales, plain.length_scales)
+    assert plain.refits == () and len(gp.refits) == 3
+    scales = np.array([r.length_scales for r in gp.refits])
+    assert all(r.n_draws == 1 and r.X.shape[1] == len(configs) for r in gp.refits)
+    assert not np.allclose(scales, gp.length_scales)  # other rows, other fits
+    assert len({tuple(np.round(row, 6)) for row in scales}) == 3
+    nodes, weights = _measure_nodes()
+    _check_every_effect(gp.refits[0], nodes, weights, space)
+
 def _additive_configs(seed: int = 0, n: int = 150):
     space = hp.SearchSpace([hp.Float(n_, -3, 3) for n_ in ("a", "b", "c", "d0", "d1")])
     configs = space.sample(n, seed=seed)
@@ -173,6 +195,36 @@ def test_a_gp_without_draws_is_refused_where_it_is_made() -> None:
         hp.GP(n_draws=0)
     with pytest.raises(TypeError, match="'shadows' parameter of GP must be True or False"):
         hp.GP(shadows="yes")
+    with pytest.raises(ValueError, match="'refits' parameter of GP must be 0 or at least 2"):
+        hp.GP(refits=1)
+    with pytest.raises(ValueError, match="'refits' parameter of GP must be >= 0"):
+        hp.GP(refits=-2)
+
+
+def test_refits_widen_every_spread_by_the_hyperparameters_spread() -> None:
+    # the std is sqrt(spread over draws^2 + variance over refits), each refit's share
+    # computed here from its own exact decomposition; the means stay the draws'
+    from hpinsight.surrogates.gp import decompose_gp
+
+    space, configs, y = _additive_configs(n=60)
+    history = hp.TrialHistory(space, configs, y)
+    plain = hp.fanova(history, surrogate=hp.GP(n_draws=4), seed=3, max_order=2)
+    wide = hp.fanova(history, surrogate=hp.GP(n_draws=4, refits=3), seed=3, max_order=2)
+    assert len(wide.model.refits) == 3 and plain.refit_fractions is None
+    assert hp.GP(refits=3).to_dict()["refits"] == 3 and repr(hp.GP(refits=3)) == "GP(refits=3)"
+    names = list(space.names)
+    widened = 0
+    for params in [(n,) for n in names] + [tuple(p) for p in itertools.combinations(names, 2)]:
+        a, b = plain.importance(*params), wide.importance(*params)
+        subset = tuple(sorted(names.index(n) for n in params))
+        shares = []
+        for refit in wide.model.refits:
+            v, total, _ = decompose_gp(refit, [subset])
+            shares.append(v[0, 0] / total[0])
+        assert b.mean == pytest.approx(a.mean, rel=1e-12, abs=1e-15)
+        assert b.std == pytest.approx(math.sqrt(a.std**2 + np.var(shares, ddof=1)), rel=1e-9, abs=1e-15)
+        widened += b.std > a.std * 1.01
+    assert widened >= 2  # the hyperparameters' spread is not negligible on 60 trials
 
 
 def test_prediction_at_an_inactive_entry_averages_over_its_measure() -> None:

@@ -82,6 +82,15 @@ class GP:
         Fit the model once more with a *shadow* of every parameter (its values shuffled
         among trials close in trial order), and call an effect that explains no more
         than the largest shadow "indistinguishable from nothing". About doubles the cost.
+    refits : int, default=0
+        Fit the hyperparameters this many more times, each on a random half of the
+        trials they are fit on, and widen every importance's standard deviation by the
+        spread of its share under those hyperparameters (a delete-half jackknife: a
+        half-sample fit varies about as much as the full fit would over new trials).
+        The draws hold the hyperparameters, so without refits the ± leaves their
+        uncertainty out (``benchmarks/README.md``, ``bench_calibration.py``). 0, or at
+        least 2. The verdicts use the widened spread; marginals and tuning risk do not
+        yet.
 
     Examples
     --------
@@ -92,10 +101,16 @@ class GP:
 
     n_draws: int = 16
     shadows: bool = True
+    refits: int = 0
     kind: ClassVar[Literal["gp"]] = "gp"
 
     def __post_init__(self) -> None:
         check_int(self.n_draws, "n_draws", "GP", minimum=1)
+        check_int(self.refits, "refits", "GP", minimum=0)
+        if self.refits == 1:
+            raise InvalidArgumentError(
+                "The 'refits' parameter of GP must be 0 or at least 2: a spread needs two "
+                "refits. Got 1.")
         if not isinstance(self.shadows, bool):
             raise InvalidArgumentTypeError(
                 f"The 'shadows' parameter of GP must be True or False. Got {self.shadows!r}.")
@@ -112,11 +127,13 @@ class GP:
         """
         if np.isnan(X).any():
             space = infer_conditions(space, X) or space
-        return fit_gp(space, X, y, n_draws=self.n_draws, seed=seed, shadows=self.shadows)
+        return fit_gp(space, X, y, n_draws=self.n_draws, seed=seed, shadows=self.shadows,
+                      refits=self.refits)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe description: the kind and every option."""
-        return {"kind": self.kind, "n_draws": self.n_draws, "shadows": self.shadows}
+        return {"kind": self.kind, "n_draws": self.n_draws, "shadows": self.shadows,
+                "refits": self.refits}
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -122,8 +122,8 @@ Where we deviate, and why:
 """
 
 from ._blocks import infer_conditions
-from ._decompose import decompose_gp
+from ._decompose import decompose_gp, refit_fractions
 from ._fit import fit_gp
 from ._model import FittedGP
 
-__all__ = ["FittedGP", "decompose_gp", "fit_gp", "infer_conditions"]
+__all__ = ["FittedGP", "decompose_gp", "fit_gp", "infer_conditions", "refit_fractions"]

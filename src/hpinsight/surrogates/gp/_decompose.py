@@ -105,3 +105,16 @@ def _quadratic_form(units: Sequence[SingleTerm | BlockTerms], parts: Iterable[li
     assert M is not None
     out = np.einsum("ib,ib->b", v, M @ v)
     return out
+
+
+def refit_fractions(gp: FittedGP, subsets: Sequence[tuple[int, ...]]) -> NDArray[np.float64] | None:
+    """Each refit's share of variance of every subset (``gp.refits``; NaN where a refit's
+    prediction is constant): shape (n_refits, n_subsets), or None without refits."""
+    if not gp.refits:
+        return None
+    out = np.full((len(gp.refits), len(subsets)), np.nan)
+    for k, refit in enumerate(gp.refits):
+        variances, total, _ = decompose_gp(refit, subsets)
+        if total[0] > 0:
+            out[k] = variances[0] / total[0]
+    return out

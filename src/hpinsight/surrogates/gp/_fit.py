@@ -57,13 +57,15 @@ def fit_gp(
     seed: int | None,
     max_rows: int = 2000,
     shadows: bool = False,
+    refits: int = 0,
 ) -> FittedGP:
     """Fit the surrogate on encoded ``X`` (NaN = inactive, rows in trial order) and finite ``y``.
 
     With ``shadows``, also the null of every effect (``shadow_fractions``, see
-    :func:`_shadow_null`).
+    :func:`_shadow_null`). With ``refits``, also that many models whose hyperparameters
+    are fit on random halves of the rows the model's were fit on (``FittedGP.refits``).
     """
-    seeds = np.random.SeedSequence(seed).generate_state(5)
+    seeds = np.random.SeedSequence(seed).generate_state(6)  # the first five as before
     rng_rows = np.random.default_rng(seeds[0])
     n = X.shape[0]
     if n > max_rows:
@@ -132,12 +134,35 @@ def fit_gp(
         cb = cho_factor(Kb, lower=True, check_finite=False)
         betas[b, rows] = s * cho_solve(cb, ys[rows], check_finite=False)
         Xs[b] = Ub
+    rng_half = np.random.default_rng(seeds[5])
+    halves = [np.sort(rng_half.choice(fit_rows, max(fit_rows.size // 2, 2), replace=False))
+              for _ in range(refits if n > 3 else 0)]
+    with threadpool_limits(limits=1, user_api="blas"):
+        others = tuple(_refit(cols, units, blocks or (), Xs[0], ys, y_mean, y_scale,
+                              fit_hyperparameters(cols, U0[half], ys[half], units)) for half in halves)
     return FittedGP(
         columns=cols, length_scales=readonly(ell), signal_variance=s, noise_variance=noise,
         y_mean=y_mean, y_scale=y_scale, X=readonly(Xs), beta=readonly(betas), fit_r2=fit_r2,
         n_features=d, shadow_fractions=null,
         varying=tuple(int(j) for j in np.flatnonzero(np.isnan(X).any(axis=0))) if has_inactive else (),
-        blocks=blocks or (), additive_variance=a, additive_weights=weights,
+        blocks=blocks or (), additive_variance=a, additive_weights=weights, refits=others,
+    )
+
+
+def _refit(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...], blocks: tuple[Block, ...],
+           U: NDArray[np.float64], ys: NDArray[np.float64], y_mean: float, y_scale: float,
+           theta: NDArray[np.float64]) -> FittedGP:
+    """The posterior mean on every row ``U`` (one draw, no resample) under ``theta``."""
+    d = len(cols)
+    ell, s, noise, a_units = split_theta(theta, d)
+    a, weights = _additive(cols, units, a_units)
+    K = signal_kernel(cols, U, U, units, ell, s, a_units)
+    K[np.diag_indices(U.shape[0])] += noise
+    beta = s * cho_solve(cho_factor(K, lower=True, check_finite=False), ys, check_finite=False)
+    return FittedGP(
+        columns=cols, length_scales=readonly(ell), signal_variance=s, noise_variance=noise,
+        y_mean=y_mean, y_scale=y_scale, X=readonly(U[None].copy()), beta=readonly(beta[None]), fit_r2=None,
+        n_features=d, blocks=blocks, additive_variance=a, additive_weights=weights,
     )
 
 

@@ -58,6 +58,12 @@ class FittedGP:
     additive_weights : ndarray of shape (n_units,) or None
         Each unit's additive variance relative to ``s_a`` (None: all 1): unit ``u``
         adds ``(s_a w_u / #A) k_u``.
+    refits : tuple of FittedGP
+        Models whose hyperparameters were fit on random halves of the rows this model's
+        were fit on, each the posterior mean on every row (one draw). Half-sample fits
+        vary about as much as the full fit would over new trials (a delete-half
+        jackknife), so their spread is the hyperparameters' uncertainty, which the
+        draws, a bootstrap with the hyperparameters held, leave out. Empty unless asked.
     """
 
     columns: tuple[Column, ...]
@@ -75,6 +81,7 @@ class FittedGP:
     blocks: tuple[Block, ...] = ()
     additive_variance: float = 0.0
     additive_weights: NDArray[np.float64] | None = None
+    refits: tuple[FittedGP, ...] = ()
     kind: ClassVar[Literal["gp"]] = "gp"
 
     @property
