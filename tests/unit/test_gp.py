@@ -93,7 +93,8 @@ def test_refits_leave_the_model_alone_and_decompose_exactly() -> None:
     gp = fit_gp(space, X, y, n_draws=2, seed=0, refits=3)
     np.testing.assert_array_equal(gp.beta, plain.beta)
     np.testing.assert_array_equal(gp.length_scales, plain.length_scales)
-    assert plain.refits == () and len(gp.refits) == 3
+    assert plain.refits == ()
+    assert len(gp.refits) == 3
     scales = np.array([r.length_scales for r in gp.refits])
     assert all(r.n_draws == 1 and r.X.shape[1] == len(configs) for r in gp.refits)
     assert not np.allclose(scales, gp.length_scales)  # other rows, other fits
@@ -210,8 +211,10 @@ def test_refits_widen_every_spread_by_the_hyperparameters_spread() -> None:
     history = hp.TrialHistory(space, configs, y)
     plain = hp.fanova(history, surrogate=hp.GP(n_draws=4), seed=3, max_order=2)
     wide = hp.fanova(history, surrogate=hp.GP(n_draws=4, refits=3), seed=3, max_order=2)
-    assert len(wide.model.refits) == 3 and plain.refit_fractions is None
-    assert hp.GP(refits=3).to_dict()["refits"] == 3 and repr(hp.GP(refits=3)) == "GP(refits=3)"
+    assert len(wide.model.refits) == 3
+    assert plain.refit_fractions is None
+    assert hp.GP(refits=3).to_dict()["refits"] == 3
+    assert repr(hp.GP(refits=3)) == "GP(refits=3)"
     names = list(space.names)
     widened = 0
     for params in [(n,) for n in names] + [tuple(p) for p in itertools.combinations(names, 2)]:
