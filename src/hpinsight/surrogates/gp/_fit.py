@@ -100,6 +100,12 @@ def fit_gp(
                                np.random.default_rng(seeds[4]), blocks or (), imputed[fit_rows])
                    if shadows and n > 2 else None)
         theta = fit_hyperparameters(cols, U0[fit_rows], ys[fit_rows], units)
+        # the refits' hyperparameters (half the rows each) while the shadows' fit, the
+        # longer one, still runs
+        rng_half = np.random.default_rng(seeds[5])
+        halves = [np.sort(rng_half.choice(fit_rows, max(fit_rows.size // 2, 2), replace=False))
+                  for _ in range(refits if n > 3 else 0)]
+        refit_thetas = [fit_hyperparameters(cols, U0[half], ys[half], units) for half in halves]
         null = pending.result() if pending is not None else None
     ell, s, noise, a_units = split_theta(theta, d)
     a, weights = _additive(cols, units, a_units)
@@ -134,12 +140,11 @@ def fit_gp(
         cb = cho_factor(Kb, lower=True, check_finite=False)
         betas[b, rows] = s * cho_solve(cb, ys[rows], check_finite=False)
         Xs[b] = Ub
-    rng_half = np.random.default_rng(seeds[5])
-    halves = [np.sort(rng_half.choice(fit_rows, max(fit_rows.size // 2, 2), replace=False))
-              for _ in range(refits if n > 3 else 0)]
-    with threadpool_limits(limits=1, user_api="blas"):
-        others = tuple(_refit(cols, units, blocks or (), Xs[0], ys, y_mean, y_scale,
-                              fit_hyperparameters(cols, U0[half], ys[half], units)) for half in halves)
+    # each refit's factorization on one BLAS thread (the same digits on any machine), two
+    # refits at a time
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
+        others = tuple(pool.map(lambda t: _refit(cols, units, blocks or (), Xs[0], ys, y_mean, y_scale, t),
+                                refit_thetas))
     return FittedGP(
         columns=cols, length_scales=readonly(ell), signal_variance=s, noise_variance=noise,
         y_mean=y_mean, y_scale=y_scale, X=readonly(Xs), beta=readonly(betas), fit_r2=fit_r2,
