@@ -140,11 +140,16 @@ def fit_gp(
         cb = cho_factor(Kb, lower=True, check_finite=False)
         betas[b, rows] = s * cho_solve(cb, ys[rows], check_finite=False)
         Xs[b] = Ub
+    def refit(t: NDArray[np.float64]) -> FittedGP | None:
+        try:
+            return _posterior_mean(cols, units, blocks or (), Xs[0], ys, t, y_mean, y_scale)
+        except LinAlgError:  # a refit whose kernel does not factorize adds no spread
+            return None
+
     # each refit's factorization on one BLAS thread (the same digits on any machine), two
     # refits at a time
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
-        others = tuple(pool.map(lambda t: _refit(cols, units, blocks or (), Xs[0], ys, y_mean, y_scale, t),
-                                refit_thetas))
+        others = tuple(m for m in pool.map(refit, refit_thetas) if m is not None)
     return FittedGP(
         columns=cols, length_scales=readonly(ell), signal_variance=s, noise_variance=noise,
         y_mean=y_mean, y_scale=y_scale, X=readonly(Xs), beta=readonly(betas), fit_r2=fit_r2,
@@ -154,10 +159,12 @@ def fit_gp(
     )
 
 
-def _refit(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...], blocks: tuple[Block, ...],
-           U: NDArray[np.float64], ys: NDArray[np.float64], y_mean: float, y_scale: float,
-           theta: NDArray[np.float64]) -> FittedGP:
-    """The posterior mean on every row ``U`` (one draw, no resample) under ``theta``."""
+def _posterior_mean(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...], blocks: tuple[Block, ...],
+                    U: NDArray[np.float64], ys: NDArray[np.float64], theta: NDArray[np.float64],
+                    y_mean: float = 0.0, y_scale: float = 1.0) -> FittedGP:
+    """The posterior mean on every row ``U`` (one draw, no resample) under ``theta``, for
+    the refits and the shadows' model. Raises ``LinAlgError`` when the kernel does not
+    factorize."""
     d = len(cols)
     ell, s, noise, a_units = split_theta(theta, d)
     a, weights = _additive(cols, units, a_units)
@@ -210,19 +217,10 @@ def _shadow_null(
     # objective's fit landed where `lr`'s additive variance was 0 and a shadow stood in
     # for it (the shrinking example: a null of 0.004, and a real effect of 0.0014 fixed)
     theta = fit_hyperparameters(aug, Ua, y, units)
-    ell, s, noise, a_units = split_theta(theta, 2 * d)
-    a, weights = _additive(aug, units, a_units)
-    K = signal_kernel(aug, Ua, Ua, units, ell, s, a_units)
-    K[np.diag_indices(n)] += noise
     try:
-        beta = s * cho_solve(cho_factor(K, lower=True, check_finite=False), y, check_finite=False)
+        model = _posterior_mean(aug, units, blocks, Ua, y, theta)
     except LinAlgError:
         return (0.0, 0.0)
-    model = FittedGP(
-        columns=aug, length_scales=ell, signal_variance=s, noise_variance=noise, y_mean=0.0,
-        y_scale=1.0, X=Ua[None], beta=beta[None], fit_r2=None, n_features=2 * d, blocks=blocks,
-        additive_variance=a, additive_weights=weights,
-    )
     v_real, total, _ = decompose_gp(model, [(j,) for j in range(d)])
     if total[0] <= 0:
         return (0.0, 0.0)

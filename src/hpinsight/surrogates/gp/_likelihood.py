@@ -67,7 +67,7 @@ class Likelihood:
 
     def __init__(self, cols: Sequence[Column], U: NDArray[np.float64], units: Sequence[tuple[int, ...]]) -> None:
         n, d = U.shape
-        self.n, self.d, self.units = n, d, units
+        self.d, self.units = d, units
         self.singletons = all(len(u) == 1 for u in units)
         self.mask = additive_mask(cols, units)  # which units the additive part sums
         self.n_additive = max(float(self.mask.sum()), 1.0)

@@ -63,7 +63,8 @@ class FittedGP:
         were fit on, each the posterior mean on every row (one draw). Half-sample fits
         vary about as much as the full fit would over new trials (a delete-half
         jackknife), so their spread is the hyperparameters' uncertainty, which the
-        draws, a bootstrap with the hyperparameters held, leave out. Empty unless asked.
+        draws, a bootstrap with the hyperparameters held, leave out. Empty unless asked;
+        a refit whose kernel does not factorize is left out.
     """
 
     columns: tuple[Column, ...]
