@@ -79,9 +79,10 @@ class GP:
         Bootstrap draws of the posterior mean; every importance is the mean and standard
         deviation over them.
     shadows : bool, default=True
-        Fit the model once more with a *shadow* of every parameter (its values shuffled
-        among trials close in trial order), and call an effect that explains no more
-        than the largest shadow "indistinguishable from nothing". About doubles the cost.
+        Fit the model three more times, each with a *shadow* of every parameter (its
+        values shuffled among trials close in trial order, a new shuffle each time), and
+        call an effect that explains no more than the median over the three fits of the
+        largest shadow "indistinguishable from nothing". Two to three times the cost.
     refits : int, default=0
         Fit the hyperparameters this many more times, each on a random half of the
         trials they are fit on, and widen every importance's standard deviation by the

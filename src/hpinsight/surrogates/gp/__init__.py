@@ -81,7 +81,8 @@ resample of the trials (hyperparameters fixed; a row drawn ``c`` times enters
 once with noise variance divided by ``c``), with its own imputation of inactive
 values where they are imputed (below). Means and stds over draws play the role of the forest's over trees.
 Whether an effect is distinguishable from nothing is judged against shadow
-columns in a second fit (:func:`_shadow_null`).
+columns: the median over three fits beside the model, each with its own shuffle
+(:func:`_shadow_null`).
 
 Where we deviate, and why:
 

@@ -244,10 +244,9 @@ def fit_hyperparameters(
     """
     d = U.shape[1]
     lik = Likelihood(cols, U, units)
-    x0 = default_start(d, len(units))
     all_params, variances = slice(0, None), slice(d, None)
     z = _normal_scores(y)
-    starts = (x0, x0 + math.log(0.3) * (np.arange(x0.size) < d)) if start is None else (start,)
+    starts = default_starts(d, len(units)) if start is None else (start,)
     ranked = min((_minimize_nll(lik, z, x, all_params) for x in starts), key=lambda f: f[0])[1]
     theta = _minimize_nll(lik, y, ranked, all_params)[1]  # the raw fit starts where ranks ended
     theta[:d] = np.maximum(ranked[:d], theta[:d])
@@ -259,6 +258,13 @@ def default_start(d: int, n_units: int) -> NDArray[np.float64]:
     unit's additive variance ``0.5 / #A``."""
     out: NDArray[np.float64] = np.r_[np.zeros(d), math.log(0.5), math.log(0.1), np.full(n_units, math.log(0.5))]
     return out
+
+
+def default_starts(d: int, n_units: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The two points :func:`fit_hyperparameters` starts from: :func:`default_start`, and
+    the same with every length scale 0.3."""
+    x0 = default_start(d, n_units)
+    return x0, x0 + math.log(0.3) * (np.arange(x0.size) < d)
 
 
 def split_theta(theta: NDArray[np.float64], d: int) -> tuple[NDArray[np.float64], float, float, NDArray[np.float64]]:
