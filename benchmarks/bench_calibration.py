@@ -39,14 +39,15 @@ parameter and the pairs among the parameters that act (``max_order=2`` for the
 * ``seed flips``: share of parameters whose main-effect verdict changes when only the
   analysis seed changes (a second analysis of the same trials).
 
-The stated 90 % interval is ``mean +- 1.645 std`` over the model's draws (the
-normal interval of the ``mean +- std`` hpinsight prints), clipped at 0; with
-``--refits K`` the std also holds the spread over K half-sample hyperparameter fits.
+The stated 90 % interval is ``mean +- 1.645 std`` (the normal interval of the
+``mean +- std`` hpinsight prints), clipped at 0: the std over the model's draws and,
+as ``hp.GP()`` does by default, over its half-sample hyperparameter refits
+(``--refits K`` sets their number, 0 for none).
 
     python benchmarks/bench_calibration.py --table                       # 5 seeds, everything
     python benchmarks/bench_calibration.py --functions sparse40 --samplers tpe --snrs 4,1 --table
     python benchmarks/bench_calibration.py --studies studies/ ...   # trials kept and reused
-    python benchmarks/bench_calibration.py --refits 4 ...           # hp.GP(refits=4)
+    python benchmarks/bench_calibration.py --refits 0 ...           # hp.GP(refits=0)
 
 One JSON document on stdout (and in ``--out``); progress on stderr; ``--table`` also
 prints a Markdown table on stderr.
@@ -216,11 +217,12 @@ def run_study(fn: Function, sampler: str, seed: int, n_trials: int, sigma: float
 
 
 # -- scoring ------------------------------------------------------------------------------
-def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int = 0) -> dict[str, Any]:
+def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = hp.fanova(history, surrogate=hp.GP(refits=refits), seed=seed, max_order=fn.max_order)
+        model = hp.GP() if refits is None else hp.GP(refits=refits)
+        r = hp.fanova(history, surrogate=model, seed=seed, max_order=fn.max_order)
     seconds = time.perf_counter() - started
     effects: dict[str, Any] = {}
     keys = [(p.name,) for p in fn.params]
@@ -234,7 +236,7 @@ def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int = 0) 
     return {"effects": effects, "seconds": seconds}
 
 
-def run_one(job: tuple[str, str, str, int, int, str | None, int]) -> dict[str, Any]:
+def run_one(job: tuple[str, str, str, int, int, str | None, int | None]) -> dict[str, Any]:
     name, sampler, snr_text, seed, n_trials, studies, refits = job
     snr = float(snr_text)
     fn = FUNCTIONS[name]
@@ -324,8 +326,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--studies", metavar="DIR",
                     help="keep each study's trials here and reuse them when present, so that two "
                          "versions of the analysis are scored on the same trials")
-    ap.add_argument("--refits", type=int, default=0,
-                    help="hp.GP(refits=K): widen the spread by K half-sample hyperparameter fits")
+    ap.add_argument("--refits", type=int, default=None,
+                    help="hp.GP(refits=K) (default: hp.GP()'s): K half-sample hyperparameter fits "
+                         "widen the spread; 0 for none")
     args = ap.parse_args(argv)
     for name in args.functions.split(","):
         if name not in FUNCTIONS:

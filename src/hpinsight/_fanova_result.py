@@ -127,7 +127,8 @@ class MarginalResult:
     per_draw : ndarray of shape (n_draws, G1[, G2])
         Each draw's exact marginal at the grid points.
     mean, std : ndarray of shape (G1[, G2])
-        Over draws (``ddof=0``).
+        Over draws (``ddof=0``); with ``hp.GP(refits=...)`` the std also holds the
+        spread of the marginal over the hyperparameter refits, as the importances' does.
     space : SearchSpace or None
         The search space of the analysis (axis scales and category ticks of
         :meth:`plot`); None when the result was built by hand.
@@ -462,13 +463,18 @@ class FanovaResult:
                 a = marginal_grid(part, cols) if part.value.size else np.full([1] * len(cols), part.mean)
                 cells = [part.cells_of(c, e) if part.value.size else np.zeros(e.size, np.intp) for c, e in zip(cols, enc, strict=True)]
                 per_draw[t] = a[np.ix_(*cells)]
+        std = per_draw.std(axis=0)
+        if isinstance(self.model, FittedGP) and len(self.model.refits) >= 2:
+            # as for the importances: the draws' spread plus the refits' (total variance)
+            per_refit = np.concatenate([m.marginal_per_draw(cols, enc) for m in self.model.refits])
+            std = np.sqrt(std**2 + per_refit.var(axis=0, ddof=1))
         return MarginalResult(
             params=tuple(names),
             grid=tuple(native_grid(self.space, c, e) for c, e in zip(cols, enc, strict=True)),
             encoded_grid=tuple(readonly(e) for e in enc),
             per_draw=readonly(per_draw),
             mean=readonly(per_draw.mean(axis=0)),
-            std=readonly(per_draw.std(axis=0)),
+            std=readonly(std),
             space=self.space,
             cap_value=self.cap_value,
         )

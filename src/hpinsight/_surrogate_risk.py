@@ -45,11 +45,14 @@ class SurrogateRisk:
     mean, std : float
         Over trees (or draws) of ``per_draw``, in objective units, oriented so that
         positive means worse (for a maximized objective, the score lost). For a Gaussian
-        process ``std`` includes ``posterior_sd``.
+        process ``std`` includes ``posterior_sd``, and with ``hp.GP(refits=...)`` the
+        variance of ``per_refit`` (``ddof=1``) as well.
     quantiles : dict of float to float
         Quantiles of the risk (0.5, 0.9, 0.95): of the per-tree risks, or for a Gaussian
         process of the draws' risks each widened by the posterior uncertainty (a mixture
-        of normals).
+        of normals); with refits, each draw's risk is also shifted by every refit's
+        deviation from the refits' mean (scaled to their ``ddof=1`` variance), so the
+        mixture's variance is ``std**2``.
     per_draw : ndarray of shape (n_draws,)
         Each tree's (or draw's) best prediction with the parameter fixed minus its best
         with everything free, both over the same paired candidates (negative where the
@@ -61,6 +64,9 @@ class SurrogateRisk:
         best free configuration with the parameter fixed and without
         (:meth:`FittedGP.difference_sd`); 0 for a forest, whose trees
         carry their spread themselves.
+    per_refit : ndarray of shape (n_refits,)
+        The same risk under each of a Gaussian process's hyperparameter refits
+        (``hp.GP(refits=...)``), over the same candidates; empty without refits.
 
     Examples
     --------
@@ -81,6 +87,7 @@ class SurrogateRisk:
     best_fixed: dict[str, Any] = field(repr=False)
     best_free: dict[str, Any] = field(repr=False)
     posterior_sd: float = 0.0
+    per_refit: NDArray[np.float64] = field(default_factory=lambda: readonly(np.empty(0)), repr=False)
 
     def __repr__(self) -> str:
         q90 = self.quantiles.get(0.9)
@@ -91,7 +98,7 @@ class SurrogateRisk:
 
     def quantile(self, q: float) -> float:
         """The ``q`` quantile of the risk (see ``quantiles``)."""
-        return _mixture_quantile(self.per_draw, self.posterior_sd, q)
+        return _mixture_quantile(_with_refits(self.per_draw, self.per_refit), self.posterior_sd, q)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation (NaN becomes None)."""
@@ -102,7 +109,19 @@ class SurrogateRisk:
             "best_fixed": {k: json_value(v) for k, v in self.best_fixed.items()},
             "best_free": {k: json_value(v) for k, v in self.best_free.items()},
             "posterior_sd": json_value(self.posterior_sd),
+            "per_refit": [json_value(v) for v in self.per_refit],
         }
+
+
+def _with_refits(per_draw: NDArray[np.float64], per_refit: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Every draw's risk shifted by every refit's deviation from the refits' mean, scaled
+    so the shifts' variance is the refits' ``ddof=1`` variance: the law of total variance
+    the importances' std follows. ``per_draw`` itself with fewer than two refits."""
+    if per_refit.size < 2:
+        return per_draw
+    shifts = (per_refit - per_refit.mean()) * math.sqrt(per_refit.size / (per_refit.size - 1))
+    out: NDArray[np.float64] = (per_draw[:, None] + shifts[None, :]).ravel()
+    return out
 
 
 def _mixture_quantile(values: NDArray[np.float64], sd: float, q: float) -> float:
@@ -190,19 +209,26 @@ def surrogate_tuning_risk(
             A[row, j] = v
         sds = dict(zip(fixed_preds, map(float, result.model.difference_sd(A, np.repeat(X[[k_free]], len(A), 0))),
                        strict=True))
+    refits = result.model.refits if isinstance(result.model, FittedGP) else ()
+    # each refit's risk on the same candidates: its hyperparameters' share of the spread
+    refit_free = [m.predict_per_draw(X)[0] * sign for m in refits]
     out = {}
     for name, (Xi, P) in fixed_preds.items():
         k = chosen[name]
         # each draw's own optima: how much worse its best is with the parameter fixed;
         # where the draws disagree on the optimum, fixing is uncertain, and this says so
         per_draw = P.min(axis=1) - free_pred.min(axis=1)
+        per_refit = np.array([float((m.predict_per_draw(Xi)[0] * sign).min() - free.min())
+                              for m, free in zip(refits, refit_free, strict=True)])
+        spread = float(per_refit.var(ddof=1)) if per_refit.size >= 2 else 0.0
         sd = sds[name]
+        mixed = _with_refits(per_draw, per_refit)
         out[name] = SurrogateRisk(
             param=name, default=defaults[name], mean=float(per_draw.mean()),
-            std=float(math.sqrt(per_draw.var() + sd**2)),
-            quantiles={q: _mixture_quantile(per_draw, sd, q) for q in (0.5, 0.9, 0.95)},
+            std=float(math.sqrt(per_draw.var() + spread + sd**2)),
+            quantiles={q: _mixture_quantile(mixed, sd, q) for q in (0.5, 0.9, 0.95)},
             per_draw=readonly(per_draw), best_fixed=config_at(space, Xi[k]),
-            best_free=best_free, posterior_sd=sd,
+            best_free=best_free, posterior_sd=sd, per_refit=readonly(per_refit),
         )
     return out
 

@@ -209,7 +209,7 @@ def test_refits_widen_every_spread_by_the_hyperparameters_spread() -> None:
 
     space, configs, y = _additive_configs(n=60)
     history = hp.TrialHistory(space, configs, y)
-    plain = hp.fanova(history, surrogate=hp.GP(n_draws=4), seed=3, max_order=2)
+    plain = hp.fanova(history, surrogate=hp.GP(n_draws=4, refits=0), seed=3, max_order=2)
     wide = hp.fanova(history, surrogate=hp.GP(n_draws=4, refits=3), seed=3, max_order=2)
     assert len(wide.model.refits) == 3
     assert plain.refit_fractions is None
@@ -228,6 +228,30 @@ def test_refits_widen_every_spread_by_the_hyperparameters_spread() -> None:
         assert b.std == pytest.approx(math.sqrt(a.std**2 + np.var(shares, ddof=1)), rel=1e-9, abs=1e-15)
         widened += b.std > a.std * 1.01
     assert widened >= 2  # the hyperparameters' spread is not negligible on 60 trials
+
+
+def test_refits_widen_a_marginals_band_as_they_widen_its_importance() -> None:
+    # each refit's marginal of `a` by brute force: its prediction averaged over the
+    # other four parameters' measure (composite Gauss-Legendre on their tensor grid)
+    space, configs, y = _additive_configs(n=60)
+    history = hp.TrialHistory(space, configs, y)
+    plain = hp.fanova(history, surrogate=hp.GP(n_draws=4, refits=0), seed=3).marginal("a", grid_size=7)
+    wide_result = hp.fanova(history, surrogate=hp.GP(n_draws=4, refits=3), seed=3)
+    wide = wide_result.marginal("a", grid_size=7)
+    np.testing.assert_array_equal(wide.mean, plain.mean)
+    nodes, weights = _gauss_legendre(-3.0, 3.0, panels=2, order=6)
+    grid = np.array(np.meshgrid(*[nodes] * 4, indexing="ij")).reshape(4, -1).T
+    w = np.prod(np.array(np.meshgrid(*[weights] * 4, indexing="ij")).reshape(4, -1), axis=0)
+    curves = []
+    for refit in wide_result.model.refits:
+        curve = []
+        for a in wide.encoded_grid[0]:
+            X = np.column_stack((np.full(len(grid), a), grid))
+            curve.append(float(w @ refit.predict_per_draw(X)[0]))
+        curves.append(curve)
+    expected = np.sqrt(plain.std**2 + np.var(np.array(curves), axis=0, ddof=1))
+    np.testing.assert_allclose(wide.std, expected, rtol=1e-6)
+    assert (wide.std > plain.std * 1.01).any()
 
 
 def test_prediction_at_an_inactive_entry_averages_over_its_measure() -> None:

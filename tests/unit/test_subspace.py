@@ -238,7 +238,7 @@ def test_a_gaussian_process_widens_the_cost_by_its_posterior_uncertainty():
     space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
     configs = space.sample(12, seed=1)
     y = [math.sin(6 * c["x"]) + 0.3 * c["z"] for c in configs]
-    result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
+    result = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.GP(refits=0), seed=0)
     risks = hp.surrogate_tuning_risk(result, {"x": 0.95, "z": 0.5}, seed=0)
     for risk in risks.values():
         assert risk.posterior_sd > 0
@@ -249,3 +249,32 @@ def test_a_gaussian_process_widens_the_cost_by_its_posterior_uncertainty():
     assert _mixture_quantile(np.array([0.0]), 1.0, 0.9) == pytest.approx(1.2815515655, abs=1e-9)
     assert _mixture_quantile(np.full(4, 2.0), 0.5, 0.1) == pytest.approx(2.0 - 0.5 * 1.2815515655, abs=1e-9)
     assert _mixture_quantile(np.array([1.0, 3.0]), 0.0, 0.5) == pytest.approx(2.0)
+
+
+def test_refits_widen_the_cost_as_they_widen_the_importances():
+    # each refit's cost is the cost its own model states on the same candidates; the std
+    # adds their variance (ddof=1) and the quantiles come from a mixture with that variance
+    import dataclasses
+
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(12, seed=1)
+    y = [math.sin(6 * c["x"]) + 0.3 * c["z"] for c in configs]
+    history = hp.TrialHistory(space, configs, y)
+    plain = hp.fanova(history, surrogate=hp.GP(refits=0), seed=0)
+    wide = hp.fanova(history, surrogate=hp.GP(refits=3), seed=0)
+    defaults = {"x": 0.95, "z": 0.5}
+    before = hp.surrogate_tuning_risk(plain, defaults, seed=0)
+    after = hp.surrogate_tuning_risk(wide, defaults, seed=0)
+    alone = [hp.surrogate_tuning_risk(dataclasses.replace(wide, model=m), defaults, seed=0)
+             for m in wide.model.refits]
+    for name in defaults:
+        a, b = before[name], after[name]
+        assert a.per_refit.size == 0
+        np.testing.assert_array_equal(b.per_draw, a.per_draw)  # the model is the same
+        np.testing.assert_allclose(b.per_refit, [r[name].per_draw[0] for r in alone], rtol=1e-12)
+        assert b.std == pytest.approx(math.sqrt(a.std**2 + np.var(b.per_refit, ddof=1)))
+        assert b.to_dict()["per_refit"] == pytest.approx(list(b.per_refit))
+    spread = after["x"].per_refit.std()
+    assert spread > 0.01  # 12 trials: the hyperparameters are not pinned down
+    assert after["x"].quantile(0.9) > before["x"].quantile(0.9)
+    assert after["x"].quantiles[0.9] == pytest.approx(after["x"].quantile(0.9))

@@ -83,15 +83,15 @@ class GP:
         values shuffled among trials close in trial order, a new shuffle each time), and
         call an effect that explains no more than the median over the three fits of the
         largest shadow "indistinguishable from nothing". Two to three times the cost.
-    refits : int, default=0
+    refits : int, default=4
         Fit the hyperparameters this many more times, each on a random half of the
         trials they are fit on, and widen every importance's standard deviation by the
         spread of its share under those hyperparameters (a delete-half jackknife: a
         half-sample fit varies about as much as the full fit would over new trials).
         The draws hold the hyperparameters, so without refits the ± leaves their
         uncertainty out (``benchmarks/README.md``, ``bench_calibration.py``). 0, or at
-        least 2. The verdicts use the widened spread; marginals and tuning risk do not
-        yet.
+        least 2. The verdicts, the marginals' bands and the tuning risk's quantiles use
+        the widened spread.
 
     Examples
     --------
@@ -102,7 +102,7 @@ class GP:
 
     n_draws: int = 16
     shadows: bool = True
-    refits: int = 0
+    refits: int = 4
     kind: ClassVar[Literal["gp"]] = "gp"
 
     def __post_init__(self) -> None:

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 #: Rows used to fit the hyperparameters (the posterior then uses up to ``max_rows``).
 FIT_ROWS = 256
+#: Rows each hyperparameter refit's posterior mean is computed on: only the spread of
+#: the shares over the refits is used, and every refit has the same rows.
+REFIT_ROWS = 500
 #: Shadow columns are shuffled within about this many consecutive blocks of trials...
 SHADOW_BLOCKS = 15
 #: ...of at least this many trials each.
@@ -68,7 +71,8 @@ def fit_gp(
 
     With ``shadows``, also the null of every effect (``shadow_fractions``, see
     :func:`_shadow_null`). With ``refits``, also that many models whose hyperparameters
-    are fit on random halves of the rows the model's were fit on (``FittedGP.refits``).
+    are fit on random halves of the rows the model's were fit on (``FittedGP.refits``),
+    each the posterior mean on the same ``REFIT_ROWS`` rows (all when there are fewer).
     """
     seeds = np.random.SeedSequence(seed).generate_state(6)
     rng_rows = np.random.default_rng(seeds[0])
@@ -150,9 +154,12 @@ def fit_gp(
         cb = cho_factor(Kb, lower=True, check_finite=False)
         betas[b, rows] = s * cho_solve(cb, ys[rows], check_finite=False)
         Xs[b] = Ub
+    refit_rows = (np.sort(rng_half.choice(n, REFIT_ROWS, replace=False)) if n > REFIT_ROWS
+                  else np.arange(n))
+
     def refit(t: NDArray[np.float64]) -> FittedGP | None:
         try:
-            return _posterior_mean(cols, units, blocks or (), Xs[0], ys, t, y_mean, y_scale)
+            return _posterior_mean(cols, units, blocks or (), Xs[0][refit_rows], ys[refit_rows], t, y_mean, y_scale)
         except LinAlgError:  # a refit whose kernel does not factorize adds no spread
             return None
 

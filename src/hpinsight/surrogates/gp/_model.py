@@ -60,7 +60,8 @@ class FittedGP:
         adds ``(s_a w_u / #A) k_u``.
     refits : tuple of FittedGP
         Models whose hyperparameters were fit on random halves of the rows this model's
-        were fit on, each the posterior mean on every row (one draw). Half-sample fits
+        were fit on, each the posterior mean on the same rows (every row, or 500 of
+        them when there are more; one draw). Half-sample fits
         vary about as much as the full fit would over new trials (a delete-half
         jackknife), so their spread is the hyperparameters' uncertainty, which the
         draws, a bootstrap with the hyperparameters held, leave out. Empty unless asked;
