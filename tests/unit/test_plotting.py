@@ -3,6 +3,7 @@ artists carry them (Agg backend; figures closed)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -154,7 +155,9 @@ def test_importance_bars_carry_the_ranking_with_whiskers_and_the_capped_twin(pai
     np.testing.assert_allclose([b.get_width() for b in bars[0]], data.mean)
     np.testing.assert_allclose([b.get_width() for b in bars[1]], data.capped_mean)
     assert [t.get_text() for t in ax.get_yticklabels()] == list(data.labels)
-    assert ax.get_xlabel() == "fraction of variance (mean ± std over draws)"  # the GP's
+    assert ax.get_xlabel() == "fraction of variance (mean ± std over draws and refits)"  # the GP's
+    plain = dataclasses.replace(result, refit_fractions=None)  # a GP without refits
+    assert hp.plotting.plot_importance(plain, top=4).get_xlabel() == "fraction of variance (mean ± std over draws)"
     space = result.space
     forest = hp.fanova(hp.TrialHistory(space, space.sample(60, seed=2), list(range(60))), surrogate=hp.Forest(n_trees=4),
                        seed=0)

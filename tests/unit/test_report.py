@@ -91,6 +91,9 @@ def test_html_page_is_self_contained_with_every_figure_decodable(rep, tmp_path):
     assert rows["depth"] == "indistinguishable from nothing"
     assert set(rep.history.space.names) <= set(rows)  # every main effect is listed
     assert "Gaussian process fit (leave-one-out R²)" in page
+    # the ± holds the hyperparameter refits too, and the page says so where it says what ± is
+    assert f"{rep.result.n_draws} bootstrap draws, {len(rep.result.refit_fractions)} hyperparameter refits" in page
+    assert "mean ± std over draws and hyperparameter refits of the Gaussian process" in page
 
 
 def test_the_page_answers_first_and_says_each_number_once(rep):

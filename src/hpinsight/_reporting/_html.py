@@ -115,9 +115,12 @@ def render_html(report: Report) -> str:
     excluded = ", ".join(f"{n} {why}" for why, n in h.excluded.items()) or "none"
     oob = "n/a" if r.fit_r2 is None else f"{r.fit_r2:.2f}"
     gp = r.surrogate.kind == "gp"
-    fit_card = (f"Gaussian process fit (leave-one-out R²)<b>{oob}</b>{r.n_draws} bootstrap draws"
+    refits = 0 if r.refit_fractions is None else len(r.refit_fractions)
+    also = f", {refits} hyperparameter refits" if refits else ""
+    fit_card = (f"Gaussian process fit (leave-one-out R²)<b>{oob}</b>{r.n_draws} bootstrap draws{also}"
                 if gp else f"forest fit (out-of-bag R²)<b>{oob}</b>{r.n_draws} trees")
-    spread = "draws of the Gaussian process" if gp else "trees"
+    spread = (("draws and hyperparameter refits" if refits else "draws") + " of the Gaussian process"
+              if gp else "trees")
     parts.append('<div class="cards">'
                  f"<div class=card>trials analysed<b>{h.n_trials}</b></div>"
                  f"<div class=card>left out<b>{h.n_excluded}</b>{esc(excluded)}</div>"
