@@ -49,8 +49,9 @@ as ``hp.GP()`` does by default, over its half-sample hyperparameter refits
     python benchmarks/bench_calibration.py --studies studies/ ...   # trials kept and reused
     python benchmarks/bench_calibration.py --refits 0 ...           # hp.GP(refits=0)
 
-One JSON document on stdout (and in ``--out``); progress on stderr; ``--table`` also
-prints a Markdown table on stderr.
+One JSON document on stdout (and in ``--out``; every effect of every analysis with its
+mean, std, null (``shadow``), interval and verdict, so other verdict rules can be scored
+on it); progress on stderr; ``--table`` also prints a Markdown table on stderr.
 """
 
 from __future__ import annotations
@@ -230,7 +231,7 @@ def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int | Non
         keys += itertools.combinations(fn.acting, 2)
     for key in keys:
         imp = r.importance(*key)
-        effects[" x ".join(key)] = {"mean": imp.mean, "std": imp.std, "verdict": imp.verdict,
+        effects[" x ".join(key)] = {"mean": imp.mean, "std": imp.std, "shadow": imp.shadow, "verdict": imp.verdict,
                                     "low": max(imp.mean - Z90 * imp.std, 0.0),
                                     "high": imp.mean + Z90 * imp.std}
     return {"effects": effects, "seconds": seconds}
