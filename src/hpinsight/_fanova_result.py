@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -110,6 +109,14 @@ def verdict(mean: float, std: float, null: float | None) -> str:
     if mean < NEGLIGIBLE_SHARE or (null is not None and mean <= null):
         return VERDICTS[2]
     return VERDICTS[1] if mean - std <= (null or 0.0) else VERDICTS[0]
+
+
+def _widened(std: Any, per_refit: NDArray[np.float64]) -> Any:
+    """``std`` (over draws) widened by the variance over hyperparameter refits along axis
+    0 (``ddof=1``): the law of total variance. ``std`` itself with fewer than two refits."""
+    if per_refit.shape[0] < 2:
+        return std
+    return np.sqrt(std**2 + per_refit.var(axis=0, ddof=1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,9 +384,8 @@ class FanovaResult:
             return Importance(params, 0.0, 0.0, null, VERDICTS[2])
         vals = per_draw[valid]
         mean, std = float(vals.mean()), float(vals.std())
-        shares = None if refits is None else refits[np.isfinite(refits)]
-        if shares is not None and shares.size >= 2:
-            std = math.sqrt(std**2 + float(shares.var(ddof=1)))
+        if refits is not None:
+            std = float(_widened(np.float64(std), refits[np.isfinite(refits)]))
         return Importance(params, mean, std, null, verdict(mean, std, null) if params else VERDICTS[0])
 
     def importance(self, *names: str) -> Importance:
@@ -464,10 +470,9 @@ class FanovaResult:
                 cells = [part.cells_of(c, e) if part.value.size else np.zeros(e.size, np.intp) for c, e in zip(cols, enc, strict=True)]
                 per_draw[t] = a[np.ix_(*cells)]
         std = per_draw.std(axis=0)
-        if isinstance(self.model, FittedGP) and len(self.model.refits) >= 2:
-            # as for the importances: the draws' spread plus the refits' (total variance)
-            per_refit = np.concatenate([m.marginal_per_draw(cols, enc) for m in self.model.refits])
-            std = np.sqrt(std**2 + per_refit.var(axis=0, ddof=1))
+        if isinstance(self.model, FittedGP) and self.model.refits:
+            # as for the importances: the draws' spread plus the refits'
+            std = _widened(std, np.concatenate([m.marginal_per_draw(cols, enc) for m in self.model.refits]))
         return MarginalResult(
             params=tuple(names),
             grid=tuple(native_grid(self.space, c, e) for c, e in zip(cols, enc, strict=True)),

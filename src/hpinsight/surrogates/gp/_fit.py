@@ -154,7 +154,7 @@ def fit_gp(
         cb = cho_factor(Kb, lower=True, check_finite=False)
         betas[b, rows] = s * cho_solve(cb, ys[rows], check_finite=False)
         Xs[b] = Ub
-    refit_rows = (np.sort(rng_half.choice(n, REFIT_ROWS, replace=False)) if n > REFIT_ROWS
+    refit_rows = (np.sort(rng_half.choice(n, REFIT_ROWS, replace=False)) if n > REFIT_ROWS and refit_thetas
                   else np.arange(n))
 
     def refit(t: NDArray[np.float64]) -> FittedGP | None:
