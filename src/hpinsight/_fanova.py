@@ -184,6 +184,7 @@ def fanova(
         surrogate=opts.surrogate,
         shadow_fractions=model.shadow_fractions,
         refit_fractions=_refit_shares(model, index_subsets),
+        objective_name=history.objective_name,
     )
     if result.is_constant:
         kind = "forest" if opts.surrogate.kind == "forest" else "Gaussian process"

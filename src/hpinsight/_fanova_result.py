@@ -288,6 +288,10 @@ class FanovaResult:
     refit_fractions : ndarray of shape (n_refits, n_subsets) or None
         Every effect's share under each hyperparameter refit (``hp.GP(refits=...)``;
         NaN where a refit's prediction is constant); None without refits.
+    objective_name : str
+        What was analysed (:attr:`TrialHistory.objective_name`): ``"objective"``, one
+        objective of a multi-objective study by its name, or, for its Pareto front,
+        ``"share of trials dominating it"``.
     """
 
     space: SearchSpace
@@ -308,6 +312,7 @@ class FanovaResult:
     surrogate: GP | Forest | FittedForest | FittedGP
     shadow_fractions: tuple[float, float] | None = None
     refit_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
+    objective_name: str = "objective"
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
     _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
 
@@ -510,6 +515,7 @@ class FanovaResult:
             "cap_value": json_value(self.cap_value),
             "cap_quantile": self.cap_quantile,
             "direction": self.direction,
+            "objective": self.objective_name,
             "fit_r2": json_value(self.fit_r2),
             "seed": self.seed,
             "surrogate": describe(self.surrogate),

@@ -54,6 +54,24 @@ def check_int(value: Any, name: str, func: str, *, minimum: int | None = None, a
     return int(value)
 
 
+def check_objective(objective: Any, func: str) -> int | str | None:
+    """An objective is chosen by index (``>= 0``), by name (``"values_1"``, a metric name, or
+    ``"front"`` for reaching the Pareto front), or left to the study (``None``); whether
+    the study has it is checked against the study."""
+    if isinstance(objective, str):
+        if not objective:
+            raise InvalidArgumentError(
+                f"The 'objective' parameter of {func} must not be an empty string; pass an "
+                "index, an objective's name or 'front'.", argument="objective", function=func)
+        return objective
+    if objective is not None and (isinstance(objective, bool)
+                                  or not isinstance(objective, numbers.Integral)):
+        raise InvalidArgumentTypeError(
+            f"The 'objective' parameter of {func} must be an int index, an objective's name or "
+            f"'front'. Got {objective!r} instead.", argument="objective", function=func)
+    return check_int(objective, "objective", func, minimum=0, allow_none=True)
+
+
 def check_seed(seed: Any, func: str) -> int | None:
     """Seeds are ``int | None``; a Generator would make results unreproducible to compare."""
     return check_int(seed, "seed", func, minimum=0, allow_none=True)

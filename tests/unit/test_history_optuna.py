@@ -165,12 +165,20 @@ def _two_objective_study() -> Any:
     return study
 
 
-def test_multi_objective_needs_objective_or_target() -> None:
+def test_a_multi_objective_study_is_read_for_its_front_unless_told_otherwise() -> None:
     study = _two_objective_study()
-    with pytest.raises(ValueError, match=r"2 objectives.*objective=0.*target=lambda"):
-        hp.adapters.from_optuna(study)
+    front = hp.adapters.from_optuna(study)
+    assert front.direction == "minimize"
+    assert front.objective_name == "share of trials dominating it"
+    # x is minimized and y maximized (the objective is 2y): brute force over the trials
+    values = [(t.values[0], -t.values[1]) for t in study.trials]
+    expected = [sum(all(o <= m for o, m in zip(other, mine, strict=True)) and other != mine
+                    for other in values) / len(values) for mine in values]
+    np.testing.assert_allclose(front.y, expected)
+    assert min(front.y) == 0.0
     h1 = hp.adapters.from_optuna(study, objective=1)
     assert h1.direction == "maximize"
+    assert h1.objective_name == "values_1"
     np.testing.assert_allclose(h1.y, [t.values[1] for t in study.trials])
     ht = hp.adapters.from_optuna(study, target=lambda t: t.values[0] * 10)
     assert ht.direction == "minimize"
@@ -178,6 +186,37 @@ def test_multi_objective_needs_objective_or_target() -> None:
     np.testing.assert_allclose(ht.y, [10 * t.values[0] for t in study.trials])
     with pytest.raises(ValueError, match=r"index in \[0, 1\]"):
         hp.adapters.from_optuna(study, objective=2)
+
+
+def test_objectives_go_by_the_study_s_metric_names() -> None:
+    study = _two_objective_study()
+    with pytest.warns(optuna.exceptions.ExperimentalWarning):
+        study.set_metric_names(["error", "accuracy"])
+    h = hp.adapters.from_optuna(study, objective="accuracy")
+    assert h.objective_name == "accuracy"
+    assert h.direction == "maximize"
+    np.testing.assert_array_equal(h.y, hp.adapters.from_optuna(study, objective="values_1").y)
+    with pytest.raises(ValueError, match=r"\('error', 'accuracy', 'front'\)"):
+        hp.adapters.from_optuna(study, objective="loss")
+
+
+def test_a_trial_with_a_non_finite_objective_is_left_out_of_the_front() -> None:
+    study = _two_objective_study()
+    study.add_trial(optuna.create_trial(
+        values=[float("inf"), 1.0], params={"x": 0.5, "y": 0.5},
+        distributions={"x": D.FloatDistribution(0, 1), "y": D.FloatDistribution(0, 1)}))
+    front = hp.adapters.from_optuna(study)
+    assert front.n_trials == 8
+    assert front.excluded == {"non-finite value": 1}
+    # the other trials' shares are those of the study without it
+    np.testing.assert_array_equal(front.y, hp.adapters.from_optuna(_same_trials(study)).y)
+
+
+def _same_trials(study: Any) -> Any:
+    """A new study holding the finite trials of ``study``."""
+    copy = optuna.create_study(directions=study.directions)
+    copy.add_trials([t for t in study.trials if all(np.isfinite(t.values))])
+    return copy
 
 
 def test_a_target_follows_the_direction_of_what_it_reads() -> None:

@@ -7,6 +7,7 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 import pytest
@@ -233,38 +234,90 @@ def test_user_strings_are_escaped():
     assert "&lt;i&gt;runs&lt;/i&gt;" in page
 
 
-def test_cli_asks_for_an_objective_in_its_own_words(tmp_path, capsys):
+def _two_objective_study(storage: str | None = None, n_trials: int = 30) -> Any:
+    """x drives the first objective (minimized), y the second (maximized), z does nothing."""
     import optuna
 
+    study = optuna.create_study(study_name="mo", storage=storage,
+                                directions=["minimize", "maximize"],
+                                sampler=optuna.samplers.RandomSampler(seed=0))
+
+    def objective(t: Any) -> tuple[float, float]:
+        t.suggest_float("z", 0, 1)
+        return t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1) ** 2
+
+    study.optimize(objective, n_trials=n_trials)
+    return study
+
+
+def test_cli_takes_an_objective_by_the_names_optuna_uses(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'mo.db'}"
-    study = optuna.create_study(study_name="mo", storage=url, directions=["minimize", "maximize"])
-    study.optimize(lambda t: (t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)), n_trials=3)
+    _two_objective_study(url, n_trials=12)
+    base = ["report", "--storage", url, "--study", "mo", "--json", "--top", "1"]
+    documents = {}
+    for chosen in (None, "front", "values_1", "1"):
+        out = tmp_path / f"{chosen}.json"
+        extra = [] if chosen is None else ["--objective", chosen]
+        assert main([*base, *extra, "--out", str(out)]) == 0, capsys.readouterr().err
+        documents[chosen] = json.loads(out.read_text())
+    # without --objective, a multi-objective study is reported for its Pareto front
+    assert documents[None]["fanova"]["objective"] == "share of trials dominating it"
+    assert documents["front"]["fanova"] == documents[None]["fanova"]
+    assert documents["values_1"]["fanova"]["objective"] == "values_1"
+    assert documents["values_1"]["fanova"] == documents["1"]["fanova"]
+    # one page per objective, and the title and source say which
+    assert documents["values_1"]["title"] != documents[None]["title"]
+    assert "values_1" in documents["values_1"]["source"]
+    assert "share of trials dominating it" in documents[None]["source"]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--objective", "2"], "--objective 2 is out of range"),
+    (["--objective", "loss"], "--objective 'loss' names no objective of study 'mo'; use one of "
+                              "values_0, values_1, front or an index 0 to 1."),
+], ids=["index", "name"])
+def test_cli_refuses_an_objective_the_study_does_not_have(tmp_path, capsys, extra, message):
+    url = f"sqlite:///{tmp_path / 'mo.db'}"
+    _two_objective_study(url, n_trials=3)
     for command in (["report", "--storage", url, "--study", "mo"],
                     ["watch", "--storage", url, "--study", "mo", "--once"]):
-        assert main(command) == 2
+        assert main([*command, *extra]) == 2
         err = capsys.readouterr().err
-        assert "2 objectives (minimize, maximize)" in err
-        assert "--objective 0" in err
-        assert "objective=0" not in err
+        assert message in err
         assert "lambda" not in err
-        assert main([*command, "--objective", "2"]) == 2
-        assert "--objective 2 is out of range" in capsys.readouterr().err
+
+
+def test_watch_shrinks_only_on_one_objective_of_a_multi_objective_study(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'mo.db'}"
+    _two_objective_study(url, n_trials=3)
+    command = ["watch", "--storage", url, "--study", "mo", "--once", "--publish",
+               "--shrink-to", "auto"]
+    assert main(command) == 2
+    assert "--shrink-to needs one objective of study 'mo'" in capsys.readouterr().err
 
 
 def test_report_of_a_multi_objective_study_takes_objective():
-    import optuna
-
-    study = optuna.create_study(directions=["minimize", "maximize"],
-                                sampler=optuna.samplers.RandomSampler(seed=0))
-    study.optimize(lambda t: (t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1) ** 2),
-                   n_trials=30)
+    study = _two_objective_study()
     rep = hp.report(study, objective=1, top=1, subspace=False)
     assert rep.history.direction == "maximize"
     assert rep.top == ("y",)
-    with pytest.raises(ValueError, match="objective=0"):
-        hp.report(study, top=1, subspace=False)
+    by_name = hp.report(study, objective="values_1", top=1, subspace=False)
+    assert by_name.to_dict()["fanova"] == rep.to_dict()["fanova"]
+    # the page's "reproduce" snippet reads the same objective
+    assert "from_optuna(study, objective='values_1')" in html.unescape(by_name.html())
     with pytest.raises(TypeError, match="holds one already"):
         hp.report(rep.history, objective=0)
+
+
+def test_the_pareto_front_report_calls_no_parameter_safe_to_fix():
+    # y trades nothing off here, but the rule is general: from the front alone, a parameter
+    # that moves trials along it would look like nothing
+    rep = hp.report(_two_objective_study(n_trials=40), top=1)
+    assert rep.history.objective_name == "share of trials dominating it"
+    assert rep.subspace is None
+    assert not any(d.state == "fix" for d in rep.decisions)
+    assert any("No parameter is called safe to fix from the Pareto front" in n for n in rep.notes)
+    assert set(rep.result.ranking(order=1)[0].params) <= {"x", "y"}
 
 
 def test_forbidden_clauses_and_inactive_counts_are_shown() -> None:

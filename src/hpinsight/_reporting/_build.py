@@ -19,6 +19,7 @@ from .._fanova import fanova
 from .._fanova_result import FanovaResult
 from .._history import TrialHistory
 from .._optional import import_optional
+from .._pareto import FRONT_VALUE_NAME
 from .._pdp import PartialDependenceResult, partial_dependence
 from .._regions import confidence_split
 from .._regions_result import RegionsResult
@@ -227,7 +228,7 @@ def report(
     seed: int | None = 0,
     subspace: bool = True,
     progress: Callable[[str, int, int], None] | None = None,
-    objective: int | None = None,
+    objective: int | str | None = None,
 ) -> Report:
     """Analyse a finished (or running) study for a report.
 
@@ -255,9 +256,13 @@ def report(
     progress : callable, optional
         Called as ``progress(stage, done, total)`` before each step, with a short
         description of the step and the steps done and to do (a progress display).
-    objective : int, optional
-        For a multi-objective Optuna study: the index of the objective to analyse (its
-        direction is taken from the study). A ``TrialHistory`` already holds one.
+    objective : int or str, optional
+        For a multi-objective Optuna study: the objective to analyse, by index or name
+        (``"values_1"``, a metric name; its direction is taken from the study), or
+        ``"front"``, the default there: reaching the Pareto front, analysed as each
+        trial's share of trials that dominate it. For the front no parameter is called
+        safe to fix (a parameter that moves trials along the front shows no effect on
+        reaching it); the page says so. A ``TrialHistory`` already holds one value.
 
     Returns
     -------
@@ -293,6 +298,8 @@ def report(
                else as_history(source, func))
     where = label or (f"study {source.study_name!r}" if history is not source
                       else "the given trials")
+    if label is None and history is not source and len(getattr(source, "directions", ())) > 1:
+        where += f", {history.objective_name}"  # one page per objective: say which
     if history.n_trials < 2:
         raise InvalidDataError(
             f"{func}: {where} has {history.n_trials} usable trial(s)"
@@ -328,6 +335,12 @@ def report(
                                                              n_samples=PDP_SAMPLES, seed=seed)
             regions[name] = confidence_split(pd, max_splits=3)
     found = None
+    if subspace and history.objective_name == FRONT_VALUE_NAME:
+        subspace = False
+        notes.append("No parameter is called safe to fix from the Pareto front: a parameter "
+                     "that moves trials along the front (trading one objective for another) "
+                     "shows no effect on reaching it, yet fixing it would lose the front. "
+                     "Report each objective (objective=0, 1, ...) to see what each one needs.")
     if subspace:
         step("which parameters could be fixed")
         try:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .._decision_result import STATES, fmt_cost, fmt_share
 from .._fanova_result import NEGLIGIBLE_SHARE
 from .._optional import import_optional
+from .._pareto import FRONT_VALUE_NAME
 from .._shared import fmt_value
 from ..surrogates import GP, Forest
 
@@ -394,7 +395,10 @@ def _quantile(report: Report) -> str:
 def _snippet(report: Report) -> str:
     src = report.source
     if src.startswith("study "):
-        load = "history = hp.adapters.from_optuna(study)"
+        named = report.history.objective_name
+        which = ("" if named in ("objective", FRONT_VALUE_NAME) else ", target=..." if
+                 named == "target" else f", objective={named!r}")
+        load = f"history = hp.adapters.from_optuna(study{which})"
     elif src.startswith("SMAC run "):
         load = ("from hpinsight.integrations.smac import load_run\n"
                 f"history = load_run({src.removeprefix('SMAC run ')!r})")

@@ -24,7 +24,7 @@ def from_optuna(
     study: Any,
     *,
     target: Callable[[Any], float] | None = None,
-    objective: int | None = None,
+    objective: int | str | None = None,
     direction: Literal["minimize", "maximize"] | None = None,
     params: Sequence[str] | None = None,
 ) -> TrialHistory:
@@ -47,9 +47,13 @@ def from_optuna(
         says otherwise, better is the study's direction; with several objectives,
         that of the objective the target reproduces on every trial, else
         "minimize".
-    objective : int, optional
-        Index of the objective of a multi-objective study. One of
-        ``target``/``objective`` is required for multi-objective studies.
+    objective : int or str, optional
+        The objective of a multi-objective study: an index, a name (``"values_1"`` as in
+        ``study.trials_dataframe()``, or a metric name the study was given with
+        ``set_metric_names``) or ``"front"``, the default for several objectives:
+        reaching the Pareto front, analysed as each trial's share of the trials that
+        dominate it (0 on the front; ``hpinsight._pareto``). Trials with a non-finite
+        value in any objective are left out of the front and counted in ``excluded``.
     direction : {"minimize", "maximize"}, optional
         Overrides the study's direction for the analysed value.
     params : sequence of str, optional

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .._optional import import_optional
+from .._pareto import FRONT, FRONT_VALUE_NAME, dominated_share
 from ..exceptions import (
     ChangedDistributionWarning,
     InvalidArgumentError,
@@ -52,8 +53,8 @@ if TYPE_CHECKING:
     from .._sampling import SamplingRecord
     from ..space import Parameter, SearchSpace
 
-__all__ = ["history_from_study", "merge_distributions", "sampling_of", "space_from_optuna",
-           "value_getter"]
+__all__ = ["front_values", "history_from_study", "merge_distributions", "objective_names",
+           "resolve_objective", "sampling_of", "space_from_optuna", "value_getter"]
 
 # Where hpinsight's ShrinkingSampler keeps its restriction (study user attributes) and
 # what each trial was sampled under (trial system attributes).
@@ -183,7 +184,7 @@ def history_from_study(
     study: Any,
     *,
     target: Callable[[Any], float] | None = None,
-    objective: int | None = None,
+    objective: int | str | None = None,
     direction: Literal["minimize", "maximize"] | None = None,
     params: Sequence[str] | None = None,
     on_change: Callable[[list[str]], object] | None = None,
@@ -206,7 +207,7 @@ def history_from_study(
         )
     directions = list(study.directions)
     value_of, analysed_direction, objective_name = value_getter(
-        func, directions, target=target, objective=objective
+        func, directions, target=target, objective=objective, names=objective_names(study)
     )
     if direction is not None:
         if direction not in ("minimize", "maximize"):
@@ -265,6 +266,10 @@ def history_from_study(
     kept: list[Any] = []  # the trials behind values
     n_nonfinite = 0
     keep = set(names)
+    if value_of is None:  # the Pareto front: every trial's value depends on all of them
+        finite, shares = front_values(complete, directions)
+        share_of = {id(t): v for t, v in zip(finite, shares, strict=True)}
+        value_of = lambda t: share_of.get(id(t), math.nan)  # noqa: E731
     for t in complete:
         v = float(value_of(t))
         if not np.isfinite(v):
@@ -361,14 +366,64 @@ def _target_direction(
     return sense(directions[matches[0]]) if len(matches) == 1 else "minimize"
 
 
+def objective_names(study: Any) -> list[str]:
+    """The names a study's objectives go by: the study's metric names when it has them
+    (``study.set_metric_names``), else ``values_0``, ``values_1``, ... as in
+    ``study.trials_dataframe()`` (``value`` for a single objective)."""
+    n = len(study.directions)
+    named = getattr(study, "metric_names", None)
+    if named and len(named) == n:
+        return [str(m) for m in named]
+    return ["value"] if n == 1 else [f"values_{i}" for i in range(n)]
+
+
+def resolve_objective(
+    func: str, directions: Sequence[Any], objective: int | str | None, names: Sequence[str] = (),
+) -> int | str:
+    """The objective to analyse: an index, or ``FRONT`` for reaching the Pareto front.
+
+    ``objective`` is an index, a name of :func:`objective_names` (``values_1``, a metric
+    name) or ``"front"``; ``None`` means the one objective of a single-objective study
+    and the front of a multi-objective one (as Optuna's own evaluators do)."""
+    n = len(directions)
+    if objective is None:
+        return FRONT if n > 1 else 0
+    if isinstance(objective, bool) or not isinstance(objective, int | str):
+        raise InvalidArgumentTypeError(
+            f"The 'objective' parameter of {func} must be an int index, an objective's name or "
+            f"{FRONT!r}. Got {objective!r} instead.")
+    if isinstance(objective, str):
+        known = list(names) or (["value"] if n == 1 else [f"values_{i}" for i in range(n)])
+        aliases = {name: i for i, name in enumerate(known)}
+        aliases.update({f"values_{i}": i for i in range(n)})
+        if n == 1:
+            aliases["value"] = 0
+        if objective == FRONT and n > 1:
+            return FRONT
+        if objective in aliases:
+            return aliases[objective]
+        choices = ", ".join(repr(a) for a in [*known, *([FRONT] if n > 1 else [])])
+        raise InvalidArgumentError(
+            f"The 'objective' parameter of {func} must name one of this study's objectives "
+            f"({choices}) or be an index. Got {objective!r} instead.")
+    if not 0 <= objective < n:
+        raise InvalidArgumentError(
+            f"The 'objective' parameter of {func} must be an index in [0, {n - 1}] for this "
+            f"study with {n} objective(s). Got {objective} instead.")
+    return objective
+
+
 def value_getter(
     func: str,
     directions: list[Any],
     *,
     target: Callable[[Any], float] | None,
-    objective: int | None,
-) -> tuple[Callable[[Any], float], Literal["minimize", "maximize"], str]:
-    """How to read the analysed value off a trial, which way is better, and its name."""
+    objective: int | str | None,
+    names: Sequence[str] = (),
+) -> tuple[Callable[[Any], float] | None, Literal["minimize", "maximize"], str]:
+    """How to read the analysed value off a trial (``None`` for the Pareto front, which
+    is computed from all the trials at once: :func:`front_values`), which way is better,
+    and the value's name."""
 
     def sense(d: Any) -> Literal["minimize", "maximize"]:
         return "maximize" if d.name == "MAXIMIZE" else "minimize"
@@ -380,27 +435,26 @@ def value_getter(
                 f"and returning a float. Got {type(target).__name__} instead."
             )
         return target, "minimize", "target"
-    if objective is not None:
-        if isinstance(objective, bool) or not isinstance(objective, int):
-            raise InvalidArgumentTypeError(
-                f"The 'objective' parameter of {func} must be an int index. Got "
-                f"{objective!r} instead."
-            )
-        if not 0 <= objective < len(directions):
-            raise InvalidArgumentError(
-                f"The 'objective' parameter of {func} must be an index in "
-                f"[0, {len(directions) - 1}] for this study with {len(directions)} "
-                f"objective(s). Got {objective} instead."
-            )
-        i = objective
-        return (lambda t: t.values[i]), sense(directions[i]), f"objective {i}"
-    if len(directions) > 1:
-        raise InvalidArgumentError(
-            f"The study has {len(directions)} objectives; tell {func} which one to analyse: "
-            "objective=0 for the first (its direction is taken from the study), or "
-            "target=lambda t: ... for any value computed from a trial."
-        )
-    return (lambda t: t.value), sense(directions[0]), "objective"
+    chosen = resolve_objective(func, directions, objective, names)
+    if chosen == FRONT:
+        return None, "minimize", FRONT_VALUE_NAME
+    i = int(chosen)
+    if len(directions) == 1:
+        return (lambda t: t.value), sense(directions[0]), "objective"
+    label = names[i] if names else f"objective {i}"
+    return (lambda t: t.values[i]), sense(directions[i]), label
+
+
+def front_values(trials: Sequence[Any], directions: Sequence[Any]) -> tuple[list[Any], list[float]]:
+    """The trials whose every objective is finite, and for each the share of them that
+    dominate it (:func:`hpinsight._pareto.dominated_share`)."""
+    kept = [t for t in trials if t.values is not None
+            and all(math.isfinite(float(v)) for v in t.values)]
+    if not kept:
+        return [], []
+    senses = ["maximize" if d.name == "MAXIMIZE" else "minimize" for d in directions]
+    shares = dominated_share([[float(v) for v in t.values] for t in kept], senses)
+    return kept, [float(x) for x in shares]
 
 
 def _check_params(func: str, params: Any, seen: Mapping[str, Any]) -> list[str]:

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from .._optional import import_optional
 from ._model import add_model_arguments, model_from
 from ._progress import Progress
+from ._storage import objective_argument
 
 __all__ = ["add_parser"]
 
@@ -39,7 +40,10 @@ def add_parser(sub: Any) -> None:
                         "existing file is replaced); '-' writes the report to stdout")
     p.add_argument("--json", action="store_true", help="write JSON for machines instead of HTML")
     p.add_argument("--top", type=int, default=3, help="parameters shown in detail (3)")
-    p.add_argument("--objective", type=int, default=None, help="objective index (multi-objective)")
+    p.add_argument("--objective", type=objective_argument, default=None, metavar="OBJECTIVE",
+                   help="which objective of a multi-objective study: an index, a name as Optuna "
+                        "gives it (values_1, or a metric name) or 'front' for reaching the Pareto "
+                        "front (the default there)")
     add_model_arguments(p)
     p.add_argument("--seed", type=int, default=0, help="model seed (0)")
     p.set_defaults(run=run)
@@ -138,8 +142,9 @@ def _load(args: argparse.Namespace) -> tuple[Any, str]:
     problem = objective_problem(study, args.objective)
     if problem:
         raise _UsageError(problem)
-    return (from_optuna(study, objective=args.objective),
-            f"study {args.study!r} ({describe(args.storage)})")
+    history = from_optuna(study, objective=args.objective)
+    which = f", {history.objective_name}" if len(study.directions) > 1 else ""
+    return history, f"study {args.study!r} ({describe(args.storage)}){which}"
 
 
 #: Runs listed when --smac-run names a folder holding several.

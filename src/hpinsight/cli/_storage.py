@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["describe", "known_studies", "objective_problem", "open_storage"]
+__all__ = ["describe", "known_studies", "objective_argument", "objective_problem", "open_storage"]
 
 #: The first bytes of every SQLite database file.
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -103,16 +103,25 @@ def describe(spec: str) -> str:
     return f"journal {spec}"
 
 
-def objective_problem(study: Any, objective: int | None) -> str | None:
-    """What is wrong with ``--objective`` for ``study``, in the command line's words."""
-    directions = [d.name.lower() for d in study.directions]
-    if objective is None and len(directions) > 1:
-        return (f"study {study.study_name!r} has {len(directions)} objectives "
-                f"({', '.join(directions)}); choose the one to analyse with --objective 0 "
-                f"(to {len(directions) - 1}).")
-    if objective is not None and not 0 <= objective < len(directions):
-        return (f"--objective {objective} is out of range: study {study.study_name!r} has "
-                f"{len(directions)} objective(s); use --objective 0"
-                f"{f' to {len(directions) - 1}' if len(directions) > 1 else ''}.")
-    return None
+def objective_argument(text: str) -> int | str:
+    """``--objective``: an index (``1``), a name (``values_1``, a metric name) or ``front``."""
+    return int(text) if text.isdigit() else text
 
+
+def objective_problem(study: Any, objective: int | str | None) -> str | None:
+    """What is wrong with ``--objective`` for ``study``, in the command line's words."""
+    from ..adapters._optuna import objective_names
+
+    n = len(study.directions)
+    names = objective_names(study)
+    valid = ", ".join([*names, *(["front"] if n > 1 else [])])
+    if isinstance(objective, int) and not 0 <= objective < n:
+        return (f"--objective {objective} is out of range: study {study.study_name!r} has "
+                f"{n} objective(s); use --objective 0"
+                f"{f' to {n - 1}, or one of {valid}' if n > 1 else ''}.")
+    if isinstance(objective, str) and objective not in {*names, *(f"values_{i}" for i in range(n)),
+                                                        *(["front"] if n > 1 else ["value"])}:
+        return (f"--objective {objective!r} names no objective of study {study.study_name!r}; "
+                f"use one of {valid}"
+                f"{f' or an index 0 to {n - 1}' if n > 1 else ''}.")
+    return None

@@ -20,7 +20,13 @@ from typing import Any, TextIO
 
 from .._optional import import_optional
 from ._model import add_model_arguments, model_from
-from ._storage import describe, known_studies, objective_problem, open_storage
+from ._storage import (
+    describe,
+    known_studies,
+    objective_argument,
+    objective_problem,
+    open_storage,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -78,8 +84,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--narrow-quantile", type=float, default=None, metavar="Q",
                    help="with --shrink-to: also narrow the kept numerical parameters to the "
                    "range of the best Q fraction of trials (a heuristic; 0 < Q <= 1)")
-    p.add_argument("--objective", type=int, default=None,
-                   help="objective index of a multi-objective study")
+    p.add_argument("--objective", type=objective_argument, default=None, metavar="OBJECTIVE",
+                   help="which objective of a multi-objective study: an index, a name as Optuna "
+                        "gives it (values_1, or a metric name) or 'front' for reaching the Pareto "
+                        "front (the default there; --shrink-to needs one objective)")
     add_model_arguments(p)
     p.add_argument("--seed", type=int, default=0, help="model seed (0)")
     p.add_argument("--top", type=int, default=5, help="parameters shown per line (5)")
@@ -116,6 +124,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                       exc, known_studies(optuna, locals().get("storage")))
         return 1
     problem = objective_problem(study, args.objective)
+    if problem is None and args.shrink_to is not None and len(study.directions) > 1 and \
+            args.objective in (None, "front"):
+        problem = (f"--shrink-to needs one objective of study {args.study!r}, which has "
+                   f"{len(study.directions)}: pass --objective (an index or name). The Pareto "
+                   "front's analysis does not see a parameter that moves trials along the "
+                   "front, and fixing one would lose the front.")
     if problem:
         _logger.error("%s", problem)
         return 2

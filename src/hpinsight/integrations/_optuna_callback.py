@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import optuna
 
-from .._validation import MODEL_KEYWORDS, check_int, check_real, moved_keywords
+from .._validation import MODEL_KEYWORDS, check_int, check_objective, check_real, moved_keywords
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..surrogates import GP, Forest
 from ._live import BackgroundRefits, LiveResults, RefitOptions
@@ -61,8 +61,13 @@ class ImportanceCallback(LiveResults):
     seed : int, optional
         Model seed; with a seed, a refit equals ``hp.fanova(...)`` on the
         same trials with that seed.
-    objective : int, optional
-        Objective index of a multi-objective study (or use ``target``).
+    objective : int or str, optional
+        The objective of a multi-objective study to analyse: an index, a name
+        (``"values_1"`` or a metric name) or ``"front"``, the default there: reaching
+        the Pareto front, analysed as each trial's share of trials that dominate it (as
+        :class:`FanovaImportanceEvaluator` does). Or use ``target``. Shrinking
+        (``shrink_to``) needs one objective: it is not done for the front, whose
+        analysis does not see a parameter that moves trials along the front.
     target : callable, optional
         ``target(frozen_trial) -> float``. Better is the study's direction (with several
         objectives: that of the objective the target reproduces, else "minimize").
@@ -173,7 +178,7 @@ class ImportanceCallback(LiveResults):
         *,
         surrogate: GP | Forest | None = None,
         seed: int | None = None,
-        objective: int | None = None,
+        objective: int | str | None = None,
         target: Callable[[FrozenTrial], float] | None = None,
         cap_quantile: float | None = None,
         publish: bool = True,
@@ -202,7 +207,7 @@ class ImportanceCallback(LiveResults):
             )
         self._refitter = Refitter(
             options,
-            objective=check_int(objective, "objective", func, minimum=0, allow_none=True),
+            objective=check_objective(objective, func),
             target=target,
             publish=bool(publish),
             shrink_to=_check_shrink_to(shrink_to, func),
@@ -314,11 +319,19 @@ class ImportanceCallback(LiveResults):
         with self._lock:  # trials finish in parallel with n_jobs > 1: one check, one message
             checked = self._checked.get(id(study))
             if checked is None:
-                from ..adapters._optuna import value_getter
+                from ..adapters._optuna import objective_names, value_getter
 
                 try:
-                    value_getter("ImportanceCallback", list(study.directions),
-                                  target=self._refitter.target, objective=self._refitter.objective)
+                    read, _, _ = value_getter(
+                        "ImportanceCallback", list(study.directions), target=self._refitter.target,
+                        objective=self._refitter.objective, names=objective_names(study))
+                    if read is None and self._refitter.shrink_to is not None:
+                        raise InvalidArgumentError(
+                            "ImportanceCallback cannot shrink the search space for the Pareto "
+                            f"front of study {study.study_name!r}: its analysis does not see "
+                            "a parameter that moves trials along the front, and fixing one "
+                            "would lose the front. Pass objective= (an index or name) to "
+                            "shrink on one objective, or shrink_to=None.")
                 except (TypeError, ValueError) as exc:
                     self._refits.record(exc, f"study {study.study_name!r} cannot be analysed, so "
                                              "no refit will run")

@@ -27,7 +27,14 @@ import optuna
 from optuna.importance import BaseImportanceEvaluator
 
 from .._fanova import fanova
-from .._validation import MODEL_KEYWORDS, check_int, check_real, check_seed, moved_keywords
+from .._validation import (
+    MODEL_KEYWORDS,
+    check_int,
+    check_objective,
+    check_real,
+    check_seed,
+    moved_keywords,
+)
 from ..adapters import from_optuna
 from ..exceptions import (
     ConstantObjectiveWarning,
@@ -63,10 +70,13 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
         (``hpinsight.fanova``).
     seed : int, optional
         Same seed, same study, bit-identical importances.
-    objective : int, optional
-        Which objective of a multi-objective study to analyse when
-        ``evaluate`` gets no ``target``. Without either, a multi-objective
-        study raises ``ValueError``, as Optuna's own fANOVA does.
+    objective : int or str, optional
+        Which objective of a multi-objective study to analyse when ``evaluate`` gets no
+        ``target``: an index, a name (``"values_1"``, or a metric name the study was
+        given) or ``"front"``. Without either, a multi-objective study is analysed for
+        reaching its Pareto front, as Optuna 5's default evaluator does: the value
+        analysed is each trial's share of trials that dominate it (0 on the front;
+        ``hpinsight._pareto``).
     cap_quantile : float in (0, 1], optional
         Importance in the good part of the space: cap the objective at this
         quantile of the trials (direction-aware) before fitting.
@@ -98,7 +108,7 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
         *,
         surrogate: GP | Forest | None = None,
         seed: int | None = None,
-        objective: int | None = None,
+        objective: int | str | None = None,
         cap_quantile: float | None = None,
         max_order: int = 1,
     ) -> None:
@@ -106,7 +116,7 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
         self.surrogate: GP | Forest = refuse_fitted(as_surrogate(surrogate, func), func,
                                                     "on each study it is given")
         self.seed = check_seed(seed, func)
-        self.objective = check_int(objective, "objective", func, minimum=0, allow_none=True)
+        self.objective = check_objective(objective, func)
         self.cap_quantile = (
             None
             if cap_quantile is None
@@ -157,9 +167,8 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
         Raises
         ------
         ValueError
-            If a requested parameter occurs in no COMPLETE trial, or the
-            study is multi-objective and neither ``target`` nor the
-            ``objective`` option says which objective to analyse.
+            If a requested parameter occurs in no COMPLETE trial, or the ``objective``
+            option names no objective of the study.
         """
         if params is not None:
             if not isinstance(params, list | tuple) or not all(isinstance(p, str) for p in params):

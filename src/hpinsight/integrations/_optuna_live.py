@@ -44,7 +44,7 @@ class Refitter:
         self,
         options: RefitOptions,
         *,
-        objective: int | None,
+        objective: int | str | None,
         target: Callable[[Any], float] | None,
         publish: bool,
         shrink_to: int | Literal["auto"] | None,
@@ -301,7 +301,7 @@ def best_ranges(
     return out
 
 
-def summary_key_for(objective: int | None, target: Callable[[Any], float] | None) -> str:
+def summary_key_for(objective: int | str | None, target: Callable[[Any], float] | None) -> str:
     """The user attribute a summary is published under: ``SUMMARY_KEY`` for the study's
     value, with a suffix for another objective or a target, so that callbacks analysing
     different values of one study do not overwrite each other."""
@@ -329,7 +329,7 @@ def _publish(study: optuna.Study, snapshot: ImportanceSnapshot, key: str = SUMMA
 
 
 def _history(
-    study: optuna.Study, target: Callable[[Any], float] | None, objective: int | None
+    study: optuna.Study, target: Callable[[Any], float] | None, objective: int | str | None
 ) -> tuple[TrialHistory | None, list[str]]:
     """The study's history without Python warnings (they are not thread-safe to catch)."""
     from ..adapters._optuna import history_from_study

@@ -117,27 +117,33 @@ def test_threads_and_multi_objective_choice() -> None:
     study = optuna.create_study(
         directions=["minimize", "maximize"], sampler=optuna.samplers.RandomSampler(seed=0)
     )
-    missing = ImportanceCallback(every_n_trials=10, min_trials=10)
-    chosen = ImportanceCallback(every_n_trials=10, min_trials=10, objective=1, seed=0)
+    front = ImportanceCallback(every_n_trials=10, min_trials=10, seed=0)
+    chosen = ImportanceCallback(every_n_trials=10, min_trials=10, objective="values_1", seed=0)
     first = ImportanceCallback(every_n_trials=10, min_trials=10, objective=0, seed=0)
+    shrinking = ImportanceCallback(every_n_trials=10, min_trials=10, shrink_to="auto")
 
     def two(t: optuna.Trial) -> tuple[float, float]:
         a, b = t.suggest_float("a", 0, 1), t.suggest_float("b", 0, 1)
+        t.suggest_float("c", 0, 1)
         return a, b**2
 
-    study.optimize(two, n_trials=40, n_jobs=4, callbacks=[missing, chosen, first])
-    assert missing.close(60)
-    assert chosen.close(60)
-    assert first.close(60)
-    # each objective's callback publishes under its own key, neither overwrites the other
-    assert chosen.summary_key != first.summary_key
+    study.optimize(two, n_trials=40, n_jobs=4, callbacks=[front, chosen, first, shrinking])
+    for cb in (front, chosen, first, shrinking):
+        assert cb.close(60)
+    # each objective's callback publishes under its own key, none overwrites another
+    assert len({front.summary_key, chosen.summary_key, first.summary_key}) == 3
     assert next(iter(study.user_attrs[chosen.summary_key]["importance"])) == "b"
     assert next(iter(study.user_attrs[first.summary_key]["importance"])) == "a"
-    assert SUMMARY_KEY not in study.user_attrs
-    # said once, at the first trial, not at every refit
-    assert len(missing.errors) == 1
-    assert "objective=0" in str(missing.errors[0])
-    assert missing.history == ()
+    # without objective=, the Pareto front: a and b both decide it, c does nothing
+    assert front.summary_key == SUMMARY_KEY
+    assert not front.errors
+    ranked = list(study.user_attrs[SUMMARY_KEY]["importance"])
+    assert set(ranked[:2]) == {"a", "b"}
+    assert front.history[-1].n_trials == 40
+    # shrinking needs one objective: said once, at the first trial, not at every refit
+    assert len(shrinking.errors) == 1
+    assert "cannot shrink the search space for the Pareto front" in str(shrinking.errors[0])
+    assert shrinking.history == ()
     assert not chosen.errors
     assert next(iter(chosen.history[-1].importances)) == "b"
     assert chosen.history[-1].n_trials == 40
