@@ -253,7 +253,7 @@ def _comments(code: str) -> dict[int, str]:
 
 
 def _check_claim(value: Any, claim: str, where: str) -> None:
-    if claim[:1] in ("'", '"'):
+    if claim[:1] in ("'", '"', "[", "("):  # a string, list or tuple literal: equal to it
         try:
             expected = ast.literal_eval(claim)
         except (ValueError, SyntaxError):
