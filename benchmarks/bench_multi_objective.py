@@ -63,6 +63,7 @@ import numpy as np
 import optuna
 
 import hpinsight as hp
+from hpinsight import _pareto
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -98,15 +99,9 @@ PROBLEMS = {"split": Problem("split", ("a", "b", "t"), _split),
 
 # -- the definitions ----------------------------------------------------------------------
 def dominated_share(F: Arr) -> Arr:
-    """Per row of ``F`` (n, k), minimized: the share of rows that dominate it."""
-    n = F.shape[0]
-    out = np.empty(n)
-    for s in range(0, n, 512):
-        block = F[s:s + 512, None, :]
-        weak = (F[None, :, :] <= block).all(axis=2)
-        strict = (F[None, :, :] < block).any(axis=2)
-        out[s:s + 512] = (weak & strict).sum(axis=1) / n
-    return out
+    """Per row of ``F`` (n, k), minimized: the share of rows that dominate it (the
+    definition hpinsight takes for ``objective="front"``)."""
+    return _pareto.dominated_share(F, ["minimize"] * F.shape[1])
 
 
 def _quantiles(F: Arr) -> Arr:

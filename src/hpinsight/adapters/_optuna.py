@@ -348,6 +348,11 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _sense(direction: Any) -> Literal["minimize", "maximize"]:
+    """An Optuna ``StudyDirection`` in hpinsight's words."""
+    return "maximize" if direction.name == "MAXIMIZE" else "minimize"
+
+
 def _target_direction(
     directions: list[Any], trials: list[Any], values: list[float]
 ) -> Literal["minimize", "maximize"]:
@@ -355,15 +360,12 @@ def _target_direction(
     with several, the direction of the objective the target reproduces on every trial
     (Optuna's ``plot_param_importances`` passes ``target=lambda t: t.values[i]`` per
     objective); else "minimize"."""
-    def sense(d: Any) -> Literal["minimize", "maximize"]:
-        return "maximize" if d.name == "MAXIMIZE" else "minimize"
-
     if len(directions) == 1:
-        return sense(directions[0])
+        return _sense(directions[0])
     matches = [i for i in range(len(directions))
                if trials and all(t.values is not None and float(t.values[i]) == v
                                  for t, v in zip(trials, values, strict=True))]
-    return sense(directions[matches[0]]) if len(matches) == 1 else "minimize"
+    return _sense(directions[matches[0]]) if len(matches) == 1 else "minimize"
 
 
 def objective_names(study: Any) -> list[str]:
@@ -424,10 +426,6 @@ def value_getter(
     """How to read the analysed value off a trial (``None`` for the Pareto front, which
     is computed from all the trials at once: :func:`front_values`), which way is better,
     and the value's name."""
-
-    def sense(d: Any) -> Literal["minimize", "maximize"]:
-        return "maximize" if d.name == "MAXIMIZE" else "minimize"
-
     if target is not None:
         if not callable(target):
             raise InvalidArgumentTypeError(
@@ -440,9 +438,9 @@ def value_getter(
         return None, "minimize", FRONT_VALUE_NAME
     i = int(chosen)
     if len(directions) == 1:
-        return (lambda t: t.value), sense(directions[0]), "objective"
+        return (lambda t: t.value), _sense(directions[0]), "objective"
     label = names[i] if names else f"objective {i}"
-    return (lambda t: t.values[i]), sense(directions[i]), label
+    return (lambda t: t.values[i]), _sense(directions[i]), label
 
 
 def front_values(trials: Sequence[Any], directions: Sequence[Any]) -> tuple[list[Any], list[float]]:
@@ -452,7 +450,7 @@ def front_values(trials: Sequence[Any], directions: Sequence[Any]) -> tuple[list
             and all(math.isfinite(float(v)) for v in t.values)]
     if not kept:
         return [], []
-    senses = ["maximize" if d.name == "MAXIMIZE" else "minimize" for d in directions]
+    senses = [_sense(d) for d in directions]
     shares = dominated_share([[float(v) for v in t.values] for t in kept], senses)
     return kept, [float(x) for x in shares]
 

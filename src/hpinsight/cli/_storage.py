@@ -109,19 +109,23 @@ def objective_argument(text: str) -> int | str:
 
 
 def objective_problem(study: Any, objective: int | str | None) -> str | None:
-    """What is wrong with ``--objective`` for ``study``, in the command line's words."""
-    from ..adapters._optuna import objective_names
+    """What is wrong with ``--objective`` for ``study``, in the command line's words (the
+    objective is resolved as everywhere else: ``adapters._optuna.resolve_objective``)."""
+    from ..adapters._optuna import objective_names, resolve_objective
 
     n = len(study.directions)
     names = objective_names(study)
+    try:
+        resolve_objective("--objective", study.directions, objective, names)
+    except (TypeError, ValueError):
+        pass
+    else:
+        return None
     valid = ", ".join([*names, *(["front"] if n > 1 else [])])
-    if isinstance(objective, int) and not 0 <= objective < n:
+    if isinstance(objective, int):
         return (f"--objective {objective} is out of range: study {study.study_name!r} has "
                 f"{n} objective(s); use --objective 0"
                 f"{f' to {n - 1}, or one of {valid}' if n > 1 else ''}.")
-    if isinstance(objective, str) and objective not in {*names, *(f"values_{i}" for i in range(n)),
-                                                        *(["front"] if n > 1 else ["value"])}:
-        return (f"--objective {objective!r} names no objective of study {study.study_name!r}; "
-                f"use one of {valid}"
-                f"{f' or an index 0 to {n - 1}' if n > 1 else ''}.")
-    return None
+    return (f"--objective {objective!r} names no objective of study {study.study_name!r}; "
+            f"use one of {valid}"
+            f"{f' or an index 0 to {n - 1}' if n > 1 else ''}.")

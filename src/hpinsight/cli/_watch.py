@@ -98,6 +98,8 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Poll until Ctrl-C (or once); return the exit status."""
     optuna = import_optional("optuna", "hpinsight watch")
+    from .._pareto import FRONT
+    from ..adapters._optuna import objective_names, resolve_objective
     from ..integrations._live import RefitOptions
     from ..integrations._optuna_live import Refitter
     from ..integrations._optuna_shrink import read_decisions, read_restriction
@@ -124,8 +126,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                       exc, known_studies(optuna, locals().get("storage")))
         return 1
     problem = objective_problem(study, args.objective)
-    if problem is None and args.shrink_to is not None and len(study.directions) > 1 and \
-            args.objective in (None, "front"):
+    if problem is None and args.shrink_to is not None and resolve_objective(
+            "--objective", study.directions, args.objective, objective_names(study)) == FRONT:
         problem = (f"--shrink-to needs one objective of study {args.study!r}, which has "
                    f"{len(study.directions)}: pass --objective (an index or name). The Pareto "
                    "front's analysis does not see a parameter that moves trials along the "
