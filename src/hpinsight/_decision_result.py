@@ -140,6 +140,9 @@ class ParameterDecision:
         there is none.
     sentence : str
         The one sentence every surface prints.
+    objective : str or None
+        In a decision over several objectives, the objective it rests on (None for
+        one objective).
     """
 
     param: str
@@ -157,6 +160,7 @@ class ParameterDecision:
     since_trial: int | None = None
     effect_sd: float = math.nan
     sentence: str = field(default="", repr=False)
+    objective: str | None = None
 
     def __repr__(self) -> str:
         return f"ParameterDecision({self.param!r}: {self.action})"
@@ -197,6 +201,7 @@ class ParameterDecision:
             "value": json_value(self.value), "cost": json_value(self.cost),
             "cost_upper": json_value(self.cost_upper), "since_trial": self.since_trial,
             "effect_sd": json_value(self.effect_sd), "sentence": self.sentence,
+            "objective": self.objective,
         }
 
 
@@ -224,6 +229,11 @@ class DecisionResult:
         ``MATTERS_SHARE`` and ``MIN_ACTIVE_TRIALS``.
     top_quantile : float or None
         "Among the best": the capped analysis's quantile.
+    objectives : dict of str to DecisionResult
+        For a study of several objectives, each objective's own decisions, which these
+        combine (:func:`hpinsight._joint.decide_jointly`): a parameter is safe to fix
+        only when it is for every objective, at one common value. Empty for one
+        objective. ``margin`` is then NaN: each objective has its own.
 
     Examples
     --------
@@ -245,6 +255,7 @@ class DecisionResult:
     matters_share: float = MATTERS_SHARE
     min_active: int = MIN_ACTIVE_TRIALS
     top_quantile: float | None = None
+    objectives: dict[str, DecisionResult] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         head = f"DecisionResult(n_trials={self.n_trials}, "
@@ -277,11 +288,18 @@ class DecisionResult:
     @property
     def rules(self) -> tuple[str, ...]:
         """The rules behind every state, in words, with this result's constants."""
-        margin = ("no cost of fixing was estimated" if not math.isfinite(self.margin)
+        margin = ("each objective has its own margin" if self.objectives
+                  else "no cost of fixing was estimated" if not math.isfinite(self.margin)
                   else f"the margin is {fmt_cost(self.margin)}")
         null = ("" if self.shadow is None else
                 f" (a shadow got {_share_vs(self.shadow, 0.0)} here)")
+        joint = () if not self.objectives else (
+            f"With several objectives ({', '.join(self.objectives)}), each is decided by "
+            "these rules on its own, and a parameter is safe to fix only when it is safe to "
+            "fix for every objective at one common value, each cost within that objective's "
+            "own margin; otherwise it takes the decision of the objective that needs it most.",)
         return (
+            *joint,
             f"An effect is resolved when it explains more than a shadow of a parameter{null} "
             f"by more than its own std, and shares below {100 * NEGLIGIBLE_SHARE:g} % count as "
             "nothing.",
@@ -313,6 +331,7 @@ class DecisionResult:
             "confidence": self.confidence, "shadow": json_value(self.shadow),
             "matters_share": self.matters_share, "min_active": self.min_active,
             "top_quantile": json_value(self.top_quantile), "rules": list(self.rules),
+            "objectives": {k: v.to_dict() for k, v in self.objectives.items()},
         }
 
     def to_frame(self) -> Any:
@@ -331,6 +350,8 @@ class DecisionResult:
     def table(self) -> str:
         """The decisions as a plain-text table for a terminal: one line per parameter
         with its shares and what to do (the report page shows the same)."""
+        if self.objectives:
+            return self._joint_table()
         q = "best" if self.top_quantile is None else f"best {100 * self.top_quantile:.0f} %"
         width = max([len("parameter"), *(len(n) for n in self.decisions)]) + 2
         shares = {n: f"{fmt_share(d.share)} ± {fmt_share(d.share_std)}" for n, d in self.decisions.items()}
@@ -341,4 +362,20 @@ class DecisionResult:
         lines = [f"{'parameter':<{width}}{'all trials':>{w_all}}{q:>{w_top}}   decision"]
         for n, d in self.decisions.items():
             lines.append(f"{n:<{width}}{shares[n]:>{w_all}}{tops[n]:>{w_top}}   {d.action}")
+        return "\n".join(lines)
+
+    def _joint_table(self) -> str:
+        """:meth:`table` over several objectives: each objective's share over all trials
+        (mean ± std), then the one decision."""
+        width = max([len("parameter"), *(len(n) for n in self.decisions)]) + 2
+        cells = {o: {n: f"{fmt_share(r[n].share)} ± {fmt_share(r[n].share_std)}"
+                     for n in self.decisions} for o, r in self.objectives.items()}
+        widths = {o: max([len(o), *(len(v) for v in c.values())]) + 2 for o, c in cells.items()}
+        lines = [f"{'parameter':<{width}}"
+                 + "".join(f"{o:>{widths[o]}}" for o in self.objectives) + "   decision"]
+        for n, d in self.decisions.items():
+            lines.append(f"{n:<{width}}" + "".join(f"{cells[o][n]:>{widths[o]}}"
+                                                    for o in self.objectives)
+                         + f"   {d.action}" + ("" if d.objective is None or not d.tuned
+                                                  else f" (for {d.objective})"))
         return "\n".join(lines)

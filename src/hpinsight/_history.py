@@ -162,6 +162,15 @@ class TrialHistory:
         assert self._encoded is not None
         return self._encoded
 
+    @property
+    def is_front(self) -> bool:
+        """Whether ``y`` is reaching the Pareto front of a multi-objective study (each
+        trial's share of trials dominating it, :mod:`hpinsight._pareto`), not one
+        objective."""
+        from ._pareto import FRONT_VALUE_NAME
+
+        return self.objective_name == FRONT_VALUE_NAME
+
     def best(self) -> tuple[int, Mapping[str, Any], float]:
         """Return the best trial as ``(trial_id, config, value)``.
 

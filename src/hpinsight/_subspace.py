@@ -59,12 +59,14 @@ from ._defaults import DefaultValues
 from ._fanova import fanova
 from ._fanova_result import FanovaResult
 from ._history import TrialHistory
+from ._joint import compromise_trial, decide_jointly
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
 from ._surrogate_risk import SurrogateRisk, defaults_for, surrogate_tuning_risk
 from ._validation import MODEL_KEYWORDS, check_int, check_real, check_seed, moved_keywords
 from .adapters import as_history
-from .exceptions import InvalidArgumentTypeError, InvalidDataError
+from .adapters._doors import as_objectives
+from .exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidDataError
 from .surrogates import GP, Forest, as_surrogate, refuse_fitted
 
 if TYPE_CHECKING:
@@ -106,6 +108,12 @@ class SubspaceResult:
         The quantile of the cost of fixing that had to stay within ``margin``.
     top_quantile : float
         "Among the best": the quantile the capped analysis used.
+    objectives : dict of str to SubspaceResult
+        For several objectives, each objective's own suggestion at the common values
+        (its costs against its own margin), which :attr:`decisions` combine: a parameter
+        is fixed only when it is safe to fix for every objective. ``risks`` is then
+        empty and ``margin`` NaN (each objective has its own, here). Empty for one
+        objective.
 
     Examples
     --------
@@ -134,6 +142,7 @@ class SubspaceResult:
     n_trials: int = 0
     confidence: float = 0.9
     top_quantile: float = 0.25
+    objectives: dict[str, SubspaceResult] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         head = f"SubspaceResult(n_trials={self.n_trials}, margin={self.margin:.4g}, keep=["
@@ -191,6 +200,7 @@ class SubspaceResult:
             "n_trials": self.n_trials,
             "confidence": self.confidence,
             "top_quantile": self.top_quantile,
+            "objectives": {k: v.to_dict() for k, v in self.objectives.items()},
         }
 
     def to_frame(self) -> Any:
@@ -237,6 +247,11 @@ class SubspaceResult:
         -------
         matplotlib.axes.Axes
         """
+        if self.objectives:
+            raise InvalidArgumentError(
+                "A subspace decided over several objectives has no cost axis of its own (each "
+                "objective has its own units and margin): plot one objective's, e.g. "
+                f"result.objectives[{next(iter(self.objectives))!r}].plot().")
         from .plotting import plot_subspace
 
         return plot_subspace(self, ax=ax, **kwargs)
@@ -251,8 +266,8 @@ NEAR_BEST = 0.1
 def suggest_subspace(
     history: TrialHistory | Any,
     *,
-    fitted: FanovaResult | None = None,
-    capped: FanovaResult | None = None,
+    fitted: FanovaResult | Mapping[str, FanovaResult] | None = None,
+    capped: FanovaResult | Mapping[str, FanovaResult] | None = None,
     defaults: Mapping[str, Any] | DefaultValues | None = None,
     top_quantile: float = 0.25,
     risk_margin: float = 0.05,
@@ -275,14 +290,22 @@ def suggest_subspace(
 
     Parameters
     ----------
-    history : TrialHistory or optuna.Study
-        The trials so far (a study is read with ``TrialHistory.from_optuna``).
+    history : TrialHistory, optuna.Study or mapping of str to TrialHistory
+        The trials so far (a study is read with ``TrialHistory.from_optuna``). A study of
+        several objectives, or a mapping of objective names to histories of the same
+        trials, is decided for every objective (:mod:`hpinsight._joint`): a parameter is
+        safe to fix only when it is safe for each objective at one common value (its
+        value in the compromise trial on the Pareto front, unless given or declared),
+        each cost against that objective's own margin; :attr:`SubspaceResult.objectives`
+        holds each objective's suggestion. The Pareto front alone cannot show that
+        fixing is safe, and is refused.
     fitted, capped : FanovaResult, optional
         The analyses of these trials over all of them and among the best
         ``top_quantile`` (``fanova(history)`` and ``fanova(history,
         cap_quantile=top_quantile)``), when already computed (a report passes its own):
         the decisions then rest on the very numbers shown beside them, and nothing is
-        fitted twice. Fitted here with ``surrogate`` and ``seed`` when not given.
+        fitted twice. Fitted here with ``surrogate`` and ``seed`` when not given. With
+        several objectives, a mapping of each objective's name to its result.
     defaults : mapping or DefaultValues, optional
         Values to fix parameters at. Missing parameters take the search space's
         declared default, else their value in the best trial (so the best configuration
@@ -328,7 +351,19 @@ def suggest_subspace(
     (('lr',), ['a', 'b'])
     """
     func = "suggest_subspace"
+    histories = as_objectives(history, func)
+    if histories is not None:
+        return _joint_subspace(
+            histories, fitted=fitted, capped=capped, defaults=defaults,
+            top_quantile=top_quantile, risk_margin=risk_margin, confidence=confidence,
+            min_keep=min_keep, surrogate=surrogate, n_candidates=n_candidates, seed=seed)
     history = as_history(history, func)
+    if history.is_front:
+        raise InvalidDataError(
+            f"{func} cannot decide what to fix from the Pareto front: its analysis does not "
+            "see a parameter that moves trials along the front, and fixing one would lose "
+            "the front. Pass the study itself (every objective is then decided, and a "
+            "parameter is fixed only when it is safe for each) or one objective's history.")
     top_quantile = check_real(top_quantile, "top_quantile", func, low=0.0, high=1.0, low_open=True)
     risk_margin = check_real(risk_margin, "risk_margin", func, low=0.0, high=math.inf)
     confidence = check_real(confidence, "confidence", func, low=0.5, high=1.0)
@@ -369,6 +404,65 @@ def suggest_subspace(
     )
 
 
+def _joint_subspace(
+    histories: Mapping[str, TrialHistory], *, fitted: Any, capped: Any, defaults: Any,
+    **options: Any,
+) -> SubspaceResult:
+    """:func:`suggest_subspace` over several objectives (:mod:`hpinsight._joint`): each
+    objective decided at the common values, then combined."""
+    func = "suggest_subspace"
+    labels = list(histories)
+    fronts = [k for k, h in histories.items() if h.is_front]
+    if fronts:
+        raise InvalidDataError(
+            f"{func} decides what to fix for every objective; {fronts[0]!r} is the Pareto "
+            "front, which cannot show that fixing a parameter is safe. Give the objectives' "
+            "own histories only.")
+    first = histories[labels[0]]
+    for k, h in histories.items():
+        if h.space.names != first.space.names:
+            raise InvalidDataError(
+                f"The histories given to {func} must be of the same parameters; "
+                f"{labels[0]!r} has {list(first.space.names)} and {k!r} "
+                f"{list(h.space.names)}.")
+    fits = {name: _per_objective(given, labels, name, func)
+            for name, given in (("fitted", fitted), ("capped", capped))}
+    given = dict(defaults.values) if isinstance(defaults, DefaultValues) else dict(defaults or {})
+    trial = compromise_trial(histories)
+    config = first.configs[first.trial_ids.index(trial)]
+    declared = first.space.defaults
+    chosen = {n: v for n, v in config.items() if n not in given and n not in declared}
+    subs: dict[str, SubspaceResult] = {}
+    for k in labels:
+        subs[k] = suggest_subspace(histories[k], fitted=fits["fitted"][k],
+                                   capped=fits["capped"][k], defaults={**chosen, **given},
+                                   **options)
+        if k == labels[0]:  # the others fix what the first could not take from the trial
+            chosen = {n: v for n, v in subs[k].defaults.items() if n not in given}
+    sources = {n: "compromise" if src == "given" and n not in given and n in config else src
+               for n, src in subs[labels[0]].default_sources.items()}
+    decisions = decide_jointly({k: sub.decisions for k, sub in subs.items()})
+    head = subs[labels[0]]
+    return SubspaceResult(
+        keep=tuple(d.param for d in decisions if d.tuned),
+        fixed={d.param: d.value for d in decisions if not d.tuned},
+        decisions=decisions, risks={}, defaults=dict(head.defaults), default_sources=sources,
+        margin=math.nan, n_trials=decisions.n_trials, confidence=head.confidence,
+        top_quantile=head.top_quantile, objectives=subs)
+
+
+def _per_objective(given: Any, labels: list[str], name: str, func: str) -> dict[str, Any]:
+    """``fitted=`` or ``capped=`` of a study of several objectives: one per objective."""
+    if given is None:
+        return dict.fromkeys(labels)
+    if not isinstance(given, Mapping) or set(given) != set(labels):
+        raise InvalidArgumentTypeError(
+            f"With several objectives, the {name!r} parameter of {func} must map each "
+            f"objective ({', '.join(map(repr, labels))}) to its FanovaResult. Got "
+            f"{type(given).__name__} instead.")
+    return dict(given)
+
+
 def _checked_fit(result: Any, history: TrialHistory, cap_quantile: float | None, name: str,
                  func: str) -> FanovaResult:
     """A fANOVA result handed to :func:`suggest_subspace`, checked to be of ``history``."""
@@ -394,6 +488,8 @@ def default_origin(source: str) -> str:
     return {"given": "given", "space": "the space's default",
             "held": "the value a restriction holds it at",
             "incumbent": "the best trial's value",
+            "compromise": "its value in the compromise trial on the Pareto front (the best "
+                          "mean rank over the objectives)",
             "model": "where the model predicts the best",
             "inactive": "inactive where the model predicts the best: the middle of its "
                         "range, or its first choice"}[source]

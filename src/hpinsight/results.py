@@ -7,7 +7,7 @@ from ._defaults import DefaultValues
 from ._fanova_result import FanovaResult, Importance, MarginalResult
 from ._pdp import PartialDependenceResult
 from ._regions_result import RegionNode, RegionsResult
-from ._reporting import Report
+from ._reporting import MultiObjectiveReport, Report
 from ._risk import NonInferiorityResult, TuningRiskResult, TuningRiskRow
 from ._subspace import SubspaceResult
 from ._surrogate_risk import SurrogateRisk
@@ -18,6 +18,7 @@ __all__ = [
     "FanovaResult",
     "Importance",
     "MarginalResult",
+    "MultiObjectiveReport",
     "NonInferiorityResult",
     "ParameterDecision",
     "PartialDependenceResult",

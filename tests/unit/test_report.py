@@ -260,15 +260,21 @@ def test_cli_takes_an_objective_by_the_names_optuna_uses(tmp_path, capsys):
         extra = [] if chosen is None else ["--objective", chosen]
         assert main([*base, *extra, "--out", str(out)]) == 0, capsys.readouterr().err
         documents[chosen] = json.loads(out.read_text())
-    # without --objective, a multi-objective study is reported for its Pareto front
-    assert documents[None]["fanova"]["objective"] == "share of trials dominating it"
-    assert documents["front"]["fanova"] == documents[None]["fanova"]
+    # without --objective: one document, a section per objective and one for the front,
+    # each holding the same analysis as that objective's own report
+    whole = documents[None]
+    assert whole["kind"] == "multi-objective"
+    assert whole["objectives"] == ["values_0", "values_1"]
+    assert list(whole["sections"]) == ["values_0", "values_1", "front"]
+    assert whole["sections"]["front"]["fanova"]["objective"] == "share of trials dominating it"
+    assert whole["sections"]["front"]["fanova"] == documents["front"]["fanova"]
+    assert whole["sections"]["values_1"]["fanova"] == documents["values_1"]["fanova"]
     assert documents["values_1"]["fanova"]["objective"] == "values_1"
     assert documents["values_1"]["fanova"] == documents["1"]["fanova"]
     # one page per objective, and the title and source say which
-    assert documents["values_1"]["title"] != documents[None]["title"]
+    assert documents["values_1"]["title"] != documents["front"]["title"]
     assert "values_1" in documents["values_1"]["source"]
-    assert "share of trials dominating it" in documents[None]["source"]
+    assert "share of trials dominating it" in documents["front"]["source"]
 
 
 @pytest.mark.parametrize(("extra", "message"), [
@@ -287,13 +293,16 @@ def test_cli_refuses_an_objective_the_study_does_not_have(tmp_path, capsys, extr
         assert "lambda" not in err
 
 
-def test_watch_shrinks_only_on_one_objective_of_a_multi_objective_study(tmp_path, capsys):
+def test_watch_shrinks_a_multi_objective_study_only_for_every_objective(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'mo.db'}"
     _two_objective_study(url, n_trials=3)
     command = ["watch", "--storage", url, "--study", "mo", "--once", "--publish",
-               "--shrink-to", "auto"]
-    assert main(command) == 2
-    assert "--shrink-to needs one objective of study 'mo'" in capsys.readouterr().err
+               "--shrink-to"]
+    assert main([*command, "2", "--objective", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--shrink-to 2 cannot shrink study 'mo', which has 2 objectives" in err
+    assert "Use --shrink-to auto" in err
+    assert main([*command, "auto"]) == 0  # decided over both objectives when due
 
 
 def test_report_of_a_multi_objective_study_takes_objective():
@@ -312,7 +321,7 @@ def test_report_of_a_multi_objective_study_takes_objective():
 def test_the_pareto_front_report_calls_no_parameter_safe_to_fix():
     # y trades nothing off here, but the rule is general: from the front alone, a parameter
     # that moves trials along it would look like nothing
-    rep = hp.report(_two_objective_study(n_trials=40), top=1)
+    rep = hp.report(_two_objective_study(n_trials=40), top=1, objective="front")
     assert rep.history.objective_name == "share of trials dominating it"
     assert rep.subspace is None
     assert not any(d.state == "fix" for d in rep.decisions)
@@ -380,3 +389,96 @@ def test_a_report_fits_each_model_once(history, monkeypatch) -> None:
     rep = hp.report(history, top=2)
     assert rep.subspace is not None  # the suggestion was made, from the same two fits
     assert fitted == [True, True]
+
+
+@pytest.fixture(scope="module")
+def mo_study() -> Any:
+    return _two_objective_study(n_trials=40)
+
+
+@pytest.fixture(scope="module")
+def mo_rep(mo_study) -> Any:
+    return hp.report(mo_study, top=1, seed=0)
+
+
+def test_a_two_objective_study_gets_a_section_per_objective_and_for_the_front(mo_study, mo_rep):
+    assert isinstance(mo_rep, hp.results.MultiObjectiveReport)
+    assert mo_rep.objectives == ("values_0", "values_1")
+    assert list(mo_rep.sections) == ["values_0", "values_1", "front"]
+    # each section is the analysis of that objective alone, as its own report has it
+    for name in ("values_1", "front"):
+        alone = hp.report(mo_study, top=1, seed=0, objective=name, subspace=False)
+        assert mo_rep.sections[name].result.to_dict() == alone.result.to_dict()
+    assert mo_rep.front.history.objective_name == "share of trials dominating it"
+    # x drives the first objective, y the second: each is kept, and says for which
+    decisions = mo_rep.decisions
+    assert decisions["x"].tuned
+    assert decisions["x"].objective == "values_0"
+    assert decisions["y"].tuned
+    assert decisions["y"].objective == "values_1"
+    # what either objective alone would fix, the other may need: never fixed together
+    assert mo_rep.subspace is not None
+    for name, sub in mo_rep.subspace.objectives.items():
+        assert mo_rep.sections[name].decisions is sub.decisions
+    assert set(decisions.to_fix) <= {"z"}
+
+
+def test_the_json_names_the_objective_of_every_number_and_decides_once(mo_rep):
+    doc = json.loads(json.dumps(mo_rep.to_dict(), allow_nan=False))
+    assert doc["kind"] == "multi-objective"
+    assert doc["objectives"] == ["values_0", "values_1"]
+    assert doc["directions"] == {"values_0": "minimize", "values_1": "maximize"}
+    for name, section in doc["sections"].items():
+        assert section["objective"] == name
+        assert section["fanova"]["objective"] == (
+            "share of trials dominating it" if name == "front" else name)
+        # the decisions are made once, over every objective, at the top
+        assert "decisions" not in section
+        assert "subspace" not in section
+    assert set(doc["decisions"]["objectives"]) == {"values_0", "values_1"}
+    assert doc["decisions"]["decisions"]["x"]["objective"] == "values_0"
+    assert len({s["title"] for s in doc["sections"].values()}) == 3
+
+
+def test_the_multi_objective_page_answers_once_then_shows_each_section(mo_rep):
+    page = html.unescape(mo_rep.html())
+    box = re.search(r'<div class="answer">(.*?)</div>', page, flags=re.S).group(1)
+    where = {}
+    for state, line in re.findall(r'<p data-state="([a-z_]+)">(.*?)</p>', box, flags=re.S):
+        for name in re.findall(r'data-param="([^"]+)"', line):
+            assert name not in where, f"{name} is in two groups"
+            where[name] = state
+    assert where == {d.param: d.state for d in mo_rep.decisions}
+    assert page.count('<div class="answer">') == 1  # the sections do not answer again
+    advice = page.split("<h2>Which ones you can stop tuning, for every objective</h2>")[1]
+    rows = dict(re.findall(r'<tr data-param="([^"]+)" data-state="([a-z_]+)"', advice))
+    assert rows == {d.param: d.state for d in mo_rep.decisions}
+    sections = re.findall(r'<section id="([^"]+)" data-objective="([^"]+)"><h2>([^<]+)</h2>',
+                          page)
+    assert [(o, h) for _, o, h in sections] == [
+        ("values_0", "Objective values_0"), ("values_1", "Objective values_1"),
+        ("front", "Reaching the Pareto front")]
+    for anchor, _, _ in sections:
+        assert f'href="#{anchor}"' in page
+    # each section has its own table of effects and its own figures
+    for chunk in page.split("<section ")[1:]:
+        assert "<table class=effects>" in chunk
+        assert chunk.count("<figure") >= 2
+    # the terminal table shows each objective's share and the same decisions
+    table = mo_rep.table().splitlines()
+    assert table[0].split()[:3] == ["parameter", "values_0", "values_1"]
+    for d in mo_rep.decisions:
+        line = next(t for t in table if t.startswith(d.param + " "))
+        assert d.action in line
+
+
+def test_the_cli_writes_one_multi_objective_page(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'mo.db'}"
+    _two_objective_study(url, n_trials=20)
+    out = tmp_path / "mo.html"
+    assert main(["report", "--storage", url, "--study", "mo", "--top", "1",
+                 "--out", str(out)]) == 0, capsys.readouterr().err
+    page = html.unescape(out.read_text())
+    assert "<title>hpinsight report: study 'mo'" in page
+    assert "2 objectives" in page
+    assert page.count('<section id="section-') == 3

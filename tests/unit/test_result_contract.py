@@ -40,6 +40,7 @@ NO_PLOT = {
     "DefaultValues": "values of different kinds and scales; marked on a marginal instead",
     "NonInferiorityResult": "one test, no figure; TuningRiskResult.plot draws several",
     "Report": "many figures, drawn into Report.html",
+    "MultiObjectiveReport": "many figures, drawn into MultiObjectiveReport.html",
     "DecisionResult": "states and sentences; SubspaceResult.plot draws the costs",
 }
 
@@ -65,6 +66,8 @@ def build_examples(names: tuple[str, ...]) -> dict[str, object]:
     y = [(math.log10(c[lr]) + 2) ** 2 + 0.3 * c[a] + (0.5 if c[k] == "y" else 0.0)
          for c in configs]
     history = hp.TrialHistory(space, configs, y)
+    cost = hp.TrialHistory(space, configs, [c[a] + (1.0 if c[k] == "x" else 0.0)
+                                            for c in configs], objective_name="cost")
     forest = {"surrogate": hp.Forest(n_trees=8)}
     fan = hp.fanova(history, seed=0, max_order=2, **forest)
     pdp = hp.partial_dependence(fan, params=lr, grid_size=5, n_samples=100, seed=0)
@@ -84,6 +87,8 @@ def build_examples(names: tuple[str, ...]) -> dict[str, object]:
         "RegionNode": tree.leaves()[0],
         "RegionsResult": tree,
         "Report": hp.report(history, top=1, **forest),
+        "MultiObjectiveReport": hp.report({"loss": history, "cost": cost}, top=1,
+                                          subspace=False, **forest),
         "SubspaceResult": sub,
         "DecisionResult": sub.decisions,
         "ParameterDecision": next(iter(sub.decisions)),
@@ -186,6 +191,7 @@ ROWS = {
     "PartialDependenceResult": lambda r: r.mean.size,
     "RegionsResult": lambda r: len(r.nodes()) * r.pd.mean.size,
     "Report": lambda r: len(r.result.ranking()),
+    "MultiObjectiveReport": lambda r: sum(len(s.result.ranking()) for s in r.sections.values()),
     "SubspaceResult": lambda r: len(r.keep) + len(r.fixed),
     "DecisionResult": lambda r: len(r.decisions),
     "TuningRiskResult": lambda r: len(r.rows),

@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 from ._build import Report, report
+from ._multi import MultiObjectiveReport
 
-__all__ = ["Report", "report"]
+__all__ = ["MultiObjectiveReport", "Report", "report"]

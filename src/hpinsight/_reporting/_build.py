@@ -19,15 +19,16 @@ from .._fanova import fanova
 from .._fanova_result import FanovaResult
 from .._history import TrialHistory
 from .._optional import import_optional
-from .._pareto import FRONT_VALUE_NAME
 from .._pdp import PartialDependenceResult, partial_dependence
 from .._regions import confidence_split
 from .._regions_result import RegionsResult
 from .._shared import REPR_WIDTH, clip_text, join_items, json_value
 from .._validation import MODEL_KEYWORDS, check_int, check_seed, moved_keywords
 from ..adapters import as_history, from_optuna
+from ..adapters._doors import as_objectives
 from ..exceptions import HPInsightError, InvalidArgumentTypeError, InvalidDataError
 from ..surrogates import GP, Forest, as_surrogate, describe, refuse_fitted
+from ._multi import MultiObjectiveReport, multi_report
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -204,16 +205,9 @@ class Report:
 
     def save(self, path: str | Path) -> Path:
         """Write the report: HTML, or JSON when ``path`` ends in ``.json``. Returns the path."""
-        import json
-        from pathlib import Path as _Path
+        from ._save import save
 
-        target = _Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if target.suffix.lower() == ".json":
-            target.write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False))
-        else:
-            target.write_text(self.html(), encoding="utf-8")
-        return target
+        return save(self, path)
 
 
 @moved_keywords({**MODEL_KEYWORDS, "source": "history=... (the first argument)"})
@@ -229,14 +223,17 @@ def report(
     subspace: bool = True,
     progress: Callable[[str, int, int], None] | None = None,
     objective: int | str | None = None,
-) -> Report:
+) -> Report | MultiObjectiveReport:
     """Analyse a finished (or running) study for a report.
 
     Parameters
     ----------
-    history : TrialHistory or optuna.Study
+    history : TrialHistory, optuna.Study or mapping of str to TrialHistory
         The trials (for a SMAC run: ``hp.adapters.from_smac(...)`` or
-        ``hpinsight.integrations.smac.load_run(path)``).
+        ``hpinsight.integrations.smac.load_run(path)``). A study of several objectives
+        (or a mapping of objective names to histories of the same trials) gives a
+        :class:`MultiObjectiveReport`: a section per objective and one for reaching the
+        Pareto front, and one set of decisions safe for every objective.
     title : str, optional
         Heading of the page (default: from ``label``).
     label : str, optional
@@ -257,16 +254,18 @@ def report(
         Called as ``progress(stage, done, total)`` before each step, with a short
         description of the step and the steps done and to do (a progress display).
     objective : int or str, optional
-        For a multi-objective Optuna study: the objective to analyse, by index or name
-        (``"values_1"``, a metric name; its direction is taken from the study), or
-        ``"front"``, the default there: reaching the Pareto front, analysed as each
-        trial's share of trials that dominate it. For the front no parameter is called
-        safe to fix (a parameter that moves trials along the front shows no effect on
-        reaching it); the page says so. A ``TrialHistory`` already holds one value.
+        For a multi-objective Optuna study, one objective to report alone, by index or
+        name (``"values_1"``, a metric name; its direction is taken from the study), or
+        ``"front"``: reaching the Pareto front, analysed as each trial's share of trials
+        that dominate it. Without it, such a study gets a :class:`MultiObjectiveReport`.
+        Reported alone, an objective's decisions are its own: what is safe to fix for
+        it may cost another objective. For the front no parameter is called safe to fix
+        (a parameter that moves trials along the front shows no effect on reaching it);
+        the page says so. A ``TrialHistory`` already holds one value.
 
     Returns
     -------
-    Report
+    Report or MultiObjectiveReport
 
     Raises
     ------
@@ -290,6 +289,11 @@ def report(
     seed = check_seed(seed, func)
     opts: dict[str, Any] = {"surrogate": model, "seed": seed}
     source: Any = history
+    histories = None if objective is not None else as_objectives(source, func)
+    if histories is not None:  # several objectives: a section each, decided over all
+        return multi_report(source, histories, single=report, title=title, label=label,
+                            top=top, cap_quantile=cap_quantile, surrogate=model, seed=seed,
+                            subspace=subspace, progress=progress)
     if objective is not None and isinstance(source, TrialHistory):
         raise InvalidArgumentTypeError(f"{func}: objective= chooses among an optuna.Study's objectives; a "
                         "TrialHistory holds one already (pass objective= to "
@@ -335,7 +339,7 @@ def report(
                                                              n_samples=PDP_SAMPLES, seed=seed)
             regions[name] = confidence_split(pd, max_splits=3)
     found = None
-    if subspace and history.objective_name == FRONT_VALUE_NAME:
+    if subspace and history.is_front:
         subspace = False
         notes.append("No parameter is called safe to fix from the Pareto front: a parameter "
                      "that moves trials along the front (trading one objective for another) "

@@ -89,51 +89,129 @@ def _svg(fig: Any) -> str:
     return text[text.index("<svg"):].strip()  # without the XML prolog and DOCTYPE
 
 
-def render_html(report: Report) -> str:
-    """The page; figures drawn on stand-alone matplotlib Figures (no pyplot, no backend).
+def _figure(draw: Any, size: tuple[float, float], caption: str) -> str:
+    """One figure drawn on a stand-alone matplotlib Figure (no pyplot, no backend), as
+    inline SVG with its caption.
 
     Drawing on :class:`matplotlib.figure.Figure` directly leaves the user's backend and
     pyplot's figure list alone, in a notebook as in a script.
     """
     mfigure = import_optional("matplotlib.figure", "Report.html")
-    from .. import plotting
+    fig = mfigure.Figure(figsize=size, layout="constrained")
+    draw(fig.subplots())
+    return (f'<figure role="img" aria-label="{html.escape(caption)}">{_svg(fig)}'
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
-    def figure(draw: Any, size: tuple[float, float], caption: str) -> str:
-        fig = mfigure.Figure(figsize=size, layout="constrained")
-        draw(fig.subplots())
-        return (f'<figure role="img" aria-label="{html.escape(caption)}">{_svg(fig)}'
-                f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
+def render_html(report: Report) -> str:
+    """The page of one objective."""
+    import_optional("matplotlib.figure", "Report.html")
     esc = html.escape
-    h = report.history
-    r = report.result
-    trial_id, best_config, best_value = h.best()
     tagline = "Which hyperparameters matter, how they act, and which ones you can stop tuning."
     if report.source not in report.title:  # a custom title: say what was analysed
         tagline = f"{report.source}. {tagline}"
     parts = [f"<h1>{esc(report.title)}</h1>", f'<p class="sub">{esc(tagline)}</p>']
+    parts.append(_cards(report))
+    parts.extend(_summary(report))
+    parts.extend(_sampling_section(report))
+    parts.extend(_analysis(report))
+    parts.extend(_advice("Which ones you can stop tuning", report.subspace is not None,
+                         report.decisions, lambda name: _details(report, name)))
+    if report.notes:
+        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in report.notes)
+                     + "</ul>")
+    parts.append("<h2>Reproduce in Python</h2><pre>" + esc(_snippet(report)) + "</pre>")
+    return _page().substitute(title=esc(report.title), css=_resource("report.css"),
+                              body="\n".join(parts))
 
+
+def render_multi_html(report: Any) -> str:
+    """The page of a study of several objectives (a
+    :class:`~hpinsight._reporting._multi.MultiObjectiveReport`): the one answer over every
+    objective, what can be fixed with each objective's cost, then a section per objective
+    and one for reaching the Pareto front."""
+    import_optional("matplotlib.figure", "MultiObjectiveReport.html")
+    esc = html.escape
+    front = report.front
+    objectives = ", ".join(f"{o} ({report.sections[o].history.direction})"
+                           for o in report.objectives)
+    parts = [f"<h1>{esc(report.title)}</h1>",
+             f'<p class="sub">{esc(report.source)}: {len(report.objectives)} objectives, '
+             f"{esc(objectives)}. Which hyperparameters matter, for each objective and for "
+             "reaching the Pareto front, and which ones you can stop tuning for all of "
+             "them.</p>"]
+    parts.append('<nav class="sections">Sections: ' + " · ".join(
+        f'<a href="#{_anchor(name)}">{esc(_section_name(name))}</a>'
+        for name in report.sections) + "</nav>")
+    parts.extend(_summary(front, decisions=report.decisions))
+    parts.extend(_sampling_section(front))
+    parts.extend(_advice("Which ones you can stop tuning, for every objective",
+                         report.subspace is not None, report.decisions,
+                         lambda name: _joint_details(report, name)))
+    for name, section in report.sections.items():
+        parts.append(f'<section id="{_anchor(name)}" data-objective="{esc(name)}">'
+                     f"<h2>{esc(_section_name(name))}</h2>")
+        parts.append(_cards(section))
+        parts.extend(p.replace("<h2>", "<h3>").replace("</h2>", "</h3>")
+                     for p in _analysis(section))
+        parts.append("</section>")
+    notes = [*report.notes, *(f"{name}: {n}" for name, s in report.sections.items()
+                              for n in s.notes)]
+    parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    parts.append("<h2>Reproduce in Python</h2><pre>" + esc(_multi_snippet(report)) + "</pre>")
+    return _page().substitute(title=esc(report.title), css=_resource("report.css"),
+                              body="\n".join(parts))
+
+
+def _section_name(name: str) -> str:
+    from .._pareto import FRONT
+
+    return "Reaching the Pareto front" if name == FRONT else f"Objective {name}"
+
+
+def _anchor(name: str) -> str:
+    return "section-" + "".join(c if c.isalnum() else "-" for c in name)
+
+
+def _cards(report: Report) -> str:
+    """The cards under a heading: trials, what was left out, the best value, the fit."""
+    esc = html.escape
+    h = report.history
+    r = report.result
+    trial_id, _, best_value = h.best()
     excluded = ", ".join(f"{n} {why}" for why, n in h.excluded.items()) or "none"
     oob = "n/a" if r.fit_r2 is None else f"{r.fit_r2:.2f}"
-    gp = r.surrogate.kind == "gp"
     refits = 0 if r.refit_fractions is None else len(r.refit_fractions)
     also = f", {refits} hyperparameter refits" if refits else ""
     fit_card = (f"Gaussian process fit (leave-one-out R²)<b>{oob}</b>{r.n_draws} bootstrap draws{also}"
-                if gp else f"forest fit (out-of-bag R²)<b>{oob}</b>{r.n_draws} trees")
-    spread = (("draws and hyperparameter refits" if refits else "draws") + " of the Gaussian process"
-              if gp else "trees")
-    parts.append('<div class="cards">'
-                 f"<div class=card>trials analysed<b>{h.n_trials}</b></div>"
-                 f"<div class=card>left out<b>{h.n_excluded}</b>{esc(excluded)}</div>"
-                 f"<div class=card>best {esc(h.objective_name)}<b>{best_value:.6g}</b>"
-                 f"trial {trial_id} ({esc(h.direction)})</div>"
-                 f"<div class=card>{fit_card}</div></div>")
-    parts.extend(_summary(report))
-    parts.extend(_sampling_section(report))
+                if r.surrogate.kind == "gp" else f"forest fit (out-of-bag R²)<b>{oob}</b>{r.n_draws} trees")
+    return ('<div class="cards">'
+            f"<div class=card>trials analysed<b>{h.n_trials}</b></div>"
+            f"<div class=card>left out<b>{h.n_excluded}</b>{esc(excluded)}</div>"
+            f"<div class=card>best {esc(h.objective_name)}<b>{best_value:.6g}</b>"
+            f"trial {trial_id} ({esc(h.direction)})</div>"
+            f"<div class=card>{fit_card}</div></div>")
 
-    parts.append("<h2>What matters</h2>")
+
+def _spread(report: Report) -> str:
+    r = report.result
+    refits = 0 if r.refit_fractions is None else len(r.refit_fractions)
+    return ((("draws and hyperparameter refits" if refits else "draws") + " of the Gaussian process")
+            if r.surrogate.kind == "gp" else "trees")
+
+
+def _analysis(report: Report) -> list[str]:
+    """What matters and how it acts: the table of effects and the figures."""
+    from .. import plotting
+
+    esc = html.escape
+    h = report.history
+    r = report.result
+    _, best_config, _ = h.best()
+    spread = _spread(report)
+    parts = ["<h2>What matters</h2>"]
     parts.extend(_effects_table(report, spread))
-    parts.append('<div class="grid">' + figure(
+    parts.append('<div class="grid">' + _figure(
         lambda ax: plotting.plot_importance(r, ax=ax, top=8, capped=report.capped),
         (6.0, 4.0), f"The largest effects (the title says how many of all), over all "
                     f"trials and over the best {_quantile(report)}") + "</div>")
@@ -152,7 +230,7 @@ def render_html(report: Report) -> str:
         if default is not None:
             marks["default"] = default
         said = ("its declared default and " if default is not None else "")
-        parts.append(figure(
+        parts.append(_figure(
             lambda ax, n=name, m=marks: plotting.plot_marginal(r, n, ax=ax, marks=m),
             (4.6, 3.2), f"{name}: the predicted {h.objective_name} averaged over all other "
                         f"parameters (mean ± std over {spread}); lines mark {said}the best "
@@ -164,9 +242,9 @@ def render_html(report: Report) -> str:
         parts.append("<h2>Strongest interactions</h2><div class=grid>")
         for imp in pairs:
             a, b = imp.params
-            parts.append(figure(lambda ax, a=a, b=b: plotting.plot_interaction(r, a, b, ax=ax),
-                                (4.8, 3.8), f"{a} and {b} together: the predicted "
-                                            f"{h.objective_name} averaged over the others"))
+            parts.append(_figure(lambda ax, a=a, b=b: plotting.plot_interaction(r, a, b, ax=ax),
+                                 (4.8, 3.8), f"{a} and {b} together: the predicted "
+                                             f"{h.objective_name} averaged over the others"))
         parts.append("</div>")
 
     if report.regions:
@@ -175,37 +253,37 @@ def render_html(report: Report) -> str:
                      "2021), split into regions of the space where the model is more "
                      "certain; the best trial's region is drawn thicker.</p><div class=grid>")
         for name, tree in report.regions.items():
-            parts.append(figure(lambda ax, t=tree: plotting.plot_regions(
+            parts.append(_figure(lambda ax, t=tree: plotting.plot_regions(
                 t, ax=ax, highlight=dict(best_config)), (8.5, 3.4),
                 f"{name}: partial dependence by confidence region"))
         parts.append("</div>")
-
-    parts.append("<h2>Which ones you can stop tuning</h2>")
-    if report.subspace is None:
-        parts.append('<p class="note">The cost of fixing a parameter was not estimated (see '
-                     "the notes below), so none is called safe to fix yet.</p>")
-    items = "".join(_advice_row(report, d.param) for d in report.decisions)
-    parts.append(f"<table class=advice><tr><th>parameter</th><th>decision</th><th>why</th>"
-                 f"</tr>{items}</table>")
-    parts.append('<p class="note">The rules behind every decision: '
-                 + " ".join(esc(rule) for rule in report.decisions.rules) + "</p>")
-
-    if report.notes:
-        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in report.notes)
-                     + "</ul>")
-    parts.append("<h2>Reproduce in Python</h2><pre>" + esc(_snippet(report)) + "</pre>")
-    return _page().substitute(title=esc(report.title), css=_resource("report.css"),
-                              body="\n".join(parts))
+    return parts
 
 
-def _summary(report: Report) -> list[str]:
+def _advice(heading: str, costed: bool, decisions: DecisionResult, details: Any) -> list[str]:
+    """The "stop tuning" section: the table, one row per parameter with ``details(name)``
+    behind a toggle, and the rules behind it (``costed``: whether the cost of fixing
+    was estimated)."""
+    esc = html.escape
+    items = "".join(_advice_row(decisions[d.param], details(d.param)) for d in decisions)
+    note = ([] if costed else
+            ['<p class="note">The cost of fixing a parameter was not estimated (see the notes '
+             "below), so none is called safe to fix yet.</p>"])
+    return [f"<h2>{esc(heading)}</h2>", *note, f"<table class=advice><tr><th>parameter</th><th>decision</th><th>why</th>"
+            f"</tr>{items}</table>",
+            '<p class="note">The rules behind every decision: '
+            + " ".join(esc(rule) for rule in decisions.rules) + "</p>"]
+
+
+def _summary(report: Report, decisions: DecisionResult | None = None) -> list[str]:
     """The answer: every parameter in exactly one group of its decision (what matters,
-    what is small but real, what you can stop tuning, ...), in the decisions' own order."""
+    what is small but real, what you can stop tuning, ...), in the decisions' own order
+    (``decisions``: those over several objectives, else the report's own)."""
     esc = html.escape
     r = report.result
-    if r.is_constant:
+    if decisions is None and r.is_constant:
         return ['<p class="answer">Every trial has the same value: there is nothing to explain.</p>']
-    decisions = report.decisions
+    decisions = decisions or report.decisions
     lines = []
     for state, (heading, _) in STATES.items():
         members = [decisions[n] for n in decisions.in_state(state)]
@@ -229,7 +307,8 @@ def _member_note(d: Any) -> str:
             return f"(fixing it costs {fmt_cost(d.cost)})"
         partners = [p for p in d.evidence.split(" x ") if p != d.param and " among " not in p]
         with_ = f" with {', '.join(partners)}" if partners else ""
-        return f"({fmt_share(d.evidence_share)}{html.escape(with_)})"
+        of = "" if d.objective is None else f" of {d.objective}"
+        return f"({fmt_share(d.evidence_share)}{html.escape(with_ + of)})"
     if d.state == "no_data":
         return f"(active in {d.n_active} trials)"
     if d.state in ("fix", "fixed", "release"):
@@ -299,16 +378,16 @@ def _held(report: Report) -> dict[str, int]:
     return {n: k for n, k in record.n_held.items() if n in report.history.space}
 
 
-def _advice_row(report: Report, name: str) -> str:
+def _advice_row(d: Any, details: str) -> str:
     """One row of the "stop tuning" table: the decision, its sentence, and the numbers
     behind it in a toggle."""
     esc = html.escape
-    d = report.decisions[name]
     css = "keep" if d.tuned else "fix"
-    details = _details(report, name)
     toggle = f"<details><summary>numbers</summary>{details}</details>" if details else ""
-    return (f'<tr data-param="{esc(name)}" data-state="{d.state}"><td>{esc(name)}</td>'
-            f"<td class={css}>{esc(d.action)}</td><td>{esc(d.sentence)}{toggle}</td></tr>")
+    objective = "" if d.objective is None else f' data-objective="{esc(d.objective)}"'
+    return (f'<tr data-param="{esc(d.param)}" data-state="{d.state}"{objective}>'
+            f"<td>{esc(d.param)}</td><td class={css}>{esc(d.action)}</td>"
+            f"<td>{esc(d.sentence)}{toggle}</td></tr>")
 
 
 def _details(report: Report, name: str) -> str:
@@ -335,6 +414,44 @@ def _details(report: Report, name: str) -> str:
     items.append(f"Active in {d.n_active} of {report.history.n_trials} trials; its strongest "
                  f"effect ({d.evidence}) is {d.verdict}.")
     return "<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>"
+
+
+def _joint_details(report: Any, name: str) -> str:
+    """The inputs of a decision over several objectives: per objective, the cost of
+    fixing the parameter at the common value against that objective's margin, and its
+    own decision."""
+    esc = html.escape
+    sub = report.subspace
+    items = []
+    if sub is not None:
+        items.append(f"Fixed, it would be held at {fmt_value(sub.defaults[name], quote=True)} "
+                     f"({sub.default_origin(name)}).")
+    for label, own in report.decisions.objectives.items():
+        d = own[name]
+        line = f"{label}: {d.action}; its strongest effect ({d.evidence}) is {d.verdict}"
+        one = None if sub is None else sub.objectives.get(label)
+        if one is not None and name in one.risks:
+            line += (f"; fixing it costs {fmt_cost(d.cost, one.margin)} ± "
+                     f"{fmt_cost(one.risks[name].std)}, at most "
+                     f"{fmt_cost(d.cost_upper, one.margin)} in {one.confidence:.0%} of the "
+                     f"model's draws; allowed: {fmt_cost(one.margin)}")
+        items.append(line + ".")
+    n = report.front.history.n_trials
+    items.append(f"Active in {report.decisions[name].n_active} of {n} trials.")
+    return "<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>"
+
+
+def _multi_snippet(report: Any) -> str:
+    src = report.source
+    load = ("study = optuna.load_study(study_name=..., storage=...)" if src.startswith("study ")
+            else "histories = {...}  # objective name -> TrialHistory, of the same trials")
+    arg = "study" if src.startswith("study ") else "histories"
+    model = "" if report.surrogate == GP() else f"surrogate=hp.{report.surrogate!r}, "
+    lines = ["import hpinsight as hp", *(["import optuna"] if arg == "study" else []), load,
+             f"rep = hp.report({arg}, {model}seed={report.seed})",
+             "print(rep.table())",
+             f"hp.suggest_subspace({arg}, {model}seed={report.seed}).explain()"]
+    return "\n".join(lines) + "\n"
 
 
 def _sampling_section(report: Report) -> list[str]:

@@ -16,7 +16,7 @@ from ._optuna import history_from_study
 from ._optuna import space_from_optuna as _space_from_distributions
 from ._smac import history_from_smac
 
-__all__ = ["as_history", "from_configspace", "from_optuna", "from_smac", "space_from_optuna",
+__all__ = ["as_history", "as_objectives", "from_configspace", "from_optuna", "from_smac", "space_from_optuna",
            "to_configspace"]
 
 
@@ -172,3 +172,26 @@ def as_history(source: Any, func: str) -> TrialHistory:
         f"optuna.Study. Got {type(source).__name__} instead. For plain data, pass "
         "hp.TrialHistory(space, configs, y); for SMAC, hp.adapters.from_smac(facade), or "
         "hpinsight.integrations.smac.load_run(path) for a saved run.")
+
+
+def as_objectives(source: Any, func: str) -> dict[str, TrialHistory] | None:
+    """``source`` as one history per objective, when it has several: a multi-objective
+    Optuna study (each objective read with :func:`from_optuna`, keyed by the name it
+    goes by there), or a mapping of objective names to histories of the same trials.
+    None for anything else (one objective, or what :func:`as_history` takes)."""
+    if isinstance(source, Mapping):
+        histories = dict(source)
+        if len(histories) < 2 or not all(isinstance(k, str) and isinstance(h, TrialHistory)
+                                          for k, h in histories.items()):
+            raise InvalidArgumentTypeError(
+                f"A mapping given to {func} must map at least two objective names (str) to "
+                "hpinsight TrialHistory objects of the same trials, one per objective. Got "
+                + ", ".join(f"{k!r}: {type(h).__name__}" for k, h in histories.items())
+                + " instead; for one objective, pass its TrialHistory itself.")
+        return histories
+    if type(source).__module__.startswith("optuna") and len(getattr(source, "directions", ())) > 1:
+        from ._optuna import objective_names
+
+        return {name: from_optuna(source, objective=i)
+                for i, name in enumerate(objective_names(source))}
+    return None

@@ -41,9 +41,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="write JSON for machines instead of HTML")
     p.add_argument("--top", type=int, default=3, help="parameters shown in detail (3)")
     p.add_argument("--objective", type=objective_argument, default=None, metavar="OBJECTIVE",
-                   help="which objective of a multi-objective study: an index, a name as Optuna "
-                        "gives it (values_1, or a metric name) or 'front' for reaching the Pareto "
-                        "front (the default there)")
+                   help="report one objective of a multi-objective study alone: an index, a "
+                        "name as Optuna gives it (values_1, or a metric name) or 'front' for "
+                        "reaching the Pareto front (default: one page with a section per "
+                        "objective and for the front, and what is safe to fix for all of them)")
     add_model_arguments(p)
     p.add_argument("--seed", type=int, default=0, help="model seed (0)")
     p.set_defaults(run=run)
@@ -142,6 +143,8 @@ def _load(args: argparse.Namespace) -> tuple[Any, str]:
     problem = objective_problem(study, args.objective)
     if problem:
         raise _UsageError(problem)
+    if args.objective is None and len(study.directions) > 1:  # one page, every objective
+        return study, f"study {args.study!r} ({describe(args.storage)})"
     history = from_optuna(study, objective=args.objective)
     which = f", {history.objective_name}" if len(study.directions) > 1 else ""
     return history, f"study {args.study!r} ({describe(args.storage)}){which}"

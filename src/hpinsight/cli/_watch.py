@@ -87,7 +87,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--objective", type=objective_argument, default=None, metavar="OBJECTIVE",
                    help="which objective of a multi-objective study: an index, a name as Optuna "
                         "gives it (values_1, or a metric name) or 'front' for reaching the Pareto "
-                        "front (the default there; --shrink-to needs one objective)")
+                        "front (the default there); --shrink-to auto on such a study fixes only "
+                        "what is safe to fix for every objective")
     add_model_arguments(p)
     p.add_argument("--seed", type=int, default=0, help="model seed (0)")
     p.add_argument("--top", type=int, default=5, help="parameters shown per line (5)")
@@ -98,8 +99,6 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Poll until Ctrl-C (or once); return the exit status."""
     optuna = import_optional("optuna", "hpinsight watch")
-    from .._pareto import FRONT
-    from ..adapters._optuna import objective_names, resolve_objective
     from ..integrations._live import RefitOptions
     from ..integrations._optuna_live import Refitter
     from ..integrations._optuna_shrink import read_decisions, read_restriction
@@ -126,12 +125,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                       exc, known_studies(optuna, locals().get("storage")))
         return 1
     problem = objective_problem(study, args.objective)
-    if problem is None and args.shrink_to is not None and resolve_objective(
-            "--objective", study.directions, args.objective, objective_names(study)) == FRONT:
-        problem = (f"--shrink-to needs one objective of study {args.study!r}, which has "
-                   f"{len(study.directions)}: pass --objective (an index or name). The Pareto "
-                   "front's analysis does not see a parameter that moves trials along the "
-                   "front, and fixing one would lose the front.")
+    if problem is None and args.shrink_to not in (None, "auto") and len(study.directions) > 1:
+        problem = (f"--shrink-to {args.shrink_to} cannot shrink study {args.study!r}, which has "
+                   f"{len(study.directions)} objectives: keeping the top parameters of one "
+                   "ranking would fix parameters another objective needs. Use --shrink-to "
+                   "auto, which fixes only what is safe to fix for every objective.")
     if problem:
         _logger.error("%s", problem)
         return 2

@@ -295,8 +295,10 @@ class LiveFanova:
         )
         return result, snapshot
 
-    def suggest_subspace(self, history: TrialHistory, **kwargs: Any) -> SubspaceResult:
-        """:func:`~hpinsight.suggest_subspace` of ``history``, with this fitter's model options."""
+    def suggest_subspace(self, history: TrialHistory | Mapping[str, TrialHistory],
+                         **kwargs: Any) -> SubspaceResult:
+        """:func:`~hpinsight.suggest_subspace` of ``history`` (or of each objective's
+        history, decided for every objective), with this fitter's model options."""
         opts = {key: self.options[key] for key in ("surrogate", "seed")}
         opts.update(kwargs)
         return self._run("subspace", history, **opts)  # type: ignore[no-any-return]

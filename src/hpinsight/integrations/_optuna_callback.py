@@ -65,9 +65,11 @@ class ImportanceCallback(LiveResults):
         The objective of a multi-objective study to analyse: an index, a name
         (``"values_1"`` or a metric name) or ``"front"``, the default there: reaching
         the Pareto front, analysed as each trial's share of trials that dominate it (as
-        :class:`FanovaImportanceEvaluator` does). Or use ``target``. Shrinking
-        (``shrink_to``) needs one objective: it is not done for the front, whose
-        analysis does not see a parameter that moves trials along the front.
+        :class:`FanovaImportanceEvaluator` does). Or use ``target``. Whichever value is
+        analysed, shrinking a study of several objectives decides over every objective:
+        ``shrink_to="auto"`` fixes a parameter only when it is safe to fix for each one
+        (at one common value, each cost against that objective's own margin), and
+        ``shrink_to=k`` is refused (one ranking would fix what another objective needs).
     target : callable, optional
         ``target(frozen_trial) -> float``. Better is the study's direction (with several
         objectives: that of the objective the target reproduces, else "minimize").
@@ -322,16 +324,18 @@ class ImportanceCallback(LiveResults):
                 from ..adapters._optuna import objective_names, value_getter
 
                 try:
-                    read, _, _ = value_getter(
+                    value_getter(
                         "ImportanceCallback", list(study.directions), target=self._refitter.target,
                         objective=self._refitter.objective, names=objective_names(study))
-                    if read is None and self._refitter.shrink_to is not None:
+                    shrink = self._refitter.shrink_to
+                    if len(study.directions) > 1 and shrink is not None and shrink != "auto":
                         raise InvalidArgumentError(
-                            "ImportanceCallback cannot shrink the search space for the Pareto "
-                            f"front of study {study.study_name!r}: its analysis does not see "
-                            "a parameter that moves trials along the front, and fixing one "
-                            "would lose the front. Pass objective= (an index or name) to "
-                            "shrink on one objective, or shrink_to=None.")
+                            f"ImportanceCallback cannot shrink_to={shrink} on study "
+                            f"{study.study_name!r}, which has {len(study.directions)} "
+                            "objectives: keeping the top parameters of one ranking would fix "
+                            "parameters another objective needs. Pass shrink_to='auto', which "
+                            "fixes only what is safe to fix for every objective, or "
+                            "shrink_to=None.")
                 except (TypeError, ValueError) as exc:
                     self._refits.record(exc, f"study {study.study_name!r} cannot be analysed, so "
                                              "no refit will run")

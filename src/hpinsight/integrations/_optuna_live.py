@@ -18,6 +18,7 @@ import optuna
 
 from .._decision_result import MIN_TRIALS_PER_PARAM, fmt_cost
 from .._history import TrialHistory
+from .._joint import front_history
 from ._live import ImportanceSnapshot, LiveFanova, RefitOptions, compact_summary
 from ._optuna_shrink import (
     read_decisions,
@@ -163,7 +164,7 @@ class Refitter:
                    for d in log):
                 return  # another process already decided on as many trials
             if self.shrink_to == "auto":
-                self._shrink_auto(study, history, log)
+                self._shrink_auto(study, history, log, _objectives_of(study, history))
                 if self.publish and self.last_snapshot is not None:  # the summary shows it now
                     _publish(study, self.last_snapshot, self.summary_key, self.subspace)
             else:
@@ -203,15 +204,21 @@ class Refitter:
         self.logger.info("hpinsight: %s", why)
 
     def _shrink_auto(self, study: optuna.Study, history: TrialHistory,
-                     log: list[dict[str, Any]]) -> None:
+                     log: list[dict[str, Any]],
+                     objectives: dict[str, TrialHistory] | None = None) -> None:
         """``shrink_to="auto"``: fix what is safe to fix, release what a check finds costly.
 
         A parameter once released (by a check or by the user) is never fixed again, so a
-        decision cannot flip back and forth on noise.
+        decision cannot flip back and forth on noise. In a study of several objectives
+        (``objectives``: each one's history, on the trials of ``history``) a parameter is
+        fixed only when it is safe to fix for every objective (:mod:`hpinsight._joint`),
+        whichever value the live importances analyse; ranges are narrowed to the trials
+        nearest the Pareto front.
         """
         names = set(history.space.names)  # a default for a parameter not seen yet waits
         subspace = self.fitter.suggest_subspace(
-            history, defaults={k: v for k, v in self.defaults.items() if k in names},
+            objectives or history,
+            defaults={k: v for k, v in self.defaults.items() if k in names},
             risk_margin=self.risk_margin)
         self.subspace = subspace
         held = read_restriction(study)
@@ -226,7 +233,8 @@ class Refitter:
         last = max(history.trial_ids)
         head = f"shrink_to='auto' after {history.n_trials} trials"
         if not log and self.narrow_quantile is not None:
-            ranges = best_ranges(history, list(subspace.keep), self.narrow_quantile)
+            near = history if objectives is None else front_history(objectives)
+            ranges = best_ranges(near, list(subspace.keep), self.narrow_quantile)
         after = {n: v for n, v in held.items() if n not in release_now} | fix_now
         if release_now:
             why = f"{head}: released " + "; ".join(
@@ -238,8 +246,12 @@ class Refitter:
             record_decision(study, "release", release_now, why, last)
         if fix_now or (ranges and not log):
             fixed = ", ".join(f"{n}={v!r}" for n, v in fix_now.items())
+            allowed = (fmt_cost(subspace.margin) if not subspace.objectives else
+                       "its objective's margin (" + ", ".join(
+                           f"{k} {fmt_cost(sub.margin)}" for k, sub in subspace.objectives.items())
+                       + ") for every objective")
             why = (f"{head}: fixed {fixed}, each with no effect distinguishable from nothing "
-                   f"and costing at most {fmt_cost(subspace.margin)} by the surrogate; kept "
+                   f"and costing at most {allowed} by the surrogate; kept "
                    f"{', '.join(subspace.keep)}")
             if ranges and not log:
                 why += (f"; narrowed {', '.join(ranges)} to the range of the best "
@@ -260,6 +272,35 @@ class Refitter:
         self.logger.info("hpinsight: %s", why)
         for decision in decisions:  # one line per parameter: its one decision
             self.logger.info("hpinsight:   %s: %s", decision.param, decision.sentence)
+
+
+def _objectives_of(study: optuna.Study, history: TrialHistory) -> dict[str, TrialHistory] | None:
+    """Each objective's history of a study of several objectives, on the trials of
+    ``history`` (None for one objective): what a shrink decision is taken on."""
+    if len(study.directions) < 2:
+        return None
+    from ..adapters._optuna import objective_names
+
+    keep = set(history.trial_ids)
+    out = {}
+    for i, name in enumerate(objective_names(study)):
+        one, _ = _history(study, None, i)
+        assert one is not None  # history has trials, so every objective has
+        out[name] = _trials_in(one, keep)
+    return out
+
+
+def _trials_in(history: TrialHistory, ids: set[int]) -> TrialHistory:
+    """``history`` cut to the trials ``ids`` (itself if none is cut)."""
+    keep = [i for i, t in enumerate(history.trial_ids) if t in ids]
+    if len(keep) == history.n_trials:
+        return history
+    return TrialHistory(
+        history.space, tuple(history.configs[i] for i in keep), history.y[keep],
+        direction=history.direction, trial_ids=tuple(history.trial_ids[i] for i in keep),
+        excluded=history.excluded, objective_name=history.objective_name,
+        sampling=history.sampling,
+    )
 
 
 def _trials_before(history: TrialHistory, number: int | None) -> TrialHistory:

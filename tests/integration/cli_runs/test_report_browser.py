@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import optuna
@@ -102,7 +103,7 @@ def _one_answer(dom: str, decisions: dict[str, dict]) -> dict[str, list[str]]:
     assert placed == {n: [d["state"]] for n, d in decisions.items()}
     table = re.split(r'<table class="?advice"?>', dom)[1].split("</table>")[0]
     for name, d in decisions.items():
-        row = re.search(rf'<tr data-param="{name}" data-state="([a-z_]+)">(.*?)</tr>', table,
+        row = re.search(rf'<tr data-param="{name}" data-state="([a-z_]+)"[^>]*>(.*?)</tr>', table,
                         flags=re.S)
         assert row is not None, name
         assert row.group(1) == d["state"]
@@ -213,3 +214,55 @@ def test_a_real_study_with_a_small_but_real_parameter_gets_one_answer_everywhere
     assert set(lines) == set(decisions)
     for name, d in decisions.items():
         assert lines[name].endswith(d["action"]), (name, lines[name], d["action"])
+
+
+def test_a_two_objective_report_names_each_objective_in_the_browser(tmp_path: Path) -> None:
+    browser = _chromium()
+    url = f"sqlite:///{tmp_path / 'mo.db'}"
+    storage = optuna.storages.RDBStorage(url)
+    try:
+        study = optuna.create_study(study_name="mo", storage=storage,
+                                    directions=["minimize", "minimize"],
+                                    sampler=optuna.samplers.TPESampler(seed=0))
+        with warnings.catch_warnings():  # experimental in Optuna, and stable since 3.2
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names(["error", "latency_ms"])
+
+        def two(t: optuna.Trial) -> tuple[float, float]:
+            lr = t.suggest_float("lr", 1e-4, 1.0, log=True)
+            width = t.suggest_int("width", 8, 512, log=True)
+            t.suggest_float("unused", 0.0, 1.0)  # does nothing
+            return (math.log10(lr) + 2) ** 2 + 8 / width, 0.05 * width
+
+        study.optimize(two, n_trials=60)
+    finally:
+        storage.engine.dispose()
+    page, doc = tmp_path / "mo.html", tmp_path / "mo.json"
+    for out in (page, doc):
+        made = subprocess.run([sys.executable, "-m", "hpinsight", "report", "--storage", url,
+                               "--study", "mo", "--top", "2", "--out", str(out),
+                               *(["--json"] if out.suffix == ".json" else [])],
+                              capture_output=True, text=True, timeout=600)
+        assert made.returncode == 0, made.stderr
+    data = json.loads(doc.read_text())
+    assert data["objectives"] == ["error", "latency_ms"]
+    assert list(data["sections"]) == ["error", "latency_ms", "front"]
+    measured, console, dom = _probe(browser, page, tmp_path)
+    # per section: importance, 2 marginals, up to 2 interactions, 2 PDPs
+    assert len(measured["figures"]) >= 3 * 5
+    assert measured["clipped"] == []
+    assert measured["overlaps"] == []
+    assert measured["pageWidth"] <= WIDTH
+    assert len(console) == 1
+    assert "hpinsight-probe" in console[0]
+    # the page as laid out names every objective, each over its own section ...
+    text = html.unescape(dom)
+    for heading in ("Objective error", "Objective latency_ms", "Reaching the Pareto front"):
+        assert f"<h2>{heading}</h2>" in text
+    assert "best latency_ms" in text
+    assert "best error" in text
+    # ... and gives each parameter the one answer the JSON gives, over both objectives
+    placed = _one_answer(dom, data["decisions"]["decisions"])
+    assert placed["lr"] != ["fix"]
+    assert placed["width"] != ["fix"]
+    assert data["decisions"]["decisions"]["width"]["objective"] in ("error", "latency_ms")

@@ -120,7 +120,7 @@ def test_threads_and_multi_objective_choice() -> None:
     front = ImportanceCallback(every_n_trials=10, min_trials=10, seed=0)
     chosen = ImportanceCallback(every_n_trials=10, min_trials=10, objective="values_1", seed=0)
     first = ImportanceCallback(every_n_trials=10, min_trials=10, objective=0, seed=0)
-    shrinking = ImportanceCallback(every_n_trials=10, min_trials=10, shrink_to="auto")
+    shrinking = ImportanceCallback(every_n_trials=10, min_trials=10, shrink_to=2)
 
     def two(t: optuna.Trial) -> tuple[float, float]:
         a, b = t.suggest_float("a", 0, 1), t.suggest_float("b", 0, 1)
@@ -140,9 +140,10 @@ def test_threads_and_multi_objective_choice() -> None:
     ranked = list(study.user_attrs[SUMMARY_KEY]["importance"])
     assert set(ranked[:2]) == {"a", "b"}
     assert front.history[-1].n_trials == 40
-    # shrinking needs one objective: said once, at the first trial, not at every refit
+    # shrinking to the top 2 of one ranking could fix what the other objective needs:
+    # refused once, at the first trial, not at every refit ('auto' decides over both)
     assert len(shrinking.errors) == 1
-    assert "cannot shrink the search space for the Pareto front" in str(shrinking.errors[0])
+    assert "cannot shrink_to=2 on study" in str(shrinking.errors[0])
     assert shrinking.history == ()
     assert not chosen.errors
     assert next(iter(chosen.history[-1].importances)) == "b"

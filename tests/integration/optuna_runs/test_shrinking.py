@@ -489,3 +489,58 @@ def test_auto_decides_first_once_there_are_five_trials_per_parameter() -> None:
     assert "after 100 trials" in log[0]["why"]
     assert cb._refitter.next_decision == 140
     assert cb.close(120)
+
+
+def two_objectives(t: optuna.Trial) -> tuple[float, float]:
+    """a drives the error alone, b the latency alone; c and d do nothing."""
+    a, b = t.suggest_float("a", 0, 1), t.suggest_float("b", 0, 1)
+    t.suggest_float("c", 0, 1)
+    t.suggest_float("d", 0, 1)
+    return (a - 0.3) ** 2, 1 + (b - 0.6) ** 2
+
+
+@pytest.mark.parametrize("objective", [None, 0], ids=["front", "first-objective"])
+def test_auto_on_two_objectives_fixes_only_what_every_objective_can_spare(objective) -> None:
+    # whichever value the live importances analyse, the decision is over both objectives:
+    # a (which the latency does not see) and b (which the error does not see) stay tuned
+    cb = ImportanceCallback(every_n_trials=10, min_trials=20, shrink_to="auto", shrink_after=40,
+                            seed=0, objective=objective)
+    study = optuna.create_study(directions=["minimize", "minimize"],
+                                sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(two_objectives, n_trials=40, callbacks=[cb])
+    assert cb.wait(120)
+    assert not cb.errors
+    sub = cb.subspace
+    assert sub is not None
+    assert list(sub.objectives) == ["values_0", "values_1"]
+    # alone, each objective would fix the parameter the other one needs ...
+    assert sub.objectives["values_0"].decisions["b"].state == "fix"
+    assert sub.objectives["values_1"].decisions["a"].state == "fix"
+    # ... together, neither is fixed, and what is fixed is what the study wrote
+    fixed = read_restriction(study)
+    assert fixed == sub.fixed
+    assert fixed
+    assert set(fixed) <= {"c", "d"}
+    for name, value in fixed.items():
+        for one in sub.objectives.values():  # safe for each objective, at the one value
+            assert one.decisions[name].state == "fix"
+            assert one.decisions[name].value == value
+            assert one.risks[name].quantile(one.confidence) <= one.margin
+    (decision,) = study.user_attrs[DECISIONS_KEY]
+    assert "for every objective" in decision["why"]
+    study.optimize(two_objectives, n_trials=10, callbacks=[cb])
+    assert cb.close(120)
+    for t in _restricted(study, study.trials[40:]):
+        assert {k: t.params[k] for k in fixed} == fixed
+
+
+def test_shrinking_two_objectives_to_a_top_k_is_refused_once() -> None:
+    cb = ImportanceCallback(every_n_trials=10, min_trials=10, shrink_to=2, objective=0)
+    study = optuna.create_study(directions=["minimize", "minimize"],
+                                sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(two_objectives, n_trials=30, callbacks=[cb])
+    assert cb.close(60)
+    assert len(cb.errors) == 1
+    assert "cannot shrink_to=2 on study" in str(cb.errors[0])
+    assert "shrink_to='auto'" in str(cb.errors[0])
+    assert read_restriction(study) == {}
