@@ -18,6 +18,7 @@ import optuna
 
 from .._decision_result import MIN_TRIALS_PER_PARAM, fmt_cost
 from .._history import TrialHistory
+from ._dashboard import DashboardPublisher, ErrorHook, check_publish
 from ._live import ImportanceSnapshot, LiveFanova, RefitOptions, compact_summary
 from ._optuna_shrink import (
     read_decisions,
@@ -46,7 +47,7 @@ class Refitter:
         *,
         objective: int | str | None,
         target: Callable[[Any], float] | None,
-        publish: bool,
+        publish: bool | Literal["attrs", "dashboard"] | None,
         shrink_to: int | Literal["auto"] | None,
         shrink_after: int,
         defaults: Mapping[str, Any],
@@ -54,12 +55,18 @@ class Refitter:
         narrow_quantile: float | None = None,
         risk_margin: float = 0.05,
         decide_in_refit: bool = False,
+        on_error: ErrorHook | None = None,
     ) -> None:
         self.min_trials = options.min_trials
         self.objective = objective
         self.target = target
         self.summary_key = summary_key_for(objective, target)
-        self.publish = publish
+        where = check_publish(publish, "Refitter")
+        #: Whether the summary is stored in the study's user attribute.
+        self.publish = where is not None
+        #: With ``publish="dashboard"``: what saves the figure and note of each refit.
+        self.dashboard = None if where != "dashboard" else DashboardPublisher(
+            self.summary_key, on_error=on_error, logger=logger)
         self.shrink_to = shrink_to
         self.shrink_after = shrink_after
         self.defaults = dict(defaults)
@@ -100,8 +107,7 @@ class Refitter:
             return None
         result, snapshot = self.fitter.fit(history)
         self.last_snapshot = snapshot
-        if self.publish:
-            _publish(study, snapshot, self.summary_key, self.subspace)
+        written = self.publish and _publish(study, snapshot, self.summary_key, self.subspace)
         self.logger.info(
             "hpinsight: %d trials (best %.6g): %s", snapshot.n_trials, snapshot.best_value,
             snapshot.ranking_line(),
@@ -109,6 +115,9 @@ class Refitter:
         if self.decide_in_refit and self.decision_due(history.n_trials):
             # a watcher decides on every trial it sees, at the latest point passed
             self._take_decision(study, history, history.n_trials)
+        if written and self.dashboard is not None:  # not over a newer summary
+            self.dashboard.publish(study, result, snapshot, sampling=history.sampling,
+                                   subspace=self.subspace)
         return result, snapshot
 
     def decision_due(self, n_complete: int) -> bool:
@@ -311,8 +320,9 @@ def summary_key_for(objective: int | str | None, target: Callable[[Any], float] 
 
 
 def _publish(study: optuna.Study, snapshot: ImportanceSnapshot, key: str = SUMMARY_KEY,
-             subspace: SubspaceResult | None = None) -> None:
-    """Store the summary unless another process already published one on more trials.
+             subspace: SubspaceResult | None = None) -> bool:
+    """Store the summary unless another process already published one on more trials;
+    whether it was stored.
 
     Several processes (workers' callbacks, ``hpinsight watch``) may publish to
     one study; without this check a slow refit on older trials could overwrite
@@ -321,11 +331,12 @@ def _publish(study: optuna.Study, snapshot: ImportanceSnapshot, key: str = SUMMA
     """
     current = study.user_attrs.get(key)
     if isinstance(current, Mapping) and int(current.get("n_trials", -1)) > snapshot.n_trials:
-        return
+        return False
     decisions = None if subspace is None else {d.param: d.state for d in subspace.decisions}
     study.set_user_attr(key, compact_summary(
         snapshot, decisions=decisions,
         decided_after=None if subspace is None else subspace.n_trials))
+    return True
 
 
 def _history(
