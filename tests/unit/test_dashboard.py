@@ -236,3 +236,29 @@ def test_watch_publishes_into_the_dashboard(tmp_path: Any, capsys: Any) -> None:
         assert _plot_keys(study)
     finally:
         storage.engine.dispose()
+
+
+def test_the_note_shows_the_latest_shrink_decision_even_between_refits() -> None:
+    # a decision is taken in the trial's thread; the dashboard shows it from the refit
+    # thread, even when no refit is due then or a refit already read those trials
+    from hpinsight.integrations.optuna import ShrinkingSampler
+
+    def objective(trial: Any) -> float:
+        lr = trial.suggest_float("lr", 1e-4, 1, log=True)
+        return (math.log10(lr) + 2) ** 2 + 0 * trial.suggest_float("a", 0, 1)
+
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, publish="dashboard",
+                            isolation="thread", max_refit_share=1.0, shrink_to="auto",
+                            shrink_after=20)
+    study.optimize(objective, n_trials=60, callbacks=[cb])
+    assert cb.close(wait=60)
+    assert cb.errors == ()
+    assert cb.subspace is not None
+    assert cb.subspace.n_trials == 60
+    note = optuna_dashboard.get_note(study)
+    assert "60 trials analysed" in note
+    assert "decisions on the first" not in note  # the decision at 60 is the one shown
+    assert f"**Fixed:** a ({cb.subspace.decisions['a'].action})." in note
+    assert study.user_attrs["hpinsight:importance"]["decisions"] == {"lr": "matters",
+                                                                     "a": "fixed"}

@@ -306,7 +306,8 @@ class ImportanceCallback(LiveResults):
                 # in this thread, before the next trial is sampled: a decision point waits
                 # for its fit, so the same seed gives the same decisions at the same trials
                 self._refitter.decide_now(study, before=trial.number + 1, n_complete=seen)
-            if due:
+            if due or (decide and self._refitter.dashboard is not None):
+                # (the dashboard shows a decision from the refit thread, not from this one)
                 self._refits.request(study)
         except Exception as exc:  # never into Optuna
             self._refits.record(exc, "while recording a finished trial or deciding")

@@ -79,6 +79,9 @@ class Refitter:
         self.subspace: SubspaceResult | None = None
         #: The snapshot of the latest refit (None before the first).
         self.last_snapshot: ImportanceSnapshot | None = None
+        self._last_result: FanovaResult | None = None
+        #: What the dashboard shows now: (snapshot, subspace) by identity.
+        self._shown: tuple[int, int] | None = None
         #: Set by :meth:`begin_close`: the study is over, nothing more is decided.
         self.closing = False
         # held while a decision is taken and written, and by begin_close: once close()
@@ -104,10 +107,13 @@ class Refitter:
                 "the union of its ranges.", ", ".join(map(repr, new)), study.study_name,
             )
         if history is None or not self.fitter.worth_fitting(history, self.min_trials):
+            # no new fit, but maybe a decision since the last one: the dashboard shows it
+            self._show_in_dashboard(study, None if history is None else history.sampling)
             return None
         result, snapshot = self.fitter.fit(history)
-        self.last_snapshot = snapshot
-        written = self.publish and _publish(study, snapshot, self.summary_key, self.subspace)
+        self.last_snapshot, self._last_result = snapshot, result
+        if self.publish:
+            _publish(study, snapshot, self.summary_key, self.subspace)
         self.logger.info(
             "hpinsight: %d trials (best %.6g): %s", snapshot.n_trials, snapshot.best_value,
             snapshot.ranking_line(),
@@ -115,10 +121,28 @@ class Refitter:
         if self.decide_in_refit and self.decision_due(history.n_trials):
             # a watcher decides on every trial it sees, at the latest point passed
             self._take_decision(study, history, history.n_trials)
-        if written and self.dashboard is not None:  # not over a newer summary
-            self.dashboard.publish(study, result, snapshot, sampling=history.sampling,
-                                   subspace=self.subspace)
+        self._show_in_dashboard(study, history.sampling)
         return result, snapshot
+
+    def _show_in_dashboard(self, study: optuna.Study, sampling: Any) -> None:
+        """With ``publish="dashboard"``: show the latest fit, and the latest decision, in
+        optuna-dashboard, unless it shows them already or another process published a
+        summary on more trials (never raises)."""
+        result, snapshot, subspace = self._last_result, self.last_snapshot, self.subspace
+        if self.dashboard is None or result is None or snapshot is None:
+            return
+        shown = (id(snapshot), id(subspace))
+        if shown == self._shown:
+            return
+        try:
+            current = study.user_attrs.get(self.summary_key)
+        except Exception:
+            current = None  # the publisher meets the same storage and reports it
+        if isinstance(current, Mapping) and int(current.get("n_trials", -1)) > snapshot.n_trials:
+            return  # not over a newer summary
+        if self.dashboard.publish(study, result, snapshot, sampling=sampling,
+                                  subspace=subspace):
+            self._shown = shown
 
     def decision_due(self, n_complete: int) -> bool:
         """Whether a shrink decision falls due with ``n_complete`` completed trials."""
