@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     pass
 
 __all__ = ["MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
-           "NEGLIGIBLE_SD", "STATES", "TUNED", "DecisionResult", "ParameterDecision", "fmt_cost",
-           "fmt_share"]
+           "NEGLIGIBLE_SD", "STATES", "TUNED", "DecisionResult", "ParameterDecision",
+           "answer_groups", "fmt_cost", "fmt_share", "member_note", "no_matters_line"]
 
 #: An effect that is resolved and holds at least this share of the variance "matters".
 MATTERS_SHARE = 0.05
@@ -379,3 +379,41 @@ class DecisionResult:
                          + f"   {d.action}" + ("" if d.objective is None or not d.tuned
                                                   else f" (for {d.objective})"))
         return "\n".join(lines)
+
+def member_note(d: ParameterDecision) -> str:
+    """What the answer (the report's box, the dashboard's note) says beside a parameter's
+    name: its share, or its value; plain text, escaped by whoever renders it."""
+    if d.state in ("matters", "small", "unresolved"):
+        if d.evidence == "cost":
+            return f"(fixing it costs {fmt_cost(d.cost)})"
+        partners = [p for p in d.evidence.split(" x ") if p != d.param and " among " not in p]
+        with_ = f" with {', '.join(partners)}" if partners else ""
+        of = "" if d.objective is None else f" of {d.objective}"
+        return f"({fmt_share(d.evidence_share)}{with_}{of})"
+    if d.state == "no_data":
+        return f"(active in {d.n_active} trials)"
+    if d.state in ("fix", "fixed", "release"):
+        return f"({d.action})"
+    return ""
+
+
+def answer_groups(
+    decisions: DecisionResult,
+) -> list[tuple[str, str, list[ParameterDecision]]]:
+    """The answer: ``(state, heading, decisions)`` for every state that has parameters,
+    in the order of :data:`STATES` (what matters, what is small but real, ..., what you
+    can stop tuning); every parameter in exactly one group."""
+    groups = []
+    for state, (heading, _) in STATES.items():
+        members = [decisions[n] for n in decisions.in_state(state)]
+        if members:
+            groups.append((state, heading, members))
+    return groups
+
+
+def no_matters_line(decisions: DecisionResult) -> str | None:
+    """What the answer says under "Matters" when nothing does (None when something does)."""
+    if decisions.in_state("matters"):
+        return None
+    return (f"no effect is resolved yet that explains {fmt_share(decisions.matters_share)} "
+            "or more; run more trials.")

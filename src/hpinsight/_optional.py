@@ -13,6 +13,8 @@ _EXTRA = {
     "matplotlib": "plot",
     "matplotlib.pyplot": "plot",
     "distributed": "dask",
+    "optuna_dashboard": "dashboard",
+    "plotly": "dashboard",
 }
 
 

@@ -13,7 +13,7 @@ import io
 import string
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .._decision_result import STATES, fmt_cost, fmt_share
+from .._decision_result import answer_groups, fmt_cost, fmt_share, member_note, no_matters_line
 from .._fanova_result import NEGLIGIBLE_SHARE
 from .._optional import import_optional
 from .._pareto import FRONT_VALUE_NAME
@@ -285,35 +285,16 @@ def _summary(report: Report, decisions: DecisionResult | None = None) -> list[st
         return ['<p class="answer">Every trial has the same value: there is nothing to explain.</p>']
     decisions = decisions or report.decisions
     lines = []
-    for state, (heading, _) in STATES.items():
-        members = [decisions[n] for n in decisions.in_state(state)]
-        if not members:
-            continue
+    for state, heading, members in answer_groups(decisions):
         lines.append(f'<p data-state="{state}"><b>{esc(heading)}:</b> '
                      + "; ".join(f'<span class="param" data-param="{esc(d.param)}">'
-                                 f"{esc(d.param)} {_member_note(d)}".rstrip() + "</span>"
+                                 f"{esc(d.param)} {esc(member_note(d))}".rstrip() + "</span>"
                                  for d in members) + ".</p>")
-    if not decisions.in_state("matters"):
-        lines.insert(0, "<p><b>Matters:</b> no effect is resolved yet that explains "
-                        f"{fmt_share(decisions.matters_share)} or more; run more trials.</p>")
+    nothing = no_matters_line(decisions)
+    if nothing is not None:
+        lines.insert(0, f"<p><b>Matters:</b> {esc(nothing)}</p>")
     lines.append("<p>Why, parameter by parameter, is below.</p>")
     return ['<div class="answer">' + "".join(lines) + "</div>"]
-
-
-def _member_note(d: Any) -> str:
-    """What the answer box says beside a parameter's name (its share, or its value)."""
-    if d.state in ("matters", "small", "unresolved"):
-        if d.evidence == "cost":
-            return f"(fixing it costs {fmt_cost(d.cost)})"
-        partners = [p for p in d.evidence.split(" x ") if p != d.param and " among " not in p]
-        with_ = f" with {', '.join(partners)}" if partners else ""
-        of = "" if d.objective is None else f" of {d.objective}"
-        return f"({fmt_share(d.evidence_share)}{html.escape(with_ + of)})"
-    if d.state == "no_data":
-        return f"(active in {d.n_active} trials)"
-    if d.state in ("fix", "fixed", "release"):
-        return f"({html.escape(d.action)})"
-    return ""
 
 
 def _effects_table(report: Report, spread: str) -> list[str]:

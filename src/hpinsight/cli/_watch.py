@@ -71,8 +71,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--every", type=int, default=1,
                    help="refit when this many more trials completed (1)")
     p.add_argument("--min-trials", type=int, default=20, help="first refit at this many (20)")
-    p.add_argument("--publish", action="store_true",
-                   help="store the summary in the study user attribute 'hpinsight:importance'")
+    p.add_argument("--publish", nargs="?", const="attrs", default=None,
+                   choices=("attrs", "dashboard"), metavar="attrs|dashboard",
+                   help="store the summary in the study user attribute 'hpinsight:importance' "
+                   "(--publish or --publish attrs); --publish dashboard also shows the "
+                   "importance figure and a short summary in optuna-dashboard (the study's "
+                   "note), with the 'dashboard' extra")
     p.add_argument("--shrink-to", type=_shrink_to, default=None, metavar="K|auto",
                    help="with --publish: fix all but the K most important parameters for "
                    "workers using ShrinkingSampler; 'auto': fix those that are unimportant "
@@ -99,6 +103,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Poll until Ctrl-C (or once); return the exit status."""
     optuna = import_optional("optuna", "hpinsight watch")
+    from ..integrations._dashboard import require_dashboard
     from ..integrations._live import RefitOptions
     from ..integrations._optuna_live import Refitter
     from ..integrations._optuna_shrink import read_decisions, read_restriction
@@ -106,6 +111,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.shrink_to is not None and not args.publish:
         _logger.error("--shrink-to needs --publish: the restriction is published to the study.")
         return 2
+    if args.publish == "dashboard":
+        try:
+            require_dashboard("hpinsight watch --publish dashboard")
+        except ImportError as exc:
+            _logger.error("%s", exc)
+            return 2
     if args.narrow_quantile is not None and (
         args.shrink_to is None or not 0.0 < args.narrow_quantile <= 1.0
     ):
@@ -141,6 +152,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         shrink_to=args.shrink_to, shrink_after=args.shrink_after,
         narrow_quantile=args.narrow_quantile, defaults={}, logger=_refit_logger,
         risk_margin=args.risk_margin, decide_in_refit=True,  # it cannot hold trials back
+        on_error=_dashboard_error,
     )
     # Ctrl-C and SIGTERM stop the watcher, also when it was started from a script that
     # runs it in the background (a shell then starts it with SIGINT ignored). The handlers
@@ -221,6 +233,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         engine = getattr(storage, "engine", None)
         if engine is not None:
             engine.dispose()
+
+
+def _dashboard_error(exc: Exception, when: str, log: bool) -> None:
+    """A failure to publish into optuna-dashboard: said once per run of failures."""
+    if log:
+        _logger.warning("%s: %s: %s (watching goes on)", when, type(exc).__name__,
+                        _first_line(exc))
 
 
 def _counts(optuna: Any, study: Any) -> dict[str, int]:

@@ -457,11 +457,14 @@ class BackgroundRefits:
         on_idle()
         return True
 
-    def record(self, exc: Exception, when: str) -> None:
-        """Log ``exc`` as a warning and keep it in :attr:`errors` (never raises)."""
+    def record(self, exc: Exception, when: str, *, log: bool = True) -> None:
+        """Log ``exc`` as a warning (unless not ``log``) and keep it in :attr:`errors`
+        (never raises)."""
         try:
             with self._cond:
                 self._errors.append(exc)
+            if not log:
+                return
             self._logger.warning("hpinsight: %s: %s: %s (the optimization goes on)", when,
                                  type(exc).__name__, exc)
             self._logger.debug("hpinsight: traceback", exc_info=exc)

@@ -13,6 +13,7 @@ import optuna
 from .._validation import MODEL_KEYWORDS, check_int, check_objective, check_real, moved_keywords
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..surrogates import GP, Forest
+from ._dashboard import check_publish
 from ._live import BackgroundRefits, LiveResults, RefitOptions
 from ._optuna_live import Refitter
 from ._optuna_shrink import ShrinkingSampler
@@ -39,9 +40,10 @@ class ImportanceCallback(LiveResults):
     thread to refit on all COMPLETE trials of the study so far. One refit runs
     at a time; a request made while one runs replaces any older pending one.
     Each refit updates :attr:`latest` and :attr:`history`, logs a one-line
-    ranking through Optuna's logger, and (``publish=True``) stores a compact
+    ranking through Optuna's logger, and (``publish="attrs"``) stores a compact
     JSON summary in the study user attribute ``"hpinsight:importance"``, where
-    optuna-dashboard and other processes see it.
+    other processes see it; ``publish="dashboard"`` also shows the importance
+    figure and a short summary in optuna-dashboard.
 
     The callback never raises into Optuna: a failure is logged and kept in
     :attr:`errors`, and the study goes on. Calling it costs microseconds.
@@ -75,8 +77,15 @@ class ImportanceCallback(LiveResults):
         objectives: that of the objective the target reproduces, else "minimize").
     cap_quantile : float in (0, 1], optional
         Importance among the best trials: cap the objective at this quantile.
-    publish : bool, default=True
-        Store the summary in the study's user attributes.
+    publish : {"attrs", "dashboard"} or None, default="attrs"
+        Where each refit's summary goes. ``"attrs"``: the study's user attribute
+        :attr:`summary_key`. ``"dashboard"``: that, and into optuna-dashboard (the
+        ``dashboard`` extra, checked here): the importance bars with their std as a
+        user-defined figure, and the study's note, whose top it keeps to a short
+        summary (what matters, what you can stop tuning or not yet, the trials behind
+        it, the model's fit; a user's text below it is kept). Both are replaced at each
+        refit, from the refit thread; a failure is logged once and kept in
+        :attr:`errors`. None: nowhere. True and False mean ``"attrs"`` and None.
     shrink_to : int or "auto", optional
         After ``shrink_after`` trials, keep the ``shrink_to`` most important
         parameters free and fix the others, to their ``defaults`` value if
@@ -183,7 +192,7 @@ class ImportanceCallback(LiveResults):
         objective: int | str | None = None,
         target: Callable[[FrozenTrial], float] | None = None,
         cap_quantile: float | None = None,
-        publish: bool = True,
+        publish: Literal["attrs", "dashboard"] | bool | None = "attrs",
         shrink_to: int | Literal["auto"] | None = None,
         shrink_after: int = 50,
         defaults: Mapping[str, Any] | None = None,
@@ -211,7 +220,7 @@ class ImportanceCallback(LiveResults):
             options,
             objective=check_objective(objective, func),
             target=target,
-            publish=bool(publish),
+            publish=check_publish(publish, func),
             shrink_to=_check_shrink_to(shrink_to, func),
             shrink_after=check_int(shrink_after, "shrink_after", func, minimum=2),
             defaults=dict(defaults or {}),
@@ -221,6 +230,7 @@ class ImportanceCallback(LiveResults):
                             low_open=True),
             risk_margin=check_real(risk_margin, "risk_margin", func, low=0.0, high=math.inf),
             logger=_logger,
+            on_error=lambda exc, when, log: self._refits.record(exc, when, log=log),
         )
         self._fitter = self._refitter.fitter
         self._refits = BackgroundRefits(self._refitter.refit, _logger, "hpinsight-importance")
@@ -298,7 +308,8 @@ class ImportanceCallback(LiveResults):
                 # in this thread, before the next trial is sampled: a decision point waits
                 # for its fit, so the same seed gives the same decisions at the same trials
                 self._refitter.decide_now(study, before=trial.number + 1, n_complete=seen)
-            if due:
+            if due or (decide and self._refitter.dashboard is not None):
+                # (the dashboard shows a decision from the refit thread, not from this one)
                 self._refits.request(study)
         except Exception as exc:  # never into Optuna
             self._refits.record(exc, "while recording a finished trial or deciding")

@@ -19,6 +19,7 @@ import optuna
 from .._decision_result import MIN_TRIALS_PER_PARAM, fmt_cost
 from .._history import TrialHistory
 from .._joint import front_history
+from ._dashboard import DashboardPublisher, ErrorHook, check_publish
 from ._live import ImportanceSnapshot, LiveFanova, RefitOptions, compact_summary
 from ._optuna_shrink import (
     read_decisions,
@@ -47,7 +48,7 @@ class Refitter:
         *,
         objective: int | str | None,
         target: Callable[[Any], float] | None,
-        publish: bool,
+        publish: bool | Literal["attrs", "dashboard"] | None,
         shrink_to: int | Literal["auto"] | None,
         shrink_after: int,
         defaults: Mapping[str, Any],
@@ -55,12 +56,18 @@ class Refitter:
         narrow_quantile: float | None = None,
         risk_margin: float = 0.05,
         decide_in_refit: bool = False,
+        on_error: ErrorHook | None = None,
     ) -> None:
         self.min_trials = options.min_trials
         self.objective = objective
         self.target = target
         self.summary_key = summary_key_for(objective, target)
-        self.publish = publish
+        where = check_publish(publish, "Refitter")
+        #: Whether the summary is stored in the study's user attribute.
+        self.publish = where is not None
+        #: With ``publish="dashboard"``: what saves the figure and note of each refit.
+        self.dashboard = None if where != "dashboard" else DashboardPublisher(
+            self.summary_key, on_error=on_error, logger=logger)
         self.shrink_to = shrink_to
         self.shrink_after = shrink_after
         self.defaults = dict(defaults)
@@ -73,6 +80,9 @@ class Refitter:
         self.subspace: SubspaceResult | None = None
         #: The snapshot of the latest refit (None before the first).
         self.last_snapshot: ImportanceSnapshot | None = None
+        self._last_result: FanovaResult | None = None
+        #: What the dashboard shows now: (snapshot, subspace) by identity.
+        self._shown: tuple[int, int] | None = None
         #: Set by :meth:`begin_close`: the study is over, nothing more is decided.
         self.closing = False
         # held while a decision is taken and written, and by begin_close: once close()
@@ -98,9 +108,11 @@ class Refitter:
                 "the union of its ranges.", ", ".join(map(repr, new)), study.study_name,
             )
         if history is None or not self.fitter.worth_fitting(history, self.min_trials):
+            # no new fit, but maybe a decision since the last one: the dashboard shows it
+            self._show_in_dashboard(study, None if history is None else history.sampling)
             return None
         result, snapshot = self.fitter.fit(history)
-        self.last_snapshot = snapshot
+        self.last_snapshot, self._last_result = snapshot, result
         if self.publish:
             _publish(study, snapshot, self.summary_key, self.subspace)
         self.logger.info(
@@ -110,7 +122,28 @@ class Refitter:
         if self.decide_in_refit and self.decision_due(history.n_trials):
             # a watcher decides on every trial it sees, at the latest point passed
             self._take_decision(study, history, history.n_trials)
+        self._show_in_dashboard(study, history.sampling)
         return result, snapshot
+
+    def _show_in_dashboard(self, study: optuna.Study, sampling: Any) -> None:
+        """With ``publish="dashboard"``: show the latest fit, and the latest decision, in
+        optuna-dashboard, unless it shows them already or another process published a
+        summary on more trials (never raises)."""
+        result, snapshot, subspace = self._last_result, self.last_snapshot, self.subspace
+        if self.dashboard is None or result is None or snapshot is None:
+            return
+        shown = (id(snapshot), id(subspace))
+        if shown == self._shown:
+            return
+        try:
+            current = study.user_attrs.get(self.summary_key)
+        except Exception:
+            current = None  # the publisher meets the same storage and reports it
+        if isinstance(current, Mapping) and int(current.get("n_trials", -1)) > snapshot.n_trials:
+            return  # not over a newer summary
+        if self.dashboard.publish(study, result, snapshot, sampling=sampling,
+                                  subspace=subspace):
+            self._shown = shown
 
     def decision_due(self, n_complete: int) -> bool:
         """Whether a shrink decision falls due with ``n_complete`` completed trials."""
@@ -352,8 +385,9 @@ def summary_key_for(objective: int | str | None, target: Callable[[Any], float] 
 
 
 def _publish(study: optuna.Study, snapshot: ImportanceSnapshot, key: str = SUMMARY_KEY,
-             subspace: SubspaceResult | None = None) -> None:
-    """Store the summary unless another process already published one on more trials.
+             subspace: SubspaceResult | None = None) -> bool:
+    """Store the summary unless another process already published one on more trials;
+    whether it was stored.
 
     Several processes (workers' callbacks, ``hpinsight watch``) may publish to
     one study; without this check a slow refit on older trials could overwrite
@@ -362,11 +396,12 @@ def _publish(study: optuna.Study, snapshot: ImportanceSnapshot, key: str = SUMMA
     """
     current = study.user_attrs.get(key)
     if isinstance(current, Mapping) and int(current.get("n_trials", -1)) > snapshot.n_trials:
-        return
+        return False
     decisions = None if subspace is None else {d.param: d.state for d in subspace.decisions}
     study.set_user_attr(key, compact_summary(
         snapshot, decisions=decisions,
         decided_after=None if subspace is None else subspace.n_trials))
+    return True
 
 
 def _history(
