@@ -13,7 +13,7 @@ import numpy as np
 from .._optional import import_optional
 from ..space import Categorical, Float, Int
 
-__all__ = ["MANY_CHOICES", "MARK_STYLES", "axis_of", "category_label", "category_order",
+__all__ = ["MANY_CHOICES", "MARK_STYLES", "MAX_TEXT_CHARS", "axis_of", "bounded", "bounded_text", "category_label", "category_order",
            "legend_above", "legend_entries", "log_ticks", "new_axes", "set_category_ticks",
            "set_log_axis", "set_title", "style_axes_2d", "tick_text"]
 
@@ -26,6 +26,12 @@ OTHER_MARK = ("0.4", "-.")
 MANY_CHOICES = 20
 #: Longest tick label, in characters (longer ones lose their middle to an ellipsis).
 MAX_TICK_CHARS = 14
+#: Longest text of any kind in a figure (title, axis label, legend entry, tick), in
+#: characters. A parameter's name can be any length, and matplotlib's layout of one text
+#: grows with its length (a 1,000-character name took 1.4 GB to draw a report's figures,
+#: 3,000 did not finish): longer texts lose their middle to an ellipsis. Tables and JSON
+#: keep every name whole.
+MAX_TEXT_CHARS = 60
 #: Most major ticks on a log axis.
 MAX_LOG_TICKS = 6
 # rough text metrics (DejaVu Sans): average glyph width and line height, in font sizes
@@ -308,13 +314,39 @@ def set_category_ticks(ax: Any, which: str, labels: Sequence[str]) -> int:
     return int(shown.size)
 
 
-def _shorten(text: str) -> str:
-    """At most ``MAX_TICK_CHARS``, cut in the middle: names of a long set of choices
+def _shorten(text: str, limit: int = MAX_TICK_CHARS) -> str:
+    """At most ``limit`` characters, cut in the middle: names of a long set of choices
     often share a prefix and differ at the end (``"resnet…ant_017"``)."""
-    if len(text) <= MAX_TICK_CHARS:
+    if len(text) <= limit:
         return text
-    head = (MAX_TICK_CHARS - 1) // 2
-    return text[:head] + "…" + text[len(text) - (MAX_TICK_CHARS - 1 - head):]
+    head = (limit - 1) // 2
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
+
+
+def bounded(text: str) -> str:
+    """Every line of ``text`` at most ``MAX_TEXT_CHARS`` long, cut in the middle (tick
+    labels set from a list are made anew when the figure is drawn: pass them through
+    this; every other text is cut by :func:`bounded_text`)."""
+    return "\n".join(_shorten(line, MAX_TEXT_CHARS) for line in text.split("\n"))
+
+
+def bounded_text(plot: Any) -> Any:
+    """Decorate a ``plot_*`` function: before its Axes are returned (and before anything
+    is drawn), every text of the figure longer than ``MAX_TEXT_CHARS`` is cut in the
+    middle, so a figure costs the same whatever the length of a parameter's name (tick
+    labels from a list: :func:`bounded`)."""
+    import functools
+
+    @functools.wraps(plot)
+    def with_bounded_text(*args: Any, **kwargs: Any) -> Any:
+        ax = plot(*args, **kwargs)
+        text_type = import_optional("matplotlib.text", plot.__name__).Text
+        for text in ax.figure.findobj(text_type):
+            content = text.get_text()
+            if len(content) > MAX_TEXT_CHARS:
+                text.set_text(bounded(content))
+        return ax
+    return with_bounded_text
 
 
 def _font_points(key: str) -> float:

@@ -14,6 +14,8 @@ from ._common import (
     MARK_STYLES,
     OTHER_MARK,
     axis_of,
+    bounded,
+    bounded_text,
     category_label,
     category_order,
     legend_above,
@@ -49,6 +51,7 @@ __all__ = [
 
 
 
+@bounded_text
 def plot_importance(
     result: FanovaResult, *, ax: Any = None, top: int = 10, capped: FanovaResult | None = None
 ) -> Any:
@@ -91,7 +94,7 @@ def plot_importance(
                 color="tab:orange", capsize=3, label=data.capped_label)
         ax.legend(fontsize="small", loc="lower right")
     ax.set_yticks(y + (height / 2 if data.capped_mean is not None else 0.0))
-    ax.set_yticklabels(list(data.labels))
+    ax.set_yticklabels([bounded(label) for label in data.labels])
     ax.invert_yaxis()
     ax.set_xlim(left=0.0)
     spread = "trees" if result.surrogate.kind != "gp" else (
@@ -103,6 +106,7 @@ def plot_importance(
     return ax
 
 
+@bounded_text
 def plot_marginal(
     result: FanovaResult | MarginalResult, name: str | None = None, *, ax: Any = None,
     marks: Mapping[str, Any] | None = None, grid_size: int = 100,
@@ -165,6 +169,7 @@ def plot_marginal(
     return ax
 
 
+@bounded_text
 def plot_interaction(
     result: FanovaResult | MarginalResult, first: str | None = None, second: str | None = None,
     *, ax: Any = None, grid_size: int = 40,
@@ -201,6 +206,7 @@ def plot_interaction(
     return ax
 
 
+@bounded_text
 def plot_importance_history(snapshots: Sequence[Any], *, ax: Any = None, top: int = 5) -> Any:
     """Importance over trials from a live callback's refits (``cb.history``).
 
@@ -229,6 +235,7 @@ def plot_importance_history(snapshots: Sequence[Any], *, ax: Any = None, top: in
     return ax
 
 
+@bounded_text
 def plot_tuning_risk(result: TuningRiskResult, *, ax: Any = None) -> Any:
     """Relative tuning risk per parameter (mean ± std), the margin, and the verdicts.
 
@@ -250,7 +257,7 @@ def plot_tuning_risk(result: TuningRiskResult, *, ax: Any = None) -> Any:
                label=f"margin {data.margin:g}")
     ax.axvline(0.0, color="black", linewidth=0.8)
     ax.set_yticks(y)
-    ax.set_yticklabels([f"{p}  ({'can fix' if ok else 'tune'})"
+    ax.set_yticklabels([bounded(f"{p}  ({'can fix' if ok else 'tune'})")
                         for p, ok in zip(data.params, data.non_inferior, strict=True)])
     ax.invert_yaxis()
     ax.set_xlabel("relative tuning risk (fixed - tuned) / tuned, mean ± std")
@@ -259,6 +266,7 @@ def plot_tuning_risk(result: TuningRiskResult, *, ax: Any = None) -> Any:
     return ax
 
 
+@bounded_text
 def plot_subspace(result: SubspaceResult, *, ax: Any = None) -> Any:
     """Per parameter, the importance that decided and the cost of fixing it, with the margin.
 
@@ -303,7 +311,7 @@ def plot_subspace(result: SubspaceResult, *, ax: Any = None) -> Any:
     ax.set_xlim(left=0.0)
     ax.set_xlabel(f"{data.importance_label} (fraction of variance)")
     ax.set_yticks(y)
-    ax.set_yticklabels(list(data.labels))
+    ax.set_yticklabels([bounded(label) for label in data.labels])
     cost = ax.twiny()
     risk = cost.barh(y + height / 2, np.nan_to_num(data.risk_mean), height=height,
                      xerr=np.nan_to_num(data.risk_std), color="tab:orange", capsize=3,

@@ -12,6 +12,7 @@ from ._common import (
     MANY_CHOICES,
     MARK_STYLES,
     OTHER_MARK,
+    bounded_text,
     category_label,
     category_order,
     legend_above,
@@ -33,6 +34,7 @@ __all__ = ["plot_partial_dependence", "plot_regions"]
 
 
 
+@bounded_text
 def plot_partial_dependence(
     result: PartialDependenceResult,
     *,
@@ -93,6 +95,7 @@ def plot_partial_dependence(
     return ax
 
 
+@bounded_text
 def plot_regions(
     tree: RegionsResult,
     *,
