@@ -25,7 +25,9 @@ Arms, per sampler and seed, on the same sampler seed:
   ``shrink_to="auto", objective=0`` did before decisions covered every objective): it
   may fix ``b``, which the first objective does not see.
 
-Prints one JSON document (every study) to stdout, progress and the table to stderr::
+With ``--snr``, the optimizer sees each objective with Gaussian noise of that
+signal-to-noise ratio and the gap is measured on the true values. Prints one JSON
+document (every study) to stdout, progress and the table to stderr::
 
     python benchmarks/bench_shrink_multi_objective.py --seeds 10 --table --out mo_shrink.json
 """
@@ -52,11 +54,32 @@ ARMS = ("full", "auto", "one")
 BUDGETS = (100, 200)
 
 
+#: Standard deviation of each objective over the space, by Monte Carlo (2^20 uniform
+#: points): the noise of ``--snr`` is this over the signal-to-noise ratio.
+OBJECTIVE_SD = (1.406, 0.986)
+
+
 def split10(trial: optuna.Trial) -> tuple[float, float]:
     x = {name: trial.suggest_float(name, 0.0, 1.0) for name in PARAMS}
     shared = 0.3 * abs(x["c"] - 0.5)
     return (10 * (x["a"] - 0.3) ** 2 + x["t"] + shared,
             10 * (x["b"] - 0.6) ** 2 + (1 - x["t"]) + shared)
+
+
+def noisy(snr: float, seed: int) -> Any:
+    """``split10`` observed with Gaussian noise of sd ``OBJECTIVE_SD / snr`` (none for an
+    infinite ratio); the true values are kept in the trial's user attribute ``true``,
+    which the outcome is measured on."""
+    rng = np.random.default_rng([seed, 0x5E])
+
+    def objective(trial: optuna.Trial) -> tuple[float, float]:
+        true = split10(trial)
+        trial.set_user_attr("true", list(true))
+        if math.isinf(snr):
+            return true
+        return tuple(float(v + rng.normal(0.0, sd / snr))
+                     for v, sd in zip(true, OBJECTIVE_SD, strict=True))  # type: ignore[return-value]
+    return objective
 
 
 def hypervolume_2d(points: np.ndarray, reference: tuple[float, float] = REFERENCE) -> float:
@@ -103,16 +126,19 @@ class OneObjectiveShrink:
         self.decisions.append({"trial": n, "fixed_now": new})
 
 
-def run(sampler: str, arm: str, seed: int, budget: int, every: int) -> dict[str, Any]:
+def run(sampler: str, arm: str, seed: int, budget: int, every: int,
+        snr: float = math.inf) -> dict[str, Any]:
     from hpinsight.integrations.optuna import ImportanceCallback, ShrinkingSampler
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     started = time.perf_counter()
     base = make_sampler(sampler, seed)
-    out: dict[str, Any] = {"sampler": sampler, "arm": arm, "seed": seed}
+    out: dict[str, Any] = {"sampler": sampler, "arm": arm, "seed": seed,
+                           "snr": None if math.isinf(snr) else snr}
+    objective = noisy(snr, seed)
     if arm == "full":
         study = optuna.create_study(directions=["minimize", "minimize"], sampler=base)
-        study.optimize(split10, n_trials=budget)
+        study.optimize(objective, n_trials=budget)
     else:
         study = optuna.create_study(directions=["minimize", "minimize"],
                                     sampler=ShrinkingSampler(base))
@@ -120,16 +146,16 @@ def run(sampler: str, arm: str, seed: int, budget: int, every: int) -> dict[str,
             cb: Any = ImportanceCallback(every_n_trials=budget + 1, min_trials=budget + 1,
                                          shrink_to="auto", shrink_after=every, seed=seed,
                                          publish=False)
-            study.optimize(split10, n_trials=budget, callbacks=[cb])
+            study.optimize(objective, n_trials=budget, callbacks=[cb])
             cb.close(600)
             if cb.errors:
                 raise RuntimeError(f"{sampler}/{seed}: {cb.errors!r}")
         else:
             cb = OneObjectiveShrink(every, seed)
-            study.optimize(split10, n_trials=budget, callbacks=[cb])
+            study.optimize(objective, n_trials=budget, callbacks=[cb])
         out["log"] = [{k: d.get(k) for k in ("action", "params", "after_trial")}
                       for d in study.user_attrs.get("hpinsight:decisions", [])]
-    values = np.array([t.values for t in study.trials if t.values is not None])
+    values = np.array([t.user_attrs["true"] for t in study.trials if t.values is not None])
     out["gap"] = {str(b): BEST_HYPERVOLUME - hypervolume_2d(values[:b]) for b in BUDGETS
                   if b <= budget}
     out["fixed"] = sorted({n for d in out.get("log", []) if d.get("action") == "fix"
@@ -178,11 +204,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--budget", type=int, default=200)
     p.add_argument("--every", type=int, default=50, help="trials between decisions (50)")
+    p.add_argument("--snr", type=float, default=math.inf,
+                   help="signal-to-noise ratio of the observed objectives (default: no noise); "
+                        "the outcome is measured on the true values")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--table", action="store_true", help="print the table to stderr")
     p.add_argument("--out", default=None, help="also write the JSON here")
     args = p.parse_args(argv)
-    jobs = [(s, a, seed, args.budget, args.every) for s in args.samplers.split(",")
+    jobs = [(s, a, seed, args.budget, args.every, args.snr) for s in args.samplers.split(",")
             for a in args.arms.split(",") for seed in range(args.seeds)]
     rows = []
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
