@@ -1,6 +1,6 @@
 """hpinsight: which hyperparameters matter, how they act, and which you can stop tuning.
 
-Here: the analyses (``fanova``, ``partial_dependence``, ``confidence_split``,
+Here: the analyses (``fanova``, ``importance_across_studies``, ``partial_dependence``, ``confidence_split``,
 ``tuning_risk``, ``noninferiority_test``, ``holm_bonferroni``, ``default_values``,
 ``suggest_subspace``, ``surrogate_tuning_risk``, ``report``) and the data they take
 (``SearchSpace`` with its parameter and condition types, ``TrialHistory``, and the
@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import adapters, exceptions, results
+from ._across import importance_across_studies
 from ._defaults import default_values
 from ._fanova import fanova
 from ._history import TrialHistory
@@ -54,6 +55,7 @@ __all__ = [  # noqa: RUF022 -- plain sorted order, as test_public_api checks
     "experiments",
     "fanova",
     "holm_bonferroni",
+    "importance_across_studies",
     "integrations",
     "noninferiority_test",
     "partial_dependence",

@@ -281,7 +281,11 @@ def _mode(x: NDArray[np.float64], *, integer: bool) -> tuple[Any, float]:
     return value, float(counts[k]) / x.size
 
 
-def _as_studies(studies: Any) -> tuple[list[Any], list[TrialHistory]]:
+def _as_studies(studies: Any, func: str = _FUNC, *,
+                same_params: bool = True) -> tuple[list[Any], list[TrialHistory]]:
+    """One key and one history per study: a mapping's keys, else positions. With
+    ``same_params`` every study must have the first one's parameter names. Shared with
+    :func:`hpinsight.importance_across_studies` (``func`` names the caller)."""
     if isinstance(studies, TrialHistory) or type(studies).__module__.startswith("optuna"):
         keys, given = [0], [studies]
     elif isinstance(studies, Mapping):
@@ -290,25 +294,25 @@ def _as_studies(studies: Any) -> tuple[list[Any], list[TrialHistory]]:
         keys, given = list(range(len(studies))), list(studies)
     else:
         raise InvalidArgumentTypeError(
-            f"{_FUNC} needs a TrialHistory, or a list or dict of them (one per study); got "
+            f"{func} needs a TrialHistory, or a list or dict of them (one per study); got "
             f"{type(studies).__name__}. Build one with hp.adapters.from_optuna(study)."
         )
     if not given:
-        raise InvalidDataError(f"{_FUNC} got no studies; pass at least one TrialHistory.")
+        raise InvalidDataError(f"{func} got no studies; pass at least one TrialHistory.")
     histories = []
     for key, h in zip(keys, given, strict=True):
         if not isinstance(h, TrialHistory) and not type(h).__module__.startswith("optuna"):
-            raise InvalidArgumentTypeError(f"{_FUNC}: study {key!r} is a {type(h).__name__}, "
+            raise InvalidArgumentTypeError(f"{func}: study {key!r} is a {type(h).__name__}, "
                                            "not a TrialHistory or an optuna.Study.")
-        histories.append(as_history(h, _FUNC))
+        histories.append(as_history(h, func))
     for key, h in zip(keys, histories, strict=True):
         if h.n_trials == 0:
-            raise InvalidDataError(f"{_FUNC}: study {key!r} has no trials.")
+            raise InvalidDataError(f"{func}: study {key!r} has no trials.")
     names = set(histories[0].space.names)
     for key, h in zip(keys, histories, strict=True):
-        if set(h.space.names) != names:
+        if same_params and set(h.space.names) != names:
             raise InvalidDataError(
-                f"{_FUNC}: study {key!r} has parameters {sorted(h.space.names)!r}, the first "
+                f"{func}: study {key!r} has parameters {sorted(h.space.names)!r}, the first "
                 f"study {sorted(names)!r}; defaults pool studies over the same parameters."
             )
     return keys, histories

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._across import AcrossStudiesResult
 from ._decision_result import DecisionResult, ParameterDecision
 from ._defaults import DefaultValues
 from ._fanova_result import FanovaResult, Importance, MarginalResult
@@ -13,6 +14,7 @@ from ._subspace import SubspaceResult
 from ._surrogate_risk import SurrogateRisk
 
 __all__ = [
+    "AcrossStudiesResult",
     "DecisionResult",
     "DefaultValues",
     "FanovaResult",

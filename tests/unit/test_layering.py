@@ -17,7 +17,8 @@ MODULES = sorted(ROOT.rglob("*.py"))
 #: The layers that compute: they never import plotting, except through the door.
 COMPUTATION = ("space", "surrogates", "adapters", "_history", "_fanova", "_fanova_result",
                "_pdp", "_regions", "_regions_result", "_risk", "_defaults", "_subspace",
-               "_surrogate_risk", "_decisions", "_decision_result", "_pareto", "experiments")
+               "_surrogate_risk", "_decisions", "_decision_result", "_pareto", "experiments",
+               "_across", "_execution")
 #: The one door from computation to plotting: a method of this name.
 DOOR = "plot"
 

@@ -18,7 +18,8 @@ def test_the_top_level_holds_functions_inputs_and_modules_only() -> None:
                 or obj in (hp.SearchSpace, hp.TrialHistory, hp.SamplingRecord, hp.Float,
                            hp.Int, hp.Categorical, hp.Condition, hp.AnyOf, hp.GP, hp.Forest)), name
     assert hp.__all__ == sorted(hp.__all__)
-    assert len(hp.__all__) <= 27  # 24, then the model objects GP and Forest, and adapters
+    # 24, then the model objects GP and Forest, adapters, and importance_across_studies
+    assert len(hp.__all__) <= 28
 
 
 @pytest.mark.parametrize("module", [results, exceptions], ids=["results", "exceptions"])
@@ -45,6 +46,7 @@ def test_every_public_function_returns_a_class_of_results() -> None:
         hp.noninferiority_test: "NonInferiorityResult", hp.default_values: "DefaultValues",
         hp.suggest_subspace: "SubspaceResult",
         hp.report: "Report | MultiObjectiveReport",  # several objectives: a section each
+        hp.importance_across_studies: "AcrossStudiesResult",
     }
     for func, name in returned.items():
         assert all(one in results.__all__ for one in name.split(" | "))
@@ -65,7 +67,8 @@ def test_the_old_doors_name_the_adapter_that_replaced_them(old, new) -> None:
 
 
 def test_every_analysis_takes_history_first() -> None:
-    for func in (hp.fanova, hp.report, hp.suggest_subspace, hp.default_values):
+    for func in (hp.fanova, hp.report, hp.suggest_subspace, hp.default_values,
+                 hp.importance_across_studies):
         assert next(iter(inspect.signature(func).parameters)) == "history", func.__name__
 
 

@@ -76,7 +76,11 @@ def build_examples(names: tuple[str, ...]) -> dict[str, object]:
     risk = hp.tuning_risk({a: [0.10, 0.20, 0.15, 0.30, 0.05, 0.12],
                            lr: [0.20, 0.35, 0.15, 0.50, 0.09, 0.20]}, free)
     sub = hp.suggest_subspace(history, n_candidates=200, seed=0, **forest)
+    other = hp.TrialHistory(space, configs, [2.0 * v for v in y][::-1])
+    across = hp.importance_across_studies({"first": history, "second": other},
+                                          progress=False, **forest)
     return {
+        "AcrossStudiesResult": across,
         "DefaultValues": hp.default_values(history, top_n=5),
         "FanovaResult": fan,
         "Importance": fan.ranking()[0],
@@ -184,6 +188,7 @@ def test_plot_returns_the_axes_it_drew_on_or_an_explicit_exception(name, example
 
 # -- what the frames and figures hold ---------------------------------------------------------
 ROWS = {
+    "AcrossStudiesResult": lambda r: len(r.params),
     "DefaultValues": lambda r: len(r.values),
     "FanovaResult": lambda r: len(r.ranking()),
     "MarginalResult": lambda r: r.mean.size,

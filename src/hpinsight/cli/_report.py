@@ -1,4 +1,6 @@
-"""``hpinsight report``: one self-contained HTML page (or JSON) from a study or a SMAC run."""
+"""``hpinsight report``: one self-contained HTML page (or JSON) from a study or a SMAC run,
+or, given several (``--study A --study B``, ``--all-studies``, ``--smac-run`` more than
+once), the importance across them (:func:`hpinsight.importance_across_studies`)."""
 
 from __future__ import annotations
 
@@ -29,11 +31,19 @@ def add_parser(sub: Any) -> None:
     )
     src = p.add_argument_group("what to analyse (one of)")
     src.add_argument("--storage", help="Optuna storage: an RDB URL or a journal file path")
-    src.add_argument("--study", help="Optuna study name (with --storage)")
-    src.add_argument("--smac-run", type=Path, metavar="PATH",
+    src.add_argument("--study", action="append", metavar="NAME",
+                     help="Optuna study name (with --storage); give it several times for "
+                          "the importance across those studies")
+    src.add_argument("--all-studies", action="store_true",
+                     help="the importance across every study in --storage")
+    src.add_argument("--smac-run", type=Path, metavar="PATH", action="append",
                      help="the folder of one SMAC run (<output_directory>/<name>/<seed>, "
                           "holding runhistory.json); for a folder that is not a run the "
-                          "command lists the runs below it and exits with status 1")
+                          "command lists the runs below it and exits with status 1. Give "
+                          "it several times for the importance across those runs")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="analyse several studies on this Dask scheduler (tcp://host:8786) "
+                        "instead of on this machine; the result is the same")
     p.add_argument("--out", default=None, metavar="PATH",
                    help="the file to write, in an existing folder (default: "
                         "hpinsight-report.html, or hpinsight-report.json with --json; an "
@@ -58,8 +68,17 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if (args.smac_run is None) == (args.storage is None):
         _logger.error("give either --storage and --study (Optuna) or --smac-run PATH (SMAC).")
         return 2
-    if args.storage is not None and not args.study:
-        _logger.error("--storage needs --study NAME.")
+    if args.storage is not None and not args.study and not args.all_studies:
+        _logger.error("--storage needs --study NAME (several for the importance across "
+                      "them) or --all-studies.")
+        return 2
+    if args.all_studies and (args.study or args.storage is None):
+        _logger.error("--all-studies takes every study of --storage; give it without --study.")
+        return 2
+    across = args.all_studies or len(args.study or ()) > 1 or len(args.smac_run or ()) > 1
+    if args.scheduler is not None and not across:
+        _logger.error("--scheduler analyses several studies on a Dask cluster; give several "
+                      "--study (or --all-studies, or several --smac-run).")
         return 2
     if args.top < 1 or args.n_trees < 1 or args.seed < 0:
         _logger.error("--top and --n-trees must be at least 1, --seed at least 0.")
@@ -79,6 +98,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             _logger.error("the folder of --out (%s) does not exist; create it first "
                           "(mkdir -p %s).", target.parent, shlex.quote(str(target.parent)))
             return 2
+    if across:
+        return _run_across(args, target, out)
     try:
         history, where = _load(args)
     except _UsageError as exc:  # e.g. a multi-objective study without --objective
@@ -119,35 +140,125 @@ class _UsageError(Exception):
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, str]:
-    from ..adapters import from_optuna, from_smac
-
     if args.smac_run is not None:
-        if not args.smac_run.exists():
-            raise FileNotFoundError(f"no SMAC run at {str(args.smac_run)!r}")
-        problem = _smac_run_problem(args.smac_run)
-        if problem:
-            raise FileNotFoundError(problem)
-        return (from_smac(args.smac_run, objective=args.objective),
-                f"SMAC run {args.smac_run}")
+        return _smac_history(args.smac_run[0], args.objective)
     optuna = import_optional("optuna", "hpinsight report --storage")
-    from ._storage import describe, known_studies, objective_problem, open_storage
+    from ._storage import describe, open_storage
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = None
     try:
         storage = open_storage(optuna, args.storage)
-        study = optuna.load_study(study_name=args.study, storage=storage)
     except Exception as exc:
-        raise RuntimeError(f"cannot open study {args.study!r} in {describe(args.storage)}: "
+        raise RuntimeError(f"cannot open study {args.study[0]!r} in "
+                           f"{describe(args.storage)}: {exc}") from exc
+    return _study_history(optuna, storage, args.study[0], args)
+
+
+def _smac_history(path: Path, objective: int | str | None) -> tuple[Any, str]:
+    from ..adapters import from_smac
+
+    if not path.exists():
+        raise FileNotFoundError(f"no SMAC run at {str(path)!r}")
+    problem = _smac_run_problem(path)
+    if problem:
+        raise FileNotFoundError(problem)
+    return from_smac(path, objective=objective), f"SMAC run {path}"
+
+
+def _study_history(optuna: Any, storage: Any, name: str,
+                   args: argparse.Namespace) -> tuple[Any, str]:
+    """One study of an open storage as a history, and the words that say which."""
+    from ..adapters import from_optuna
+    from ._storage import describe, known_studies, objective_problem
+
+    try:
+        study = optuna.load_study(study_name=name, storage=storage)
+    except Exception as exc:
+        raise RuntimeError(f"cannot open study {name!r} in {describe(args.storage)}: "
                            f"{exc}{known_studies(optuna, storage)}") from exc
     problem = objective_problem(study, args.objective)
     if problem:
         raise _UsageError(problem)
     if args.objective is None and len(study.directions) > 1:  # one page, every objective
-        return study, f"study {args.study!r} ({describe(args.storage)})"
+        return study, f"study {name!r} ({describe(args.storage)})"
     history = from_optuna(study, objective=args.objective)
     which = f", {history.objective_name}" if len(study.directions) > 1 else ""
-    return history, f"study {args.study!r} ({describe(args.storage)}){which}"
+    return history, f"study {name!r} ({describe(args.storage)}){which}"
+
+
+def _load_several(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """Every study asked for, by name, and what they are in words."""
+    if args.smac_run is not None:
+        runs = {str(path): _smac_history(path, args.objective)[0] for path in args.smac_run}
+        return runs, f"{len(runs)} SMAC runs"
+    optuna = import_optional("optuna", "hpinsight report --storage")
+    from ._storage import describe, open_storage
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        storage = open_storage(optuna, args.storage)
+        names = (sorted(optuna.get_all_study_names(storage)) if args.all_studies
+                 else list(dict.fromkeys(args.study)))
+    except Exception as exc:
+        raise RuntimeError(f"cannot open {describe(args.storage)}: {exc}") from exc
+    if len(names) < 2:
+        raise _UsageError(f"{describe(args.storage)} holds {len(names)} study; the importance "
+                          "across studies needs two or more (for one, give --study NAME).")
+    studies = {name: _study_history(optuna, storage, name, args)[0] for name in names}
+    return studies, f"{len(studies)} studies in {describe(args.storage)}"
+
+
+def _run_across(args: argparse.Namespace, target: Path | None, out: TextIO) -> int:
+    """The importance across several studies, written as HTML or JSON."""
+    from .._across import importance_across_studies
+    from .._reporting._across import across_document, across_html
+    from ..exceptions import HPInsightError
+
+    try:
+        studies, where = _load_several(args)
+    except _UsageError as exc:
+        _logger.error("%s", exc)
+        return 2
+    except Exception as exc:
+        _logger.error("%s", exc)
+        return 1
+    if not args.json:
+        import_optional("matplotlib", "hpinsight report")
+    title = f"hpinsight: importance across {where}"
+    bar = Progress(logger=_logger)
+    try:
+        result = importance_across_studies(
+            studies, surrogate=model_from(args), seed=args.seed, client=args.scheduler,
+            progress=lambda desc, done, total: bar(f"{desc}: {done} of {total} done", done,
+                                                   total))
+    except HPInsightError as exc:
+        bar.close()
+        _logger.error("%s: %s", where, exc)
+        return 1
+    except Exception as exc:  # the scheduler cannot be reached, a worker cannot import us
+        bar.close()
+        _logger.error("the analysis on %s failed: %s", args.scheduler or "this machine", exc)
+        return 1
+    try:
+        bar("writing the report" + ("" if target is None else f" to {target.name}"), 1, 1)
+        as_json = args.json or (target is not None and target.suffix.lower() == ".json")
+        text = (json.dumps(across_document(result, title=title, source=where), indent=2,
+                           allow_nan=False) if as_json
+                else across_html(result, title=title, source=where))
+        if target is None:
+            out.write(text if text.endswith("\n") else text + "\n")
+            out.flush()
+            return 0
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _logger.error("cannot write %s: %s", "the report to stdout" if target is None else target,
+                      exc)
+        return 1
+    finally:
+        bar.close()
+    out.write(f"report: {target.resolve()}\n")
+    return 0
 
 
 #: Runs listed when --smac-run names a folder holding several.

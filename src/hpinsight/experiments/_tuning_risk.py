@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sys
 import zlib
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -74,11 +73,11 @@ import numpy as np
 import optuna
 
 from .._defaults import DefaultValues, default_values
+from .._execution import FitStore, progress_bar, run_jobs
 from .._history import TrialHistory
 from ..exceptions import InvalidDataError
 from ..space import Categorical, Float, Int, SearchSpace
 from ._checks import FUNC, Plan, RunJob, defaults_per_dataset, validate
-from ._execution import FitStore, run_jobs
 from ._records import FoldRecord, RunRecord, TuningRiskExperiment
 
 if TYPE_CHECKING:
@@ -460,7 +459,7 @@ def _derive(entropy: int, *keys: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class _Runner:
-    """Where and how the experiment's jobs run (see :mod:`._execution`)."""
+    """Where and how the experiment's jobs run (see :mod:`hpinsight._execution`)."""
 
     n_jobs: int | None
     progress: bool | Callable[[str, int, int], None]
@@ -479,7 +478,7 @@ def _map(
     job starts last while the other workers idle; the results come back in job order.
     """
     order = sorted(range(len(jobs)), key=lambda i: -costs[i])
-    with _progress_bar(runner.progress, sum(weights), desc) as bar:
+    with progress_bar(runner.progress, sum(weights), desc) as bar:
         return run_jobs(func, jobs, n_jobs=runner.n_jobs, client=runner.client,
                         store=runner.store, desc=desc, order=order,
                         done=lambda i: bar.update(weights[i]))
@@ -489,43 +488,6 @@ def _size(X: Any) -> float:
     """Rough cost of fitting on ``X``: its number of entries."""
     shape = getattr(X, "shape", (len(X),))
     return float(np.prod(shape))
-
-
-class _NoBar:
-    def update(self, n: int) -> None:
-        pass
-
-
-class _Reporter:
-    """Counts finished fits and hands them to a user's ``progress(desc, done, total)``."""
-
-    def __init__(self, report: Callable[[str, int, int], None], total: int, desc: str) -> None:
-        self.report, self.total, self.desc, self.done = report, total, desc, 0
-
-    def update(self, n: int) -> None:
-        self.done += n
-        self.report(self.desc, self.done, self.total)
-
-
-@contextlib.contextmanager
-def _progress_bar(enabled: bool | Callable[[str, int, int], None], total: int,
-                  desc: str) -> Iterator[Any]:
-    if callable(enabled):
-        yield _Reporter(enabled, total, desc)
-        return
-    bar: Any = None
-    if enabled:
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            bar = None
-        else:
-            bar = tqdm(total=total, desc=desc, file=sys.stderr, dynamic_ncols=True)
-    try:
-        yield bar if bar is not None else _NoBar()
-    finally:
-        if bar is not None:
-            bar.close()
 
 
 @contextlib.contextmanager

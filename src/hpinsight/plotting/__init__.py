@@ -7,6 +7,7 @@ Install matplotlib with ``pip install "hpinsight[plot]"``.
 
 from __future__ import annotations
 
+from ._across import plot_importance_across
 from ._data import (
     CurveData,
     PD2PlotData,
@@ -52,6 +53,7 @@ __all__ = [
     "pd2_plot_data",
     "pd_plot_data",
     "plot_importance",
+    "plot_importance_across",
     "plot_importance_history",
     "plot_interaction",
     "plot_marginal",
