@@ -17,14 +17,40 @@ measure: first-order Sobol indices by pick-freeze on 2^17 uniform samples, Salte
 * ``conditional``: ``model`` in {svm, tree}; ``gamma`` (log) matters under svm,
   ``depth`` (int) under tree, ``C`` and ``min_leaf`` are conditional and do nothing;
   plus do-nothing floats.
+* ``dynamic``: ``model`` in {small, large} and ``width``, suggested under that one name
+  as an int on a log scale in [8, 64] for small and in [64, 1024] for large (a dynamic
+  parameter: its distribution depends on another parameter's value);
+  ``1.5 + (log2 width - 5)^2`` for small, ``(log2 width - 8)^2`` for large, plus
+  ``(log10 lr + 2.5)^2`` with ``lr`` in [1e-4, 0.1] (log); ``batch``, dynamic in the
+  same way ([16, 64] for small, [64, 512] for large, both log), and floats ``d0``..``d2``
+  do nothing. Truth, by the convention of ``conditional`` (a conditional parameter is
+  drawn from its own measure in every sample and ignored where inactive): each regime of
+  a dynamic parameter is a conditional parameter of its own (``width|small`` active
+  under small, ``width|large`` under large, each uniform on its log range), and the
+  parameter's index is the closed first-order index of its regimes together (both
+  re-drawn in pick-freeze). No regime interacts with another (one is active at a time),
+  so that is the sum of the regimes' first-order indices: model 0.161, width 0.317
+  (0.158 from each regime), lr 0.192, the rest (0.33) the model x width
+  interaction; batch and d0..d2 are 0. hpinsight's Optuna adapter analyses each
+  dynamic parameter over the union of its ranges instead (width in [8, 1024] under
+  both models, the pairs the study cannot suggest included); condPED-ANOVA splits its
+  trials by regime.
 * ``sklearn`` and ``sklearn_rf``: real tuning of an SVC on scikit-learn's bundled
   breast-cancer data and of a random forest on its wine data (3-fold CV error), each
   with three do-nothing parameters in the objective's signature (no analytic truth:
   only the do-nothing mass is scored).
 
 Samplers: random, TPE, multivariate TPE, CMA-ES (continuous functions only), Optuna's
-GPSampler (``gp``; needs torch) and SMAC's HPO facade (``--smac``). Estimators: hpinsight's forest fANOVA (the former default),
+GPSampler (``gp``; needs torch) and SMAC's HPO facade (``--smac``; not on ``dynamic``,
+which ConfigSpace cannot express). Estimators: hpinsight's forest fANOVA (the former default),
 hpinsight's Gaussian-process fANOVA (the default), Optuna's fANOVA and PED-ANOVA.
+Optuna's ``PedAnovaImportanceEvaluator`` is condPED-ANOVA since Optuna 5.0 (Optuna PR
+#6682; Conditional PED-ANOVA, KDD 2026, arXiv 2601.20800): its trials are split by the
+distribution each had for a parameter (inactive being one regime); the rows keep the
+estimator name ``optuna_ped_anova`` and carry a ``label``, ``condPED-ANOVA`` where the
+analysed trials have conditional or dynamic parameters (``conditional_params``,
+``dynamic_params``) and the installed evaluator splits by regime, else ``PED-ANOVA``; the
+document's ``versions`` record Optuna's version and which of the two it computes.
 
 Metrics per (function, sampler, trials, estimator), over seeds: do-nothing mass (share
 of the normalized importances credited to parameters that do nothing; truth 0), top-3
@@ -50,6 +76,7 @@ One JSON document on stdout (and in ``--out``); progress on stderr.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import statistics
@@ -58,7 +85,7 @@ import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -77,6 +104,12 @@ class Function:
     f: Callable[[Cols, np.random.Generator | None], np.ndarray]  # vectorized, native values
     nothing: tuple[str, ...]
     continuous: bool  # CMA-ES applies
+    #: Dynamic parameters: name -> (parent, {parent's value: the column of ``truth_space``
+    #: that holds the parameter's distribution under that value}).
+    dynamic: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+    #: The space the truth is drawn from where it is not ``space`` (dynamic parameters
+    #: there are one conditional column per regime).
+    truth_space: hp.SearchSpace | None = None
 
 
 def _quad(c: Cols, rng: np.random.Generator | None) -> np.ndarray:
@@ -102,6 +135,13 @@ def _conditional(c: Cols, rng: np.random.Generator | None) -> np.ndarray:
     g = np.where(svm, (np.log10(np.where(svm, c["gamma"], 1.0)) + 1.0) ** 2, 0.0)
     t = np.where(~svm, 0.3 * (np.where(~svm, c["depth"], 5) - 5.0) ** 2, 0.0)
     return 1.0 * svm + g + t
+
+
+def _dynamic(c: Cols, rng: np.random.Generator | None) -> np.ndarray:
+    small = c["model"] == "small"
+    lw = np.log2(c["width"].astype(float))
+    return (np.where(small, 1.5 + (lw - 5.0) ** 2, (lw - 8.0) ** 2)
+            + (np.log10(c["lr"].astype(float)) + 2.5) ** 2)
 
 
 def _ishigami(c: Cols, rng: np.random.Generator | None) -> np.ndarray:
@@ -180,6 +220,44 @@ FUNCTIONS: dict[str, Function] = {
             ],
         ),
         _conditional, ("C", "min_leaf", "d0", "d1", "d2"), False),
+    "dynamic": Function(
+        "dynamic",
+        # what hpinsight's Optuna adapter makes of the study: each dynamic parameter over
+        # the union of its ranges (names and fallback values only; the truth uses
+        # truth_space, the studies suggest each regime's own range)
+        hp.SearchSpace([
+            hp.Categorical("model", ["small", "large"]),
+            hp.Int("width", 8, 1024, log=True),
+            hp.Float("lr", 1e-4, 1e-1, log=True),
+            hp.Int("batch", 16, 512, log=True),
+            hp.Float("d0", 0, 1),
+            hp.Float("d1", 0, 1),
+            hp.Float("d2", 0, 1),
+        ]),
+        _dynamic, ("batch", "d0", "d1", "d2"), False,
+        dynamic={
+            "width": ("model", {"small": "width|small", "large": "width|large"}),
+            "batch": ("model", {"small": "batch|small", "large": "batch|large"}),
+        },
+        truth_space=hp.SearchSpace(
+            [
+                hp.Categorical("model", ["small", "large"]),
+                hp.Int("width|small", 8, 64, log=True),
+                hp.Int("width|large", 64, 1024, log=True),
+                hp.Float("lr", 1e-4, 1e-1, log=True),
+                hp.Int("batch|small", 16, 64, log=True),
+                hp.Int("batch|large", 64, 512, log=True),
+                hp.Float("d0", 0, 1),
+                hp.Float("d1", 0, 1),
+                hp.Float("d2", 0, 1),
+            ],
+            conditions=[
+                hp.Condition("width|small", "model", values=["small"]),
+                hp.Condition("width|large", "model", values=["large"]),
+                hp.Condition("batch|small", "model", values=["small"]),
+                hp.Condition("batch|large", "model", values=["large"]),
+            ],
+        )),
     # uniform-sample accuracy checks (run with --samplers random --sizes 1000)
     "ishigami": Function(
         "ishigami", hp.SearchSpace(_floats(["x1", "x2", "x3"], -math.pi, math.pi)), _ishigami, (), True),
@@ -209,32 +287,52 @@ def uniform_columns(space: hp.SearchSpace, n: int, rng: np.random.Generator) -> 
     return out
 
 
+def active_columns(fn: Function, raw: Cols) -> Cols:
+    """The function's inputs from draws of its truth space: a dynamic parameter takes
+    the value of the regime its parent selects."""
+    cols = {n: raw[n] for n in fn.space.names if n not in fn.dynamic}
+    for name, (parent, regimes) in fn.dynamic.items():
+        cols[name] = np.select([raw[parent] == v for v in regimes],
+                               [raw[col] for col in regimes.values()], np.nan)
+    return cols
+
+
 def true_first_order(fn: Function, n: int = 1 << 17, seed: int = 0) -> dict[str, float]:
+    """First-order indices by pick-freeze; a dynamic parameter's index is the closed
+    first-order index of its regimes' columns together (they are re-drawn together)."""
     rng = np.random.default_rng(seed)
-    A, B = uniform_columns(fn.space, n, rng), uniform_columns(fn.space, n, rng)
-    fA, fB = fn.f(A, None), fn.f(B, None)
+    space = fn.truth_space or fn.space
+    A, B = uniform_columns(space, n, rng), uniform_columns(space, n, rng)
+    fA, fB = fn.f(active_columns(fn, A), None), fn.f(active_columns(fn, B), None)
     var = float(np.var(np.concatenate((fA, fB))))
     out = {}
     for name in fn.space.names:
         ABj = dict(A)
-        ABj[name] = B[name]
-        out[name] = max(float(np.mean(fB * (fn.f(ABj, None) - fA))) / var, 0.0)
+        for col in fn.dynamic[name][1].values() if name in fn.dynamic else (name,):
+            ABj[col] = B[col]
+        out[name] = max(float(np.mean(fB * (fn.f(active_columns(fn, ABj), None) - fA))) / var, 0.0)
     return out
 
 
 # -- studies ------------------------------------------------------------------------------
-def suggest(trial: Any, space: hp.SearchSpace) -> dict[str, Any]:
+def suggest(trial: Any, fn: Function) -> dict[str, Any]:
+    space = fn.space
     v: dict[str, Any] = {}
     for p in space.params:
-        parents = space.conditions_of(p.name)
-        if parents and not space.is_active(p.name, v):
+        name = p.name
+        parents = space.conditions_of(name)
+        if parents and not space.is_active(name, v):
             continue
+        if name in fn.dynamic:  # the distribution of the regime its parent selects
+            parent, regimes = fn.dynamic[name]
+            assert fn.truth_space is not None
+            p = fn.truth_space.params[fn.truth_space.index(regimes[v[parent]])]
         if isinstance(p, hp.Categorical):
-            v[p.name] = trial.suggest_categorical(p.name, list(p.choices))
+            v[name] = trial.suggest_categorical(name, list(p.choices))
         elif isinstance(p, hp.Int):
-            v[p.name] = trial.suggest_int(p.name, p.low, p.high, log=p.log)
+            v[name] = trial.suggest_int(name, p.low, p.high, log=p.log)
         else:
-            v[p.name] = trial.suggest_float(p.name, p.low, p.high, log=p.log)
+            v[name] = trial.suggest_float(name, p.low, p.high, log=p.log)
     return v
 
 
@@ -267,7 +365,7 @@ def optuna_study(fn: Function, sampler: str, seed: int, n_trials: int) -> optuna
     study = optuna.create_study(sampler=make_sampler(sampler, seed))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        study.optimize(lambda t: evaluate(fn, suggest(t, fn.space), rng), n_trials=n_trials)
+        study.optimize(lambda t: evaluate(fn, suggest(t, fn), rng), n_trials=n_trials)
     return study
 
 
@@ -474,6 +572,39 @@ def speed(sizes: tuple[int, ...], repeats: int = 3) -> list[dict[str, Any]]:
 ESTIMATORS = ("hp_forest", "hp_gp", "optuna_fanova", "optuna_ped_anova")
 
 
+def ped_anova_kind() -> str:
+    """What Optuna's PedAnovaImportanceEvaluator computes in the installed version: since
+    Optuna 5.0 it is condPED-ANOVA (Optuna PR #6682), which splits each parameter's
+    trials into regimes by the distribution they had for it (inactive being one) and
+    sums the regimes' weighted Pearson divergences; before, plain PED-ANOVA."""
+    try:
+        from optuna.importance._ped_anova import evaluator
+    except ImportError:
+        return "PED-ANOVA"
+    return "condPED-ANOVA" if hasattr(evaluator, "_partition_by_regime") else "PED-ANOVA"
+
+
+def space_kind(trials: list[Any]) -> dict[str, list[str]]:
+    """The study's conditional parameters (missing from some trials) and dynamic ones
+    (more than one distribution across its trials)."""
+    dists: dict[str, list[Any]] = {}
+    for t in trials:
+        for name, d in t.distributions.items():
+            if d not in dists.setdefault(name, []):
+                dists[name].append(d)
+    return {"conditional": sorted(n for n in dists if any(n not in t.params for t in trials)),
+            "dynamic": sorted(n for n, ds in dists.items() if len(ds) > 1)}
+
+
+def label(estimator: str, kind: dict[str, list[str]]) -> str:
+    """The estimator's name in tables: Optuna's PED-ANOVA evaluator is named for what it
+    computes on the study's space."""
+    if estimator == "optuna_ped_anova":
+        ped = ped_anova_kind()
+        return ped if kind["conditional"] or kind["dynamic"] else "PED-ANOVA"
+    return estimator
+
+
 def run_one(job: tuple[str, str, int, tuple[int, ...], tuple[str, ...], str]) -> list[dict[str, Any]]:
     fname, sampler, seed, sizes, estimators, workdir = job
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -494,13 +625,16 @@ def run_one(job: tuple[str, str, int, tuple[int, ...], tuple[str, ...], str]) ->
     for n in sizes:
         prefix = optuna.create_study(direction=full.direction)
         prefix.add_trials(trials[:n])
+        kind = space_kind(trials[:n])
         for est in estimators:
             t1 = time.perf_counter()
             imp, verdicts = estimate(est, prefix, space, seed)
             secs = time.perf_counter() - t1
             rows.append({"function": fname, "sampler": sampler, "seed": seed, "n_trials": n,
-                         "estimator": est, "seconds": secs, "importances": imp,
-                         "verdicts": verdicts, "study_s": study_s})
+                         "estimator": est, "label": label(est, kind), "seconds": secs,
+                         "importances": imp, "verdicts": verdicts, "study_s": study_s,
+                         "conditional_params": kind["conditional"],
+                         "dynamic_params": kind["dynamic"]})
     print(f"{fname:12s} {sampler:7s} seed {seed}: study {study_s:.1f}s", file=sys.stderr, flush=True)
     return rows
 
@@ -517,7 +651,8 @@ def summarize(rows: list[dict[str, Any]], truths: dict[str, dict[str, float] | N
     for (f, s, n, e), rs in sorted(groups.items()):
         sc = [r["score"] for r in rs]
         entry: dict[str, Any] = {
-            "function": f, "sampler": s, "n_trials": n, "estimator": e, "seeds": len(rs),
+            "function": f, "sampler": s, "n_trials": n, "estimator": e,
+            "label": " / ".join(sorted({r["label"] for r in rs})), "seeds": len(rs),
             "nothing_mass": statistics.fmean(x["nothing_mass"] for x in sc),
             "seconds": statistics.fmean(r["seconds"] for r in rs),
         }
@@ -544,10 +679,22 @@ def markdown(table: list[dict[str, Any]]) -> str:
         err = f"{e['max_abs_error']:.3f}" if "max_abs_error" in e else "-"
         flagged = f"{e['nothing_flagged']:.2f}" if "nothing_flagged" in e else "-"
         missed = f"{e['real_called_nothing']:.2f}" if "real_called_nothing" in e else "-"
-        lines.append(f"| {e['function']} | {e['sampler']} | {e['n_trials']} | {e['estimator']} | "
+        est = e["estimator"] if e["label"] == e["estimator"] else f"{e['label']} ({e['estimator']})"
+        lines.append(f"| {e['function']} | {e['sampler']} | {e['n_trials']} | {est} | "
                      f"{e['nothing_mass']:.3f} | {top} | {rho} | {err} | {flagged} | {missed} | "
                      f"{e['seconds']:.2f} |")
     return "\n".join(lines)
+
+
+def versions() -> dict[str, str]:
+    """The versions the numbers belong to (Optuna's PED-ANOVA changed meaning in 5.0)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": sys.version.split()[0], "optuna": optuna.__version__,
+           "hpinsight": hp.__version__, "optuna_ped_anova": ped_anova_kind()}
+    with contextlib.suppress(PackageNotFoundError):  # not installed: no SMAC rows
+        out["smac"] = version("smac")
+    return out
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -592,7 +739,8 @@ def main(argv: list[str] | None = None) -> int:
         for s in samplers:
             if s == "cmaes" and (f in REAL_TASKS or not FUNCTIONS[f].continuous):
                 continue
-            if s == "smac" and f in REAL_TASKS:
+            # ConfigSpace has no parameter whose range depends on another's value
+            if s == "smac" and (f in REAL_TASKS or FUNCTIONS[f].dynamic):
                 continue
             jobs.extend((f, s, seed, sizes, estimators, args.workdir) for seed in range(args.seeds))
     truths: dict[str, dict[str, float] | None] = {
@@ -605,7 +753,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.extend(r)
     table = summarize(rows, truths)
     doc = {"truth": truths, "summary": table, "runs": rows,
-           "settings": dict(vars(args).items())}
+           "settings": dict(vars(args).items()), "versions": versions()}
     text = json.dumps(doc, indent=1, default=float)
     if args.out:
         with open(args.out, "w") as fh:
