@@ -17,19 +17,51 @@ measure: first-order Sobol indices by pick-freeze on 2^17 uniform samples, Salte
 * ``conditional``: ``model`` in {svm, tree}; ``gamma`` (log) matters under svm,
   ``depth`` (int) under tree, ``C`` and ``min_leaf`` are conditional and do nothing;
   plus do-nothing floats.
+* ``dynamic``: ``model`` in {small, large} and ``width``, suggested under that one name
+  as an int on a log scale in [8, 64] for small and in [64, 1024] for large (a dynamic
+  parameter: its distribution depends on another parameter's value);
+  ``1.5 + (log2 width - 5)^2`` for small, ``(log2 width - 8)^2`` for large, plus
+  ``(log10 lr + 2.5)^2`` with ``lr`` in [1e-4, 0.1] (log); ``batch``, dynamic in the
+  same way ([16, 64] for small, [64, 512] for large, both log), and floats ``d0``..``d2``
+  do nothing. Truth, by the convention of ``conditional`` (a conditional parameter is
+  drawn from its own measure in every sample and ignored where inactive): each regime of
+  a dynamic parameter is a conditional parameter of its own (``width|small`` active
+  under small, ``width|large`` under large, each uniform on its log range), and the
+  parameter's index is the closed first-order index of its regimes together (both
+  re-drawn in pick-freeze). No regime interacts with another (one is active at a time),
+  so that is the sum of the regimes' first-order indices: model 0.161, width 0.317
+  (0.158 from each regime), lr 0.192, the rest (0.33) the model x width
+  interaction; batch and d0..d2 are 0. hpinsight's Optuna adapter analyses each
+  dynamic parameter over the union of its ranges instead (width in [8, 1024] under
+  both models, the pairs the study cannot suggest included); condPED-ANOVA splits its
+  trials by regime.
 * ``sklearn`` and ``sklearn_rf``: real tuning of an SVC on scikit-learn's bundled
   breast-cancer data and of a random forest on its wine data (3-fold CV error), each
   with three do-nothing parameters in the objective's signature (no analytic truth:
   only the do-nothing mass is scored).
 
 Samplers: random, TPE, multivariate TPE, CMA-ES (continuous functions only), Optuna's
-GPSampler (``gp``; needs torch) and SMAC's HPO facade (``--smac``). Estimators: hpinsight's forest fANOVA (the former default),
+GPSampler (``gp``; needs torch) and SMAC's HPO facade (``--smac``; not on ``dynamic``,
+which ConfigSpace cannot express). Estimators: hpinsight's forest fANOVA (the former default),
 hpinsight's Gaussian-process fANOVA (the default), Optuna's fANOVA and PED-ANOVA.
+Optuna's ``PedAnovaImportanceEvaluator`` is condPED-ANOVA since Optuna 5.0 (Optuna PR
+#6682; Conditional PED-ANOVA, KDD 2026, arXiv 2601.20800): its trials are split by the
+distribution each had for a parameter (inactive being one regime); the rows keep the
+estimator name ``optuna_ped_anova`` and carry a ``label``, ``condPED-ANOVA`` where the
+analysed trials have conditional or dynamic parameters (``conditional_params``,
+``dynamic_params``) and the installed evaluator splits by regime, else ``PED-ANOVA``; the
+document's ``versions`` record Optuna's version and which of the two it computes.
+``hp_gp_split`` (functions with dynamic parameters only) is hpinsight's GP on the same
+trials with each dynamic parameter renamed per regime (``width|small``,
+``width|large``: conditional parameters, which hpinsight models as such), its importance
+the sum of its regimes'.
 
 Metrics per (function, sampler, trials, estimator), over seeds: do-nothing mass (share
 of the normalized importances credited to parameters that do nothing; truth 0), top-3
 found (all three of the truly largest main effects in the estimated top 3), top-3
-recall, Spearman rank correlation with the truth, seconds per analysis; for hpinsight's
+recall, Spearman rank correlation with the truth, misplaced share (half the L1 distance
+between the normalized importances and the normalized truth: 0 the same shares, 1
+disjoint), seconds per analysis; for hpinsight's
 estimators also the share of do-nothing parameters whose verdict is "indistinguishable
 from nothing", and the share of parameters with a true main effect above 0.02 that got
 that verdict.
@@ -50,6 +82,7 @@ One JSON document on stdout (and in ``--out``); progress on stderr.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import statistics
@@ -58,7 +91,7 @@ import time
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -77,6 +110,12 @@ class Function:
     f: Callable[[Cols, np.random.Generator | None], np.ndarray]  # vectorized, native values
     nothing: tuple[str, ...]
     continuous: bool  # CMA-ES applies
+    #: Dynamic parameters: name -> (parent, {parent's value: the column of ``truth_space``
+    #: that holds the parameter's distribution under that value}).
+    dynamic: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+    #: The space the truth is drawn from where it is not ``space`` (dynamic parameters
+    #: there are one conditional column per regime).
+    truth_space: hp.SearchSpace | None = None
 
 
 def _quad(c: Cols, rng: np.random.Generator | None) -> np.ndarray:
@@ -102,6 +141,13 @@ def _conditional(c: Cols, rng: np.random.Generator | None) -> np.ndarray:
     g = np.where(svm, (np.log10(np.where(svm, c["gamma"], 1.0)) + 1.0) ** 2, 0.0)
     t = np.where(~svm, 0.3 * (np.where(~svm, c["depth"], 5) - 5.0) ** 2, 0.0)
     return 1.0 * svm + g + t
+
+
+def _dynamic(c: Cols, rng: np.random.Generator | None) -> np.ndarray:
+    small = c["model"] == "small"
+    lw = np.log2(c["width"].astype(float))
+    return (np.where(small, 1.5 + (lw - 5.0) ** 2, (lw - 8.0) ** 2)
+            + (np.log10(c["lr"].astype(float)) + 2.5) ** 2)
 
 
 def _ishigami(c: Cols, rng: np.random.Generator | None) -> np.ndarray:
@@ -180,6 +226,44 @@ FUNCTIONS: dict[str, Function] = {
             ],
         ),
         _conditional, ("C", "min_leaf", "d0", "d1", "d2"), False),
+    "dynamic": Function(
+        "dynamic",
+        # what hpinsight's Optuna adapter makes of the study: each dynamic parameter over
+        # the union of its ranges (names and fallback values only; the truth uses
+        # truth_space, the studies suggest each regime's own range)
+        hp.SearchSpace([
+            hp.Categorical("model", ["small", "large"]),
+            hp.Int("width", 8, 1024, log=True),
+            hp.Float("lr", 1e-4, 1e-1, log=True),
+            hp.Int("batch", 16, 512, log=True),
+            hp.Float("d0", 0, 1),
+            hp.Float("d1", 0, 1),
+            hp.Float("d2", 0, 1),
+        ]),
+        _dynamic, ("batch", "d0", "d1", "d2"), False,
+        dynamic={
+            "width": ("model", {"small": "width|small", "large": "width|large"}),
+            "batch": ("model", {"small": "batch|small", "large": "batch|large"}),
+        },
+        truth_space=hp.SearchSpace(
+            [
+                hp.Categorical("model", ["small", "large"]),
+                hp.Int("width|small", 8, 64, log=True),
+                hp.Int("width|large", 64, 1024, log=True),
+                hp.Float("lr", 1e-4, 1e-1, log=True),
+                hp.Int("batch|small", 16, 64, log=True),
+                hp.Int("batch|large", 64, 512, log=True),
+                hp.Float("d0", 0, 1),
+                hp.Float("d1", 0, 1),
+                hp.Float("d2", 0, 1),
+            ],
+            conditions=[
+                hp.Condition("width|small", "model", values=["small"]),
+                hp.Condition("width|large", "model", values=["large"]),
+                hp.Condition("batch|small", "model", values=["small"]),
+                hp.Condition("batch|large", "model", values=["large"]),
+            ],
+        )),
     # uniform-sample accuracy checks (run with --samplers random --sizes 1000)
     "ishigami": Function(
         "ishigami", hp.SearchSpace(_floats(["x1", "x2", "x3"], -math.pi, math.pi)), _ishigami, (), True),
@@ -209,32 +293,52 @@ def uniform_columns(space: hp.SearchSpace, n: int, rng: np.random.Generator) -> 
     return out
 
 
+def active_columns(fn: Function, raw: Cols) -> Cols:
+    """The function's inputs from draws of its truth space: a dynamic parameter takes
+    the value of the regime its parent selects."""
+    cols = {n: raw[n] for n in fn.space.names if n not in fn.dynamic}
+    for name, (parent, regimes) in fn.dynamic.items():
+        cols[name] = np.select([raw[parent] == v for v in regimes],
+                               [raw[col] for col in regimes.values()], np.nan)
+    return cols
+
+
 def true_first_order(fn: Function, n: int = 1 << 17, seed: int = 0) -> dict[str, float]:
+    """First-order indices by pick-freeze; a dynamic parameter's index is the closed
+    first-order index of its regimes' columns together (they are re-drawn together)."""
     rng = np.random.default_rng(seed)
-    A, B = uniform_columns(fn.space, n, rng), uniform_columns(fn.space, n, rng)
-    fA, fB = fn.f(A, None), fn.f(B, None)
+    space = fn.truth_space or fn.space
+    A, B = uniform_columns(space, n, rng), uniform_columns(space, n, rng)
+    fA, fB = fn.f(active_columns(fn, A), None), fn.f(active_columns(fn, B), None)
     var = float(np.var(np.concatenate((fA, fB))))
     out = {}
     for name in fn.space.names:
         ABj = dict(A)
-        ABj[name] = B[name]
-        out[name] = max(float(np.mean(fB * (fn.f(ABj, None) - fA))) / var, 0.0)
+        for col in fn.dynamic[name][1].values() if name in fn.dynamic else (name,):
+            ABj[col] = B[col]
+        out[name] = max(float(np.mean(fB * (fn.f(active_columns(fn, ABj), None) - fA))) / var, 0.0)
     return out
 
 
 # -- studies ------------------------------------------------------------------------------
-def suggest(trial: Any, space: hp.SearchSpace) -> dict[str, Any]:
+def suggest(trial: Any, fn: Function) -> dict[str, Any]:
+    space = fn.space
     v: dict[str, Any] = {}
     for p in space.params:
-        parents = space.conditions_of(p.name)
-        if parents and not space.is_active(p.name, v):
+        name = p.name
+        parents = space.conditions_of(name)
+        if parents and not space.is_active(name, v):
             continue
+        if name in fn.dynamic:  # the distribution of the regime its parent selects
+            parent, regimes = fn.dynamic[name]
+            assert fn.truth_space is not None
+            p = fn.truth_space.params[fn.truth_space.index(regimes[v[parent]])]
         if isinstance(p, hp.Categorical):
-            v[p.name] = trial.suggest_categorical(p.name, list(p.choices))
+            v[name] = trial.suggest_categorical(name, list(p.choices))
         elif isinstance(p, hp.Int):
-            v[p.name] = trial.suggest_int(p.name, p.low, p.high, log=p.log)
+            v[name] = trial.suggest_int(name, p.low, p.high, log=p.log)
         else:
-            v[p.name] = trial.suggest_float(p.name, p.low, p.high, log=p.log)
+            v[name] = trial.suggest_float(name, p.low, p.high, log=p.log)
     return v
 
 
@@ -267,7 +371,7 @@ def optuna_study(fn: Function, sampler: str, seed: int, n_trials: int) -> optuna
     study = optuna.create_study(sampler=make_sampler(sampler, seed))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        study.optimize(lambda t: evaluate(fn, suggest(t, fn.space), rng), n_trials=n_trials)
+        study.optimize(lambda t: evaluate(fn, suggest(t, fn), rng), n_trials=n_trials)
     return study
 
 
@@ -313,12 +417,38 @@ def history_to_study(space: hp.SearchSpace, history: hp.TrialHistory) -> optuna.
 
 
 # -- estimators ---------------------------------------------------------------------------
+def split_regimes(fn: Function, study: optuna.Study, seed: int) -> tuple[dict[str, float], dict[str, str]]:
+    """hpinsight's GP with each dynamic parameter given one conditional parameter per
+    regime (the columns of ``fn.truth_space``), as a user can name them in the objective;
+    a dynamic parameter's importance is the sum of its regimes' (one is active at a
+    time), its verdict the strongest of theirs."""
+    assert fn.truth_space is not None
+    configs, y = [], []
+    for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)):
+        cfg = dict(t.params)
+        for name, (parent, regimes) in fn.dynamic.items():
+            cfg[regimes[cfg[parent]]] = cfg.pop(name)
+        configs.append(cfg)
+        y.append(float(t.value))
+    r = hp.fanova(hp.TrialHistory(fn.truth_space, configs, y), seed=seed)
+    imp, verdicts = {}, {}
+    order = ("resolved", "uncertain", NOTHING)
+    for name in fn.space.names:
+        cols = tuple(fn.dynamic[name][1].values()) if name in fn.dynamic else (name,)
+        imp[name] = sum(r.importance(c).mean for c in cols)
+        verdicts[name] = min((r.importance(c).verdict for c in cols), key=order.index)
+    return imp, verdicts
+
+
 def estimate(
-    name: str, study: optuna.Study, space: hp.SearchSpace, seed: int
+    name: str, study: optuna.Study, space: hp.SearchSpace, seed: int, fn: Function | None = None
 ) -> tuple[dict[str, float], dict[str, str] | None]:
     """Main-effect importances, and hpinsight's verdicts where the estimator has them."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if name == "hp_gp_split":
+            assert fn is not None
+            return split_regimes(fn, study, seed)
         if name in ("hp_forest", "hp_gp"):
             history = hp.adapters.from_optuna(study)
             r = hp.fanova(history, seed=seed, surrogate=hp.Forest() if name == "hp_forest" else hp.GP())
@@ -339,6 +469,10 @@ def score(imp: dict[str, float], truth: dict[str, float] | None, nothing: tuple[
     norm = {k: (max(v, 0.0) / total if total > 0 else 0.0) for k, v in imp.items()}
     out: dict[str, Any] = {"nothing_mass": sum(norm[n] for n in nothing)}
     if truth is not None:
+        # how much of the normalized importance sits on the wrong parameters: half the L1
+        # distance to the normalized truth (0 the same shares, 1 disjoint)
+        true_total = sum(truth.values())
+        out["misplaced"] = 0.5 * sum(abs(norm[n] - truth[n] / true_total) for n in truth)
         # raw (unnormalized) first-order fractions against the true indices
         out["max_abs_error"] = max(abs(imp[n] - truth[n]) for n in truth)
         names = list(truth)
@@ -471,7 +605,40 @@ def speed(sizes: tuple[int, ...], repeats: int = 3) -> list[dict[str, Any]]:
 
 
 # -- driver -------------------------------------------------------------------------------
-ESTIMATORS = ("hp_forest", "hp_gp", "optuna_fanova", "optuna_ped_anova")
+ESTIMATORS = ("hp_forest", "hp_gp", "optuna_fanova", "optuna_ped_anova", "hp_gp_split")
+
+
+def ped_anova_kind() -> str:
+    """What Optuna's PedAnovaImportanceEvaluator computes in the installed version: since
+    Optuna 5.0 it is condPED-ANOVA (Optuna PR #6682), which splits each parameter's
+    trials into regimes by the distribution they had for it (inactive being one) and
+    sums the regimes' weighted Pearson divergences; before, plain PED-ANOVA."""
+    try:
+        from optuna.importance._ped_anova import evaluator
+    except ImportError:
+        return "PED-ANOVA"
+    return "condPED-ANOVA" if hasattr(evaluator, "_partition_by_regime") else "PED-ANOVA"
+
+
+def space_kind(trials: list[Any]) -> dict[str, list[str]]:
+    """The study's conditional parameters (missing from some trials) and dynamic ones
+    (more than one distribution across its trials)."""
+    dists: dict[str, list[Any]] = {}
+    for t in trials:
+        for name, d in t.distributions.items():
+            if d not in dists.setdefault(name, []):
+                dists[name].append(d)
+    return {"conditional": sorted(n for n in dists if any(n not in t.params for t in trials)),
+            "dynamic": sorted(n for n, ds in dists.items() if len(ds) > 1)}
+
+
+def label(estimator: str, kind: dict[str, list[str]]) -> str:
+    """The estimator's name in tables: Optuna's PED-ANOVA evaluator is named for what it
+    computes on the study's space."""
+    if estimator == "optuna_ped_anova":
+        ped = ped_anova_kind()
+        return ped if kind["conditional"] or kind["dynamic"] else "PED-ANOVA"
+    return estimator
 
 
 def run_one(job: tuple[str, str, int, tuple[int, ...], tuple[str, ...], str]) -> list[dict[str, Any]]:
@@ -483,9 +650,10 @@ def run_one(job: tuple[str, str, int, tuple[int, ...], tuple[str, ...], str]) ->
         study = optuna.create_study(sampler=make_sampler(sampler, seed))
         study.optimize(real_objective, n_trials=max(sizes))
         full = study
+        fn = None
     else:
         fn = FUNCTIONS[fname]
-        space, _nothing = fn.space, fn.nothing
+        space = fn.space
         full = (smac_study(fn, seed, max(sizes), workdir) if sampler == "smac"
                 else optuna_study(fn, sampler, seed, max(sizes)))
     study_s = time.perf_counter() - t0
@@ -494,13 +662,18 @@ def run_one(job: tuple[str, str, int, tuple[int, ...], tuple[str, ...], str]) ->
     for n in sizes:
         prefix = optuna.create_study(direction=full.direction)
         prefix.add_trials(trials[:n])
+        kind = space_kind(trials[:n])
         for est in estimators:
+            if est == "hp_gp_split" and (fn is None or not fn.dynamic):
+                continue  # the same as hp_gp where no parameter is dynamic
             t1 = time.perf_counter()
-            imp, verdicts = estimate(est, prefix, space, seed)
+            imp, verdicts = estimate(est, prefix, space, seed, fn)
             secs = time.perf_counter() - t1
             rows.append({"function": fname, "sampler": sampler, "seed": seed, "n_trials": n,
-                         "estimator": est, "seconds": secs, "importances": imp,
-                         "verdicts": verdicts, "study_s": study_s})
+                         "estimator": est, "label": label(est, kind), "seconds": secs,
+                         "importances": imp, "verdicts": verdicts, "study_s": study_s,
+                         "conditional_params": kind["conditional"],
+                         "dynamic_params": kind["dynamic"]})
     print(f"{fname:12s} {sampler:7s} seed {seed}: study {study_s:.1f}s", file=sys.stderr, flush=True)
     return rows
 
@@ -517,7 +690,8 @@ def summarize(rows: list[dict[str, Any]], truths: dict[str, dict[str, float] | N
     for (f, s, n, e), rs in sorted(groups.items()):
         sc = [r["score"] for r in rs]
         entry: dict[str, Any] = {
-            "function": f, "sampler": s, "n_trials": n, "estimator": e, "seeds": len(rs),
+            "function": f, "sampler": s, "n_trials": n, "estimator": e,
+            "label": " / ".join(sorted({r["label"] for r in rs})), "seeds": len(rs),
             "nothing_mass": statistics.fmean(x["nothing_mass"] for x in sc),
             "seconds": statistics.fmean(r["seconds"] for r in rs),
         }
@@ -527,6 +701,7 @@ def summarize(rows: list[dict[str, Any]], truths: dict[str, dict[str, float] | N
             rhos = [x["spearman"] for x in sc if x["spearman"] is not None]
             entry["spearman"] = statistics.fmean(rhos) if rhos else None
             entry["max_abs_error"] = statistics.fmean(x["max_abs_error"] for x in sc)
+            entry["misplaced"] = statistics.fmean(x["misplaced"] for x in sc)
         for key in ("nothing_flagged", "real_called_nothing"):
             if key in sc[0]:
                 entry[key] = statistics.fmean(x[key] for x in sc)
@@ -536,23 +711,36 @@ def summarize(rows: list[dict[str, Any]], truths: dict[str, dict[str, float] | N
 
 def markdown(table: list[dict[str, Any]]) -> str:
     lines = ["| function | sampler | trials | estimator | do-nothing mass | top 3 found | Spearman "
-             "| max abs error | nothing flagged | real called nothing | s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| misplaced | max abs error | nothing flagged | real called nothing | s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for e in table:
         top = f"{e['top3_found']}/{e['seeds']}" if "top3_found" in e else "-"
         rho = f"{e['spearman']:.2f}" if e.get("spearman") is not None else "-"
         err = f"{e['max_abs_error']:.3f}" if "max_abs_error" in e else "-"
+        mis = f"{e['misplaced']:.3f}" if "misplaced" in e else "-"
         flagged = f"{e['nothing_flagged']:.2f}" if "nothing_flagged" in e else "-"
         missed = f"{e['real_called_nothing']:.2f}" if "real_called_nothing" in e else "-"
-        lines.append(f"| {e['function']} | {e['sampler']} | {e['n_trials']} | {e['estimator']} | "
-                     f"{e['nothing_mass']:.3f} | {top} | {rho} | {err} | {flagged} | {missed} | "
+        est = e["estimator"] if e["label"] == e["estimator"] else f"{e['label']} ({e['estimator']})"
+        lines.append(f"| {e['function']} | {e['sampler']} | {e['n_trials']} | {est} | "
+                     f"{e['nothing_mass']:.3f} | {top} | {rho} | {mis} | {err} | {flagged} | {missed} | "
                      f"{e['seconds']:.2f} |")
     return "\n".join(lines)
 
 
+def versions() -> dict[str, str]:
+    """The versions the numbers belong to (Optuna's PED-ANOVA changed meaning in 5.0)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": sys.version.split()[0], "optuna": optuna.__version__,
+           "hpinsight": hp.__version__, "optuna_ped_anova": ped_anova_kind()}
+    with contextlib.suppress(PackageNotFoundError):  # not installed: no SMAC rows
+        out["smac"] = version("smac")
+    return out
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--functions", default="quad10,rough,mixed,conditional,sklearn,sklearn_rf")
+    p.add_argument("--functions", default="quad10,rough,mixed,conditional,dynamic,sklearn,sklearn_rf")
     p.add_argument("--samplers", default="random,tpe,tpe_mv,cmaes")
     p.add_argument("--smac", action="store_true", help="add SMAC's HPO facade")
     p.add_argument("--seeds", type=int, default=5)
@@ -592,7 +780,8 @@ def main(argv: list[str] | None = None) -> int:
         for s in samplers:
             if s == "cmaes" and (f in REAL_TASKS or not FUNCTIONS[f].continuous):
                 continue
-            if s == "smac" and f in REAL_TASKS:
+            # ConfigSpace has no parameter whose range depends on another's value
+            if s == "smac" and (f in REAL_TASKS or FUNCTIONS[f].dynamic):
                 continue
             jobs.extend((f, s, seed, sizes, estimators, args.workdir) for seed in range(args.seeds))
     truths: dict[str, dict[str, float] | None] = {
@@ -605,7 +794,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.extend(r)
     table = summarize(rows, truths)
     doc = {"truth": truths, "summary": table, "runs": rows,
-           "settings": dict(vars(args).items())}
+           "settings": dict(vars(args).items()), "versions": versions()}
     text = json.dumps(doc, indent=1, default=float)
     if args.out:
         with open(args.out, "w") as fh:
