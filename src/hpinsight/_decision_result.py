@@ -17,7 +17,7 @@ from .exceptions import InvalidArgumentError
 if TYPE_CHECKING:
     pass
 
-__all__ = ["MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
+__all__ = ["HIDDEN_COST", "MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
            "NEGLIGIBLE_SD", "STATES", "TUNED", "DecisionResult", "ParameterDecision",
            "answer_groups", "fmt_cost", "fmt_share", "member_note", "no_matters_line"]
 
@@ -41,6 +41,17 @@ MIN_TRIALS_PER_PARAM = 5
 #: anywhere costs less than the margin. Without it, the shadows of a noise-free fit are
 #: so small that a parameter adding 1e-4 of its value is "resolved" and kept forever.
 NEGLIGIBLE_SD = 0.25
+
+#: What an effect the noise hides could cost, in noise standard deviations over the
+#: square root of the trials a parameter was active in: an effect is seen once its
+#: standard deviation over the space is about twice the noise's standard error
+#: (``2 sd / sqrt(n)``), and fixing a smooth effect can cost its span, about 3.5 of its
+#: standard deviations (as for ``NEGLIGIBLE_SD``). Nothing is safe to fix while this
+#: exceeds the margin: on two objectives observed at a signal-to-noise ratio of 4, a V
+#: the model could not see (0.1 % of the variance) was fixed at a true cost 2.4 and 9
+#: times the margins, and the front ended 1.6-1.8 times as far from the truth
+#: (``benchmarks/bench_shrink_multi_objective.py --snr 4``).
+HIDDEN_COST = 7.0
 
 #: state -> (heading of its group, what to do). The order is the answer box's.
 STATES: dict[str, tuple[str, str]] = {
@@ -138,6 +149,11 @@ class ParameterDecision:
         The standard deviation over the space, in objective units, of the effect the
         state rests on (for ``"size"``, the effect its size was judged by); NaN when
         there is none.
+    hidden_cost : float
+        For a parameter with no effect to show: what an effect the noise could hide in
+        its trials might cost (``HIDDEN_COST`` noise standard deviations over the square
+        root of ``n_active``); with evidence ``"noise"`` it exceeded the margin. NaN when
+        not judged (the model has no noise estimate, or the parameter has an effect).
     sentence : str
         The one sentence every surface prints.
     objective : str or None
@@ -161,6 +177,7 @@ class ParameterDecision:
     effect_sd: float = math.nan
     sentence: str = field(default="", repr=False)
     objective: str | None = None
+    hidden_cost: float = math.nan
 
     def __repr__(self) -> str:
         return f"ParameterDecision({self.param!r}: {self.action})"
@@ -201,7 +218,7 @@ class ParameterDecision:
             "value": json_value(self.value), "cost": json_value(self.cost),
             "cost_upper": json_value(self.cost_upper), "since_trial": self.since_trial,
             "effect_sd": json_value(self.effect_sd), "sentence": self.sentence,
-            "objective": self.objective,
+            "objective": self.objective, "hidden_cost": json_value(self.hidden_cost),
         }
 
 
@@ -317,7 +334,9 @@ class DecisionResult:
             "Safe to fix: every effect it takes part in is indistinguishable from nothing "
             "or too small to matter, "
             f"the {self.confidence:.0%} quantile of its cost of fixing is within the margin "
-            f"({margin}), and there are at least {MIN_TRIALS_PER_PARAM} trials per parameter. "
+            f"({margin}), there are at least {MIN_TRIALS_PER_PARAM} trials per parameter, and "
+            "an effect the noise could hide in its trials would cost no more than the margin "
+            f"({HIDDEN_COST:g} noise standard deviations over the square root of its trials). "
             "Otherwise, with no effect found: not yet safe to fix.",
             "Only parameters that are safe to fix are ever fixed; a fixed one is released when "
             "an effect is resolved or its mean cost exceeds the margin.",

@@ -32,10 +32,13 @@ the order they are applied (each is printed with the report):
    is nothing by its share alone (above its shadow, below ``NEGLIGIBLE_SHARE``) with a
    larger standard deviation gives **not yet safe to fix**.
 5. Every effect is indistinguishable from nothing: **safe to fix** when the cost's
-   ``confidence`` quantile is within the margin and the analysis has at least
-   ``MIN_TRIALS_PER_PARAM`` trials per parameter, else **not yet safe to fix** (also when
-   its mean cost exceeds the margin: with no effect to show, the model's uncertainty
-   about it is not evidence that it is real).
+   ``confidence`` quantile is within the margin, the analysis has at least
+   ``MIN_TRIALS_PER_PARAM`` trials per parameter, and an effect the noise could hide in
+   the parameter's trials would cost no more than the margin (``HIDDEN_COST`` noise
+   standard deviations over the square root of its trials: a cost the data cannot show
+   is not a cost shown to be small), else **not yet safe to fix** (also when its mean
+   cost exceeds the margin: with no effect to show, the model's uncertainty about it is
+   not evidence that it is real).
 6. Nothing else is tuned: the one with the largest share stays (**kept**), so a study
    always tunes at least ``min_keep`` parameters.
 
@@ -54,6 +57,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ._decision_result import (
+    HIDDEN_COST,
     MATTERS_SHARE,
     MIN_ACTIVE_TRIALS,
     MIN_TRIALS_FOR_COST,
@@ -129,6 +133,7 @@ def decide(
         return math.sqrt(max(i.mean, 0.0) * max(scale.get(id(i), 0.0), 0.0))
 
     since = _since_trials(sampling)
+    noise_sd = _noise_sd(result)
     out: dict[str, ParameterDecision] = {}
     for name in order:
         over_all = [i for i in effects if name in i.params]
@@ -148,6 +153,7 @@ def decide(
         uncertain = [i for i in own if i.verdict == "uncertain" and id(i) not in skip]
         strongest = max(resolved or uncertain or own, key=lambda i: i.mean, default=None)
         among_best = strongest is not None and strongest is top.get(name)
+        hidden_cost = math.nan
         risk = None if risks is None else risks.get(name)
         cost = math.nan if risk is None else risk.mean
         upper = math.nan if risk is None else risk.quantile(confidence)
@@ -170,15 +176,18 @@ def decide(
             state = "not_yet_safe"
         elif math.isfinite(upper) and math.isfinite(margin) and upper <= margin \
                 and result.n_trials >= MIN_TRIALS_PER_PARAM * len(names):
-            state = "fix"
+            hidden_cost = HIDDEN_COST * noise_sd / math.sqrt(max(n_active, 1))
+            state = "not_yet_safe" if hidden_cost > margin else "fix"
         else:
             state = "not_yet_safe"
+        noisy = state == "not_yet_safe" and hidden_cost > margin
         by_size = max(hidden, key=effect_sd) if state == "not_yet_safe" and hidden else \
             max(negligible, key=effect_sd) if state in ("fix", "kept") and negligible else None
         if by_size is not None:
             strongest = by_size
             among_best = strongest is top.get(name)
         evidence = ("cost" if state in ("small", "release") and not resolved
+                    else "noise" if noisy
                     else "size" if by_size is not None
                     else f"{name} among the best" if among_best
                     else " x ".join(strongest.params) if strongest is not None else name)
@@ -194,6 +203,7 @@ def decide(
             n_active=n_active, value=value, cost=cost, cost_upper=upper,
             since_trial=since.get(name) if held else None,
             effect_sd=math.nan if strongest is None else effect_sd(strongest),
+            hidden_cost=hidden_cost,
         )
     _keep_some(out, min_keep)
     top_label = _top_label(capped)
@@ -205,6 +215,20 @@ def decide(
         n_trials=result.n_trials, margin=float(margin), confidence=float(confidence),
         shadow=result.shadow_fraction(1) if effects else None,
         top_quantile=None if capped is None else capped.cap_quantile)
+
+
+def _noise_sd(result: FanovaResult) -> float:
+    """The noise's standard deviation in objective units, as the model estimates it: 0
+    when its fit found none (the noise variance at its lower bound), and when it has no
+    estimate (a forest's leaves average the noise away; its fit has no noise term)."""
+    from .surrogates.gp import FittedGP
+    from .surrogates.gp._likelihood import NOISE_BOUNDS
+
+    model = result.model
+    if not isinstance(model, FittedGP) or result.is_constant \
+            or model.noise_variance <= 1.01 * NOISE_BOUNDS[0]:
+        return 0.0
+    return math.sqrt(model.noise_variance) * model.y_scale
 
 
 def _keep_some(out: dict[str, ParameterDecision], min_keep: int) -> None:
@@ -286,6 +310,11 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                     f"{n_trials} trials, too few to judge (at least "
                     f"{MIN_ACTIVE_TRIALS} are needed)."),
         "not_yet_safe": (f"Keep tuning for now: {hidden}" if d.evidence == "size" else
+                         f"Keep tuning for now: {nothing}, and fixing it at {value} costs at "
+                         f"most {upper} by the model, but an effect the noise in these trials "
+                         f"hides could cost up to {fmt_cost(d.hidden_cost, margin)}, more than "
+                         f"the {allowed} allowed; more trials will tell."
+                         if d.evidence == "noise" else
                          f"Keep tuning for now: {nothing}, but "
                          + (f"fixing it at {value} could cost up to {upper} "
                             f"({confidence:.0%} quantile), more than the "

@@ -193,3 +193,39 @@ def test_the_live_ranking_line_writes_shares_as_the_report_does():
     assert snap.ranking_line() == ("lr 62.6 % ± 11.8 %, dropout 0.069 % ± 0.032 % (uncertain), "
                                    "seed 0.0 % ± 0.0 % (nothing)")
     assert snap.ranking_line(top=1) == "lr 62.6 % ± 11.8 % (+2 more)"
+
+
+def _noisy_history(noise: float, n: int = 120) -> hp.TrialHistory:
+    """x matters; z does nothing but a V of 0.3|z - 0.5| that noise of sd ``noise`` hides."""
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1), hp.Float("w", 0, 1)])
+    configs = space.sample(n, seed=3)
+    rng = np.random.default_rng(0)
+    y = [10 * (c["x"] - 0.3) ** 2 + 0.3 * abs(c["z"] - 0.5) + noise * rng.standard_normal()
+         for c in configs]
+    return hp.TrialHistory(space, configs, y)
+
+
+def test_what_the_noise_could_hide_keeps_a_parameter_that_shows_nothing():
+    from hpinsight._decision_result import HIDDEN_COST
+
+    history = _noisy_history(noise=1.0, n=200)
+    sub = hp.suggest_subspace(history, seed=0)
+    result = hp.fanova(history, seed=0)
+    noise_sd = math.sqrt(result.model.noise_variance) * result.model.y_scale
+    for name in ("z", "w"):
+        d = sub.decisions[name]
+        assert d.state == "not_yet_safe"
+        assert d.evidence == "noise"
+        # the bound is the rule's own: HIDDEN_COST noise sds over the root of its trials
+        assert d.hidden_cost == pytest.approx(HIDDEN_COST * noise_sd / math.sqrt(d.n_active),
+                                              rel=1e-9)
+        assert d.hidden_cost > sub.margin >= d.cost_upper  # the model alone would fix it
+        assert "an effect the noise in these trials hides could cost up to" in d.sentence
+    assert sub.fixed == {}
+
+
+def test_without_noise_the_bound_does_not_hold_a_parameter_back():
+    sub = hp.suggest_subspace(_noisy_history(noise=0.0), seed=0)
+    assert sub.decisions["w"].state == "fix"
+    assert math.isnan(sub.decisions["w"].hidden_cost) or \
+        sub.decisions["w"].hidden_cost <= sub.margin

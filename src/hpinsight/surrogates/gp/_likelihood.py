@@ -31,6 +31,9 @@ LENGTH_BOUNDS = (1e-2, 1e2)
 VARIANCE_BOUNDS = (1e-4, 1e2)
 #: Bounds of each unit's additive variance times ``#A`` (the number of additive units).
 UNIT_BOUNDS = (1e-6, 1e2)
+#: Bounds of the noise variance, in units of the standardized objective's variance: at
+#: the lower one the fit found no noise.
+NOISE_BOUNDS = (1e-6, 2.0)
 
 
 def inverse(L: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -192,7 +195,7 @@ def _minimize_nll(
     lo, hi = math.log(LENGTH_BOUNDS[0]), math.log(LENGTH_BOUNDS[1])
     variance = (math.log(VARIANCE_BOUNDS[0]), math.log(VARIANCE_BOUNDS[1]))
     unit = (math.log(UNIT_BOUNDS[0]), math.log(UNIT_BOUNDS[1]))
-    bounds = ([(lo, hi)] * d + [variance, (math.log(1e-6), math.log(2.0))]
+    bounds = ([(lo, hi)] * d + [variance, (math.log(NOISE_BOUNDS[0]), math.log(NOISE_BOUNDS[1]))]
               + [unit] * (x0.size - d - 2))[free]
     held = x0.copy()
     if free.start is not None and free.start >= d:  # length scales held: the kernels are fixed
