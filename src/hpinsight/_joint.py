@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from ._history import TrialHistory
 from ._pareto import FRONT_VALUE_NAME, dominated_share
 from ._shared import fmt_value
 from .exceptions import InvalidDataError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 __all__ = ["common_trial_ids", "compromise_trial", "decide_jointly", "front_history"]
 
@@ -67,20 +70,26 @@ def compromise_trial(histories: Mapping[str, TrialHistory]) -> int:
     -------
     int
     """
-    ids = common_trial_ids(histories)
+    ids, values = _aligned(histories)
     if not ids:
         raise InvalidDataError("The objectives' histories share no trial: a multi-objective "
                                "analysis needs trials with a finite value in every objective.")
+    front = dominated_share(values, ["minimize"] * values.shape[1]) == 0.0
+    ranks = np.argsort(np.argsort(values, axis=0, kind="stable"), axis=0, kind="stable")
+    score = np.where(front, ranks.mean(axis=1), np.inf)
+    return int(ids[int(np.argmin(score))])
+
+
+def _aligned(histories: Mapping[str, TrialHistory]) -> tuple[tuple[int, ...], NDArray[np.float64]]:
+    """The trials every history holds (:func:`common_trial_ids`) and their values, one
+    column per objective, signed so that lower is better."""
+    ids = common_trial_ids(histories)
     columns = []
     for h in histories.values():
         where = {t: i for i, t in enumerate(h.trial_ids)}
         y = h.y[[where[t] for t in ids]]
         columns.append(y if h.direction == "minimize" else -y)
-    values = np.column_stack(columns)
-    front = dominated_share(values, ["minimize"] * values.shape[1]) == 0.0
-    ranks = np.argsort(np.argsort(values, axis=0, kind="stable"), axis=0, kind="stable")
-    score = np.where(front, ranks.mean(axis=1), np.inf)
-    return int(ids[int(np.argmin(score))])
+    return ids, np.column_stack(columns)
 
 
 def decide_jointly(decisions: Mapping[str, DecisionResult]) -> DecisionResult:
@@ -197,14 +206,10 @@ def _for_objective(d: ParameterDecision, label: str,
 def front_history(histories: Mapping[str, TrialHistory]) -> TrialHistory:
     """Reaching the Pareto front of the objectives' histories as one history: on the
     trials every history holds, each trial's share of them that dominate it."""
-    ids = common_trial_ids(histories)
+    ids, values = _aligned(histories)
     first = next(iter(histories.values()))
     where = {t: i for i, t in enumerate(first.trial_ids)}
-    columns = []
-    for h in histories.values():
-        at = {t: i for i, t in enumerate(h.trial_ids)}
-        columns.append(h.y[[at[t] for t in ids]])
-    shares = dominated_share(np.column_stack(columns), [h.direction for h in histories.values()])
+    shares = dominated_share(values, ["minimize"] * values.shape[1])
     excluded = dict(first.excluded)
     dropped = first.n_trials - len(ids)
     if dropped:

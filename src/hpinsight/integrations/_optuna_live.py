@@ -32,6 +32,7 @@ from ._optuna_shrink import (
 
 if TYPE_CHECKING:
     from .._fanova_result import FanovaResult
+    from .._sampling import SamplingRecord
     from .._subspace import SubspaceResult
 
 __all__ = ["SUMMARY_KEY", "Refitter", "best_ranges"]
@@ -328,12 +329,7 @@ def _trials_in(history: TrialHistory, ids: set[int]) -> TrialHistory:
     keep = [i for i, t in enumerate(history.trial_ids) if t in ids]
     if len(keep) == history.n_trials:
         return history
-    return TrialHistory(
-        history.space, tuple(history.configs[i] for i in keep), history.y[keep],
-        direction=history.direction, trial_ids=tuple(history.trial_ids[i] for i in keep),
-        excluded=history.excluded, objective_name=history.objective_name,
-        sampling=history.sampling,
-    )
+    return _subset(history, keep, sampling=history.sampling)
 
 
 def _trials_before(history: TrialHistory, number: int | None) -> TrialHistory:
@@ -345,11 +341,18 @@ def _trials_before(history: TrialHistory, number: int | None) -> TrialHistory:
     ids = np.asarray(history.trial_ids)
     if number is None or bool((ids < number).all()):
         return history
-    keep = np.flatnonzero(ids < number)
+    # the cut history has carried no sampling record since it was written; whether held
+    # parameters should be judged as held here too is an open question
+    return _subset(history, np.flatnonzero(ids < number).tolist(), sampling=None)
+
+
+def _subset(history: TrialHistory, keep: list[int], *,
+            sampling: SamplingRecord | None) -> TrialHistory:
+    """The trials at positions ``keep`` of ``history``, with ``sampling``."""
     return TrialHistory(
         history.space, tuple(history.configs[i] for i in keep), history.y[keep],
         direction=history.direction, trial_ids=tuple(history.trial_ids[i] for i in keep),
-        excluded=history.excluded, objective_name=history.objective_name,
+        excluded=history.excluded, objective_name=history.objective_name, sampling=sampling,
     )
 
 
