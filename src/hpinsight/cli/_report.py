@@ -8,6 +8,7 @@ import argparse
 import json
 import logging
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -114,14 +115,29 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         rep = report(history, label=where, top=args.top, surrogate=model_from(args),
                      seed=args.seed, progress=bar)
+    except HPInsightError as exc:
+        bar.close()
+        _logger.error("%s: %s", where, exc)
+        return 1
+    return _write_out(
+        lambda as_json: (json.dumps(rep.to_dict(), indent=2, allow_nan=False) if as_json
+                         else rep.html()), args, target, out, bar, where)
+
+
+def _write_out(render: Callable[[bool], str], args: argparse.Namespace, target: Path | None,
+               out: TextIO, bar: Progress, where: str) -> int:
+    """Write the report ``render(as_json)`` gives to ``target``, or to ``out`` without one
+    (JSON with ``--json`` or a ``.json`` target); closes ``bar``; the exit status."""
+    from ..exceptions import HPInsightError
+
+    try:
         bar("writing the report" + ("" if target is None else f" to {target.name}"), 1, 1)
+        text = render(args.json or (target is not None and target.suffix.lower() == ".json"))
         if target is None:
-            text = (json.dumps(rep.to_dict(), indent=2, allow_nan=False) if args.json
-                    else rep.html())
             out.write(text if text.endswith("\n") else text + "\n")
             out.flush()
             return 0
-        path = rep.save(target)
+        target.write_text(text, encoding="utf-8")
     except HPInsightError as exc:
         _logger.error("%s: %s", where, exc)
         return 1
@@ -131,7 +147,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return 1
     finally:
         bar.close()
-    out.write(f"report: {path.resolve()}\n")
+    out.write(f"report: {target.resolve()}\n")
     return 0
 
 
@@ -240,25 +256,11 @@ def _run_across(args: argparse.Namespace, target: Path | None, out: TextIO) -> i
         bar.close()
         _logger.error("the analysis on %s failed: %s", args.scheduler or "this machine", exc)
         return 1
-    try:
-        bar("writing the report" + ("" if target is None else f" to {target.name}"), 1, 1)
-        as_json = args.json or (target is not None and target.suffix.lower() == ".json")
-        text = (json.dumps(across_document(result, title=title, source=where), indent=2,
-                           allow_nan=False) if as_json
-                else across_html(result, title=title, source=where))
-        if target is None:
-            out.write(text if text.endswith("\n") else text + "\n")
-            out.flush()
-            return 0
-        target.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        _logger.error("cannot write %s: %s", "the report to stdout" if target is None else target,
-                      exc)
-        return 1
-    finally:
-        bar.close()
-    out.write(f"report: {target.resolve()}\n")
-    return 0
+    return _write_out(
+        lambda as_json: (json.dumps(across_document(result, title=title, source=where),
+                                    indent=2, allow_nan=False) if as_json
+                         else across_html(result, title=title, source=where)),
+        args, target, out, bar, where)
 
 
 #: Runs listed when --smac-run names a folder holding several.
