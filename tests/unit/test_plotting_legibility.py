@@ -343,6 +343,16 @@ def test_a_name_of_any_length_is_shortened_in_figures_and_whole_elsewhere():
     assert LONG in rep.to_dict()["decisions"]["decisions"]
 
 
+def test_every_public_plot_function_bounds_its_texts():
+    # the one rule for long names holds for every figure, also one added later
+    plots = [name for name in hp.plotting.__all__ if name.startswith("plot_")]
+    assert len(plots) >= 9
+    for name in plots:
+        wrapped = getattr(hp.plotting, name)
+        assert getattr(wrapped, "__wrapped__", None) is not None, name
+        assert wrapped.__code__.co_name == "with_bounded_text", name
+
+
 def test_a_long_name_costs_no_more_memory_to_draw_than_a_short_one():
     import tracemalloc
 
