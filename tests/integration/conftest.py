@@ -58,6 +58,23 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.fixture
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now, for a server a test starts."""
+    return _free_port()
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The headless browser the browser tests drive: Debian's ``chromium`` package."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.fail("the browser tests need Chromium: install Debian's `chromium` package "
+                "(apt-get install chromium); .ci/run does this when it is missing")
+
+
 class PostgresServer:
     """A PostgreSQL server in a temporary directory: its URL, and stop/start for tests of
     what happens while it is down."""

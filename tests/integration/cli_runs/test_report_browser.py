@@ -13,11 +13,12 @@ import html
 import json
 import math
 import re
-import shutil
 import subprocess
 import sys
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import optuna
 import pytest
@@ -65,15 +66,6 @@ window.addEventListener("load", function () {
 </script>"""
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.fail("the browser test needs Chromium: install Debian's `chromium` package "
-                "(apt-get install chromium); .ci/run does this when it is missing")
-
-
 def _probe(browser: str, page: Path, tmp_path: Path) -> tuple[dict, list[str], str]:
     """Load ``page`` with the probe at WIDTH px; what it measured, console lines, DOM."""
     probed = tmp_path / f"probed-{page.stem}.html"
@@ -89,6 +81,17 @@ def _probe(browser: str, page: Path, tmp_path: Path) -> tuple[dict, list[str], s
     measured = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
     console = [line for line in dom.stderr.splitlines() if ":CONSOLE" in line]
     return measured, console, dom.stdout
+
+
+def _stored_study(url: str, name: str, run: Callable[[optuna.Study], object],
+                  **create: Any) -> None:
+    """Create study ``name`` in the storage at ``url`` and ``run`` it, its engine
+    closed after (the command line then opens the file on its own)."""
+    storage = optuna.storages.RDBStorage(url)
+    try:
+        run(optuna.create_study(study_name=name, storage=storage, **create))
+    finally:
+        storage.engine.dispose()
 
 
 def _one_answer(dom: str, decisions: dict[str, dict]) -> dict[str, list[str]]:
@@ -121,9 +124,9 @@ def demo_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / "report.html"
 
 
-def test_the_demo_report_is_legible_at_1400_px(demo_page: Path, tmp_path: Path) -> None:
-    browser = _chromium()
-    measured, console, dom = _probe(browser, demo_page, tmp_path)
+def test_the_demo_report_is_legible_at_1400_px(demo_page: Path, tmp_path: Path,
+                                                chromium: str) -> None:
+    measured, console, dom = _probe(chromium, demo_page, tmp_path)
     # importance, 3 marginals, 2 interactions, 3 PDPs by region
     assert len(measured["figures"]) == 9
     assert measured["clipped"] == []  # no title, label or legend cut off
@@ -139,7 +142,7 @@ def test_the_demo_report_is_legible_at_1400_px(demo_page: Path, tmp_path: Path) 
     assert placed["learning_rate"] == ["matters"]
 
     shot = tmp_path / "report.png"
-    subprocess.run([browser, *FLAGS, f"--screenshot={shot}", f"--window-size={WIDTH},2400",
+    subprocess.run([chromium, *FLAGS, f"--screenshot={shot}", f"--window-size={WIDTH},2400",
                     demo_page.as_uri()], capture_output=True, text=True, timeout=120, check=True)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 50_000  # a rendered page, not a blank one
@@ -153,22 +156,16 @@ def objective(t: optuna.Trial) -> float:
     return (math.log10(lr) + 2) ** 2 + 0.3 * (opt == "sgd") * (1 - momentum) + 0.02 * depth
 
 
-def test_a_cli_report_of_a_forest_opens_cleanly(tmp_path: Path) -> None:
-    browser = _chromium()
+def test_a_cli_report_of_a_forest_opens_cleanly(tmp_path: Path, chromium: str) -> None:
     url = f"sqlite:///{tmp_path / 'b.db'}"
-    storage = optuna.storages.RDBStorage(url)
-    try:
-        study = optuna.create_study(study_name="browser", storage=storage,
-                                    sampler=optuna.samplers.TPESampler(seed=1))
-        study.optimize(objective, n_trials=60)
-    finally:
-        storage.engine.dispose()
+    _stored_study(url, "browser", lambda study: study.optimize(objective, n_trials=60),
+                  sampler=optuna.samplers.TPESampler(seed=1))
     page = tmp_path / "report.html"
     made = subprocess.run([sys.executable, "-m", "hpinsight", "report", "--storage", url,
                            "--study", "browser", "--out", str(page), "--surrogate", "forest",
                            "--n-trees", "32"], capture_output=True, text=True, timeout=300)
     assert made.returncode == 0, made.stderr
-    measured, console, dom = _probe(browser, page, tmp_path)
+    measured, console, dom = _probe(chromium, page, tmp_path)
     assert len(measured["figures"]) >= 6
     assert measured["clipped"] == []
     assert measured["overlaps"] == []
@@ -177,7 +174,7 @@ def test_a_cli_report_of_a_forest_opens_cleanly(tmp_path: Path) -> None:
 
 
 def test_a_real_study_with_a_small_but_real_parameter_gets_one_answer_everywhere(
-        tmp_path: Path) -> None:
+        tmp_path: Path, chromium: str) -> None:
     # HistGradientBoosting on scikit-learn's breast cancer data, 3-fold CV: the kind of
     # study where the page once gave l2_regularization three answers
     from sklearn.datasets import load_breast_cancer
@@ -205,7 +202,7 @@ def test_a_real_study_with_a_small_but_real_parameter_gets_one_answer_everywhere
     data = json.loads(rep.save(tmp_path / "hgb.json").read_text())
     decisions = data["decisions"]["decisions"]
     assert set(decisions) == set(study.best_params)
-    _, console, dom = _probe(_chromium(), page, tmp_path)
+    _, console, dom = _probe(chromium, page, tmp_path)
     assert len(console) == 1
     placed = _one_answer(dom, decisions)
     assert placed["learning_rate"] == ["matters"]
@@ -216,27 +213,24 @@ def test_a_real_study_with_a_small_but_real_parameter_gets_one_answer_everywhere
         assert lines[name].endswith(d["action"]), (name, lines[name], d["action"])
 
 
-def test_a_two_objective_report_names_each_objective_in_the_browser(tmp_path: Path) -> None:
-    browser = _chromium()
+def test_a_two_objective_report_names_each_objective_in_the_browser(tmp_path: Path,
+                                                                    chromium: str) -> None:
     url = f"sqlite:///{tmp_path / 'mo.db'}"
-    storage = optuna.storages.RDBStorage(url)
-    try:
-        study = optuna.create_study(study_name="mo", storage=storage,
-                                    directions=["minimize", "minimize"],
-                                    sampler=optuna.samplers.TPESampler(seed=0))
+
+    def two(t: optuna.Trial) -> tuple[float, float]:
+        lr = t.suggest_float("lr", 1e-4, 1.0, log=True)
+        width = t.suggest_int("width", 8, 512, log=True)
+        t.suggest_float("unused", 0.0, 1.0)  # does nothing
+        return (math.log10(lr) + 2) ** 2 + 8 / width, 0.05 * width
+
+    def run(study: optuna.Study) -> None:
         with warnings.catch_warnings():  # experimental in Optuna, and stable since 3.2
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             study.set_metric_names(["error", "latency_ms"])
-
-        def two(t: optuna.Trial) -> tuple[float, float]:
-            lr = t.suggest_float("lr", 1e-4, 1.0, log=True)
-            width = t.suggest_int("width", 8, 512, log=True)
-            t.suggest_float("unused", 0.0, 1.0)  # does nothing
-            return (math.log10(lr) + 2) ** 2 + 8 / width, 0.05 * width
-
         study.optimize(two, n_trials=60)
-    finally:
-        storage.engine.dispose()
+
+    _stored_study(url, "mo", run, directions=["minimize", "minimize"],
+                  sampler=optuna.samplers.TPESampler(seed=0))
     page, doc = tmp_path / "mo.html", tmp_path / "mo.json"
     for out in (page, doc):
         made = subprocess.run([sys.executable, "-m", "hpinsight", "report", "--storage", url,
@@ -247,7 +241,7 @@ def test_a_two_objective_report_names_each_objective_in_the_browser(tmp_path: Pa
     data = json.loads(doc.read_text())
     assert data["objectives"] == ["error", "latency_ms"]
     assert list(data["sections"]) == ["error", "latency_ms", "front"]
-    measured, console, dom = _probe(browser, page, tmp_path)
+    measured, console, dom = _probe(chromium, page, tmp_path)
     # per section: importance, 2 marginals, up to 2 interactions, 2 PDPs
     assert len(measured["figures"]) >= 3 * 5
     assert measured["clipped"] == []

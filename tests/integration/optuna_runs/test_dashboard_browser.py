@@ -13,8 +13,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -46,21 +44,6 @@ SERVE = ("import sys, optuna_dashboard; "
          "optuna_dashboard.run_server(sys.argv[1], host='127.0.0.1', port=int(sys.argv[2]))")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.fail("the dashboard test needs Chromium: install Debian's `chromium` package "
-                "(apt-get install chromium); .ci/run does this when it is missing")
-
-
 @dataclass
 class Dashboard:
     """An optuna-dashboard serving one storage: its address, and the page and API readers."""
@@ -68,6 +51,7 @@ class Dashboard:
     url: str
     storage: str
     profile: Path
+    browser: str
 
     def api(self, path: str) -> dict[str, Any]:
         with urllib.request.urlopen(self.url + path, timeout=30) as response:
@@ -76,7 +60,7 @@ class Dashboard:
     def page(self, path: str) -> str:
         """The page's DOM after the app has drawn it, and its visible text."""
         done = subprocess.run(
-            [_chromium(), *FLAGS, f"--user-data-dir={self.profile}", "--window-size=1400,1600",
+            [self.browser, *FLAGS, f"--user-data-dir={self.profile}", "--window-size=1400,1600",
              f"--virtual-time-budget={PAGE_BUDGET_MS}", "--dump-dom", self.url + path],
             capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, done.stderr[-2000:]
@@ -90,16 +74,18 @@ def _text(dom: str) -> str:
 
 
 @pytest.fixture
-def dashboard(tmp_path: Path, read_lines: Callable[..., Any]) -> Iterator[Dashboard]:
+def dashboard(tmp_path: Path, read_lines: Callable[..., Any], chromium: str,
+              free_port: int) -> Iterator[Dashboard]:
     """optuna-dashboard on an empty SQLite storage, on 127.0.0.1 and a free port, ready to
     answer; stopped at teardown."""
     storage = f"sqlite:///{tmp_path / 'study.db'}"
     optuna.storages.RDBStorage(storage).engine.dispose()  # the tables, before it reads them
-    port = _free_port()
+    port = free_port
     proc = subprocess.Popen([sys.executable, "-c", SERVE, storage, str(port)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines = read_lines(proc, "optuna-dashboard")
-    server = Dashboard(f"http://127.0.0.1:{port}", storage, tmp_path / "chromium-profile")
+    server = Dashboard(f"http://127.0.0.1:{port}", storage, tmp_path / "chromium-profile",
+                       chromium)
     try:
         deadline = time.monotonic() + START_TIMEOUT
         while True:  # ready when its API answers
