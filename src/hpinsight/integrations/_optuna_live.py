@@ -161,7 +161,7 @@ class Refitter:
         history, _ = _history(study, self.target, self.objective)
         if history is None:
             return
-        self._take_decision(study, _trials_before(history, before), n_complete)
+        self._take_decision(study, _trials_before(study, history, before), n_complete)
 
     def close(self) -> None:
         """Stop the refit process, if any."""
@@ -320,30 +320,40 @@ def _objectives_of(study: optuna.Study, history: TrialHistory) -> dict[str, Tria
     for i, name in enumerate(objective_names(study)):
         one, _ = _history(study, None, i)
         assert one is not None  # history has trials, so every objective has
-        out[name] = _trials_in(one, keep)
+        out[name] = _trials_in(study, one, keep)
     return out
 
 
-def _trials_in(history: TrialHistory, ids: set[int]) -> TrialHistory:
+def _trials_in(study: optuna.Study, history: TrialHistory, ids: set[int]) -> TrialHistory:
     """``history`` cut to the trials ``ids`` (itself if none is cut)."""
     keep = [i for i, t in enumerate(history.trial_ids) if t in ids]
     if len(keep) == history.n_trials:
         return history
-    return _subset(history, keep, sampling=history.sampling)
+    return _cut(study, history, keep)
 
 
-def _trials_before(history: TrialHistory, number: int | None) -> TrialHistory:
+def _trials_before(study: optuna.Study, history: TrialHistory,
+                   number: int | None) -> TrialHistory:
     """``history`` cut to the trials numbered below ``number`` (itself if none is cut).
 
-    A shrink decision falls due at a trial; a refit that runs later, on more trials,
-    still decides on the trials the decision was due on.
+    A shrink decision falls due at a trial; with parallel workers, later trials may have
+    finished by then, and the decision still rests on the trials it was due on.
     """
     ids = np.asarray(history.trial_ids)
     if number is None or bool((ids < number).all()):
         return history
-    # the cut history has carried no sampling record since it was written; whether held
-    # parameters should be judged as held here too is an open question
-    return _subset(history, np.flatnonzero(ids < number).tolist(), sampling=None)
+    return _cut(study, history, np.flatnonzero(ids < number).tolist())
+
+
+def _cut(study: optuna.Study, history: TrialHistory, keep: list[int]) -> TrialHistory:
+    """The trials at positions ``keep`` of ``history``, with the sampling record of those
+    trials: a parameter the restriction holds is judged as held (so a check can release
+    it), and its held count is over the trials kept."""
+    from ..adapters._optuna import sampling_of
+
+    numbers = {history.trial_ids[i] for i in keep}
+    trials = [t for t in study.get_trials(deepcopy=False) if t.number in numbers]
+    return _subset(history, keep, sampling=sampling_of(study, trials))
 
 
 def _subset(history: TrialHistory, keep: list[int], *,

@@ -444,6 +444,34 @@ def test_a_check_releases_a_fixed_parameter_that_matters() -> None:
     assert len({t.params["a"] for t in study.trials[60:]}) == 70
 
 
+def test_a_check_releases_when_a_later_trial_finished_first() -> None:
+    # parallel workers: trial 59 finishes before trial 58, so when the check falls due
+    # (the 60th finished trial, 58) a later trial is already in the study. The check rests
+    # on trials 0..58, and must still judge 'a' (held far from its optimum by hand) as held,
+    # so that it can release it; judged as free it could never be released
+    cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
+                            shrink_after=60, seed=0, isolation="thread")
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(objective, n_trials=20, callbacks=[cb])
+    restrict(study, {"a": 3.0}, why="by hand, for the test", after_trial=19)
+    study.optimize(objective, n_trials=38, callbacks=[cb])
+    early, late = study.ask(), study.ask()
+    assert (early.number, late.number) == (58, 59)
+    study.tell(late, objective(late))
+    cb(study, study.trials[59])
+    assert [d["action"] for d in study.user_attrs[DECISIONS_KEY]] == ["fix"]  # not due yet
+    study.tell(early, objective(early))
+    cb(study, study.trials[58])
+    assert cb.close(120)
+    assert not cb.errors
+    log = study.user_attrs[DECISIONS_KEY]
+    assert [d["action"] for d in log[:2]] == ["fix", "release"]
+    assert log[1]["params"] == {"a": 3.0}
+    assert log[1]["after_trial"] == 58  # on the trials before the one it fell due at
+    assert "after 59 trials" in log[1]["why"]
+    assert "a" not in read_restriction(study)
+
+
 def test_releasing_the_last_fixed_parameter_records_one_release() -> None:
     # both parameters matter: the check releases 'a' and fixes nothing else, so the
     # restriction ends, with one "release" in the log (not one of ours and one of release())
