@@ -13,6 +13,7 @@ Prints one JSON document to stdout; progress goes to stderr.
     python benchmarks/bench_scale.py                                   # ours only
     python benchmarks/bench_scale.py --cells main_1k_x8,main_1k_x10,noisy_200_x40,main_10k_x30 \
         --tools hp_gp,hp_forest --peers ped_anova --markdown            # the default / PED-ANOVA
+    python benchmarks/bench_scale.py --cells main_200_x20,noisy_200_x40 --tools hp_gp,hp_subspace --markdown
     python benchmarks/bench_scale.py --peers optuna_fanova,fast_fanova,ped_anova \\
         --automl-python /path/to/venv/bin/python --markdown            # with the peers
 
@@ -43,6 +44,7 @@ from bench_fanova import float_space, objective  # the same data as bench_fanova
 CELLS: dict[str, tuple[int, int, int, float]] = {
     "main_1k_x8": (1_000, 8, 1, float("nan")),
     "main_1k_x10": (1_000, 10, 1, float("nan")),
+    "main_200_x20": (200, 20, 1, float("nan")),
     "noisy_200_x40": (200, 40, 1, float("nan")),
     "main_10k_x30": (10_000, 30, 1, 5.0),
     "pairs_2k_x10": (2_000, 10, 2, 5.0),
@@ -60,13 +62,15 @@ PED_TARGET = {"main_1k_x8": 10.0, "main_1k_x10": 10.0, "noisy_200_x40": 10.0, "m
 #: timed warm (imports and first-call set-up are not the analysis; PED-ANOVA's first
 #: call costs about 0.18 s of them, more than ten of its analyses at 1,000 x 8).
 WARM_UP_TRIALS = 50
-OURS = ("hp_gp", "hp_forest", "hp_forest_one_core")
+OURS = ("hp_gp", "hp_forest", "hp_forest_one_core", "hp_subspace")
 PEERS = ("optuna_fanova", "fast_fanova", "ped_anova", "automl_fanova")
 MAIN_ONLY = {"optuna_fanova", "fast_fanova", "ped_anova"}  # these peers give main effects only
 TOOL_TEXT = {
     "hp_gp": "hpinsight, default (Gaussian process, 16 draws, with verdicts)",
     "hp_forest": "hpinsight, surrogate=hp.Forest(n_jobs=-1) (64 trees)",
     "hp_forest_one_core": "hpinsight, surrogate=hp.Forest() (64 trees, one core)",
+    "hp_subspace": "hpinsight.suggest_subspace, default model: what a shrink decision costs "
+                   "(the importances, then every parameter's cost of fixing)",
     "optuna_fanova": "Optuna FanovaImportanceEvaluator (64 trees, one core)",
     "fast_fanova": "optuna-fast-fanova FanovaImportanceEvaluator (64 trees)",
     "ped_anova": "Optuna PedAnovaImportanceEvaluator (no forest; main effects of the top 10 %)",
@@ -125,6 +129,15 @@ def _run_child(cell: str, tool: str, limit: float) -> dict[str, Any]:
 
     order = CELLS[cell][2]
     space, frame, y = cell_data(cell)
+    if tool == "hp_subspace":
+        small, small_frame, small_y = _data(WARM_UP_TRIALS, 3)
+        hp.suggest_subspace(hp.TrialHistory(small, small_frame, small_y), seed=0)  # warm-up
+        rss_before = _peak_mib()
+        t0 = _start_clock(limit)
+        sub = hp.suggest_subspace(hp.TrialHistory(space, frame, y), seed=0)
+        seconds = time.perf_counter() - t0
+        return {"seconds": seconds, "peak_rss_mib": _peak_mib(), "peak_rss_before_mib": rss_before,
+                "top3": [[[n], 1.0] for n in list(sub.keep)[:3]], "n_effects": len(sub.fixed)}
     if tool.startswith("hp_"):
         kwargs: dict[str, Any] = {"max_order": order, "seed": 0}
         if tool != "hp_gp":
@@ -265,7 +278,9 @@ def table(results: dict[str, dict[str, dict[str, Any]]], tools: list[str]) -> st
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cells", default=",".join(CELLS), help="comma-separated cells (default all)")
-    p.add_argument("--tools", default=",".join(OURS), help="hpinsight variants (default all)")
+    p.add_argument("--tools", default=",".join(OURS[:3]),
+                   help="hpinsight variants (default: the three fANOVA ones; hp_subspace, "
+                        "a shrink decision, is for the small cells)")
     p.add_argument("--peers", default="", help=f"comma-separated peers from {','.join(PEERS)}")
     p.add_argument("--automl-python", default=None,
                    help="interpreter of an environment with automl/fanova (adds that peer)")

@@ -22,6 +22,7 @@ from .exceptions import InvalidArgumentTypeError, InvalidDataError
 from .space import Categorical, Float, Int, SearchSpace, active_mask, encode_value, measure_of, snap
 from .surrogates.forest import impute_inactive
 from .surrogates.gp import FittedGP
+from .surrogates.gp._model import with_column
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -189,16 +190,14 @@ def surrogate_tuning_risk(
         cols[name] = (j, encode_value(param, value))
     sign = 1.0 if result.direction == "minimize" else -1.0
     k_free, free_pred = best_candidate(result, X)
-    fixed_preds = {}
-    for name, (j, v) in cols.items():
-        Xi = X.copy()
-        Xi[:, j] = v
-        fixed_preds[name] = (Xi, result.model.predict_per_draw(Xi) * sign)
+    fixes = list(cols.values())
+    fixed_preds = dict(zip(cols, (P * sign for P in _predict_fixing(result.model, X, fixes)),
+                           strict=True))
     # free and fixed searches over equally many paired candidates, so both optima carry
     # the same winner's-curse bias (a pool with every fixed variant in it would favour
     # the free side by its size alone)
     best_free = config_at(space, X[k_free])
-    chosen = {name: int(np.argmin(P.mean(axis=0))) for name, (Xi, P) in fixed_preds.items()}
+    chosen = {name: int(np.argmin(P.mean(axis=0))) for name, P in fixed_preds.items()}
     sds = dict.fromkeys(fixed_preds, 0.0)
     if isinstance(result.model, FittedGP) and fixed_preds:
         # the uncertainty of moving this one parameter away from the predicted optimum:
@@ -212,14 +211,15 @@ def surrogate_tuning_risk(
     refits = result.model.refits if isinstance(result.model, FittedGP) else ()
     # each refit's risk on the same candidates: its hyperparameters' share of the spread
     refit_free = [m.predict_per_draw(X)[0] * sign for m in refits]
+    refit_fixed = [m.predict_fixing(X, fixes) for m in refits]  # per refit, per parameter
     out = {}
-    for name, (Xi, P) in fixed_preds.items():
+    for i, (name, P) in enumerate(fixed_preds.items()):
         k = chosen[name]
         # each draw's own optima: how much worse its best is with the parameter fixed;
         # where the draws disagree on the optimum, fixing is uncertain, and this says so
         per_draw = P.min(axis=1) - free_pred.min(axis=1)
-        per_refit = np.array([float((m.predict_per_draw(Xi)[0] * sign).min() - free.min())
-                              for m, free in zip(refits, refit_free, strict=True)])
+        per_refit = np.array([float((fixed[i][0] * sign).min() - free.min())
+                              for fixed, free in zip(refit_fixed, refit_free, strict=True)])
         spread = float(per_refit.var(ddof=1)) if per_refit.size >= 2 else 0.0
         sd = sds[name]
         mixed = _with_refits(per_draw, per_refit)
@@ -227,10 +227,19 @@ def surrogate_tuning_risk(
             param=name, default=defaults[name], mean=float(per_draw.mean()),
             std=float(math.sqrt(per_draw.var() + spread + sd**2)),
             quantiles={q: _mixture_quantile(mixed, sd, q) for q in (0.5, 0.9, 0.95)},
-            per_draw=readonly(per_draw), best_fixed=config_at(space, Xi[k]),
+            per_draw=readonly(per_draw), best_fixed=config_at(space, with_column(X[k], *cols[name])),
             best_free=best_free, posterior_sd=sd, per_refit=readonly(per_refit),
         )
     return out
+
+
+def _predict_fixing(model: Any, X: NDArray[np.float64],
+                    fixes: Sequence[tuple[int, float]]) -> list[NDArray[np.float64]]:
+    """Each draw's prediction at ``X`` with column ``j`` set to ``v``, per ``(j, v)`` of
+    ``fixes`` (a Gaussian process shares the work between the fixes)."""
+    if isinstance(model, FittedGP):
+        return model.predict_fixing(X, fixes)
+    return [model.predict_per_draw(with_column(X, j, v)) for j, v in fixes]
 
 
 def best_candidate(

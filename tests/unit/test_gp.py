@@ -656,3 +656,49 @@ def test_the_null_moves_less_with_the_analysis_seed_than_one_shuffle(monkeypatch
     one, three = nulls(1), nulls(3)
     assert (one > 0).any(axis=0).all()
     np.testing.assert_array_less(three.std(axis=0), 0.75 * one.std(axis=0))
+
+
+def test_predicting_with_one_column_fixed_equals_predicting_the_changed_rows() -> None:
+    # predict_fixing swaps one column's term of the kernel instead of recomputing it; it
+    # must give what predict_per_draw gives on the rows with that column set, for every
+    # kind of column, the additive part, and each refit
+    space = _mixed_space()
+    configs = space.sample(70, seed=1)
+    y = np.array([_mixed_objective(c) for c in configs])
+    y += np.random.default_rng(2).normal(0.0, 0.1, len(configs))
+    gp = fit_gp(space, space.encode(configs), y, n_draws=3, seed=0, refits=2)
+    assert gp.additive_variance > 0
+    assert len(gp.refits) == 2
+    X = space.encode(space.sample(300, seed=3))
+    fixes = [(0, 1.7), (1, 2.0), (2, 1.0), (3, math.log(0.01)), (4, math.log(4.0))]
+    for model in (gp, *gp.refits):
+        for (j, v), fast in zip(fixes, model.predict_fixing(X, fixes), strict=True):
+            changed = X.copy()
+            changed[:, j] = v
+            slow = model.predict_per_draw(changed)
+            assert fast.shape == slow.shape == (model.n_draws, 300)
+            np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-8 * np.ptp(slow))
+            assert not np.allclose(fast, model.predict_per_draw(X))  # the fix changed it
+
+
+def test_predicting_with_one_column_fixed_in_a_conditional_space() -> None:
+    # 'k' stands alone and takes the swap; 'm' is the parent of the block (m, g) and
+    # takes the changed rows; the queries leave 'g' NaN where 'm' makes it inactive; 'k'
+    # is fixed twice, at two values
+    space = hp.SearchSpace(
+        [hp.Categorical("m", ["p", "q"]), hp.Float("g", 0.0, 2.0), hp.Int("k", 1, 5)],
+        conditions=[hp.Condition("g", "m", values=["p"])],
+    )
+    configs = space.sample(60, seed=5)
+    y = np.array([(math.sin(2 * c["g"]) if c["m"] == "p" else 0.5) + 0.3 * c["k"]
+                  for c in configs]) + np.random.default_rng(1).normal(0.0, 0.1, 60)
+    gp = fit_gp(space, space.encode(configs), y, n_draws=2, seed=0)
+    assert [b.members for b in gp.blocks] == [(0, 1)]
+    X = space.encode(space.sample(50, seed=2))
+    assert np.isnan(X[:, 1]).any()
+    fixes = [(2, 4.0), (0, 0.0), (2, 1.0)]
+    for (j, v), fast in zip(fixes, gp.predict_fixing(X, fixes), strict=True):
+        changed = X.copy()
+        changed[:, j] = v
+        slow = gp.predict_per_draw(changed)
+        np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-8 * np.ptp(slow))

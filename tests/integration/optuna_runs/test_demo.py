@@ -76,7 +76,10 @@ def test_demo_writes_study_and_report(tmp_path):
 #: additive unit, the three-shuffle null, the refits) moved no changed value by less
 #: than 1e-4 relative.
 FLOAT_RTOL = 1e-7
-FLOAT_ATOL = 1e-15
+#: Near zero: a cost is the difference of two predictions of about 1 (the demo's objective
+#: is an error rate), and where it is 0 in exact arithmetic the rounding of the two
+#: predictions leaves up to about 1e-14.
+FLOAT_ATOL = 1e-12
 
 
 def _differences(pinned: Any, now: Any, path: str = "") -> list[str]:
