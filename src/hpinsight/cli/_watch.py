@@ -257,7 +257,7 @@ def _count_text(counts: dict[str, int]) -> str:
 def _status_line(counts: dict[str, int], snapshot: Any, top: int) -> str:
     return (
         f"[{datetime.now().strftime('%H:%M:%S')}] {_count_text(counts)} | "
-        f"best {snapshot.best_value:.6g} | {snapshot.ranking_line(top=top)}"
+        f"{snapshot.best_text()} | {snapshot.ranking_line(top=top)}"
     )
 
 

@@ -178,7 +178,7 @@ def summary_note(
     lines += [
         "",
         f"{snapshot.n_trials} trials analysed ({snapshot.n_excluded} left out){decided}; "
-        f"best value {snapshot.best_value:.6g}; {model} {fit}; updated {snapshot.created}.",
+        f"{snapshot.best_text()}; {model} {fit}; updated {snapshot.created}.",
     ]
     return "\n".join(lines)
 

@@ -73,6 +73,10 @@ class ImportanceSnapshot:
     verdicts : mapping of str to str
         Per parameter, :attr:`hpinsight.results.Importance.verdict`: "resolved",
         "uncertain" or "indistinguishable from nothing".
+    front_size : int, optional
+        When the analysed value is reaching the Pareto front of a study of several
+        objectives: how many analysed trials are on the front (``best_value`` is then 0,
+        the share of trials dominating a trial on the front). None otherwise.
     """
 
     n_trials: int
@@ -84,6 +88,7 @@ class ImportanceSnapshot:
     seconds: float
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     verdicts: Mapping[str, str] = field(default_factory=dict)
+    front_size: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "importances", MappingProxyType(dict(self.importances)))
@@ -95,8 +100,16 @@ class ImportanceSnapshot:
         return (
             type(self),
             (self.n_trials, self.last_trial, dict(self.importances), dict(self.stds),
-             self.best_value, self.n_excluded, self.seconds, self.created, dict(self.verdicts)),
+             self.best_value, self.n_excluded, self.seconds, self.created, dict(self.verdicts),
+             self.front_size),
         )
+
+    def best_text(self) -> str:
+        """``"best 0.0123"``, or for the Pareto front ``"front of 12 trials"``: what the
+        status lines print."""
+        if self.front_size is not None:
+            return f"front of {self.front_size} trial{'s' if self.front_size != 1 else ''}"
+        return f"best {self.best_value:.6g}"
 
     def __repr__(self) -> str:
         return f"ImportanceSnapshot(n_trials={self.n_trials}, {self.ranking_line(top=3)})"
@@ -125,6 +138,7 @@ class ImportanceSnapshot:
             "seconds": self.seconds,
             "created": self.created,
             "verdicts": dict(self.verdicts),
+            "front_size": self.front_size,
         }
 
 
@@ -144,6 +158,7 @@ def compact_summary(
         "n_trials": snapshot.n_trials,
         "n_excluded": snapshot.n_excluded,
         "best": float(f"{snapshot.best_value:.6g}"),
+        **({} if snapshot.front_size is None else {"front_size": snapshot.front_size}),
         "updated": snapshot.created,
         "importance": imp,
     }
@@ -292,6 +307,7 @@ class LiveFanova:
             best_value=history.best()[2],
             n_excluded=history.n_excluded,
             seconds=time.perf_counter() - started,
+            front_size=int(np.count_nonzero(history.y == 0.0)) if history.is_front else None,
         )
         return result, snapshot
 

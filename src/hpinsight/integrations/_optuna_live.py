@@ -117,7 +117,7 @@ class Refitter:
         if self.publish:
             _publish(study, snapshot, self.summary_key, self.subspace)
         self.logger.info(
-            "hpinsight: %d trials (best %.6g): %s", snapshot.n_trials, snapshot.best_value,
+            "hpinsight: %d trials (%s): %s", snapshot.n_trials, snapshot.best_text(),
             snapshot.ranking_line(),
         )
         if self.decide_in_refit and self.decision_due(history.n_trials):

@@ -140,6 +140,13 @@ def test_threads_and_multi_objective_choice() -> None:
     ranked = list(study.user_attrs[SUMMARY_KEY]["importance"])
     assert set(ranked[:2]) == {"a", "b"}
     assert front.history[-1].n_trials == 40
+    # its status says how many trials are on the front, not "best 0"
+    on_front = len(study.best_trials)
+    assert front.history[-1].front_size == on_front
+    assert front.history[-1].best_text() == f"front of {on_front} trials"
+    assert study.user_attrs[SUMMARY_KEY]["front_size"] == on_front
+    assert first.history[-1].front_size is None
+    assert first.history[-1].best_text() == f"best {min(t.values[0] for t in study.trials):.6g}"
     # shrinking to the top 2 of one ranking could fix what the other objective needs:
     # refused once, at the first trial, not at every refit ('auto' decides over both)
     assert len(shrinking.errors) == 1
