@@ -218,15 +218,24 @@ def decide(
 
 
 def _noise_sd(result: FanovaResult) -> float:
-    """The noise's standard deviation in objective units, as the model estimates it: 0
-    when its fit found none (the noise variance at its lower bound), and when it has no
-    estimate (a forest's leaves average the noise away; its fit has no noise term)."""
+    """The noise's standard deviation in objective units, as the model estimates it.
+
+    A Gaussian process: its noise variance, 0 when its fit found none (at its lower
+    bound). A forest, whose leaves average the noise away and whose fit has no noise
+    term: the root mean square of its out-of-bag residuals, the noise plus what the trees
+    cannot fit, so larger than the noise (a forest holds more back); 0 for an ensemble
+    hpinsight did not fit (no out-of-bag residuals).
+    """
+    from .surrogates.forest import FittedForest
     from .surrogates.gp import FittedGP
     from .surrogates.gp._likelihood import NOISE_BOUNDS
 
     model = result.model
-    if not isinstance(model, FittedGP) or result.is_constant \
-            or model.noise_variance <= 1.01 * NOISE_BOUNDS[0]:
+    if result.is_constant:
+        return 0.0
+    if isinstance(model, FittedForest):
+        return model.residual_sd or 0.0
+    if not isinstance(model, FittedGP) or model.noise_variance <= 1.01 * NOISE_BOUNDS[0]:
         return 0.0
     return math.sqrt(model.noise_variance) * model.y_scale
 

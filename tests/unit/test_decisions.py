@@ -224,6 +224,33 @@ def test_what_the_noise_could_hide_keeps_a_parameter_that_shows_nothing():
     assert sub.fixed == {}
 
 
+def test_a_forest_bounds_what_the_noise_could_hide_by_its_out_of_bag_residuals():
+    # a forest has no noise term: the root mean square of its out-of-bag residuals (the
+    # noise plus what the trees cannot fit) stands in, so parameters that do nothing, and
+    # would be fixed on the forest's costs alone, are held while that residual is large
+    from hpinsight._decision_result import HIDDEN_COST
+
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Categorical("k", ["a", "b"]),
+                            *(hp.Float(f"w{i}", 0, 1) for i in range(3))])
+    configs = space.sample(200, seed=3)
+    rng = np.random.default_rng(0)
+    y = np.array([10 * (c["x"] - 0.3) ** 2 + 0.5 * rng.standard_normal() for c in configs])
+    history = hp.TrialHistory(space, configs, y)
+    forest = hp.Forest(n_trees=64)
+    model = hp.fanova(history, surrogate=forest, seed=0).model
+    # scikit-learn's out-of-bag R² is 1 - SSE / SST on the same out-of-bag predictions
+    assert model.residual_sd**2 == pytest.approx((1 - model.fit_r2) * y.var(), rel=1e-9)
+    assert 0.5 < model.residual_sd < 0.8  # the noise's sd is 0.5, plus the misfit
+    sub = hp.suggest_subspace(history, surrogate=forest, seed=0)
+    d = sub.decisions["k"]
+    assert d.state == "not_yet_safe"
+    assert d.evidence == "noise"
+    assert d.hidden_cost == pytest.approx(
+        HIDDEN_COST * model.residual_sd / math.sqrt(d.n_active), rel=1e-9)
+    assert d.hidden_cost > sub.margin >= d.cost_upper  # its cost alone would fix it
+    assert sub.fixed == {}
+
+
 def test_without_noise_the_bound_does_not_hold_a_parameter_back():
     sub = hp.suggest_subspace(_noisy_history(noise=0.0), seed=0)
     assert sub.decisions["w"].state == "fix"

@@ -15,7 +15,7 @@ effects for the inactive region from splits it learned elsewhere.)
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
@@ -65,11 +65,17 @@ class TreeArrays:
 
 @dataclass(frozen=True, slots=True)
 class FittedForest:
-    """A frozen ensemble of :class:`TreeArrays` over ``n_features`` encoded columns."""
+    """A frozen ensemble of :class:`TreeArrays` over ``n_features`` encoded columns.
+
+    ``fit_r2`` is the out-of-bag R²; ``residual_sd`` the root mean square of the
+    out-of-bag residuals in objective units (the noise plus what the trees cannot fit),
+    None for an ensemble hpinsight did not fit.
+    """
 
     trees: tuple[TreeArrays, ...]
     n_features: int
     fit_r2: float | None = None
+    residual_sd: float | None = None
     kind: ClassVar[Literal["forest"]] = "forest"
 
     @property
@@ -364,4 +370,11 @@ def fit_forest(
         warnings.filterwarnings("ignore", message="Some inputs do not have OOB scores")
         model.fit(X_fit, y)
     # the mean of its trees by construction: no need to check predict on probe rows
-    return _freeze(model, list(model.estimators_), X.shape[1])
+    frozen = _freeze(model, list(model.estimators_), X.shape[1])
+    oob = np.asarray(getattr(model, "oob_prediction_", np.empty(0)), dtype=np.float64).reshape(-1)
+    # scikit-learn predicts exactly 0 for a row no tree left out (rare with 64 trees)
+    seen = (np.isfinite(oob) & (oob != 0.0)) if oob.shape == np.shape(y) else np.zeros(0, bool)
+    if not seen.any():
+        return frozen
+    residual = np.asarray(y, dtype=np.float64)[seen] - oob[seen]
+    return replace(frozen, residual_sd=float(np.sqrt(np.mean(residual**2))))
