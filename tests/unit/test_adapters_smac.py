@@ -120,7 +120,7 @@ def test_budgets_keep_the_highest_and_objectives_are_chosen_by_index_or_name():
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({}, ValueError, r"2 objectives \('loss', 'seconds'\).*objective=<index>"),
+        ({}, ValueError, r"2 objectives \('loss', 'seconds'\).*objective=<index>.*'front'"),
         ({"objective": "accuracy"}, ValueError, r"one of the run's objectives \['loss', 'seconds'\]"),
         ({"objective": 2}, ValueError, r"index in \[0, 1\]"),
         ({"objective": True}, ValueError, r"index in \[0, 1\]"),
@@ -155,3 +155,24 @@ def test_bad_sources_and_folders_say_what_to_do(tmp_path):
         hp.adapters.from_smac(broken)
     with pytest.raises(ValueError, match="has one objective"):
         hp.adapters.from_smac(SMAC20, objective=1)
+
+
+def test_the_pareto_front_of_a_multi_objective_run():
+    # each objective is aggregated over a configuration's runs first (the mean here),
+    # then each configuration gets the share of configurations that dominate it
+    cs = _space()
+    configs = {1: {"x": 0.1, "k": "a"}, 2: {"x": 0.5, "k": "b"}, 3: {"x": 0.9, "k": "a"},
+               4: {"x": 0.3, "k": "b"}, 5: {"x": 0.7, "k": "a"}}
+    runs = [SmacRun(1, None, 0, None, [1.0, 5.0], 1), SmacRun(1, None, 1, None, [3.0, 5.0], 1),
+            SmacRun(2, None, 0, None, [3.0, 3.0], 1),
+            SmacRun(3, None, 0, None, [4.0, 4.0], 1),
+            SmacRun(4, None, 0, None, [5.0, 1.0], 1),
+            SmacRun(5, None, 0, None, [float("nan"), 0.0], 1)]
+    front = history_from_records(hp.TrialHistory, cs, runs, configs, objective="front",
+                                 objectives=["loss", "seconds"], instances="mean")
+    assert front.is_front
+    assert front.trial_ids == (1, 2, 3, 4)  # 5 has no finite loss
+    # means: 1 (2, 5), 2 (3, 3), 3 (4, 4), 4 (5, 1); only 2 dominates 3
+    np.testing.assert_allclose(front.y, [0.0, 0.0, 0.25, 0.0])
+    assert dict(front.excluded) == {"non-finite cost": 1}
+    assert hp.fanova(front, seed=0).n_trials == 4

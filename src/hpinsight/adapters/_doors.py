@@ -102,7 +102,10 @@ def from_smac(
         The space of a runhistory (default: the one its configurations
         belong to).
     objective : int or str, optional
-        Index or name of the objective of a multi-objective run.
+        Index or name of the objective of a multi-objective run, or ``"front"``:
+        reaching its Pareto front, each configuration's share of the configurations
+        that dominate it (each objective aggregated over instances first; as for an
+        Optuna study, see :mod:`hpinsight._pareto`).
     instances : {"auto", "mean", "model"}, default="auto"
         How runs on several instances become one value per configuration.
         ``"mean"``: their mean. ``"model"``: as Hutter et al. (2014,

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._optional import import_optional
+from .._pareto import FRONT, FRONT_VALUE_NAME, dominated_share
 from .._sampling import SamplingRecord
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidDataError
 from ._configspace import space_from_configspace
@@ -169,7 +170,11 @@ def history_from_records(
         )
     space = space_from_configspace(cls.space_type, configspace)
     records = list(records)
-    index = _objective_index(records, objective, objectives)
+    chosen = _objective_index(records, objective, objectives)
+    front = chosen == FRONT
+    index = chosen if isinstance(chosen, int) else None
+    # the objectives each run's cost is read in: one, or every one for the Pareto front
+    read: tuple[int | None, ...] = tuple(range(_n_objectives(records) or 0)) if front else (index,)
     excluded: dict[str, int] = {}
 
     def exclude(reason: str, n: int = 1) -> None:
@@ -182,15 +187,15 @@ def history_from_records(
         else:
             by_config.setdefault(r.config_id, []).append(r)
     ids: list[int] = []
-    runs: list[tuple[int, str | None, float]] = []  # (position in ids, instance, cost)
+    runs: list[tuple[int, str | None, tuple[float, ...]]] = []  # (position in ids, instance, costs)
     for cid in sorted(by_config):
         mine = by_config[cid]
         top = max((-math.inf if r.budget is None else r.budget) for r in mine)
         kept = [r for r in mine if (-math.inf if r.budget is None else r.budget) == top]
         if len(kept) < len(mine):
             exclude("lower budget", len(mine) - len(kept))
-        costs = [(r.instance, _cost(r.cost, index)) for r in kept]
-        finite = [(inst, c) for inst, c in costs if math.isfinite(c)]
+        costs = [(r.instance, tuple(_cost(r.cost, i) for i in read)) for r in kept]
+        finite = [(inst, c) for inst, c in costs if all(map(math.isfinite, c))]
         if len(finite) < len(costs):
             exclude("non-finite cost", len(costs) - len(finite))
         if not finite:
@@ -203,8 +208,13 @@ def history_from_records(
         runs.extend((len(ids), None if inst is None else str(inst), c) for inst, c in finite)
         ids.append(cid)
     rows = [configs[cid] for cid in ids]
-    values, how = _aggregate(space, rows, runs, instances, known or Instances(), seed)
-    if objectives is not None and index is not None:
+    each = [_aggregate(space, rows, [(at, inst, c[k]) for at, inst, c in runs], instances,
+                       known or Instances(), seed) for k in range(len(read))]
+    values, how = each[0]
+    if front:  # each configuration's share of those that dominate it
+        values = dominated_share(np.column_stack([v for v, _ in each]), ["minimize"] * len(read))
+        name, how = FRONT_VALUE_NAME, ""
+    elif objectives is not None and index is not None:
         name = str(objectives[index])
     elif objectives is not None and len(objectives) == 1:
         name = str(objectives[0])
@@ -343,10 +353,17 @@ def _names(objectives: Any) -> list[str] | None:
     return [str(objectives)] if isinstance(objectives, str) else [str(o) for o in objectives]
 
 
+def _n_objectives(records: list[SmacRun]) -> int | None:
+    """How many objectives the runs' costs hold (None: one, as a plain number)."""
+    return next((len(r.cost) for r in records if isinstance(r.cost, list | tuple)), None)
+
+
 def _objective_index(
     records: list[SmacRun], objective: int | str | None, objectives: Sequence[str] | None
-) -> int | None:
-    n = next((len(r.cost) for r in records if isinstance(r.cost, list | tuple)), None)
+) -> int | str | None:
+    """The objective to analyse: an index, ``FRONT`` for reaching the Pareto front of a
+    multi-objective run, or None for a run of one objective."""
+    n = _n_objectives(records)
     if n is None:  # single objective
         if objective not in (None, 0) and not (objectives and objective == objectives[0]):
             raise InvalidArgumentError(
@@ -359,13 +376,16 @@ def _objective_index(
         raise InvalidArgumentError(
             f"This SMAC run has {n} objectives"
             + (f" ({', '.join(map(repr, known))})" if known else "")
-            + f"; {_FUNC} analyses one: pass objective=<index> or objective=<name>."
+            + f"; {_FUNC} analyses one: pass objective=<index> or objective=<name>, or "
+            f"objective={FRONT!r} for reaching the Pareto front."
         )
+    if objective == FRONT and not (known and FRONT in known):
+        return FRONT
     if isinstance(objective, str):
         if known is None or objective not in known:
             raise InvalidArgumentError(
                 f"The 'objective' parameter of {_FUNC} must name one of the run's objectives "
-                f"{known!r}. Got {objective!r} instead."
+                f"{known!r} or be {FRONT!r}. Got {objective!r} instead."
             )
         return known.index(objective)
     if isinstance(objective, bool) or not isinstance(objective, int) or not 0 <= objective < n:

@@ -262,8 +262,9 @@ def test_multi_objective_runs_are_analysed_per_named_objective(tmp_path):
                              objectives=["error", "seconds"], output_directory=tmp_path / "mo")
     missing = ImportanceCallback(every_n_trials=10, min_trials=10)
     by_name = ImportanceCallback(every_n_trials=10, min_trials=10, objective="seconds", seed=0)
+    front = ImportanceCallback(every_n_trials=10, min_trials=10, objective="front", seed=0)
     facade = smac.HyperparameterOptimizationFacade(
-        scenario, two, overwrite=True, logging_level=40, callbacks=[missing, by_name],
+        scenario, two, overwrite=True, logging_level=40, callbacks=[missing, by_name, front],
         multi_objective_algorithm=smac.HyperparameterOptimizationFacade
         .get_multi_objective_algorithm(scenario, objective_weights=[1, 1]))
     facade.optimize()
@@ -277,6 +278,13 @@ def test_multi_objective_runs_are_analysed_per_named_objective(tmp_path):
     saved = load_run(scenario.output_directory, objective=0)
     assert saved.objective_name == "error"
     assert saved.n_trials == 30
+    # reaching the Pareto front: x and y both decide it, and the status counts its trials
+    assert front.close(60)
+    assert not front.errors
+    assert set(list(front.history[-1].importances)[:2]) == {"x", "y"}
+    pareto = load_run(scenario.output_directory, objective="front")
+    assert pareto.is_front
+    assert front.history[-1].front_size == int((pareto.y == 0).sum()) >= 1
 
 
 @pytest.mark.slow
