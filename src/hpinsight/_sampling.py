@@ -38,6 +38,11 @@ class SamplingRecord:
     forbidden : sequence of str
         Forbidden clauses of the space, as text (the analyses integrate over the whole
         product space, forbidden combinations included).
+    changed : mapping of str to sequence of str
+        Parameters whose distribution changed during the study (a range that depends on
+        another parameter, or an edited objective), each with its distributions as text.
+        The analyses take each over the union of its ranges, combinations the study
+        could not suggest included.
 
     Examples
     --------
@@ -53,6 +58,7 @@ class SamplingRecord:
     n_held: Mapping[str, int] | None = None
     n_narrowed: Mapping[str, int] | None = None
     forbidden: tuple[str, ...] = ()
+    changed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fixed", MappingProxyType(dict(self.fixed)))
@@ -66,6 +72,8 @@ class SamplingRecord:
                 object.__setattr__(self, name, MappingProxyType(
                     {str(k): int(v) for k, v in dict(counts).items() if int(v)}))
         object.__setattr__(self, "forbidden", tuple(str(c) for c in self.forbidden))
+        object.__setattr__(self, "changed", MappingProxyType(
+            {str(k): tuple(str(t) for t in v) for k, v in dict(self.changed).items()}))
 
     def __repr__(self) -> str:
         held = None if self.n_held is None else dict(self.n_held)
@@ -80,13 +88,13 @@ class SamplingRecord:
 
         return (type(self), (dict(self.fixed), dict(self.ranges),
                              tuple(dict(d) for d in self.decisions), plain(self.n_held),
-                             plain(self.n_narrowed), self.forbidden))
+                             plain(self.n_narrowed), self.forbidden, dict(self.changed)))
 
     @property
     def is_empty(self) -> bool:
         """True when nothing beyond the search space shaped the sampling."""
         return not (self.fixed or self.ranges or self.decisions or self.n_held
-                    or self.n_narrowed or self.forbidden)
+                    or self.n_narrowed or self.forbidden or self.changed)
 
     def held(self, name: str) -> int:
         """Analysed trials sampled with ``name`` held fixed (0 when not recorded)."""
@@ -101,4 +109,5 @@ class SamplingRecord:
             "n_held": None if self.n_held is None else dict(self.n_held),
             "n_narrowed": None if self.n_narrowed is None else dict(self.n_narrowed),
             "forbidden": list(self.forbidden),
+            "changed": {k: list(v) for k, v in self.changed.items()},
         }

@@ -124,6 +124,15 @@ def test_changed_distributions_are_merged_with_one_warning() -> None:
     assert h.space["x"].low == 0.0
     assert (h.space["k"].low, h.space["k"].high, h.space["k"].step) == (0, 6, 2)
     assert h.n_trials == 6
+    # the history keeps which distributions changed, in words, for the report to say so
+    assert h.sampling is not None
+    assert h.sampling.changed["x"] == tuple(f"float in [0, {k}]" for k in range(1, 7))
+    assert h.sampling.changed["k"] == ("int in [0, 4], step 2", "int in [0, 6], step 2")
+    assert h.sampling.to_dict()["changed"]["k"] == ["int in [0, 4], step 2",
+                                                  "int in [0, 6], step 2"]
+    page = hp.report(h, top=1, subspace=False).html()
+    assert "The distribution of these parameters changed during the study" in page
+    assert "<li>k: int in [0, 4], step 2; int in [0, 6], step 2</li>" in page
 
 
 @pytest.mark.parametrize(

@@ -472,6 +472,13 @@ def _sampling_section(report: Report) -> list[str]:
     if inactive:
         out.append("<p>Conditional parameters, inactive in: " + "; ".join(
             f"{esc(n)} {k} of {h.n_trials} trials" for n, k in inactive.items()) + ".</p>")
+    if record is not None and record.changed:
+        out.append("<p>The distribution of these parameters changed during the study (a range "
+                   "that depends on another parameter, or an edited objective). Each is "
+                   "analysed over the union of its distributions, combinations the study could "
+                   "not suggest included, so its numbers are approximate:</p><ul>"
+                   + "".join(f"<li>{esc(n)}: {esc('; '.join(v))}</li>"
+                             for n, v in record.changed.items()) + "</ul>")
     if record is not None and record.forbidden:
         out.append("<p>Forbidden clauses (the analysis integrates over the whole space, "
                    "forbidden combinations included):</p><ul>"

@@ -292,23 +292,41 @@ def history_from_study(
         trial_ids=tuple(ids),
         excluded=excluded,
         objective_name=objective_name,
-        sampling=sampling_of(study, kept),
+        sampling=sampling_of(study, kept, changed={
+            n: tuple(distribution_text(optuna, d) for d in dists) for n, dists in changed.items()}),
     )
 
 
-def sampling_of(study: Any, trials: Sequence[Any]) -> SamplingRecord | None:
+def distribution_text(optuna: ModuleType, dist: Any) -> str:
+    """An Optuna distribution in words: ``"int in [8, 64], log"``, ``"one of ('a', 'b')"``."""
+    D = optuna.distributions
+    if isinstance(dist, D.CategoricalDistribution):
+        return f"one of {tuple(dist.choices)!r}"
+    kind = "int" if isinstance(dist, D.IntDistribution) else "float"
+    text = f"{kind} in [{dist.low:g}, {dist.high:g}]"
+    if dist.log:
+        text += ", log"
+    if dist.step is not None and not (kind == "int" and dist.step == 1):
+        text += f", step {dist.step:g}"
+    return text
+
+
+def sampling_of(study: Any, trials: Sequence[Any],
+                changed: Mapping[str, tuple[str, ...]] | None = None) -> SamplingRecord | None:
     """The restriction of ``study`` (hpinsight's ShrinkingSampler) and, over ``trials``, how
-    many were sampled with each parameter held fixed or in a narrowed range; None when the
-    study was never restricted."""
+    many were sampled with each parameter held fixed or in a narrowed range, with the
+    parameters whose distribution ``changed`` (as text); None when the study was never
+    restricted and nothing changed."""
     from .._sampling import SamplingRecord
 
+    changed = dict(changed or {})
     attrs = study.user_attrs
     stored = attrs.get(RESTRICTION_KEY)
     decisions = attrs.get(DECISIONS_KEY)
     decisions = [d for d in decisions if isinstance(d, Mapping)] if isinstance(
         decisions, list) else []
     if not isinstance(stored, Mapping) and not decisions:
-        return None
+        return SamplingRecord(changed=changed) if changed else None
     stored = stored if isinstance(stored, Mapping) else {}
     fixed: Mapping[str, Any] = stored["fixed"] if isinstance(stored.get("fixed"), Mapping) else {}
     ranges = {k: (v[0], v[1]) for k, v in dict(stored.get("ranges") or {}).items()
@@ -336,7 +354,7 @@ def sampling_of(study: Any, trials: Sequence[Any]) -> SamplingRecord | None:
         for d in decisions)
     return SamplingRecord(fixed=dict(fixed), ranges=ranges, decisions=tuple(decisions),
                           n_held=n_held if known else None,
-                          n_narrowed=n_narrowed if known else None)
+                          n_narrowed=n_narrowed if known else None, changed=changed)
 
 
 def _same(a: Any, b: Any) -> bool:

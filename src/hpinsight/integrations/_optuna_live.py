@@ -353,7 +353,8 @@ def _cut(study: optuna.Study, history: TrialHistory, keep: list[int]) -> TrialHi
 
     numbers = {history.trial_ids[i] for i in keep}
     trials = [t for t in study.get_trials(deepcopy=False) if t.number in numbers]
-    return _subset(history, keep, sampling=sampling_of(study, trials))
+    changed = {} if history.sampling is None else history.sampling.changed
+    return _subset(history, keep, sampling=sampling_of(study, trials, changed=changed))
 
 
 def _subset(history: TrialHistory, keep: list[int], *,
