@@ -183,22 +183,28 @@ def _round_ticks(low: float, high: float, integer: bool) -> list[float]:
     return ticks or [low, high]
 
 
+#: Digits and the minus sign as superscripts: ``10⁻³`` is plain text, which draws in
+#: half the time of mathtext's ``10^{-3}`` (the figures with a log axis dominated a
+#: report page's time).
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
 def tick_text(value: float, *, integer: bool = False, powers: bool = False) -> str:
-    """A log axis's tick label: plain numbers (``64``, ``0.02``), ``10^k`` for powers
+    """A log axis's tick label: plain numbers (``64``, ``0.02``), ``10⁻³`` for powers
     of ten when ``powers`` (or when the plain number is long).
 
     Examples
     --------
     >>> tick_text(128.0, integer=True), tick_text(0.02), tick_text(0.001)
     ('128', '0.02', '0.001')
-    >>> tick_text(0.001, powers=True)[-10:]  # mathtext: 10 to the power -3
-    '{10^{-3}}$'
+    >>> tick_text(0.001, powers=True), tick_text(1e5)
+    ('10⁻³', '10⁵')
     """
     if integer and abs(value) < 1e6:
         return str(round(value))
     exp = math.log10(abs(value)) if value else 0.5
     if abs(exp - round(exp)) < 1e-9 and (powers or not 1e-3 <= abs(value) < 1e4):
-        return f"$\\mathdefault{{10^{{{round(exp)}}}}}$"
+        return "10" + str(round(exp)).translate(_SUPERSCRIPT)
     text = f"{value:g}"
     return text if len(text) <= 6 else f"{value:.2g}"
 
