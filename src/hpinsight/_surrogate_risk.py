@@ -189,10 +189,10 @@ def surrogate_tuning_risk(
                                    "range in the search space.", name=name)
         cols[name] = (j, encode_value(param, value))
     sign = 1.0 if result.direction == "minimize" else -1.0
-    k_free, free_pred = best_candidate(result, X)
     fixes = list(cols.values())
-    fixed_preds = dict(zip(cols, (P * sign for P in _predict_fixing(result.model, X, fixes)),
-                           strict=True))
+    free_pred, *fixed = (P * sign for P in _predict_fixing(result.model, X, fixes))
+    k_free = int(np.argmin(free_pred.mean(axis=0)))  # the row the model predicts best
+    fixed_preds = dict(zip(cols, fixed, strict=True))
     # free and fixed searches over equally many paired candidates, so both optima carry
     # the same winner's-curse bias (a pool with every fixed variant in it would favour
     # the free side by its size alone)
@@ -210,8 +210,12 @@ def surrogate_tuning_risk(
                        strict=True))
     refits = result.model.refits if isinstance(result.model, FittedGP) else ()
     # each refit's risk on the same candidates: its hyperparameters' share of the spread
-    refit_free = [m.predict_per_draw(X)[0] * sign for m in refits]
-    refit_fixed = [m.predict_fixing(X, fixes) for m in refits]  # per refit, per parameter
+    # per refit: its prediction at the candidates, then with each parameter fixed
+    refit_free, refit_fixed = [], []
+    for m in refits:
+        unchanged, *each = m.predict_fixing(X, fixes, free=True)
+        refit_free.append(unchanged[0] * sign)
+        refit_fixed.append(each)
     out = {}
     for i, (name, P) in enumerate(fixed_preds.items()):
         k = chosen[name]
@@ -235,11 +239,12 @@ def surrogate_tuning_risk(
 
 def _predict_fixing(model: Any, X: NDArray[np.float64],
                     fixes: Sequence[tuple[int, float]]) -> list[NDArray[np.float64]]:
-    """Each draw's prediction at ``X`` with column ``j`` set to ``v``, per ``(j, v)`` of
-    ``fixes`` (a Gaussian process shares the work between the fixes)."""
+    """Each draw's prediction at ``X``, then with column ``j`` set to ``v`` per ``(j, v)``
+    of ``fixes`` (a Gaussian process shares the work between them)."""
     if isinstance(model, FittedGP):
-        return model.predict_fixing(X, fixes)
-    return [model.predict_per_draw(with_column(X, j, v)) for j, v in fixes]
+        return model.predict_fixing(X, fixes, free=True)
+    return [model.predict_per_draw(X)] + [
+        model.predict_per_draw(with_column(X, j, v)) for j, v in fixes]
 
 
 def best_candidate(

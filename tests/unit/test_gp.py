@@ -679,6 +679,11 @@ def test_predicting_with_one_column_fixed_equals_predicting_the_changed_rows() -
             assert fast.shape == slow.shape == (model.n_draws, 300)
             np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-8 * np.ptp(slow))
             assert not np.allclose(fast, model.predict_per_draw(X))  # the fix changed it
+        # with free=True, first the prediction at X itself, from the same kernel terms
+        unchanged, *fixed = model.predict_fixing(X, fixes, free=True)
+        assert len(fixed) == len(fixes)
+        np.testing.assert_allclose(unchanged, model.predict_per_draw(X), rtol=0,
+                                   atol=1e-8 * np.ptp(unchanged))
 
 
 def test_predicting_with_one_column_fixed_in_a_conditional_space() -> None:
@@ -697,7 +702,10 @@ def test_predicting_with_one_column_fixed_in_a_conditional_space() -> None:
     X = space.encode(space.sample(50, seed=2))
     assert np.isnan(X[:, 1]).any()
     fixes = [(2, 4.0), (0, 0.0), (2, 1.0)]
-    for (j, v), fast in zip(fixes, gp.predict_fixing(X, fixes), strict=True):
+    unchanged, *fixed = gp.predict_fixing(X, fixes, free=True)
+    slow = gp.predict_per_draw(X)
+    np.testing.assert_allclose(unchanged, slow, rtol=0, atol=1e-8 * np.ptp(slow))
+    for (j, v), fast in zip(fixes, fixed, strict=True):
         changed = X.copy()
         changed[:, j] = v
         slow = gp.predict_per_draw(changed)

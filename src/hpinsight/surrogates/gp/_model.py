@@ -178,10 +178,11 @@ class FittedGP:
                 out[b, rows] = (P0 * P + r * (S0 + S)) @ self.beta[b]
         return self.y_mean + self.y_scale * out
 
-    def predict_fixing(self, X: NDArray[np.float64],
-                       fixes: Sequence[tuple[int, float]]) -> list[NDArray[np.float64]]:
+    def predict_fixing(self, X: NDArray[np.float64], fixes: Sequence[tuple[int, float]], *,
+                       free: bool = False) -> list[NDArray[np.float64]]:
         """:meth:`predict_per_draw` at ``X`` with column ``j`` set to the encoded value
-        ``v``, for each ``(j, v)`` of ``fixes``: one array of shape (n_draws, n_rows) each.
+        ``v``, for each ``(j, v)`` of ``fixes``: one array of shape (n_draws, n_rows) each;
+        with ``free``, first the prediction at ``X`` itself (from the same kernel terms).
 
         Setting a column changes one unit's factor of the product kernel and its term of
         the additive part (a conditional block's members and activity change together),
@@ -194,8 +195,10 @@ class FittedGP:
         units = self.unit_members
         unit_of = {j: u for u in units for j in u}
         alone = [u[0] for u in units if len(u) == 1 and not any(u == b.members for b in self.blocks)]
-        if self.varying or np.isnan(X[:, alone]).any():
-            return [self.predict_per_draw(with_column(X, j, v)) for j, v in fixes]
+        if self.varying or np.isnan(X[:, alone]).any() or np.isnan(
+                [v for j, v in fixes if j in alone]).any():
+            return ([self.predict_per_draw(X)] if free else []) + [
+                self.predict_per_draw(with_column(X, j, v)) for j, v in fixes]
         weights = dict(zip(units, self.additive_units, strict=True))
         X0, ell, cols, r = self.X[0], self.length_scales, self.columns, self.additive_weight
 
@@ -218,33 +221,49 @@ class FittedGP:
         Q = scaled(X.copy())
         changed = [scaled(with_column(X[:1], j, v)) if unit_of[j][0] in alone
                    else scaled(with_column(X, j, v)) for j, v in fixes]
+        blocks = [u for u in units if u[0] not in alone]
         preds = [np.empty((self.n_draws, X.shape[0])) for _ in fixes]
-        step = max(1, 2**21 // max(X0.shape[0], 1))  # rows per chunk: 16 MB per matrix
+        unchanged = np.empty((self.n_draws, X.shape[0])) if free else None
+        # rows per chunk: the blocks' kernels and about six other matrices of the chunk's
+        # rows by the training rows are held at once, 128 MB in all
+        step = max(1, 2**24 // (max(X0.shape[0], 1) * (len(blocks) + 6)))
         for lo in range(0, X.shape[0], step):
             rows = slice(lo, lo + step)
-            F = {u: factor(u, Q[rows]) for u in units}
-            kernel = {u: np.exp(-0.5 * f) if u[0] in alone else f for u, f in F.items()}
-            dist = sum((F[u] for u in units if u[0] in alone), np.zeros_like(F[units[0]]))
-            blocks = [u for u in units if u[0] not in alone]
-            summed = sum((weights[u] * kernel[u] for u in units if weights[u]),
-                         np.zeros_like(dist))
+            dist = np.zeros((Q[rows].shape[0], X0.shape[0]))  # the single columns' D
+            summed = np.zeros_like(dist)  # the additive part
+            kernel = {}  # the blocks' factors
+            for u in units:
+                F = factor(u, Q[rows])
+                if u[0] in alone:
+                    dist += F
+                    F = np.exp(-0.5 * F)
+                else:
+                    kernel[u] = F
+                if weights[u]:
+                    summed += weights[u] * F
+            others = np.exp(-0.5 * dist)  # everything of the product but the blocks
+            if unchanged is not None:
+                K = others * np.prod([kernel[b] for b in blocks], axis=0) if blocks else others
+                unchanged[:, rows] = ((K + r * summed) @ self.beta.T).T
             for (j, _), C, pred in zip(fixes, changed, preds, strict=True):
                 u = unit_of[j]
+                old = factor(u, Q[rows]) if u[0] in alone else kernel[u]
                 new = factor(u, C if u[0] in alone else C[rows])
                 if u[0] in alone:  # swap the column's distance term
-                    K = np.exp(-0.5 * (dist - F[u] + new))
-                    new = np.exp(-0.5 * new)
+                    K = np.exp(-0.5 * (dist - old + new))
+                    old, new = np.exp(-0.5 * old), np.exp(-0.5 * new)
                 else:  # swap the block's factor
-                    K = np.exp(-0.5 * dist) * new
+                    K = others * new
                 for b in blocks:
                     if b != u:
                         K *= kernel[b]
                 if weights[u]:
-                    K += r * (summed + weights[u] * (new - kernel[u]))
+                    K += r * (summed + weights[u] * (new - old))
                 else:
                     K += r * summed
                 pred[:, rows] = (K @ self.beta.T).T
-        return [self.y_mean + self.y_scale * p for p in preds]
+        return [self.y_mean + self.y_scale * p
+                for p in ([unchanged] if unchanged is not None else []) + preds]
 
     def difference_sd(self, A: NDArray[np.float64], B: NDArray[np.float64]) -> NDArray[np.float64]:
         """Posterior standard deviation of ``f(A_i) - f(B_i)``, in objective units.
