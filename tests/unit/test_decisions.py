@@ -249,6 +249,11 @@ def test_a_forest_bounds_what_the_noise_could_hide_by_its_out_of_bag_residuals()
         HIDDEN_COST * model.residual_sd / math.sqrt(d.n_active), rel=1e-9)
     assert d.hidden_cost > sub.margin >= d.cost_upper  # its cost alone would fix it
     assert sub.fixed == {}
+    # an objective that is often exactly 0 (an error rate, a clipped value): rows whose
+    # out-of-bag prediction is 0 count like any other
+    flat = np.array([0.0 if c["x"] < 0.6 else 3 * (c["x"] - 0.6) for c in configs])
+    model = hp.fanova(hp.TrialHistory(space, configs, flat), surrogate=forest, seed=0).model
+    assert model.residual_sd**2 == pytest.approx((1 - model.fit_r2) * flat.var(), rel=1e-9)
 
 
 def test_without_noise_the_bound_does_not_hold_a_parameter_back():

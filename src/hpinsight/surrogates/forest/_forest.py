@@ -372,8 +372,13 @@ def fit_forest(
     # the mean of its trees by construction: no need to check predict on probe rows
     frozen = _freeze(model, list(model.estimators_), X.shape[1])
     oob = np.asarray(getattr(model, "oob_prediction_", np.empty(0)), dtype=np.float64).reshape(-1)
-    # scikit-learn predicts exactly 0 for a row no tree left out (rare with 64 trees)
-    seen = (np.isfinite(oob) & (oob != 0.0)) if oob.shape == np.shape(y) else np.zeros(0, bool)
+    if oob.shape != np.shape(y):
+        return frozen
+    # a row every tree drew has no out-of-bag prediction (scikit-learn puts 0 there)
+    inbag = np.zeros((len(model.estimators_), n), dtype=bool)
+    for t, drawn in enumerate(model.estimators_samples_):
+        inbag[t, drawn] = True
+    seen = (~inbag).any(axis=0) & np.isfinite(oob)
     if not seen.any():
         return frozen
     residual = np.asarray(y, dtype=np.float64)[seen] - oob[seen]
