@@ -79,6 +79,10 @@ if TYPE_CHECKING:
 __all__ = ["decide"]
 
 _NOTHING = "indistinguishable from nothing"
+#: A cost is the difference of two predictions, so where it is 0 in exact arithmetic it
+#: comes out within about 1e-14 of the objective's scale; below this fraction of the
+#: margin it is nothing measurable.
+_ROUNDING = 1e-9
 
 
 def decide(
@@ -339,7 +343,8 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
         "kept": (f"Keep tuning: it shows no effect, but at least one parameter stays "
                  f"tuned and this one explains the most ({share})."),
         "fix": (f"You can stop tuning it: {nothing}, it explains {share}, and fixing it at {value} costs "
-                + ("nothing measurable" if d.cost_upper <= 0 else f"at most {upper}")
+                + ("nothing measurable" if d.cost_upper <= _ROUNDING * abs(margin)
+                   else f"at most {upper}")
                 + f" ({confidence:.0%} quantile; {allowed} allowed)."),
         "fixed": f"Fixed at {value}{since}; nothing found since says otherwise ({share}).",
         "release": (f"Fixed at {value}{since}, but "

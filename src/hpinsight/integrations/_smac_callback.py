@@ -323,8 +323,8 @@ class ImportanceCallback(LiveResults, Callback):
         result, snapshot = out
         with self._lock:
             self._sources.append(source)
-        _logger.info("hpinsight: %d configurations (best %.6g, %s model): %s",
-                     snapshot.n_trials, snapshot.best_value, source, snapshot.ranking_line())
+        _logger.info("hpinsight: %d configurations (%s, %s model): %s",
+                     snapshot.n_trials, snapshot.best_text(), source, snapshot.ranking_line())
         path = self.result_path
         if path is not None:
             self._write(path, result, snapshot, source,
