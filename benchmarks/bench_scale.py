@@ -14,6 +14,8 @@ Prints one JSON document to stdout; progress goes to stderr.
     python benchmarks/bench_scale.py --cells main_1k_x8,main_1k_x10,noisy_200_x40,main_10k_x30 \
         --tools hp_gp,hp_forest --peers ped_anova --markdown            # the default / PED-ANOVA
     python benchmarks/bench_scale.py --cells main_200_x20,noisy_200_x40 --tools hp_gp,hp_subspace --markdown
+    python benchmarks/bench_scale.py --cells demo_150,report_50_x200 --tools hp_gp,hp_report \
+        --peers ped_anova --markdown                                    # the reports' targets
     python benchmarks/bench_scale.py --peers optuna_fanova,fast_fanova,ped_anova \\
         --automl-python /path/to/venv/bin/python --markdown            # with the peers
 
@@ -45,6 +47,10 @@ CELLS: dict[str, tuple[int, int, int, float]] = {
     "main_1k_x8": (1_000, 8, 1, float("nan")),
     "main_1k_x10": (1_000, 10, 1, float("nan")),
     "main_200_x20": (200, 20, 1, float("nan")),
+    # the demo's study (examples/demo_optuna_sqlite.py: 150 TPE trials, seed 0, six
+    # parameters, one conditional) and 50 trials of 200 parameters: the report's targets
+    "demo_150": (150, 6, 1, 2.0),
+    "report_50_x200": (50, 200, 1, 15.0),
     "noisy_200_x40": (200, 40, 1, float("nan")),
     "main_10k_x30": (10_000, 30, 1, 5.0),
     "pairs_2k_x10": (2_000, 10, 2, 5.0),
@@ -62,7 +68,7 @@ PED_TARGET = {"main_1k_x8": 10.0, "main_1k_x10": 10.0, "noisy_200_x40": 10.0, "m
 #: timed warm (imports and first-call set-up are not the analysis; PED-ANOVA's first
 #: call costs about 0.18 s of them, more than ten of its analyses at 1,000 x 8).
 WARM_UP_TRIALS = 50
-OURS = ("hp_gp", "hp_forest", "hp_forest_one_core", "hp_subspace")
+OURS = ("hp_gp", "hp_forest", "hp_forest_one_core", "hp_subspace", "hp_report")
 PEERS = ("optuna_fanova", "fast_fanova", "ped_anova", "automl_fanova")
 MAIN_ONLY = {"optuna_fanova", "fast_fanova", "ped_anova"}  # these peers give main effects only
 TOOL_TEXT = {
@@ -71,6 +77,7 @@ TOOL_TEXT = {
     "hp_forest_one_core": "hpinsight, surrogate=hp.Forest() (64 trees, one core)",
     "hp_subspace": "hpinsight.suggest_subspace, default model: what a shrink decision costs "
                    "(the importances, then every parameter's cost of fixing)",
+    "hp_report": "hpinsight.report and its HTML page, default model (analysis + page)",
     "optuna_fanova": "Optuna FanovaImportanceEvaluator (64 trees, one core)",
     "fast_fanova": "optuna-fast-fanova FanovaImportanceEvaluator (64 trees)",
     "ped_anova": "Optuna PedAnovaImportanceEvaluator (no forest; main effects of the top 10 %)",
@@ -124,29 +131,59 @@ def _start_clock(limit: float) -> float:
     return time.perf_counter()
 
 
+def _demo_study() -> Any:
+    """The demo's study, in memory: its objective, 150 TPE trials, seed 0."""
+    import optuna
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "examples"))
+    from demo_optuna_sqlite import objective as demo_objective
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=0))
+    study.optimize(demo_objective, n_trials=CELLS["demo_150"][0])
+    return study
+
+
 def _run_child(cell: str, tool: str, limit: float) -> dict[str, Any]:
     import hpinsight as hp
 
     order = CELLS[cell][2]
-    space, frame, y = cell_data(cell)
+    demo = _demo_study() if cell == "demo_150" else None
+    if demo is not None:
+        history = hp.adapters.from_optuna(demo)
+    else:
+        space, frame, y = cell_data(cell)
+        history = hp.TrialHistory(space, frame, y)
+    small, small_frame, small_y = _data(WARM_UP_TRIALS, 3)
+    warm = hp.TrialHistory(small, small_frame, small_y)
     if tool == "hp_subspace":
-        small, small_frame, small_y = _data(WARM_UP_TRIALS, 3)
-        hp.suggest_subspace(hp.TrialHistory(small, small_frame, small_y), seed=0)  # warm-up
+        hp.suggest_subspace(warm, seed=0)  # warm-up, untimed
         rss_before = _peak_mib()
         t0 = _start_clock(limit)
-        sub = hp.suggest_subspace(hp.TrialHistory(space, frame, y), seed=0)
+        sub = hp.suggest_subspace(history, seed=0)
         seconds = time.perf_counter() - t0
         return {"seconds": seconds, "peak_rss_mib": _peak_mib(), "peak_rss_before_mib": rss_before,
                 "top3": [[[n], 1.0] for n in list(sub.keep)[:3]], "n_effects": len(sub.fixed)}
+    if tool == "hp_report":
+        hp.report(warm, top=1, seed=0).html()  # warm-up (matplotlib's first figure), untimed
+        rss_before = _peak_mib()
+        t0 = _start_clock(limit)
+        rep = hp.report(history, seed=0)
+        t1 = time.perf_counter()
+        rep.html()
+        seconds = time.perf_counter() - t0
+        return {"seconds": seconds, "analysis_s": t1 - t0, "page_s": seconds - (t1 - t0),
+                "peak_rss_mib": _peak_mib(), "peak_rss_before_mib": rss_before,
+                "top3": [[[n], 1.0] for n in rep.top], "n_effects": len(history.space)}
     if tool.startswith("hp_"):
         kwargs: dict[str, Any] = {"max_order": order, "seed": 0}
         if tool != "hp_gp":
             kwargs.update(surrogate=hp.Forest(n_jobs=-1 if tool == "hp_forest" else None))
-        small, small_frame, small_y = _data(WARM_UP_TRIALS, 3)
-        hp.fanova(hp.TrialHistory(small, small_frame, small_y), **kwargs)  # warm-up, untimed
+        hp.fanova(warm, **kwargs)  # warm-up, untimed
         rss_before = _peak_mib()
         t0 = _start_clock(limit)
-        result = hp.fanova(hp.TrialHistory(space, frame, y), **kwargs)
+        result = hp.fanova(history, **kwargs)
         seconds = time.perf_counter() - t0
         top = [[list(i.params), i.mean] for i in result.ranking(order=1)[:3]]
         return {"seconds": seconds, "peak_rss_mib": _peak_mib(), "peak_rss_before_mib": rss_before,
@@ -163,7 +200,7 @@ def _run_child(cell: str, tool: str, limit: float) -> dict[str, Any]:
                           for c, v in zip(frame.to_dict("records"), y, strict=True)])
         return study
 
-    study = study_of(space, frame, y)
+    study = demo if demo is not None else study_of(space, frame, y)
     if tool == "optuna_fanova":
         evaluator: Any = optuna.importance.FanovaImportanceEvaluator(seed=0)
     elif tool == "fast_fanova":
@@ -258,6 +295,8 @@ def table(results: dict[str, dict[str, dict[str, Any]]], tools: list[str]) -> st
                 cells.append("error")
             else:
                 text = f"{r['seconds']:.2f} s" if r["seconds"] >= 0.1 else f"{r['seconds']:.3f} s"
+                if "page_s" in r:
+                    text += f" ({r['analysis_s']:.2f} + {r['page_s']:.2f} page)"
                 if cell in MEMORY_TARGET_MIB:
                     text += f", {r['peak_rss_mib']:.0f} MiB"
                 if tool in PEERS and ref:
@@ -311,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     for cell in args.cells.split(","):
         results[cell] = {}
         for tool in tools:
-            if tool in MAIN_ONLY and CELLS[cell][2] > 1:
+            if (tool in MAIN_ONLY and CELLS[cell][2] > 1) or (
+                    tool == "automl_fanova" and cell == "demo_150"):  # no data frame for it
                 results[cell][tool] = {"status": "n/a"}
                 continue
             log(f"{cell}: {tool} ...")
