@@ -347,6 +347,17 @@ def _record(entry: Any, i: int) -> SmacRun:
     )
 
 
+def saved_objective_names(path: Path) -> list[str] | None:
+    """The objectives a saved run's ``scenario.json`` names (None without one)."""
+    scenario_file = find_run_folder(path) / "scenario.json"
+    if not scenario_file.is_file():
+        return None
+    try:
+        return _names(json.loads(scenario_file.read_text()).get("objectives"))
+    except (json.JSONDecodeError, AttributeError):
+        return None
+
+
 def _names(objectives: Any) -> list[str] | None:
     if objectives is None:
         return None

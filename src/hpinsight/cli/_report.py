@@ -171,14 +171,23 @@ def _load(args: argparse.Namespace) -> tuple[Any, str]:
     return _study_history(optuna, storage, args.study[0], args)
 
 
-def _smac_history(path: Path, objective: int | str | None) -> tuple[Any, str]:
+def _smac_history(path: Path, objective: int | str | None, *,
+                  several: bool = True) -> tuple[Any, str]:
+    """A saved SMAC run's history, or with ``several`` and no ``objective``, a run of
+    several objectives as one history per objective (a report of every objective and
+    the Pareto front, as for an Optuna study)."""
     from ..adapters import from_smac
+    from ..adapters._smac import saved_objective_names
 
     if not path.exists():
         raise FileNotFoundError(f"no SMAC run at {str(path)!r}")
     problem = _smac_run_problem(path)
     if problem:
         raise FileNotFoundError(problem)
+    names = saved_objective_names(path) if objective is None else None
+    if several and names is not None and len(names) > 1:
+        return {name: from_smac(path, objective=i) for i, name in enumerate(names)}, \
+            f"SMAC run {path}"
     return from_smac(path, objective=objective), f"SMAC run {path}"
 
 
@@ -206,7 +215,8 @@ def _study_history(optuna: Any, storage: Any, name: str,
 def _load_several(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """Every study asked for, by name, and what they are in words."""
     if args.smac_run is not None:
-        runs = {str(path): _smac_history(path, args.objective)[0] for path in args.smac_run}
+        runs = {str(path): _smac_history(path, args.objective, several=False)[0]
+                for path in args.smac_run}
         return runs, f"{len(runs)} SMAC runs"
     optuna = import_optional("optuna", "hpinsight report --storage")
     from ._storage import describe, open_storage

@@ -285,6 +285,23 @@ def test_multi_objective_runs_are_analysed_per_named_objective(tmp_path):
     pareto = load_run(scenario.output_directory, objective="front")
     assert pareto.is_front
     assert front.history[-1].front_size == int((pareto.y == 0).sum()) >= 1
+    # the command line reports every objective and the front, as for an Optuna study
+    import json
+    import subprocess
+    import sys
+
+    target = tmp_path / "mo.json"
+    done = subprocess.run([sys.executable, "-m", "hpinsight", "report", "--smac-run",
+                           str(scenario.output_directory), "--out", str(target)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(target.read_text())
+    assert doc["kind"] == "multi-objective"
+    assert doc["objectives"] == ["error", "seconds"]
+    assert doc["directions"] == {"error": "minimize", "seconds": "minimize"}
+    assert list(doc["sections"]) == ["error", "seconds", "front"]
+    assert doc["sections"]["error"]["top"][0] == "x"  # error depends on x alone
+    assert doc["sections"]["seconds"]["top"][0] == "y"  # seconds on y alone
 
 
 @pytest.mark.slow
