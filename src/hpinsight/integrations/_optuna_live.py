@@ -13,7 +13,6 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 import optuna
 
 from .._decision_result import MIN_TRIALS_PER_PARAM, fmt_cost
@@ -32,7 +31,6 @@ from ._optuna_shrink import (
 
 if TYPE_CHECKING:
     from .._fanova_result import FanovaResult
-    from .._sampling import SamplingRecord
     from .._subspace import SubspaceResult
 
 __all__ = ["SUMMARY_KEY", "Refitter", "best_ranges"]
@@ -325,11 +323,23 @@ def _objectives_of(study: optuna.Study, history: TrialHistory) -> dict[str, Tria
 
 
 def _trials_in(study: optuna.Study, history: TrialHistory, ids: set[int]) -> TrialHistory:
-    """``history`` cut to the trials ``ids`` (itself if none is cut)."""
+    """``history`` cut to the trials ``ids`` (itself if none is cut), with the sampling
+    record of the trials kept: a parameter the restriction holds is judged as held (so a
+    check can release it), and its held count is over those trials."""
+    from ..adapters._optuna import sampling_of
+
     keep = [i for i, t in enumerate(history.trial_ids) if t in ids]
     if len(keep) == history.n_trials:
         return history
-    return _cut(study, history, keep)
+    numbers = {history.trial_ids[i] for i in keep}
+    trials = [t for t in study.get_trials(deepcopy=False) if t.number in numbers]
+    changed = {} if history.sampling is None else history.sampling.changed
+    return TrialHistory(
+        history.space, tuple(history.configs[i] for i in keep), history.y[keep],
+        direction=history.direction, trial_ids=tuple(history.trial_ids[i] for i in keep),
+        excluded=history.excluded, objective_name=history.objective_name,
+        sampling=sampling_of(study, trials, changed=changed),
+    )
 
 
 def _trials_before(study: optuna.Study, history: TrialHistory,
@@ -339,32 +349,9 @@ def _trials_before(study: optuna.Study, history: TrialHistory,
     A shrink decision falls due at a trial; with parallel workers, later trials may have
     finished by then, and the decision still rests on the trials it was due on.
     """
-    ids = np.asarray(history.trial_ids)
-    if number is None or bool((ids < number).all()):
+    if number is None:
         return history
-    return _cut(study, history, np.flatnonzero(ids < number).tolist())
-
-
-def _cut(study: optuna.Study, history: TrialHistory, keep: list[int]) -> TrialHistory:
-    """The trials at positions ``keep`` of ``history``, with the sampling record of those
-    trials: a parameter the restriction holds is judged as held (so a check can release
-    it), and its held count is over the trials kept."""
-    from ..adapters._optuna import sampling_of
-
-    numbers = {history.trial_ids[i] for i in keep}
-    trials = [t for t in study.get_trials(deepcopy=False) if t.number in numbers]
-    changed = {} if history.sampling is None else history.sampling.changed
-    return _subset(history, keep, sampling=sampling_of(study, trials, changed=changed))
-
-
-def _subset(history: TrialHistory, keep: list[int], *,
-            sampling: SamplingRecord | None) -> TrialHistory:
-    """The trials at positions ``keep`` of ``history``, with ``sampling``."""
-    return TrialHistory(
-        history.space, tuple(history.configs[i] for i in keep), history.y[keep],
-        direction=history.direction, trial_ids=tuple(history.trial_ids[i] for i in keep),
-        excluded=history.excluded, objective_name=history.objective_name, sampling=sampling,
-    )
+    return _trials_in(study, history, {t for t in history.trial_ids if t < number})
 
 
 def best_ranges(
