@@ -22,7 +22,7 @@ from .exceptions import InvalidArgumentTypeError, InvalidDataError
 from .space import Categorical, Float, Int, SearchSpace, active_mask, encode_value, measure_of, snap
 from .surrogates.forest import impute_inactive
 from .surrogates.gp import FittedGP
-from .surrogates.gp._model import with_column
+from .surrogates.gp._model import predict_changed_rows, with_column
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -222,8 +222,8 @@ def surrogate_tuning_risk(
         # each draw's own optima: how much worse its best is with the parameter fixed;
         # where the draws disagree on the optimum, fixing is uncertain, and this says so
         per_draw = P.min(axis=1) - free_pred.min(axis=1)
-        per_refit = np.array([float((fixed[i][0] * sign).min() - free.min())
-                              for fixed, free in zip(refit_fixed, refit_free, strict=True)])
+        per_refit = np.array([float((each[i][0] * sign).min() - free.min())
+                              for each, free in zip(refit_fixed, refit_free, strict=True)])
         spread = float(per_refit.var(ddof=1)) if per_refit.size >= 2 else 0.0
         sd = sds[name]
         mixed = _with_refits(per_draw, per_refit)
@@ -243,8 +243,7 @@ def _predict_fixing(model: Any, X: NDArray[np.float64],
     of ``fixes`` (a Gaussian process shares the work between them)."""
     if isinstance(model, FittedGP):
         return model.predict_fixing(X, fixes, free=True)
-    return [model.predict_per_draw(X)] + [
-        model.predict_per_draw(with_column(X, j, v)) for j, v in fixes]
+    return predict_changed_rows(model, X, fixes, free=True)
 
 
 def best_candidate(

@@ -4,7 +4,7 @@ exact decomposition integrates."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
@@ -25,6 +25,16 @@ def with_column(X: NDArray[np.float64], j: int, v: float) -> NDArray[np.float64]
     out = np.array(X, dtype=np.float64)
     out[..., j] = v
     return out
+
+
+def predict_changed_rows(model: Any, X: NDArray[np.float64],
+                         fixes: Sequence[tuple[int, float]], *,
+                         free: bool = False) -> list[NDArray[np.float64]]:
+    """Any model's ``predict_per_draw`` at ``X`` with column ``j`` set to ``v``, per
+    ``(j, v)`` of ``fixes``, each on its own changed rows; with ``free``, first at ``X``
+    itself (what :meth:`FittedGP.predict_fixing` gives, without sharing any work)."""
+    return ([model.predict_per_draw(X)] if free else []) + [
+        model.predict_per_draw(with_column(X, j, v)) for j, v in fixes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,8 +207,7 @@ class FittedGP:
         alone = [u[0] for u in units if len(u) == 1 and not any(u == b.members for b in self.blocks)]
         if self.varying or np.isnan(X[:, alone]).any() or np.isnan(
                 [v for j, v in fixes if j in alone]).any():
-            return ([self.predict_per_draw(X)] if free else []) + [
-                self.predict_per_draw(with_column(X, j, v)) for j, v in fixes]
+            return predict_changed_rows(self, X, fixes, free=free)
         weights = dict(zip(units, self.additive_units, strict=True))
         X0, ell, cols, r = self.X[0], self.length_scales, self.columns, self.additive_weight
 
