@@ -294,6 +294,26 @@ def find_run_folder(path: Path) -> Path:
 def _history_from_folder(
     cls: type[TrialHistory], path: Path, *, objective: int | str | None, instances: str
 ) -> TrialHistory:
+    configspace, records, configs, objectives, known = _read_folder(path)
+    return history_from_records(cls, configspace, records, configs, objective=objective,
+                                objectives=objectives, instances=instances, known=known)
+
+
+def objective_histories(cls: type[TrialHistory], path: Path) -> dict[str, TrialHistory] | None:
+    """A saved run of several objectives as one history per objective, keyed by the names
+    its ``scenario.json`` gives them, from one read of the folder; None when the scenario
+    names fewer than two."""
+    configspace, records, configs, objectives, known = _read_folder(path)
+    if objectives is None or len(objectives) < 2:
+        return None
+    return {name: history_from_records(cls, configspace, records, configs, objective=i,
+                                       objectives=objectives, known=known)
+            for i, name in enumerate(objectives)}
+
+
+def _read_folder(path: Path) -> tuple[Any, list[SmacRun], dict[int, dict[str, Any]],
+                                      list[str] | None, Instances]:
+    """A saved run's space, records, configurations, objective names and instances."""
     folder = find_run_folder(path)
     CS = import_optional("ConfigSpace", _FUNC)
     cs_file = folder / "configspace.json"
@@ -324,8 +344,7 @@ def _history_from_folder(
         objectives = _names(scenario.get("objectives"))
         known = Instances.from_scenario(scenario.get("instances"),
                                         scenario.get("instance_features"))
-    return history_from_records(cls, configspace, records, configs, objective=objective,
-                                objectives=objectives, instances=instances, known=known)
+    return configspace, records, configs, objectives, known
 
 
 def _record(entry: Any, i: int) -> SmacRun:
@@ -345,17 +364,6 @@ def _record(entry: Any, i: int) -> SmacRun:
         f"{_FUNC}: entry {i} of runhistory.json has a layout this version does not know "
         f"({type(entry).__name__} {str(entry)[:80]}); please report it with the SMAC version."
     )
-
-
-def saved_objective_names(path: Path) -> list[str] | None:
-    """The objectives a saved run's ``scenario.json`` names (None without one)."""
-    scenario_file = find_run_folder(path) / "scenario.json"
-    if not scenario_file.is_file():
-        return None
-    try:
-        return _names(json.loads(scenario_file.read_text()).get("objectives"))
-    except (json.JSONDecodeError, AttributeError):
-        return None
 
 
 def _names(objectives: Any) -> list[str] | None:

@@ -176,19 +176,17 @@ def _smac_history(path: Path, objective: int | str | None, *,
     """A saved SMAC run's history, or with ``several`` and no ``objective``, a run of
     several objectives as one history per objective (a report of every objective and
     the Pareto front, as for an Optuna study)."""
+    from .._history import TrialHistory
     from ..adapters import from_smac
-    from ..adapters._smac import saved_objective_names
+    from ..adapters._smac import objective_histories
 
     if not path.exists():
         raise FileNotFoundError(f"no SMAC run at {str(path)!r}")
     problem = _smac_run_problem(path)
     if problem:
         raise FileNotFoundError(problem)
-    names = saved_objective_names(path) if objective is None else None
-    if several and names is not None and len(names) > 1:
-        return {name: from_smac(path, objective=i) for i, name in enumerate(names)}, \
-            f"SMAC run {path}"
-    return from_smac(path, objective=objective), f"SMAC run {path}"
+    each = objective_histories(TrialHistory, path) if several and objective is None else None
+    return (from_smac(path, objective=objective) if each is None else each), f"SMAC run {path}"
 
 
 def _study_history(optuna: Any, storage: Any, name: str,
