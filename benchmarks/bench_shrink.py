@@ -18,6 +18,11 @@ the optimum (0 on every problem).
   parameters exist only there (``a1``, ``a2`` or ``b1``, ``b2``); branch "b" holds the
   optimum, branch "a" is 0.5 worse at best. ``kind``, ``b1`` and ``x`` matter; ``a1``
   and ``a2`` cost nothing to fix (the best branch does not use them); six nuisance floats.
+* ``optim``: a second conditional space, 15 parameters. ``opt`` picks "sgd"
+  (``momentum``, ``nesterov``), "adam" (``beta1``, ``eps``) or "rmsprop" (``rho``);
+  "adam" holds the optimum, the others are 0.3 and 0.6 worse at best; a log learning rate
+  ``lr`` acts in every branch. ``opt``, ``lr`` and ``beta1`` matter; the other branches'
+  parameters cost nothing to fix, and eight nuisance floats do nothing.
 * ``svc`` and ``forest``: two real tunings (:class:`SklearnTuning`), ``1 - ROC AUC`` of an
   ``SVC`` (9 parameters) and a random forest (10, one of them its seed) in 3-fold CV on
   the breast-cancer data. No known truth: only the outcome columns are filled.
@@ -40,6 +45,11 @@ Arms, per problem, sampler and seed, on the same sampler seed:
   nuisance floats; on ``cond`` also ``a1``, unused by the best branch) fixed at 0.5 from
   the first trial, with ``PartialFixedSampler``: the best any shrinking could do with
   this sampler, to tell a bad decision from a subspace the sampler itself is slower in.
+* ``oracle_kept`` (only when asked for): the same parameters fixed from the first trial,
+  but left in the base sampler's model (:class:`KeptInModel`: it still models them, and
+  the fixed values overwrite what it proposes). ``PartialFixedSampler`` and
+  ``ShrinkingSampler`` take them out of the base sampler's space; the two oracles side
+  by side show what taking them out does to the sampler itself.
 
 SMAC (``--samplers smac``, arms ``full`` and ``auto``; the known-truth problems, each
 also declared as a ConfigSpace space by :func:`configspace`): the HPO facade with the
@@ -67,7 +77,10 @@ whose true cost exceeded the margin of the decision that fixed it, how many held
 whose true cost exceeded the margin of a later decision (margins shrink as a study
 converges), the run's first fixing trial, the
 share of runs that fixed at least half of the do-nothing parameters by trial 100, and
-the seconds the study waited for its decisions. One JSON document on stdout
+the seconds the study waited for its decisions; the median paired ratio's 90 % confidence
+interval (the sign test's, over seeds), and on ``cond`` and ``optim`` the share of trials
+after the 50th spent on a branch that cannot hold the optimum (``worse_branch_share``,
+JSON only). One JSON document on stdout
 (``--out`` also writes it), a Markdown table with ``--table``.
 
     python benchmarks/bench_shrink.py --seeds 10 --budget 200 --problems v10,sparse20,sparse40,cond --table   # about 35 min on 2 cores
@@ -197,10 +210,52 @@ class Conditional:
         if name == "kind":
             return 0.5 if value == "a" else 0.0
         if name == "x":
-            return 5.0 * (value - 0.6) ** 2
+            return 5.0 * (float(value) - 0.6) ** 2
         if name == "b1":  # with b1 fixed, branch "a" (0.5 at best) may be the better one
-            return min(3.0 * (value - 0.7) ** 2, 0.5)
+            return min(3.0 * (float(value) - 0.7) ** 2, 0.5)
         return 0.0
+
+
+_OPTIMIZERS = {"sgd": 0.3, "adam": 0.0, "rmsprop": 0.6}
+
+
+class OptimizerChoice:
+    """A second conditional space: ``opt`` picks one of three optimizers, each with its
+    own parameters; "adam" holds the optimum, "sgd" is 0.3 worse at best, "rmsprop" 0.6."""
+
+    name = "optim"
+    known_truth = True
+    matters = ("opt", "lr", "beta1")
+    # momentum and rho tune only branches that cannot hold the optimum: fixing them
+    # costs nothing, as a1 on cond
+    nuisance = ("momentum", "nesterov", "rho", "eps", *(f"n{i}" for i in range(8)))
+
+    def __call__(self, t: optuna.Trial) -> float:
+        opt = t.suggest_categorical("opt", list(_OPTIMIZERS))
+        lr = t.suggest_float("lr", 1e-5, 1e-1, log=True)
+        rest = sum(_nuisance(t.suggest_float(f"n{i}", 0.0, 1.0)) for i in range(8))
+        if opt == "sgd":
+            branch = 2.0 * (t.suggest_float("momentum", 0.0, 1.0) - 0.9) ** 2 \
+                + _nuisance(t.suggest_float("nesterov", 0.0, 1.0))
+        elif opt == "adam":
+            branch = 3.0 * (t.suggest_float("beta1", 0.0, 1.0) - 0.8) ** 2 \
+                + _nuisance(t.suggest_float("eps", 0.0, 1.0))
+        else:
+            branch = (t.suggest_float("rho", 0.0, 1.0) - 0.5) ** 2
+        return 0.5 * (math.log10(lr) + 3.0) ** 2 + _OPTIMIZERS[opt] + branch + rest
+
+    def true_cost(self, name: str, value: Any) -> float:
+        if name == "opt":
+            return _OPTIMIZERS[value]
+        if name == "lr":
+            return 0.5 * (math.log10(value) + 3.0) ** 2
+        if name == "beta1":  # with beta1 fixed, "sgd" (0.3 at best) may be the better one
+            return min(3.0 * (float(value) - 0.8) ** 2, 0.3)
+        return 0.0
+
+
+#: Each conditional problem's branch choice and the choices that cannot hold the optimum.
+WORSE_BRANCHES = {"cond": ("kind", {"a"}), "optim": ("opt", {"sgd", "rmsprop"})}
 
 
 class SklearnTuning:
@@ -292,6 +347,15 @@ def configspace(problem: Any) -> Any:
                 *(CS.Float(f"n{i}", (0.0, 1.0)) for i in range(6))])
         cs.add([CS.EqualsCondition(branch[n], kind, n[0]) for n in branch])
         return cs
+    if isinstance(problem, OptimizerChoice):
+        opt = CS.Categorical("opt", list(_OPTIMIZERS))
+        owner = {"momentum": "sgd", "nesterov": "sgd", "beta1": "adam", "eps": "adam",
+                 "rho": "rmsprop"}
+        branch = {n: CS.Float(n, (0.0, 1.0)) for n in owner}
+        cs.add([opt, CS.Float("lr", (1e-5, 1e-1), log=True), *branch.values(),
+                *(CS.Float(f"n{i}", (0.0, 1.0)) for i in range(8))])
+        cs.add([CS.EqualsCondition(branch[n], opt, owner[n]) for n in branch])
+        return cs
     raise ValueError(f"no SMAC space for {problem.name}: SMAC runs the known-truth problems")
 
 
@@ -305,6 +369,7 @@ def _problems() -> dict[str, Any]:
         "sparse20": Separable("sparse20", [*_core(), *_nuisances(0, 16)]),
         "sparse40": Separable("sparse40", [*_core(), cat, *_nuisances(0, 35)]),
         "cond": Conditional(),
+        "optim": OptimizerChoice(),
         "svc": SklearnTuning("svc"),
         "forest": SklearnTuning("forest"),
     }
@@ -344,6 +409,40 @@ class PairedRandomSampler(optuna.samplers.RandomSampler):
         key = [self._base_seed, trial.number, zlib.crc32(param_name.encode())]
         draw = optuna.samplers.RandomSampler(seed=int(np.random.SeedSequence(key).generate_state(1)[0]))
         return draw.sample_independent(study, trial, param_name, param_distribution)
+
+
+class KeptInModel(optuna.samplers.BaseSampler):
+    """The ``oracle_kept`` arm's sampler: parameters in ``fixed`` keep their value, but the
+    base sampler still models them (its relative search space is the whole one, fixed
+    values overwrite what it proposes). ``PartialFixedSampler``, like
+    ``ShrinkingSampler``, removes them from the base sampler's space instead; the two
+    arms side by side show what that removal itself does to a sampler."""
+
+    def __init__(self, fixed: dict[str, Any], base: optuna.samplers.BaseSampler) -> None:
+        self._fixed, self._base = fixed, base
+
+    def infer_relative_search_space(self, study: optuna.Study, trial: Any) -> dict[str, Any]:
+        return self._base.infer_relative_search_space(study, trial)
+
+    def sample_relative(self, study: optuna.Study, trial: Any,
+                        search_space: dict[str, Any]) -> dict[str, Any]:
+        proposed = self._base.sample_relative(study, trial, search_space)
+        return {n: self._fixed.get(n, v) for n, v in proposed.items()}
+
+    def sample_independent(self, study: optuna.Study, trial: Any, param_name: str,
+                           param_distribution: Any) -> Any:
+        if param_name in self._fixed:
+            return self._fixed[param_name]
+        return self._base.sample_independent(study, trial, param_name, param_distribution)
+
+    def before_trial(self, study: optuna.Study, trial: Any) -> None:
+        self._base.before_trial(study, trial)
+
+    def after_trial(self, study: optuna.Study, trial: Any, state: Any, values: Any) -> None:
+        self._base.after_trial(study, trial, state, values)
+
+    def reseed_rng(self) -> None:
+        self._base.reseed_rng()
 
 
 def _timed(problem: Any, ms: float) -> Callable[[optuna.Trial], float]:
@@ -489,12 +588,14 @@ def run(problem_name: str, sampler: str, arm: str, seed: int, budget: int, shrin
                             for d in recorder.rows]
         out["log"] = [{k: d.get(k) for k in ("action", "params", "after_trial")}
                       for d in study.user_attrs.get("hpinsight:decisions", [])]
-    elif arm == "oracle":  # what no user has: the parameters that cost nothing, fixed from the start
-        if not problem.known_truth:
-            raise ValueError(f"the oracle arm needs known truth; {problem_name} has none")
+    elif arm in ("oracle", "oracle_kept"):  # what no user has: the parameters that cost
+        if not problem.known_truth:          # nothing, fixed from the start
+            raise ValueError(f"the oracle arms need known truth; {problem_name} has none")
         fixed = dict.fromkeys(problem.nuisance, 0.5)  # the nuisance parameters: floats in [0, 1]
+        base = make_sampler(sampler, seed)
         study = optuna.create_study(
-            sampler=optuna.samplers.PartialFixedSampler(fixed, make_sampler(sampler, seed)))
+            sampler=optuna.samplers.PartialFixedSampler(fixed, base) if arm == "oracle"
+            else KeptInModel(fixed, base))
         study.optimize(objective, n_trials=budget)
     else:  # topk: Optuna's own importance, PartialFixedSampler on the rest
         study = optuna.create_study(sampler=make_sampler(sampler, seed))
@@ -509,6 +610,10 @@ def run(problem_name: str, sampler: str, arm: str, seed: int, budget: int, shrin
                              "seconds": math.nan,
                              "costs": {n: problem.true_cost(n, v) for n, v in fixed.items()}}]
     out["best"] = _best_at(study, budgets)
+    if problem_name in WORSE_BRANCHES:  # how often the sampler still tries a worse branch
+        choice, worse = WORSE_BRANCHES[problem_name]
+        later = [t.params.get(choice) for t in study.trials[50:]]
+        out["worse_branch_share"] = sum(k in worse for k in later) / max(len(later), 1)
     out["seconds"] = time.perf_counter() - started
     return out
 
@@ -564,6 +669,7 @@ def summarize(rows: list[dict[str, Any]], budgets: list[int]) -> list[dict[str, 
                 "full_q25": _q(theirs, 0.25), "full_q75": _q(theirs, 0.75),
                 "median_ratio": statistics.median(ours) / statistics.median(theirs),
                 "median_paired_ratio": statistics.median(ratios),
+                "paired_ratio_ci90": _median_ci(ratios, 0.9),
                 "win_rate": sum(o < t for o, t in zip(ours, theirs, strict=True)) / len(ours),
                 "worst_ratio": max(ratios),
                 "fixed_a_parameter_that_matters": fixed_matter,
@@ -574,8 +680,33 @@ def summarize(rows: list[dict[str, Any]], budgets: list[int]) -> list[dict[str, 
                 if any(f is not None for f in first) else None,
                 "never_fixed": sum(f is None for f in first),
                 "decision_wait_s_median": statistics.median(waits) if waits else None,
+                "worse_branch_share": _mean_of(runs, seeds, "worse_branch_share"),
+                "full_worse_branch_share": _mean_of(full, seeds, "worse_branch_share"),
             })
     return out
+
+
+def _mean_of(runs: dict[int, dict[str, Any]], seeds: list[int], key: str) -> float | None:
+    """The mean of ``key`` over the runs of ``seeds`` that have it (None if none has)."""
+    values = [runs[s][key] for s in seeds if key in runs[s]]
+    return statistics.fmean(values) if values else None
+
+
+def _median_ci(values: list[float], level: float) -> tuple[float, float]:
+    """A distribution-free confidence interval for the median of ``values``: the order
+    statistics ``(k, n + 1 - k)``, ``k`` the largest with ``P(Binomial(n, 1/2) < k)`` at
+    most ``(1 - level) / 2`` (the interval of the sign test). Whether shrinking is
+    "no worse than the full space" needs this: with 20 seeds a median paired ratio of
+    1.5 can come from a sampler that is no worse at all."""
+    from scipy.stats import binom
+
+    s, n = sorted(values), len(values)
+    k = int(binom.ppf((1.0 - level) / 2.0, n, 0.5))  # P(B <= k) >= (1 - level) / 2
+    while k > 0 and binom.cdf(k - 1, n, 0.5) > (1.0 - level) / 2.0:
+        k -= 1
+    if k < 1:
+        return (s[0], s[-1]) if s else (math.nan, math.nan)
+    return s[k - 1], s[n - k]
 
 
 def _newly_fixed(decisions: list[dict[str, Any]]) -> list[tuple[dict[str, Any], float]]:
@@ -593,7 +724,7 @@ def _count(k: int | None, n: int) -> str:
 
 def table(summary: list[dict[str, Any]]) -> str:
     head = ("| problem | sampler | arm | trials | median best (q25-q75) | full space "
-            "| ratio of medians | median paired ratio | win rate | worst ratio "
+            "| ratio of medians | median paired ratio (90% CI) | win rate | worst ratio "
             "| fixed one that matters "
             "| fixed above margin | held above a later margin | acted by 100 | first fix "
             "| wait per decision (s) |\n|" + "---|" * 16)
@@ -606,6 +737,7 @@ def table(summary: list[dict[str, Any]]) -> str:
             f"| {s['median']:.4g} ({s['q25']:.3g}-{s['q75']:.3g}) "
             f"| {s['full_median']:.4g} ({s['full_q25']:.3g}-{s['full_q75']:.3g}) "
             f"| {s['median_ratio']:.2f} | {s['median_paired_ratio']:.2f} "
+            f"({s['paired_ratio_ci90'][0]:.2f}-{s['paired_ratio_ci90'][1]:.2f}) "
             f"| {s['win_rate']:.0%} | {s['worst_ratio']:.2f} "
             f"| {_count(s['fixed_a_parameter_that_matters'], n)} "
             f"| {_count(s['fixed_above_margin'], n)} | {_count(s.get('held_above_margin'), n)} "
