@@ -191,7 +191,7 @@ def surrogate_tuning_risk(
     sign = 1.0 if result.direction == "minimize" else -1.0
     fixes = list(cols.values())
     free_pred, *fixed = (P * sign for P in _predict_fixing(result.model, X, fixes))
-    k_free = int(np.argmin(free_pred.mean(axis=0)))  # the row the model predicts best
+    k_free = _best_row(free_pred)
     fixed_preds = dict(zip(cols, fixed, strict=True))
     # free and fixed searches over equally many paired candidates, so both optima carry
     # the same winner's-curse bias (a pool with every fixed variant in it would favour
@@ -253,7 +253,13 @@ def best_candidate(
     predictions at every row, signed so that lower is better (shape ``(T, n)``)."""
     sign = 1.0 if result.direction == "minimize" else -1.0
     pred = result.model.predict_per_draw(X) * sign
-    return int(np.argmin(pred.mean(axis=0))), pred
+    return _best_row(pred), pred
+
+
+def _best_row(pred: NDArray[np.float64]) -> int:
+    """The row whose prediction, signed so that lower is better, is best on average
+    over the draws (``pred`` of shape ``(T, n)``)."""
+    return int(np.argmin(pred.mean(axis=0)))
 
 
 def candidates(
