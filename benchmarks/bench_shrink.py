@@ -701,9 +701,8 @@ def _median_ci(values: list[float], level: float) -> tuple[float, float]:
     from scipy.stats import binom
 
     s, n = sorted(values), len(values)
-    k = int(binom.ppf((1.0 - level) / 2.0, n, 0.5))  # P(B <= k) >= (1 - level) / 2
-    while k > 0 and binom.cdf(k - 1, n, 0.5) > (1.0 - level) / 2.0:
-        k -= 1
+    # the smallest k with P(B <= k) >= (1 - level) / 2, so P(B < k) is below it
+    k = int(binom.ppf((1.0 - level) / 2.0, n, 0.5))
     if k < 1:
         return (s[0], s[-1]) if s else (math.nan, math.nan)
     return s[k - 1], s[n - k]
