@@ -261,3 +261,18 @@ def test_without_noise_the_bound_does_not_hold_a_parameter_back():
     assert sub.decisions["w"].state == "fix"
     assert math.isnan(sub.decisions["w"].hidden_cost) or \
         sub.decisions["w"].hidden_cost <= sub.margin
+
+
+def test_a_status_line_names_the_front_by_its_size_in_good_english() -> None:
+    """The live status of a Pareto-front analysis counts the front's trials (one is
+    singular); any other analysis gives its best value."""
+    from dataclasses import replace
+
+    from hpinsight.integrations._live import ImportanceSnapshot
+
+    snap = ImportanceSnapshot(n_trials=40, last_trial=39, importances={"a": 0.5},
+                              stds={"a": 0.1}, best_value=0.0123456789, n_excluded=0,
+                              seconds=1.0)
+    assert snap.best_text() == "best 0.0123457"
+    assert replace(snap, best_value=0.0, front_size=1).best_text() == "front of 1 trial"
+    assert replace(snap, best_value=0.0, front_size=12).best_text() == "front of 12 trials"

@@ -143,7 +143,9 @@ def test_threads_and_multi_objective_choice() -> None:
     # its status says how many trials are on the front, not "best 0"
     on_front = len(study.best_trials)
     assert front.history[-1].front_size == on_front
-    assert front.history[-1].best_text() == f"front of {on_front} trials"
+    # (threads make the front's size vary from run to run; one trial is singular)
+    assert front.history[-1].best_text() == ("front of 1 trial" if on_front == 1
+                                             else f"front of {on_front} trials")
     assert study.user_attrs[SUMMARY_KEY]["front_size"] == on_front
     assert first.history[-1].front_size is None
     assert first.history[-1].best_text() == f"best {min(t.values[0] for t in study.trials):.6g}"
