@@ -138,6 +138,7 @@ def decide(
 
     since = _since_trials(sampling)
     noise_sd = _noise_sd(result)
+    disputed = _disputed(result)
     out: dict[str, ParameterDecision] = {}
     for name in order:
         over_all = [i for i in effects if name in i.params]
@@ -176,7 +177,7 @@ def decide(
                 else "small"
         elif uncertain:
             state = "small" if costly else "unresolved"
-        elif hidden:
+        elif hidden or name in disputed:
             state = "not_yet_safe"
         elif math.isfinite(upper) and math.isfinite(margin) and upper <= margin \
                 and result.n_trials >= MIN_TRIALS_PER_PARAM * len(names):
@@ -219,6 +220,18 @@ def decide(
         n_trials=result.n_trials, margin=float(margin), confidence=float(confidence),
         shadow=result.shadow_fraction(1) if effects else None,
         top_quantile=None if capped is None else capped.cap_quantile)
+
+
+def _disputed(result: FanovaResult) -> set[str]:
+    """Parameters the fit on the objective found relevant and the rank fit overruled."""
+    from .surrogates.gp import FittedGP
+
+    model = result.model
+    raw = getattr(model, "raw_length_scales", None)
+    if not isinstance(model, FittedGP) or raw is None or len(raw) != len(result.space.names):
+        return set()
+    kept = model.length_scales
+    return {n for n, r, k in zip(result.space.names, raw, kept) if r < 1.0 and k > 2.0 * r}
 
 
 def _noise_sd(result: FanovaResult) -> float:

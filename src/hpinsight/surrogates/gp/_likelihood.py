@@ -230,6 +230,7 @@ def _minimize_nll(
 def fit_hyperparameters(
     cols: Sequence[Column], U: NDArray[np.float64], y: NDArray[np.float64],
     units: Sequence[tuple[int, ...]], start: NDArray[np.float64] | None = None,
+    raw_out: list[NDArray[np.float64]] | None = None,
 ) -> NDArray[np.float64]:
     """Length scales that both the objective and its ranks support; then the variances.
 
@@ -252,6 +253,8 @@ def fit_hyperparameters(
     starts = default_starts(d, len(units)) if start is None else (start,)
     ranked = min((_minimize_nll(lik, z, x, all_params) for x in starts), key=lambda f: f[0])[1]
     theta = _minimize_nll(lik, y, ranked, all_params)[1]  # the raw fit starts where ranks ended
+    if raw_out is not None:
+        raw_out.append(np.exp(theta[:d]))
     theta[:d] = np.maximum(ranked[:d], theta[:d])
     return _minimize_nll(lik, y, theta, variances)[1]
 

@@ -101,6 +101,7 @@ class FittedGP:
     additive_variance: float = 0.0
     additive_weights: NDArray[np.float64] | None = None
     refits: tuple[FittedGP, ...] = ()
+    raw_length_scales: NDArray[np.float64] | None = None
     kind: ClassVar[Literal["gp"]] = "gp"
 
     @property
