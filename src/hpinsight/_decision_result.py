@@ -17,7 +17,7 @@ from .exceptions import InvalidArgumentError
 if TYPE_CHECKING:
     pass
 
-__all__ = ["HIDDEN_COST", "MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
+__all__ = ["DISPUTED_LENGTH", "DISPUTED_RATIO", "HIDDEN_COST", "MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
            "NEGLIGIBLE_SD", "STATES", "TUNED", "DecisionResult", "ParameterDecision",
            "answer_groups", "fmt_cost", "fmt_share", "member_note", "no_matters_line"]
 
@@ -37,6 +37,18 @@ MIN_TRIALS_FOR_COST = 10
 #: V above the margin in 7 of 20 runs of 400 trials (the fit does not resolve the V; in 3
 #: of 4 runs probed it goes into the noise). ``benchmarks/README.md`` has the tables.
 MIN_TRIALS_PER_PARAM = 5
+
+#: A parameter is *disputed*, and not safe to fix, when the Gaussian process's fit to the
+#: objective's values gives it a length scale below ``DISPUTED_LENGTH`` (columns scaled to
+#: a unit range) and the length scale kept (the longer of that fit's and the rank fit's,
+#: ``surrogates.gp._likelihood.fit_hyperparameters``) is over ``DISPUTED_RATIO`` times it.
+#: The rank fit keeps a few extreme trials from making a parameter that does nothing look
+#: important, and it can miss a small effect that is costly near the optimum: under random
+#: search on 40 parameters (``benchmarks/bench_shrink.py``, ``sparse40``, 200 trials) it
+#: overruled the objective's fit of the V-shaped parameter (length scales 0.57 and 0.72
+#: against 5.1 and 4.3 kept), which was then fixed at 2-3 times its margin.
+DISPUTED_LENGTH = 1.0
+DISPUTED_RATIO = 2.0
 
 #: An effect whose standard deviation over the space, in objective units, is at most this
 #: fraction of the margin is too small to matter for fixing, resolved or not: a smooth
@@ -339,7 +351,10 @@ class DecisionResult:
             f"the {self.confidence:.0%} quantile of its cost of fixing is within the margin "
             f"({margin}), there are at least {MIN_TRIALS_PER_PARAM} trials per parameter, and "
             "an effect the noise could hide in its trials would cost no more than the margin "
-            f"({HIDDEN_COST:g} noise standard deviations over the square root of its trials). "
+            f"({HIDDEN_COST:g} noise standard deviations over the square root of its trials), "
+            "and the Gaussian process's fits to the objective's values and to their ranks do "
+            f"not disagree about it (a length scale under {DISPUTED_LENGTH:g} from the values, "
+            f"over {DISPUTED_RATIO:g} times that kept from the ranks). "
             "Otherwise, with no effect found: not yet safe to fix.",
             "Only parameters that are safe to fix are ever fixed; a fixed one is released when "
             "an effect is resolved or its mean cost exceeds the margin.",

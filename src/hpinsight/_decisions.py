@@ -57,6 +57,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ._decision_result import (
+    DISPUTED_LENGTH,
+    DISPUTED_RATIO,
     HIDDEN_COST,
     MATTERS_SHARE,
     MIN_ACTIVE_TRIALS,
@@ -194,6 +196,7 @@ def decide(
         evidence = ("cost" if state in ("small", "release") and not resolved
                     else "noise" if noisy
                     else "size" if by_size is not None
+                    else "disputed" if state == "not_yet_safe" and name in disputed
                     else f"{name} among the best" if among_best
                     else " x ".join(strongest.params) if strongest is not None else name)
         out[name] = ParameterDecision(
@@ -223,15 +226,20 @@ def decide(
 
 
 def _disputed(result: FanovaResult) -> set[str]:
-    """Parameters the fit on the objective found relevant and the rank fit overruled."""
+    """The parameters the Gaussian process's fit to the objective's values finds relevant
+    (a length scale below ``DISPUTED_LENGTH`` of its unit range) and its fit to their ranks
+    overrules (the kept length scale, the longer of the two, over ``DISPUTED_RATIO`` times
+    that one). Empty for other models."""
     from .surrogates.gp import FittedGP
 
     model = result.model
-    raw = getattr(model, "raw_length_scales", None)
-    if not isinstance(model, FittedGP) or raw is None or len(raw) != len(result.space.names):
+    if not isinstance(model, FittedGP) or model.raw_length_scales is None:
         return set()
-    kept = model.length_scales
-    return {n for n, r, k in zip(result.space.names, raw, kept) if r < 1.0 and k > 2.0 * r}
+    raw = model.raw_length_scales
+    if len(raw) != len(result.space.names):
+        return set()
+    return {n for n, r, k in zip(result.space.names, raw, model.length_scales, strict=True)
+            if r < DISPUTED_LENGTH and k > DISPUTED_RATIO * r}
 
 
 def _noise_sd(result: FanovaResult) -> float:
@@ -336,6 +344,13 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                     f"{n_trials} trials, too few to judge (at least "
                     f"{MIN_ACTIVE_TRIALS} are needed)."),
         "not_yet_safe": (f"Keep tuning for now: {hidden}" if d.evidence == "size" else
+                         f"Keep tuning for now: {nothing} in the importances, which follow "
+                         "a fit to the ranks of the objective (a few extreme trials cannot "
+                         "sway it), but the fit to the objective's values finds an effect "
+                         f"(a length scale under {1 / DISPUTED_RATIO:g} of the one kept); "
+                         "a small effect that is costly near the best looks like this, so it "
+                         "is not fixed while the two disagree; more trials will tell."
+                         if d.evidence == "disputed" else
                          f"Keep tuning for now: {nothing}, and fixing it at {value} costs at "
                          f"most {upper} by the model, but an effect the noise in these trials "
                          f"hides could cost up to {fmt_cost(d.hidden_cost, margin)}, more than "

@@ -276,3 +276,48 @@ def test_a_status_line_names_the_front_by_its_size_in_good_english() -> None:
     assert snap.best_text() == "best 0.0123457"
     assert replace(snap, best_value=0.0, front_size=1).best_text() == "front of 1 trial"
     assert replace(snap, best_value=0.0, front_size=12).best_text() == "front of 12 trials"
+
+
+def test_a_parameter_the_two_fits_disagree_about_is_not_fixed():
+    # The rank fit can overrule a small effect the fit to the objective's values finds
+    # (a V under random search on 40 parameters); the importances follow the longer
+    # length scale, but such a parameter is not safe to fix.
+    import dataclasses
+
+    from hpinsight._decision_result import DISPUTED_LENGTH, DISPUTED_RATIO
+
+    history = _noisy_history(noise=0.0)
+    result = hp.fanova(history, seed=0)
+    capped = hp.fanova(history, seed=0, cap_quantile=0.25)
+    model = result.model
+    j = history.space.names.index("w")
+    assert model.raw_length_scales is not None
+    sub = hp.suggest_subspace(history, fitted=result, capped=capped, seed=0)
+    assert sub.decisions["w"].state == "fix"  # the fits agree: as before
+    # the fit to the values saw an effect of w that the rank fit overruled
+    raw = np.array(model.raw_length_scales)
+    raw[j] = min(DISPUTED_LENGTH, model.length_scales[j] / DISPUTED_RATIO) * 0.9
+    disputed = dataclasses.replace(result, model=dataclasses.replace(model, raw_length_scales=raw))
+    sub = hp.suggest_subspace(history, fitted=disputed, capped=capped, seed=0)
+    d = sub.decisions["w"]
+    assert d.state == "not_yet_safe"
+    assert d.evidence == "disputed"
+    assert "the fit to the objective's values finds an effect" in d.sentence
+    assert "w" not in sub.fixed
+    assert any("do not disagree about it" in rule for rule in sub.decisions.rules)
+    # only the disputed parameter changes
+    before = hp.suggest_subspace(history, fitted=result, capped=capped, seed=0).decisions
+    assert {n: x.state for n, x in sub.decisions.decisions.items() if n != "w"} == \
+        {n: x.state for n, x in before.decisions.items() if n != "w"}
+
+
+def test_the_raw_length_scales_are_the_value_fit_before_the_longer_was_kept():
+    history = _noisy_history(noise=0.0)
+    model = hp.fanova(history, seed=0).model
+    raw = np.asarray(model.raw_length_scales)
+    # kept = max(rank fit, value fit): never shorter than the value fit's
+    assert raw.shape == model.length_scales.shape
+    assert np.all(model.length_scales >= raw * (1 - 1e-12))
+    # x matters, w does nothing: the values alone give x the shorter length scale
+    names = history.space.names
+    assert raw[names.index("x")] < raw[names.index("w")] / 10

@@ -245,6 +245,9 @@ def fit_hyperparameters(
     right, where ranks would distort them. The variances (product, noise, each unit's additive) are
     then fit on the objective itself with the length scales held. ``start`` (log length
     scales, then the log variances) replaces the two default starting points.
+    ``raw_out``, a list, receives the length scales
+    of the fit to the objective's values before that rule (what
+    ``FittedGP.raw_length_scales`` records).
     """
     d = U.shape[1]
     lik = Likelihood(cols, U, units)

@@ -83,6 +83,11 @@ class FittedGP:
         jackknife), so their spread is the hyperparameters' uncertainty, which the
         draws, a bootstrap with the hyperparameters held, leave out. Empty unless asked;
         a refit whose kernel does not factorize is left out.
+    raw_length_scales : ndarray of shape (n_params,) or None
+        The length scales of the fit to the objective's values alone, before each
+        parameter kept the longer of it and the rank fit's (``length_scales``): where
+        this one is much shorter, the two fits disagree about the parameter. None for
+        models fit without it (refits, shadows' models).
     """
 
     columns: tuple[Column, ...]
