@@ -235,10 +235,9 @@ def _disputed(result: FanovaResult) -> set[str]:
     model = result.model
     if not isinstance(model, FittedGP) or model.raw_length_scales is None:
         return set()
-    raw = model.raw_length_scales
-    if len(raw) != len(result.space.names):
-        return set()
-    return {n for n, r, k in zip(result.space.names, raw, model.length_scales, strict=True)
+    # one column per parameter, in the space's order
+    return {n for n, r, k in zip(result.space.names, model.raw_length_scales,
+                                 model.length_scales, strict=True)
             if r < DISPUTED_LENGTH and k > DISPUTED_RATIO * r}
 
 

@@ -20,6 +20,7 @@ from ._likelihood import (
     additive_mask,
     default_starts,
     fit_hyperparameters,
+    fit_hyperparameters_and_raw,
     inverse,
     signal_kernel,
     split_theta,
@@ -111,8 +112,7 @@ def fit_gp(
         jobs = [(cols, U0[fit_rows], ys[fit_rows], rng, blocks or (), imputed[fit_rows], aug_starts[k % 2])
                 for k, rng in enumerate(shuffles)]
         pending = [pool.submit(_shadow_null, *job) for job in jobs]
-        raw_ell: list[NDArray[np.float64]] = []
-        theta = fit_hyperparameters(cols, U0[fit_rows], ys[fit_rows], units, raw_out=raw_ell)
+        theta, raw_ell = fit_hyperparameters_and_raw(cols, U0[fit_rows], ys[fit_rows], units)
         # the refits' hyperparameters (half the rows each) while the shadows' fit, the
         # longer one, still runs
         rng_half = np.random.default_rng(seeds[5])
@@ -174,7 +174,7 @@ def fit_gp(
         n_features=d, shadow_fractions=null,
         varying=tuple(int(j) for j in np.flatnonzero(np.isnan(X).any(axis=0))) if has_inactive else (),
         blocks=blocks or (), additive_variance=a, additive_weights=weights, refits=others,
-        raw_length_scales=readonly(raw_ell[0]) if raw_ell else None,
+        raw_length_scales=readonly(raw_ell),
     )
 
 

@@ -230,7 +230,6 @@ def _minimize_nll(
 def fit_hyperparameters(
     cols: Sequence[Column], U: NDArray[np.float64], y: NDArray[np.float64],
     units: Sequence[tuple[int, ...]], start: NDArray[np.float64] | None = None,
-    raw_out: list[NDArray[np.float64]] | None = None,
 ) -> NDArray[np.float64]:
     """Length scales that both the objective and its ranks support; then the variances.
 
@@ -245,10 +244,16 @@ def fit_hyperparameters(
     right, where ranks would distort them. The variances (product, noise, each unit's additive) are
     then fit on the objective itself with the length scales held. ``start`` (log length
     scales, then the log variances) replaces the two default starting points.
-    ``raw_out``, a list, receives the length scales
-    of the fit to the objective's values before that rule (what
-    ``FittedGP.raw_length_scales`` records).
     """
+    return fit_hyperparameters_and_raw(cols, U, y, units, start)[0]
+
+
+def fit_hyperparameters_and_raw(
+    cols: Sequence[Column], U: NDArray[np.float64], y: NDArray[np.float64],
+    units: Sequence[tuple[int, ...]], start: NDArray[np.float64] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`fit_hyperparameters`, and the length scales of the fit to the objective's
+    values before each parameter kept the longer one (``FittedGP.raw_length_scales``)."""
     d = U.shape[1]
     lik = Likelihood(cols, U, units)
     all_params, variances = slice(0, None), slice(d, None)
@@ -256,10 +261,9 @@ def fit_hyperparameters(
     starts = default_starts(d, len(units)) if start is None else (start,)
     ranked = min((_minimize_nll(lik, z, x, all_params) for x in starts), key=lambda f: f[0])[1]
     theta = _minimize_nll(lik, y, ranked, all_params)[1]  # the raw fit starts where ranks ended
-    if raw_out is not None:
-        raw_out.append(np.exp(theta[:d]))
+    raw = np.exp(theta[:d])
     theta[:d] = np.maximum(ranked[:d], theta[:d])
-    return _minimize_nll(lik, y, theta, variances)[1]
+    return _minimize_nll(lik, y, theta, variances)[1], raw
 
 
 def default_start(d: int, n_units: int) -> NDArray[np.float64]:
