@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     pass
 
 __all__ = ["DISPUTED_LENGTH", "DISPUTED_RATIO", "HIDDEN_COST", "MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
-           "NEGLIGIBLE_SD", "STATES", "TUNED", "DecisionResult", "ParameterDecision",
+           "MISSED_ALPHA", "NEGLIGIBLE_SD", "STATES", "TUNED", "DecisionResult", "ParameterDecision",
            "answer_groups", "fmt_cost", "fmt_share", "member_note", "no_matters_line"]
 
 #: An effect that is resolved and holds at least this share of the variance "matters".
@@ -50,6 +50,17 @@ MIN_TRIALS_PER_PARAM = 5
 #: against 5.1 and 4.3 kept), which was then fixed at 2-3 times its margin.
 DISPUTED_LENGTH = 1.0
 DISPUTED_RATIO = 2.0
+
+#: A parameter whose effect the model *missed* is not safe to fix: the model's
+#: leave-one-out errors depend on it (``FittedGP.residual_pvalues``: Kruskal-Wallis over
+#: fifths of its range), with a Holm-Bonferroni-adjusted p-value over all parameters below
+#: ``MISSED_ALPHA``. Where no fit resolves a V-shaped parameter (random search on 40
+#: parameters, 200 trials, ``benchmarks/bench_shrink.py``), its errors still show the V:
+#: adjusted p <= 0.001 in each of six studies, every parameter that does nothing >= 0.11.
+#: As for effects (``NEGLIGIBLE_SD``), errors whose group means spread by at most
+#: ``NEGLIGIBLE_SD`` of the margin (a standard deviation, objective units) are too small
+#: to matter.
+MISSED_ALPHA = 0.05
 
 #: An effect whose standard deviation over the space, in objective units, is at most this
 #: fraction of the margin is too small to matter for fixing, resolved or not: a smooth
@@ -146,7 +157,9 @@ class ParameterDecision:
         (its main effect among the best trials), ``"lr x optimizer"`` (an interaction),
         ``"cost"`` (its cost of fixing), or ``"size"`` (an effect's size in objective
         units: too small to matter for "fix", too large to call nothing for
-        "not_yet_safe").
+        "not_yet_safe"), and for "not_yet_safe" also ``"noise"`` (an effect the noise
+        could hide would cost more than the margin), ``"disputed"`` (the model's two fits
+        disagree about it) or ``"missed"`` (the model's errors depend on it).
     evidence_share : float
         That effect's share (NaN for ``"cost"``).
     verdict : str
@@ -170,6 +183,9 @@ class ParameterDecision:
         its trials might cost (``HIDDEN_COST`` noise standard deviations over the square
         root of ``n_active``); with evidence ``"noise"`` it exceeded the margin. NaN when
         not judged (the model has no noise estimate, or the parameter has an effect).
+    residual_p : float
+        Whether the model misses an effect of it: the Holm-adjusted p-value of its
+        leave-one-out errors grouped by its values (``MISSED_ALPHA``); NaN when not tested.
     sentence : str
         The one sentence every surface prints.
     objective : str or None
@@ -194,6 +210,7 @@ class ParameterDecision:
     sentence: str = field(default="", repr=False)
     objective: str | None = None
     hidden_cost: float = math.nan
+    residual_p: float = math.nan
 
     def __repr__(self) -> str:
         return f"ParameterDecision({self.param!r}: {self.action})"
@@ -235,6 +252,7 @@ class ParameterDecision:
             "cost_upper": json_value(self.cost_upper), "since_trial": self.since_trial,
             "effect_sd": json_value(self.effect_sd), "sentence": self.sentence,
             "objective": self.objective, "hidden_cost": json_value(self.hidden_cost),
+            "residual_p": json_value(self.residual_p),
         }
 
 
@@ -355,7 +373,10 @@ class DecisionResult:
             f"({HIDDEN_COST:g} noise standard deviations over the square root of its trials), "
             "and the Gaussian process's fits to the objective's values and to their ranks do "
             f"not disagree about it (a length scale under {DISPUTED_LENGTH:g} from the values, "
-            f"over {DISPUTED_RATIO:g} times that kept from the ranks). "
+            f"over {DISPUTED_RATIO:g} times that kept from the ranks), and the model's "
+            "errors on trials left out of its fit do not depend on it (Kruskal-Wallis over "
+            f"fifths of its range, Holm-adjusted p over all parameters at least {MISSED_ALPHA:g}, "
+            f"or the errors' group means spread by at most {NEGLIGIBLE_SD:g} of the margin). "
             "Otherwise, with no effect found: not yet safe to fix.",
             "Only parameters that are safe to fix are ever fixed; a fixed one is released when "
             "an effect is resolved or its mean cost exceeds the margin.",

@@ -36,7 +36,10 @@ the order they are applied (each is printed with the report):
    ``MIN_TRIALS_PER_PARAM`` trials per parameter, and an effect the noise could hide in
    the parameter's trials would cost no more than the margin (``HIDDEN_COST`` noise
    standard deviations over the square root of its trials: a cost the data cannot show
-   is not a cost shown to be small), else **not yet safe to fix** (also when its mean
+   is not a cost shown to be small), and the model neither disputes nor misses an effect
+   of it (``DISPUTED_LENGTH``: its fit to the objective's values finds one that the rank
+   fit overrules; ``MISSED_ALPHA``: its leave-one-out errors depend on the parameter),
+   else **not yet safe to fix** (also when its mean
    cost exceeds the margin: with no effect to show, the model's uncertainty about it is
    not evidence that it is real).
 6. Nothing else is tuned: the one with the largest share stays (**kept**), so a study
@@ -56,6 +59,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ._decision_result import (
     DISPUTED_LENGTH,
     DISPUTED_RATIO,
@@ -64,6 +69,7 @@ from ._decision_result import (
     MIN_ACTIVE_TRIALS,
     MIN_TRIALS_FOR_COST,
     MIN_TRIALS_PER_PARAM,
+    MISSED_ALPHA,
     NEGLIGIBLE_SD,
     DecisionResult,
     ParameterDecision,
@@ -141,6 +147,9 @@ def decide(
     since = _since_trials(sampling)
     noise_sd = _noise_sd(result)
     disputed = _disputed(result)
+    residual_p, spread = _residual_p(result)
+    # a missed effect too small in objective units to cost the margin is nothing for fixing
+    missed = {n for n, p in residual_p.items() if p < MISSED_ALPHA and spread[n] > tiny}
     out: dict[str, ParameterDecision] = {}
     for name in order:
         over_all = [i for i in effects if name in i.params]
@@ -179,7 +188,7 @@ def decide(
                 else "small"
         elif uncertain:
             state = "small" if costly else "unresolved"
-        elif hidden or name in disputed:
+        elif hidden or name in disputed or name in missed:
             state = "not_yet_safe"
         elif math.isfinite(upper) and math.isfinite(margin) and upper <= margin \
                 and result.n_trials >= MIN_TRIALS_PER_PARAM * len(names):
@@ -197,6 +206,7 @@ def decide(
                     else "noise" if noisy
                     else "size" if by_size is not None
                     else "disputed" if state == "not_yet_safe" and name in disputed
+                    else "missed" if state == "not_yet_safe" and name in missed
                     else f"{name} among the best" if among_best
                     else " x ".join(strongest.params) if strongest is not None else name)
         out[name] = ParameterDecision(
@@ -210,8 +220,9 @@ def decide(
             verdict=strongest.verdict if strongest is not None else _NOTHING,
             n_active=n_active, value=value, cost=cost, cost_upper=upper,
             since_trial=since.get(name) if held else None,
-            effect_sd=math.nan if strongest is None else effect_sd(strongest),
-            hidden_cost=hidden_cost,
+            effect_sd=spread[name] if evidence == "missed"
+            else math.nan if strongest is None else effect_sd(strongest),
+            hidden_cost=hidden_cost, residual_p=residual_p.get(name, math.nan),
         )
     _keep_some(out, min_keep)
     top_label = _top_label(capped)
@@ -239,6 +250,25 @@ def _disputed(result: FanovaResult) -> set[str]:
     return {n for n, r, k in zip(result.space.names, model.raw_length_scales,
                                  model.length_scales, strict=True)
             if r < DISPUTED_LENGTH and k > DISPUTED_RATIO * r}
+
+
+def _residual_p(result: FanovaResult) -> tuple[dict[str, float], dict[str, float]]:
+    """Per parameter tested, the Holm-Bonferroni-adjusted p-value (over every parameter
+    tested) that the model's out-of-sample errors do not depend on it, and the standard
+    deviation of their group means in objective units (``residual_pvalues`` and
+    ``residual_spread`` of the Gaussian process, leave-one-out, or of the forest,
+    out-of-bag). Empty for models without them."""
+    pvalues, spreads = result.model.residual_pvalues, result.model.residual_spread
+    if pvalues is None or spreads is None:
+        return {}, {}
+    p = np.asarray(pvalues, dtype=np.float64)  # one per parameter, in order
+    tested = np.flatnonzero(np.isfinite(p))
+    order = tested[np.argsort(p[tested], kind="stable")]
+    # Holm: the i-th smallest times (m - i), never below the one before it
+    adjusted = np.minimum(np.maximum.accumulate(p[order] * (order.size - np.arange(order.size))), 1.0)
+    names = result.space.names
+    return ({names[j]: float(a) for j, a in zip(order, adjusted, strict=True)},
+            {names[j]: float(spreads[j]) for j in order})
 
 
 def _noise_sd(result: FanovaResult) -> float:
@@ -290,6 +320,11 @@ def _since_trials(sampling: SamplingRecord | None) -> dict[str, int]:
         elif action == "release":
             since = {n: t for n, t in since.items() if n not in params}
     return {n: t for n, t in since.items() if n in sampling.fixed}
+
+
+def _fmt_p(p: float) -> str:
+    """A p-value in two significant digits (``1.2e-05`` when small)."""
+    return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}"
 
 
 def _top_label(capped: FanovaResult | None) -> str:
@@ -350,6 +385,13 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                          "a small effect that is costly near the best looks like this, so it "
                          "is not fixed while the two disagree; more trials will tell."
                          if d.evidence == "disputed" else
+                         f"Keep tuning for now: {nothing} in the importances, but the model's "
+                         "errors on trials left out of its fit change with it (adjusted p = "
+                         f"{_fmt_p(d.residual_p)}, below {MISSED_ALPHA:g}"
+                         + (f"; {_sd_phrase(d, margin)}): " if math.isfinite(margin) else "): ") +
+                         "it has an effect the model does not capture, and such an effect "
+                         "can be costly near the best; more trials will tell."
+                         if d.evidence == "missed" else
                          f"Keep tuning for now: {nothing}, and fixing it at {value} costs at "
                          f"most {upper} by the model, but an effect the noise in these trials "
                          f"hides could cost up to {fmt_cost(d.hidden_cost, margin)}, more than "

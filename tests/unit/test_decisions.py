@@ -321,3 +321,101 @@ def test_the_raw_length_scales_are_the_value_fit_before_the_longer_was_kept():
     # x matters, w does nothing: the values alone give x the shorter length scale
     names = history.space.names
     assert raw[names.index("x")] < raw[names.index("w")] / 10
+
+
+def _holm_by_definition(p: dict[str, float]) -> dict[str, float]:
+    """Holm's step-down adjusted p-values, written out from the definition."""
+    names = sorted(p, key=lambda n: p[n])
+    m, out, running = len(names), {}, 0.0
+    for i, n in enumerate(names):
+        running = max(running, min(1.0, (m - i) * p[n]))
+        out[n] = running
+    return out
+
+
+def test_a_parameter_whose_errors_the_model_misses_is_not_fixed():
+    # Wiring: the same analysis, with the leave-one-out errors made to depend on w.
+    import dataclasses
+
+    from hpinsight._decision_result import MISSED_ALPHA
+
+    history = _noisy_history(noise=0.0)
+    result = hp.fanova(history, seed=0)
+    capped = hp.fanova(history, seed=0, cap_quantile=0.25)
+    model = result.model
+    assert model.residual_pvalues is not None
+    assert model.residual_pvalues.shape == (3,)
+    sub = hp.suggest_subspace(history, fitted=result, capped=capped, seed=0)
+    assert sub.decisions["w"].state == "fix"
+    j = history.space.names.index("w")
+    p, spread = np.array(model.residual_pvalues), np.array(model.residual_spread)
+    p[j] = MISSED_ALPHA / 10  # 3 tests: adjusted 0.015
+    spread[j] = sub.margin  # errors moving by a whole margin
+
+    def with_errors(p: np.ndarray, spread: np.ndarray) -> hp.results.FanovaResult:
+        return dataclasses.replace(result, model=dataclasses.replace(
+            model, residual_pvalues=p, residual_spread=spread))
+
+    sub = hp.suggest_subspace(history, fitted=with_errors(p, spread), capped=capped, seed=0)
+    d = sub.decisions["w"]
+    assert (d.state, d.evidence) == ("not_yet_safe", "missed")
+    expected = _holm_by_definition(dict(zip(history.space.names, p.tolist(), strict=True)))
+    assert d.residual_p == pytest.approx(expected["w"], rel=1e-12)
+    assert d.effect_sd == spread[j]
+    assert ("errors on trials left out of its fit change with it (adjusted p = 0.015, below "
+            "0.05; standard deviation") in d.sentence
+    assert "w" not in sub.fixed
+    assert d.to_dict()["residual_p"] == pytest.approx(expected["w"])
+    assert any("errors on trials left out of its fit do not depend on it" in rule for rule in sub.decisions.rules)
+    # after adjustment over three parameters, 0.02 is no longer below 0.05
+    p[j] = 0.02
+    assert hp.suggest_subspace(history, fitted=with_errors(p, spread), capped=capped,
+                               seed=0).decisions["w"].state == "fix"
+    # and errors that move by a tenth of the margin are too small to matter
+    p[j], spread[j] = MISSED_ALPHA / 10, 0.1 * sub.margin
+    assert hp.suggest_subspace(history, fitted=with_errors(p, spread), capped=capped,
+                               seed=0).decisions["w"].state == "fix"
+
+
+def test_holm_adjustment_follows_its_definition():
+    import dataclasses
+
+    from hpinsight._decisions import _residual_p
+
+    history = _noisy_history(noise=0.0)
+    result = hp.fanova(history, seed=0)
+    p = np.array([0.04, np.nan, 0.01])  # an untested parameter is not in the family
+    fake = dataclasses.replace(result, model=dataclasses.replace(result.model, residual_pvalues=p))
+    got, spread = _residual_p(fake)
+    assert set(got) == set(spread) == {"x", "w"}
+    assert got == pytest.approx(_holm_by_definition({"x": 0.04, "w": 0.01}))
+
+
+def test_a_v_no_fit_resolves_is_not_fixed_where_the_model_alone_would_fix_it():
+    # Outcome: random search on 40 parameters, 200 trials, where no fit resolves the
+    # V-shaped c (benchmarks/bench_shrink.py's sparse40). Without the residual test, c is
+    # "safe to fix" at a value that costs about twice the margin; with it, c is held, and
+    # the parameters that do nothing are still fixed.
+    import dataclasses
+
+    vee = {"w": 0.0, "x": 0.4, "y": 0.8, "z": 1.2}
+    space = hp.SearchSpace([hp.Float("a", 0, 1), hp.Float("b", 1e-4, 1, log=True),
+                            hp.Int("i", 0, 20), hp.Float("c", 0, 1),
+                            hp.Categorical("d", list(vee)),
+                            *(hp.Float(f"n{k}", 0, 1) for k in range(35))])
+    configs = space.sample(200, seed=1)
+    y = [10 * (c["a"] - 0.3) ** 2 + 0.5 * (math.log10(c["b"]) + 2) ** 2
+         + 0.01 * (c["i"] - 7) ** 2 + 0.3 * abs(c["c"] - 0.5) + vee[c["d"]] for c in configs]
+    history = hp.TrialHistory(space, configs, y)
+    result = hp.fanova(history, seed=0)
+    capped = hp.fanova(history, seed=0, cap_quantile=0.25)
+    blind = dataclasses.replace(result, model=dataclasses.replace(result.model, residual_pvalues=None))
+    before = hp.suggest_subspace(history, fitted=blind, capped=capped, seed=0)
+    assert "c" in before.fixed
+    assert 0.3 * abs(before.fixed["c"] - 0.5) > before.margin  # its true cost
+    sub = hp.suggest_subspace(history, fitted=result, capped=capped, seed=0)
+    assert (sub.decisions["c"].state, sub.decisions["c"].evidence) == ("not_yet_safe", "missed")
+    assert "c" not in sub.fixed
+    nuisance = {f"n{k}" for k in range(35)}
+    assert len(nuisance & set(sub.fixed)) >= 33
+    assert {n for n, d in sub.decisions.decisions.items() if d.evidence == "missed"} == {"c"}

@@ -22,7 +22,8 @@ import numpy as np
 
 from ..._shared import readonly
 from ...exceptions import InvalidDataError
-from ...space import measure_of
+from ...space import Categorical, measure_of
+from .._residuals import residual_dependence
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -69,13 +70,18 @@ class FittedForest:
 
     ``fit_r2`` is the out-of-bag R²; ``residual_sd`` the root mean square of the
     out-of-bag residuals in objective units (the noise plus what the trees cannot fit),
-    None for an ensemble hpinsight did not fit.
+    None for an ensemble hpinsight did not fit; ``residual_pvalues`` and
+    ``residual_spread`` per parameter, the Kruskal-Wallis p-value of those residuals
+    grouped by its values and the standard deviation of the groups' means (see
+    ``FittedGP.residual_pvalues``), None likewise.
     """
 
     trees: tuple[TreeArrays, ...]
     n_features: int
     fit_r2: float | None = None
     residual_sd: float | None = None
+    residual_pvalues: NDArray[np.float64] | None = None
+    residual_spread: NDArray[np.float64] | None = None
     kind: ClassVar[Literal["forest"]] = "forest"
 
     @property
@@ -382,4 +388,7 @@ def fit_forest(
     if not seen.any():
         return frozen
     residual = np.asarray(y, dtype=np.float64)[seen] - oob[seen]
-    return replace(frozen, residual_sd=float(np.sqrt(np.mean(residual**2))))
+    pvalues, spread = residual_dependence(X[seen], [isinstance(p, Categorical) for p in space.params],
+                                          residual)
+    return replace(frozen, residual_sd=float(np.sqrt(np.mean(residual**2))),
+                   residual_pvalues=readonly(pvalues), residual_spread=readonly(spread))

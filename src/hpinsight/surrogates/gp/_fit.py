@@ -13,6 +13,7 @@ from threadpoolctl import threadpool_limits
 
 from ..._shared import readonly
 from ...surrogates.forest import impute_inactive
+from .._residuals import residual_dependence
 from ._blocks import Block, conditional_blocks
 from ._decompose import decompose_gp
 from ._kernel import Column, make_columns, scale_columns
@@ -130,12 +131,17 @@ def fit_gp(
     Kt = signal_kernel(cols, U0, U0, units, ell, s, a_units)  # every draw with these inputs takes its rows
     K = Kt + np.diag(np.full(n, noise))
     fit_r2: float | None = None
+    pvalues: NDArray[np.float64] | None = None
+    spread: NDArray[np.float64] | None = None
     try:  # one BLAS thread: the same digits however many threads the machine gives it
         with threadpool_limits(limits=1, user_api="blas"):
             c = cho_factor(K, lower=True, check_finite=False)
             Kinv = inverse(c[0])
             resid = (Kinv @ ys) / np.diag(Kinv)
         fit_r2 = float(1.0 - (resid**2).mean() / max(float(ys.var()), 1e-300)) if n > 1 else None
+        # do the leave-one-out errors depend on a parameter? (one column per parameter)
+        pvalues, spread = residual_dependence(X, [col.categorical for col in cols], resid)
+        spread *= y_scale  # in objective units
     except LinAlgError:
         pass
 
@@ -175,6 +181,8 @@ def fit_gp(
         varying=tuple(int(j) for j in np.flatnonzero(np.isnan(X).any(axis=0))) if has_inactive else (),
         blocks=blocks or (), additive_variance=a, additive_weights=weights, refits=others,
         raw_length_scales=readonly(raw_ell),
+        residual_pvalues=None if pvalues is None else readonly(pvalues),
+        residual_spread=None if spread is None else readonly(spread),
     )
 
 

@@ -88,6 +88,15 @@ class FittedGP:
         parameter kept the longer of it and the rank fit's (``length_scales``): where
         this one is much shorter, the two fits disagree about the parameter. None for
         models fit without it (refits, shadows' models).
+    residual_pvalues : ndarray of shape (n_params,) or None
+        Per parameter, whether the model misses an effect of it: the Kruskal-Wallis
+        p-value of the leave-one-out errors grouped by the parameter's values (fifths of
+        its active trials; a choice's categories; NaN where there are too few). A small
+        one means the errors rise and fall with the parameter, which a model that
+        captured its effect would not leave. None for models fit without it.
+    residual_spread : ndarray of shape (n_params,) or None
+        With ``residual_pvalues``: the standard deviation of those groups' mean errors,
+        in objective units (how large the missed effect is).
     """
 
     columns: tuple[Column, ...]
@@ -107,6 +116,8 @@ class FittedGP:
     additive_weights: NDArray[np.float64] | None = None
     refits: tuple[FittedGP, ...] = ()
     raw_length_scales: NDArray[np.float64] | None = None
+    residual_pvalues: NDArray[np.float64] | None = None
+    residual_spread: NDArray[np.float64] | None = None
     kind: ClassVar[Literal["gp"]] = "gp"
 
     @property
