@@ -35,8 +35,8 @@ MIN_TRIALS_FOR_COST = 10
 #: 20 parameters in 2 random-search runs; at 5, in none on 20 parameters. It is not enough
 #: everywhere: random search on 40 parameters, first deciding at trial 200, still fixed the
 #: V above the margin in 7 of 20 runs of 400 trials, 3 once disputed parameters are held
-#: (``DISPUTED_LENGTH``; in those 3 no fit resolves the V). ``benchmarks/README.md`` has
-#: the tables.
+#: (``DISPUTED_LENGTH``; in those 3 no fit resolves the V), none once missed ones are too
+#: (``MISSED_ALPHA``). ``benchmarks/README.md`` has the tables.
 MIN_TRIALS_PER_PARAM = 5
 
 #: A parameter is *disputed*, and not safe to fix, when the Gaussian process's fit to the
