@@ -482,3 +482,22 @@ def test_the_cli_writes_one_multi_objective_page(tmp_path, capsys):
     assert "<title>hpinsight report: study 'mo'" in page
     assert "2 objectives" in page
     assert page.count('<section id="section-') == 3
+
+
+def test_the_details_name_what_a_decision_rests_on_when_it_is_not_an_effect():
+    # "its strongest effect (missed) is indistinguishable from nothing" read as nonsense:
+    # the grounds that are not effects are named as such
+    from dataclasses import replace
+
+    from hpinsight._decision_result import ParameterDecision
+    from hpinsight._reporting._html import _grounds
+
+    d = ParameterDecision(param="c", state="not_yet_safe", share=0.0, share_std=0.0,
+                          share_top=math.nan, evidence="missed", evidence_share=0.0,
+                          verdict="indistinguishable from nothing", n_active=200)
+    assert _grounds(d) == "the decision rests on the model's errors on trials left out of its fit"
+    for evidence, words in (("noise", "what the noise could hide"), ("cost", "its cost of fixing"),
+                            ("disputed", "the two fits' disagreement about it")):
+        assert _grounds(replace(d, evidence=evidence)).endswith(words)
+    effect = replace(d, state="matters", evidence="c x lr", verdict="resolved")
+    assert _grounds(effect) == "its strongest effect (c x lr) is resolved"

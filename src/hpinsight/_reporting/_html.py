@@ -399,9 +399,25 @@ def _details(report: Report, name: str) -> str:
                   if record.n_held is not None else "trials not recorded")
         items.append(f"Held at {fmt_value(record.fixed[name], quote=True)} by the "
                      f"restriction in force ({trials}).")
-    items.append(f"Active in {d.n_active} of {report.history.n_trials} trials; its strongest "
-                 f"effect ({d.evidence}) is {d.verdict}.")
+    items.append(f"Active in {d.n_active} of {report.history.n_trials} trials; {_grounds(d)}.")
     return "<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>"
+
+
+#: What a decision rests on when that is not one of its effects (``ParameterDecision.evidence``).
+_GROUNDS = {
+    "cost": "its cost of fixing",
+    "size": "an effect's size in objective units",
+    "noise": "what the noise could hide",
+    "disputed": "the two fits' disagreement about it",
+    "missed": "the model's errors on trials left out of its fit",
+}
+
+
+def _grounds(d: Any) -> str:
+    """What the decision rests on, in words: an effect and its verdict, or another ground."""
+    if d.evidence in _GROUNDS:
+        return f"the decision rests on {_GROUNDS[d.evidence]}"
+    return f"its strongest effect ({d.evidence}) is {d.verdict}"
 
 
 def _joint_details(report: Any, name: str) -> str:
@@ -416,7 +432,7 @@ def _joint_details(report: Any, name: str) -> str:
                      f"({sub.default_origin(name)}).")
     for label, own in report.decisions.objectives.items():
         d = own[name]
-        line = f"{label}: {d.action}; its strongest effect ({d.evidence}) is {d.verdict}"
+        line = f"{label}: {d.action}; {_grounds(d)}"
         one = None if sub is None else sub.objectives.get(label)
         if one is not None and name in one.risks:
             line += (f"; fixing it costs {fmt_cost(d.cost, one.margin)} ± "
