@@ -50,8 +50,9 @@ as ``hp.GP()`` does by default, over its half-sample hyperparameter refits
     python benchmarks/bench_calibration.py --refits 0 ...           # hp.GP(refits=0)
 
 One JSON document on stdout (and in ``--out``; every effect of every analysis with its
-mean, std, null (``shadow``), interval and verdict, so other verdict rules can be scored
-on it); progress on stderr; ``--table`` also prints a Markdown table on stderr.
+mean, std, null (``shadow``), interval and verdict, and for main effects the p-value of
+the model's leave-one-out errors' dependence on the parameter (``residual_p``), so other
+verdict rules can be scored on it); progress on stderr; ``--table`` also prints a Markdown table on stderr.
 """
 
 from __future__ import annotations
@@ -229,11 +230,17 @@ def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int | Non
     keys = [(p.name,) for p in fn.params]
     if fn.max_order >= 2:
         keys += itertools.combinations(fn.acting, 2)
+    # per parameter: does the model's leave-one-out error depend on it (unadjusted p)?
+    residual = r.model.residual_pvalues
+    names = list(history.space.names)
     for key in keys:
         imp = r.importance(*key)
         effects[" x ".join(key)] = {"mean": imp.mean, "std": imp.std, "shadow": imp.shadow, "verdict": imp.verdict,
                                     "low": max(imp.mean - Z90 * imp.std, 0.0),
                                     "high": imp.mean + Z90 * imp.std}
+        if len(key) == 1 and residual is not None:
+            p = float(residual[names.index(key[0])])
+            effects[key[0]]["residual_p"] = p if math.isfinite(p) else None
     return {"effects": effects, "seconds": seconds}
 
 
