@@ -77,6 +77,7 @@ from ._decision_result import (
     fmt_share,
 )
 from ._fanova_result import NEGLIGIBLE_SHARE
+from ._risk import holm_bonferroni
 from ._shared import fmt_value
 
 if TYPE_CHECKING:
@@ -263,12 +264,12 @@ def _residual_p(result: FanovaResult) -> tuple[dict[str, float], dict[str, float
         return {}, {}
     p = np.asarray(pvalues, dtype=np.float64)  # one per parameter, in order
     tested = np.flatnonzero(np.isfinite(p))
-    order = tested[np.argsort(p[tested], kind="stable")]
-    # Holm: the i-th smallest times (m - i), never below the one before it
-    adjusted = np.minimum(np.maximum.accumulate(p[order] * (order.size - np.arange(order.size))), 1.0)
+    if tested.size == 0:
+        return {}, {}
+    adjusted, _ = holm_bonferroni(p[tested], alpha=MISSED_ALPHA)
     names = result.space.names
-    return ({names[j]: float(a) for j, a in zip(order, adjusted, strict=True)},
-            {names[j]: float(spreads[j]) for j in order})
+    return ({names[j]: float(a) for j, a in zip(tested, adjusted, strict=True)},
+            {names[j]: float(spreads[j]) for j in tested})
 
 
 def _noise_sd(result: FanovaResult) -> float:
