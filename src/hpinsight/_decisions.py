@@ -323,11 +323,6 @@ def _since_trials(sampling: SamplingRecord | None) -> dict[str, int]:
     return {n: t for n, t in since.items() if n in sampling.fixed}
 
 
-def _fmt_p(p: float) -> str:
-    """A p-value in two significant digits (``1.2e-05`` when small)."""
-    return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}"
-
-
 def _top_label(capped: FanovaResult | None) -> str:
     q = None if capped is None else capped.cap_quantile
     return "among the best trials" if q is None else f"among the best {100 * q:.0f} %"
@@ -388,7 +383,7 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                          if d.evidence == "disputed" else
                          f"Keep tuning for now: {nothing} in the importances, but the model's "
                          "errors on trials left out of its fit change with it (adjusted p = "
-                         f"{_fmt_p(d.residual_p)}, below {MISSED_ALPHA:g}"
+                         f"{fmt_cost(d.residual_p, MISSED_ALPHA)}, below {MISSED_ALPHA:g}"
                          + (f"; {_sd_phrase(d, margin)}): " if math.isfinite(margin) else "): ") +
                          "it has an effect the model does not capture, and such an effect "
                          "can be costly near the best; more trials will tell."

@@ -367,6 +367,12 @@ def test_a_parameter_whose_errors_the_model_misses_is_not_fixed():
     assert "w" not in sub.fixed
     assert d.to_dict()["residual_p"] == pytest.approx(expected["w"])
     assert any("errors on trials left out of its fit do not depend on it" in rule for rule in sub.decisions.rules)
+    # an adjusted p just below the threshold never prints equal to it
+    p[j] = 0.0498 / 3
+    close = hp.suggest_subspace(history, fitted=with_errors(p, spread), capped=capped,
+                                seed=0).decisions["w"]
+    assert close.state == "not_yet_safe"
+    assert "(adjusted p = 0.0498, below 0.05;" in close.sentence
     # after adjustment over three parameters, 0.02 is no longer below 0.05
     p[j] = 0.02
     assert hp.suggest_subspace(history, fitted=with_errors(p, spread), capped=capped,

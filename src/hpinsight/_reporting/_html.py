@@ -13,7 +13,14 @@ import io
 import string
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .._decision_result import answer_groups, fmt_cost, fmt_share, member_note, no_matters_line
+from .._decision_result import (
+    ParameterDecision,
+    answer_groups,
+    fmt_cost,
+    fmt_share,
+    member_note,
+    no_matters_line,
+)
 from .._fanova_result import NEGLIGIBLE_SHARE
 from .._optional import import_optional
 from .._pareto import FRONT_VALUE_NAME
@@ -413,7 +420,7 @@ _GROUNDS = {
 }
 
 
-def _grounds(d: Any) -> str:
+def _grounds(d: ParameterDecision) -> str:
     """What the decision rests on, in words: an effect and its verdict, or another ground."""
     if d.evidence in _GROUNDS:
         return f"the decision rests on {_GROUNDS[d.evidence]}"
