@@ -51,8 +51,13 @@ as ``hp.GP()`` does by default, over its half-sample hyperparameter refits
 
 One JSON document on stdout (and in ``--out``; every effect of every analysis with its
 mean, std, null (``shadow``), interval and verdict, and for main effects the p-value of
-the model's leave-one-out errors' dependence on the parameter (``residual_p``), so other
-verdict rules can be scored on it); progress on stderr; ``--table`` also prints a Markdown table on stderr.
+the model's leave-one-out errors' dependence on the parameter (``residual_p``) and how
+large an effect of it the trials could hide (``hidden``, see :func:`hidden_shares`), so
+other verdict rules can be scored on it); progress on stderr; ``--table`` also prints a
+Markdown table on stderr. ``--rescore FILE`` scores a saved JSON again without refitting
+(the table, and the rules for "indistinguishable from nothing" of :data:`RULES`):
+
+    python benchmarks/bench_calibration.py --rescore out.json
 """
 
 from __future__ import annotations
@@ -144,6 +149,10 @@ FUNCTIONS = {
 }
 #: Midpoints per float of the truth's tensor grid.
 _GRID = 48
+#: A share below this is an effect that is zero by construction (``x3`` alone in
+#: ``edge``, ``a`` and ``b`` alone in ``interaction``, the pairs that do not interact),
+#: which the grid's rounding leaves at about 1e-31: it is scored as zero.
+_ZERO = 1e-12
 
 
 # -- truth --------------------------------------------------------------------------------
@@ -167,12 +176,16 @@ def truth(name: str) -> tuple[dict[tuple[str, ...], float], float]:
         mains[i] = F.mean(axis=tuple(j for j in range(k) if j != i)) - f0
     out: dict[tuple[str, ...], float] = {}
     for i in range(k):
-        out[(fn.acting[i],)] = float((mains[i] ** 2).mean()) / var
+        out[(fn.acting[i],)] = _exact_zero(float((mains[i] ** 2).mean()) / var)
     for i, j in itertools.combinations(range(k), 2):
         pair = F.mean(axis=tuple(m for m in range(k) if m not in (i, j))) - f0
         pure = pair - mains[i][:, None] - mains[j][None, :]
-        out[(fn.acting[i], fn.acting[j])] = float((pure**2).mean()) / var
+        out[(fn.acting[i], fn.acting[j])] = _exact_zero(float((pure**2).mean()) / var)
     return out, var
+
+
+def _exact_zero(share: float) -> float:
+    return 0.0 if share < _ZERO else share
 
 
 # -- studies ------------------------------------------------------------------------------
@@ -218,6 +231,68 @@ def run_study(fn: Function, sampler: str, seed: int, n_trials: int, sigma: float
     return hp.adapters.from_optuna(study)
 
 
+# -- how large an effect could the trials hide? ---------------------------------------------
+#: The length scale (in units of a parameter's range) of the effect the probe asks about.
+HIDDEN_LENGTH = 0.3
+
+
+def hidden_shares(model: Any, y: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per parameter, what the trials say about an effect the fitted model left out.
+
+    To the fitted Gaussian process's covariance of the standardized objective, add a
+    one-parameter term ``g_j`` with a squared-exponential kernel of length scale
+    ``HIDDEN_LENGTH`` and a prior variance equal to the model's whole variance (an effect
+    as large as everything the model explains). Given the trials, ``g_j`` has a posterior
+    mean and covariance on quadrature nodes of the parameter's measure; returned, as
+    shares of the model's variance: the variance of that mean over the space (what the
+    data suggest) and the expected variance of what is left uncertain (what the data
+    cannot rule out: large where the trials did not look or the noise is large). An
+    experiment of this benchmark, not a verdict the package gives; None for models with
+    conditional blocks or without a Gaussian process.
+    """
+    from scipy.linalg import cho_factor, cho_solve
+
+    from hpinsight.surrogates.gp import FittedGP
+    from hpinsight.surrogates.gp._decompose import decompose_gp
+    from hpinsight.surrogates.gp._kernel import kernel_matrix
+    from hpinsight.surrogates.gp._likelihood import signal_kernel, unit_members
+
+    if not isinstance(model, FittedGP) or model.blocks or model.varying:
+        return None
+    U = model.X[0]
+    n, d = U.shape
+    units = unit_members(d, ())
+    weights = model.additive_weights if model.additive_weights is not None else np.ones(len(units))
+    K = signal_kernel(model.columns, U, U, units, model.length_scales, model.signal_variance,
+                      weights * model.additive_variance)
+    K[np.diag_indices(n)] += model.noise_variance
+    ys = (np.asarray(y, dtype=float) - model.y_mean) / model.y_scale
+    if ys.size != n or abs(float(ys.mean())) > 1e-6:
+        return None  # rows subsampled or the objective transformed: not this probe's case
+    _, total, _ = decompose_gp(model, [(0,)])
+    V = float(total.mean()) / model.y_scale**2
+    t_gl, w_gl = np.polynomial.legendre.leggauss(48)
+    ell = np.array([HIDDEN_LENGTH])
+    evidence, spread = np.zeros(d), np.zeros(d)
+    for j, col in enumerate(model.columns):
+        if col.categorical:
+            t = col.points if col.points is not None else np.arange(col.n_choices, dtype=float)
+            w = np.full(t.size, 1.0 / t.size)
+        elif col.points is not None:
+            t, w = col.points, col.weights
+        else:
+            t, w = (t_gl + 1) / 2, w_gl / 2
+        u = U[:, [j]]
+        kt = V * kernel_matrix([col], t[:, None], u, ell)
+        Ktt = V * kernel_matrix([col], t[:, None], t[:, None], ell)
+        factor = cho_factor(K + V * kernel_matrix([col], u, u, ell), lower=True)
+        mu = kt @ cho_solve(factor, ys)
+        C = Ktt - kt @ cho_solve(factor, kt.T)
+        evidence[j] = (w @ mu**2 - (w @ mu) ** 2) / V
+        spread[j] = (w @ np.diag(C) - w @ C @ w) / V
+    return evidence, spread
+
+
 # -- scoring ------------------------------------------------------------------------------
 def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int | None = None) -> dict[str, Any]:
     started = time.perf_counter()
@@ -232,6 +307,7 @@ def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int | Non
         keys += itertools.combinations(fn.acting, 2)
     # per parameter: does the model's leave-one-out error depend on it (unadjusted p)?
     residual = r.model.residual_pvalues
+    hidden = hidden_shares(r.model, history.y)
     names = list(history.space.names)
     for key in keys:
         imp = r.importance(*key)
@@ -241,6 +317,9 @@ def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int | Non
         if len(key) == 1 and residual is not None:
             p = float(residual[names.index(key[0])])
             effects[key[0]]["residual_p"] = p if math.isfinite(p) else None
+        if len(key) == 1 and hidden is not None:
+            j = names.index(key[0])
+            effects[key[0]]["hidden"] = {"evidence": float(hidden[0][j]), "spread": float(hidden[1][j])}
     return {"effects": effects, "seconds": seconds}
 
 
@@ -308,6 +387,68 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return table
 
 
+#: Rules for "indistinguishable from nothing" scored by ``--rules``: a name, and a test of
+#: one main effect's record (the rest of the verdict as hpinsight's: "uncertain" when
+#: ``mean - std`` is at most the null, else "resolved").
+def _default_nothing(e: dict[str, Any]) -> bool:
+    from hpinsight._fanova_result import NEGLIGIBLE_SHARE
+
+    return e["mean"] < NEGLIGIBLE_SHARE or e["mean"] <= e["shadow"]
+
+
+RULES: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "share below the null (hpinsight's)": _default_nothing,
+    "mean + std below the null": lambda e: _default_nothing(e) and e["mean"] + e["std"] <= e["shadow"],
+    "mean + 1.645 std below the null": lambda e: _default_nothing(e) and e["mean"] + Z90 * e["std"] <= e["shadow"],
+    "hpinsight's, and hidden spread <= 0.05": lambda e: _default_nothing(e) and e["hidden"]["spread"] <= 0.05,
+    "hpinsight's, and hidden spread <= 0.1": lambda e: _default_nothing(e) and e["hidden"]["spread"] <= 0.1,
+    "hpinsight's, and hidden spread <= the null": lambda e: _default_nothing(e)
+    and e["hidden"]["spread"] <= e["shadow"],
+}
+
+
+def _rule_verdict(e: dict[str, Any], nothing: Callable[[dict[str, Any]], bool]) -> str:
+    if e["shadow"] is None:
+        return e["verdict"]
+    if nothing(e):
+        return NOTHING
+    return "uncertain" if e["mean"] - e["std"] <= e["shadow"] else RESOLVED
+
+
+def score_rules(doc: dict[str, Any]) -> str:
+    """A Markdown table: each rule in :data:`RULES` on every main effect of a saved run."""
+    lines = ["| rule for \"nothing\" | largest effect \"nothing\", SNR 4 / 1 | effects above 0.02 "
+             "\"nothing\", SNR 4 / 1 | zero effects \"nothing\", SNR inf / 4 / 1 | seed flips |",
+             "|---|---|---|---|---|"]
+    runs = [r for r in doc["runs"] if all("hidden" in r[a]["effects"][p.name] for a in ("analysis", "reanalysis")
+                                          for p in FUNCTIONS[r["function"]].params)]
+    for label, rule in RULES.items():
+        largest: dict[str, list[bool]] = {"4": [], "1": []}
+        real: dict[str, list[bool]] = {"4": [], "1": []}
+        zero: dict[str, list[bool]] = {"inf": [], "4": [], "1": []}
+        flips = []
+        for run in runs:
+            true, _ = truth(run["function"])
+            top = max((k for k in true if len(k) == 1), key=lambda k: true[k])[0]
+            a, b = run["analysis"]["effects"], run["reanalysis"]["effects"]
+            for p in FUNCTIONS[run["function"]].params:
+                v, t = _rule_verdict(a[p.name], rule), true.get((p.name,), 0.0)
+                flips.append(v != _rule_verdict(b[p.name], rule))
+                if run["snr"] in zero and t == 0:
+                    zero[run["snr"]].append(v == NOTHING)
+                if run["snr"] in real and t > 0.02:
+                    real[run["snr"]].append(v == NOTHING)
+                if run["snr"] in largest and p.name == top:
+                    largest[run["snr"]].append(v == NOTHING)
+
+        def pct(xs: list[bool]) -> str:
+            return f"{np.mean(xs):.1%}" if xs else "-"
+        lines.append(f"| {label} | {pct(largest['4'])} / {pct(largest['1'])} | {pct(real['4'])} / "
+                     f"{pct(real['1'])} | {pct(zero['inf'])} / {pct(zero['4'])} / {pct(zero['1'])} "
+                     f"| {pct(flips)} |")
+    return "\n".join(lines)
+
+
 def markdown(table: list[dict[str, Any]]) -> str:
     lines = ["| function | sampler | SNR | seeds | 90 % coverage (all / nonzero / zero) | zero resolved "
              "| largest nothing | nothing mass (median) | top found | seed flips | s per analysis |",
@@ -337,6 +478,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--refits", type=int, default=None,
                     help="hp.GP(refits=K) (default: hp.GP()'s): K half-sample hyperparameter fits "
                          "widen the spread; 0 for none")
+    ap.add_argument("--rescore", metavar="JSON",
+                    help="score this saved output again (the table and the verdict rules of RULES; no fitting)")
     args = ap.parse_args(argv)
     for name in args.functions.split(","):
         if name not in FUNCTIONS:
@@ -346,6 +489,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.rescore:
+        with open(args.rescore) as fh:
+            saved = json.load(fh)
+        sys.stdout.write(markdown(summarize(saved["runs"])) + "\n\n" + score_rules(saved) + "\n")
+        return 0
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     jobs = [(f, s, snr, seed, args.trials, args.studies, args.refits) for f in args.functions.split(",")
             for s in args.samplers.split(",") for snr in args.snrs.split(",") for seed in range(args.seeds)]
