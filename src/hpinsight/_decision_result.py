@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._fanova_result import NEGLIGIBLE_SHARE
+from ._fanova_result import MATTERS_SHARE, NEGLIGIBLE_SHARE
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
 from .exceptions import InvalidArgumentError
@@ -19,10 +19,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DISPUTED_LENGTH", "DISPUTED_RATIO", "HIDDEN_COST", "MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
            "MISSED_ALPHA", "NEGLIGIBLE_SD", "STATES", "TUNED", "DecisionResult", "ParameterDecision",
-           "answer_groups", "fmt_cost", "fmt_share", "member_note", "no_matters_line"]
+           "answer_groups", "fmt_cost", "fmt_share", "fmt_share_vs", "member_note", "no_matters_line"]
 
-#: An effect that is resolved and holds at least this share of the variance "matters".
-MATTERS_SHARE = 0.05
 #: A parameter active in fewer analysed trials than this has "not enough data".
 MIN_ACTIVE_TRIALS = 10
 #: Costs of fixing are estimated on at least this many trials (``suggest_subspace``).
@@ -125,7 +123,7 @@ def fmt_cost(x: float, threshold: float | None = None) -> str:
     return f"{x:.8g}"
 
 
-def _share_vs(x: float, threshold: float) -> str:
+def fmt_share_vs(x: float, threshold: float) -> str:
     """A share with as many decimals as it takes not to print equal to ``threshold``."""
     for decimals in range(1, 6):
         text, limit = f"{100 * x:.{decimals}f}", f"{100 * threshold:.{decimals}f}"
@@ -159,7 +157,8 @@ class ParameterDecision:
         units: too small to matter for "fix", too large to call nothing for
         "not_yet_safe"), and for "not_yet_safe" also ``"noise"`` (an effect the noise
         could hide would cost more than the margin), ``"disputed"`` (the model's two fits
-        disagree about it) or ``"missed"`` (the model's errors depend on it).
+        disagree about it), ``"missed"`` (the model's errors depend on it) or
+        ``"hidden"`` (its trials could hide an effect that matters).
     evidence_share : float
         That effect's share (NaN for ``"cost"``).
     verdict : str
@@ -186,6 +185,10 @@ class ParameterDecision:
     residual_p : float
         Whether the model misses an effect of it: the Holm-adjusted p-value of its
         leave-one-out errors grouped by its values (``MISSED_ALPHA``); NaN when not tested.
+    hidden_share : float
+        The share of the variance an effect of it could hold that its trials cannot rule
+        out (:attr:`~hpinsight.results.Importance.hidden`; the largest over all trials and
+        among the best); NaN when not computed.
     sentence : str
         The one sentence every surface prints.
     objective : str or None
@@ -211,6 +214,7 @@ class ParameterDecision:
     objective: str | None = None
     hidden_cost: float = math.nan
     residual_p: float = math.nan
+    hidden_share: float = math.nan
 
     def __repr__(self) -> str:
         return f"ParameterDecision({self.param!r}: {self.action})"
@@ -253,6 +257,7 @@ class ParameterDecision:
             "effect_sd": json_value(self.effect_sd), "sentence": self.sentence,
             "objective": self.objective, "hidden_cost": json_value(self.hidden_cost),
             "residual_p": json_value(self.residual_p),
+            "hidden_share": json_value(self.hidden_share),
         }
 
 
@@ -343,7 +348,7 @@ class DecisionResult:
                   else "no cost of fixing was estimated" if not math.isfinite(self.margin)
                   else f"the margin is {fmt_cost(self.margin)}")
         null = ("" if self.shadow is None else
-                f" (a shadow got {_share_vs(self.shadow, 0.0)} here)")
+                f" (a shadow got {fmt_share_vs(self.shadow, 0.0)} here)")
         joint = () if not self.objectives else (
             f"With several objectives ({', '.join(self.objectives)}), each is decided by "
             "these rules on its own, and a parameter is safe to fix only when it is safe to "
@@ -353,7 +358,9 @@ class DecisionResult:
             *joint,
             f"An effect is resolved when it explains more than a shadow of a parameter{null} "
             f"by more than its own std, and shares below {100 * NEGLIGIBLE_SHARE:g} % count as "
-            "nothing.",
+            "nothing; a parameter's effect is indistinguishable from nothing only when its "
+            f"trials could not hide one of {fmt_share(self.matters_share)} of the variance "
+            "(where they leave its range unvisited or are too noisy, it is uncertain).",
             "Matters: a resolved effect it takes part in (alone, among the best trials or in "
             f"a pair) holds at least {fmt_share(self.matters_share)} of the variance; small "
             "but real: a smaller resolved effect, or an uncertain one with a mean cost of "

@@ -25,7 +25,11 @@ the order they are applied (each is printed with the report):
    **small but real**.
 4. An effect it takes part in is uncertain: **small but real** when its mean cost of
    fixing exceeds the margin (a cost the variance does not show: a narrow dip near the
-   optimum holds little variance), else **not resolved yet**.
+   optimum holds little variance), else **not resolved yet**. An effect that is uncertain
+   only because its trials could hide one that matters (its share no more than the null,
+   :attr:`~hpinsight.results.Importance.hidden` over ``MATTERS_SHARE``: they left part of
+   its range unvisited, or are too noisy) gives **not yet safe to fix** (rule 5's
+   "otherwise").
    An effect whose standard deviation over the space, in objective units, is at most
    ``NEGLIGIBLE_SD`` of the margin counts as nothing in rules 1, 3, 4 and 5, whatever its
    verdict: it cannot cost the margin where it is smooth. An effect over all trials that
@@ -75,8 +79,9 @@ from ._decision_result import (
     ParameterDecision,
     fmt_cost,
     fmt_share,
+    fmt_share_vs,
 )
-from ._fanova_result import NEGLIGIBLE_SHARE
+from ._fanova_result import NEGLIGIBLE_SHARE, verdict
 from ._risk import holm_bonferroni
 from ._shared import fmt_value
 
@@ -155,17 +160,22 @@ def decide(
     for name in order:
         over_all = [i for i in effects if name in i.params]
         own = over_all + ([top[name]] if name in top else [])
+        # uncertain only because its trials could hide an effect that matters: nothing
+        # shown, and not safe to fix
+        unseen = [i for i in own if _unseen(i)]
+        unseen_ids = {id(i) for i in unseen}
         # above the shadow but too small in objective units to cost the margin: nothing
         # for fixing (the table still shows its verdict; the sentence says why)
-        negligible = [i for i in own if i.verdict != _NOTHING and effect_sd(i) <= tiny]
+        negligible = [i for i in own if i.verdict != _NOTHING and effect_sd(i) <= tiny
+                      and id(i) not in unseen_ids]
         # "nothing" by its share alone (above the shadow, below NEGLIGIBLE_SHARE) but large
         # enough in objective units to cost the margin: a V-shaped parameter near the
         # optimum. Over all trials only: the capped objective is flat over most of the
         # space, and its fit gives a parameter that does nothing a share above its shadow
         # (0.0054 % among the best against 1e-9 % over all trials, noise-free)
-        hidden = [i for i in over_all if i.verdict == _NOTHING and i.shadow is not None
-                  and i.mean > i.shadow and effect_sd(i) > tiny and math.isfinite(tiny)]
-        skip = {id(i) for i in negligible}
+        sizeable = [i for i in over_all if i.verdict == _NOTHING and i.shadow is not None
+                    and i.mean > i.shadow and effect_sd(i) > tiny and math.isfinite(tiny)]
+        skip = {id(i) for i in negligible} | unseen_ids
         resolved = [i for i in own if i.verdict == "resolved" and id(i) not in skip]
         uncertain = [i for i in own if i.verdict == "uncertain" and id(i) not in skip]
         strongest = max(resolved or uncertain or own, key=lambda i: i.mean, default=None)
@@ -189,7 +199,7 @@ def decide(
                 else "small"
         elif uncertain:
             state = "small" if costly else "unresolved"
-        elif hidden or name in disputed or name in missed:
+        elif sizeable or name in disputed or name in missed or unseen:
             state = "not_yet_safe"
         elif math.isfinite(upper) and math.isfinite(margin) and upper <= margin \
                 and result.n_trials >= MIN_TRIALS_PER_PARAM * len(names):
@@ -198,7 +208,7 @@ def decide(
         else:
             state = "not_yet_safe"
         noisy = state == "not_yet_safe" and hidden_cost > margin
-        by_size = max(hidden, key=effect_sd) if state == "not_yet_safe" and hidden else \
+        by_size = max(sizeable, key=effect_sd) if state == "not_yet_safe" and sizeable else \
             max(negligible, key=effect_sd) if state in ("fix", "kept") and negligible else None
         if by_size is not None:
             strongest = by_size
@@ -208,6 +218,7 @@ def decide(
                     else "size" if by_size is not None
                     else "disputed" if state == "not_yet_safe" and name in disputed
                     else "missed" if state == "not_yet_safe" and name in missed
+                    else "hidden" if state == "not_yet_safe" and unseen
                     else f"{name} among the best" if among_best
                     else " x ".join(strongest.params) if strongest is not None else name)
         out[name] = ParameterDecision(
@@ -224,6 +235,7 @@ def decide(
             effect_sd=spread[name] if evidence == "missed"
             else math.nan if strongest is None else effect_sd(strongest),
             hidden_cost=hidden_cost, residual_p=residual_p.get(name, math.nan),
+            hidden_share=max((i.hidden for i in own if i.hidden is not None), default=math.nan),
         )
     _keep_some(out, min_keep)
     top_label = _top_label(capped)
@@ -235,6 +247,12 @@ def decide(
         n_trials=result.n_trials, margin=float(margin), confidence=float(confidence),
         shadow=result.shadow_fraction(1) if effects else None,
         top_quantile=None if capped is None else capped.cap_quantile)
+
+
+def _unseen(i: Importance) -> bool:
+    """Uncertain only because the trials could hide an effect that matters
+    (:attr:`Importance.hidden`): without that check it would be nothing."""
+    return i.verdict == "uncertain" and verdict(i.mean, i.std, i.shadow) == _NOTHING
 
 
 def _disputed(result: FanovaResult) -> set[str]:
@@ -388,6 +406,13 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                          "it has an effect the model does not capture, and such an effect "
                          "can be costly near the best; more trials will tell."
                          if d.evidence == "missed" else
+                         f"Keep tuning for now: it explains {share}, no more than a shuffled "
+                         "parameter, but these trials could hide an effect of it that holds "
+                         f"up to {fmt_share_vs(d.hidden_share, MATTERS_SHARE)} of the "
+                         f"variation, and from {fmt_share(MATTERS_SHARE)} an effect matters: "
+                         "they leave part of its range unexplored, or their noise is too "
+                         "large to show one; more trials will tell."
+                         if d.evidence == "hidden" else
                          f"Keep tuning for now: {nothing}, and fixing it at {value} costs at "
                          f"most {upper} by the model, but an effect the noise in these trials "
                          f"hides could cost up to {fmt_cost(d.hidden_cost, margin)}, more than "

@@ -185,6 +185,7 @@ def fanova(
         shadow_fractions=model.shadow_fractions,
         refit_fractions=_refit_shares(model, index_subsets),
         objective_name=history.objective_name,
+        hidden_fractions=None if applied_cap is not None else _hidden_shares(model, draw_var),
     )
     if result.is_constant:
         kind = "forest" if opts.surrogate.kind == "forest" else "Gaussian process"
@@ -195,6 +196,16 @@ def fanova(
             stacklevel=2,
         )
     return result
+
+
+def _hidden_shares(model: FittedForest | FittedGP,
+                   draw_var: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    """Per parameter, the share an effect of it could hold that the trials cannot rule
+    out (a Gaussian process whose prediction varies; else None)."""
+    if not isinstance(model, FittedGP) or not (draw_var > 0).any():
+        return None
+    shares = model.hidden_shares(float(draw_var.mean()))  # FanovaResult.total_variance
+    return None if shares is None else readonly(shares)
 
 
 def _refit_shares(model: FittedForest | FittedGP,

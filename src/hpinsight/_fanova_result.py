@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 
-__all__ = ["NEGLIGIBLE_SHARE", "VERDICTS", "FanovaResult", "Importance", "MarginalResult",
+__all__ = ["MATTERS_SHARE", "NEGLIGIBLE_SHARE", "VERDICTS", "FanovaResult", "Importance", "MarginalResult",
            "native_grid", "verdict"]
 
 
@@ -48,6 +48,10 @@ VERDICTS = ("resolved", "uncertain", "indistinguishable from nothing")
 #: show them (a fit that gives the shadows exactly nothing would otherwise call a share
 #: of 1e-9 "uncertain", next to a printed 0.0 %).
 NEGLIGIBLE_SHARE = 5e-4
+#: An effect that is resolved and holds at least this share of the variance "matters";
+#: nothing is "indistinguishable from nothing" while its trials could hide an effect this
+#: large (:attr:`Importance.hidden`).
+MATTERS_SHARE = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +75,14 @@ class Importance:
         and no bearing on the objective (Gaussian process; main effects and pairs).
     verdict : {"resolved", "uncertain", "indistinguishable from nothing"}
         "indistinguishable from nothing" when the mean does not exceed ``shadow`` or is
-        below ``NEGLIGIBLE_SHARE`` (5e-4); else "uncertain" when the band mean - std
-        reaches ``shadow`` (or 0 without shadows): the effect is above the shadow, but not
-        by more than its own spread; else "resolved".
+        below ``NEGLIGIBLE_SHARE`` (5e-4), and the trials could not hide an effect of
+        ``MATTERS_SHARE`` (``hidden``); "uncertain" when they could, or when the band
+        mean - std reaches ``shadow`` (or 0 without shadows): the effect is above the
+        shadow, but not by more than its own spread; else "resolved".
+    hidden : float or None
+        Main effects of the Gaussian process: the share an effect of the parameter could
+        hold that these trials cannot rule out (where they leave its range unvisited, or
+        their noise is large against them; see ``hpinsight.surrogates.gp._hidden``).
 
     Examples
     --------
@@ -90,6 +99,7 @@ class Importance:
     std: float
     shadow: float | None = None
     verdict: str = "resolved"
+    hidden: float | None = None
 
     def __repr__(self) -> str:
         flag = "" if self.verdict == "resolved" else f", {self.verdict}"
@@ -102,12 +112,14 @@ class Importance:
         """JSON-safe representation (a non-finite number becomes None)."""
         return {"params": list(self.params), "mean": json_value(self.mean),
                 "std": json_value(self.std), "shadow": json_value(self.shadow),
-                "verdict": self.verdict}
+                "verdict": self.verdict, "hidden": json_value(self.hidden)}
 
 
-def verdict(mean: float, std: float, null: float | None) -> str:
+def verdict(mean: float, std: float, null: float | None, hidden: float | None = None) -> str:
+    """The verdict of an effect (:attr:`Importance.verdict`)."""
     if mean < NEGLIGIBLE_SHARE or (null is not None and mean <= null):
-        return VERDICTS[2]
+        # nothing is claimed to be nothing where the trials could hide what matters
+        return VERDICTS[1] if hidden is not None and hidden > MATTERS_SHARE else VERDICTS[2]
     return VERDICTS[1] if mean - std <= (null or 0.0) else VERDICTS[0]
 
 
@@ -288,6 +300,12 @@ class FanovaResult:
     refit_fractions : ndarray of shape (n_refits, n_subsets) or None
         Every effect's share under each hyperparameter refit (``hp.GP(refits=...)``;
         NaN where a refit's prediction is constant); None without refits.
+    hidden_fractions : ndarray of shape (n_params,) or None
+        Per parameter (the space's order), the share an effect of it could hold that the
+        trials cannot rule out (:attr:`Importance.hidden`); None for a forest, and for a
+        capped analysis: capping makes the objective flat over most of the space, so any
+        effect is large against the little variance left, and the question is the
+        uncapped analysis's.
     objective_name : str
         What was analysed (:attr:`TrialHistory.objective_name`): ``"objective"``, one
         objective of a multi-objective study by its name, or, for its Pareto front,
@@ -313,6 +331,7 @@ class FanovaResult:
     shadow_fractions: tuple[float, float] | None = None
     refit_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
     objective_name: str = "objective"
+    hidden_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
     _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
 
@@ -385,13 +404,22 @@ class FanovaResult:
         share over the hyperparameters."""
         valid = self.valid_draws
         null = self.shadow_fraction(len(params)) if params else None
+        hidden = self._hidden(params)
         if not valid.any():
-            return Importance(params, 0.0, 0.0, null, VERDICTS[2])
+            return Importance(params, 0.0, 0.0, null, VERDICTS[2], hidden)
         vals = per_draw[valid]
         mean, std = float(vals.mean()), float(vals.std())
         if refits is not None:
             std = float(_widened(np.float64(std), refits[np.isfinite(refits)]))
-        return Importance(params, mean, std, null, verdict(mean, std, null) if params else VERDICTS[0])
+        return Importance(params, mean, std, null, verdict(mean, std, null, hidden) if params else VERDICTS[0],
+                          hidden)
+
+    def _hidden(self, params: tuple[str, ...]) -> float | None:
+        """A main effect's :attr:`Importance.hidden` (None for other effects, or without it)."""
+        if self.hidden_fractions is None or len(params) != 1:
+            return None
+        h = float(self.hidden_fractions[self.space.names.index(params[0])])
+        return h if np.isfinite(h) else None
 
     def importance(self, *names: str) -> Importance:
         """Fraction of variance of one parameter (main effect) or of the pure

@@ -145,7 +145,8 @@ def test_min_keep_keeps_the_largest_share_when_all_could_be_fixed(analysis):
     # with every effect called nothing (a huge null), everything active would be fixed
     from dataclasses import replace
 
-    nothing = replace(result, shadow_fractions=(1.0, 1.0))
+    # (and no check of what the trials could hide)
+    nothing = replace(result, shadow_fractions=(1.0, 1.0), hidden_fractions=None)
     # 'rare' (no data) is tuned already: one more is kept, the largest share
     out = decide(nothing, risks=risks, margin=0.01, min_keep=2)
     assert out.in_state("no_data") == ("rare",)
@@ -203,6 +204,45 @@ def _noisy_history(noise: float, n: int = 120) -> hp.TrialHistory:
     y = [10 * (c["x"] - 0.3) ** 2 + 0.3 * abs(c["z"] - 0.5) + noise * rng.standard_normal()
          for c in configs]
     return hp.TrialHistory(space, configs, y)
+
+
+def _unvisited_history(z_high: float) -> hp.TrialHistory:
+    """x matters; z does nothing, and the trials sample it in [0, z_high] only."""
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1), hp.Float("w", 0, 1)])
+    configs = space.sample(150, seed=4)
+    for c in configs:
+        c["z"] *= z_high
+    return hp.TrialHistory(space, configs, [10 * (c["x"] - 0.3) ** 2 for c in configs])
+
+
+def test_what_the_trials_could_hide_keeps_a_parameter_they_never_looked_at():
+    # z does nothing where the trials are, but they left 80 % of its range unvisited:
+    # an effect that matters could live there, so z is uncertain and not fixed; w, the
+    # same but sampled over its whole range, is nothing and fixed
+    from hpinsight._fanova_result import MATTERS_SHARE
+
+    history = _unvisited_history(0.2)
+    result = hp.fanova(history, seed=0)
+    z, w = result.importance("z"), result.importance("w")
+    from hpinsight._fanova_result import NEGLIGIBLE_SHARE
+
+    for imp in (z, w):  # neither shows an effect
+        assert imp.mean < NEGLIGIBLE_SHARE or imp.mean <= imp.shadow
+    assert z.hidden > MATTERS_SHARE > w.hidden
+    assert (z.verdict, w.verdict) == ("uncertain", "indistinguishable from nothing")
+    assert result.importance("x").verdict == "resolved"
+    sub = hp.suggest_subspace(history, seed=0)
+    d = sub.decisions["z"]
+    assert d.state == "not_yet_safe"
+    assert d.evidence == "hidden"
+    assert d.hidden_share > MATTERS_SHARE
+    assert "these trials could hide an effect of it that holds up to" in d.sentence
+    assert "z" not in sub.fixed
+    assert "w" in sub.fixed
+    # the same study with z sampled over its whole range: nothing, and fixed
+    whole = hp.fanova(_unvisited_history(1.0), seed=0).importance("z")
+    assert whole.hidden < MATTERS_SHARE
+    assert whole.verdict == "indistinguishable from nothing"
 
 
 def test_what_the_noise_could_hide_keeps_a_parameter_that_shows_nothing():

@@ -21,7 +21,7 @@ from .._decision_result import (
     member_note,
     no_matters_line,
 )
-from .._fanova_result import NEGLIGIBLE_SHARE
+from .._fanova_result import MATTERS_SHARE, NEGLIGIBLE_SHARE
 from .._optional import import_optional
 from .._pareto import FRONT_VALUE_NAME
 from .._shared import fmt_value
@@ -350,9 +350,10 @@ def _effects_table(report: Report, spread: str) -> list[str]:
     null = r.shadow_fraction(1)
     verdicts = ("<i>indistinguishable from nothing</i>: explains no more than a parameter "
                 f"whose values were shuffled among nearby trials ({100 * null:.2g} % here), "
-                f"or less than {100 * NEGLIGIBLE_SHARE:g} %; "
-                "<i>uncertain</i>: more than that, but by less than its std; "
-                "<i>resolved</i>: the rest"
+                f"or less than {100 * NEGLIGIBLE_SHARE:g} %, where the trials could not hide "
+                f"an effect of {fmt_share(MATTERS_SHARE)}; "
+                "<i>uncertain</i>: more than that, but by less than its std, or where they "
+                "could; <i>resolved</i>: the rest"
                 if null is not None else
                 "<i>uncertain</i>: its std exceeds its mean; <i>resolved</i>: the rest")
     out.append(f'<p class="note">Shares of the {"model" if r.surrogate.kind == "gp" else "forest"}'
@@ -417,6 +418,7 @@ _GROUNDS = {
     "noise": "what the noise could hide",
     "disputed": "the two fits' disagreement about it",
     "missed": "the model's errors on trials left out of its fit",
+    "hidden": "how large an effect its trials could hide",
 }
 
 

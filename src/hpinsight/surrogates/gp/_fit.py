@@ -16,6 +16,7 @@ from ...surrogates.forest import impute_inactive
 from .._residuals import residual_dependence
 from ._blocks import Block, conditional_blocks
 from ._decompose import decompose_gp
+from ._hidden import HiddenTerm, hidden_terms
 from ._kernel import Column, make_columns, scale_columns
 from ._likelihood import (
     additive_mask,
@@ -133,11 +134,15 @@ def fit_gp(
     fit_r2: float | None = None
     pvalues: NDArray[np.float64] | None = None
     spread: NDArray[np.float64] | None = None
+    hidden: tuple[HiddenTerm, ...] | None = None
     try:  # one BLAS thread: the same digits however many threads the machine gives it
         with threadpool_limits(limits=1, user_api="blas"):
             c = cho_factor(K, lower=True, check_finite=False)
             Kinv = inverse(c[0])
             resid = (Kinv @ ys) / np.diag(Kinv)
+            # how large an effect of each parameter these trials could hide (inactive
+            # entries, imputed for the kernel, say nothing about it)
+            hidden = hidden_terms(cols, U0 if blocks else scale_columns(cols, X), c[0])
         fit_r2 = float(1.0 - (resid**2).mean() / max(float(ys.var()), 1e-300)) if n > 1 else None
         # do the leave-one-out errors depend on a parameter? (one column per parameter)
         pvalues, spread = residual_dependence(X, [col.categorical for col in cols], resid)
@@ -183,6 +188,7 @@ def fit_gp(
         raw_length_scales=readonly(raw_ell),
         residual_pvalues=None if pvalues is None else readonly(pvalues),
         residual_spread=None if spread is None else readonly(spread),
+        hidden_terms=hidden,
     )
 
 

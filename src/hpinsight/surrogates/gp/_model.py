@@ -11,6 +11,7 @@ from scipy.linalg import cho_factor, cho_solve
 from threadpoolctl import threadpool_limits
 
 from ._blocks import Block, BlockTerms
+from ._hidden import HiddenTerm
 from ._kernel import Column, kernel_integrals, kernel_matrix, root, scale_columns
 from ._likelihood import additive_mask, signal_kernel, unit_members
 
@@ -97,6 +98,9 @@ class FittedGP:
     residual_spread : ndarray of shape (n_params,) or None
         With ``residual_pvalues``: the standard deviation of those groups' mean errors,
         in objective units (how large the missed effect is).
+    hidden_terms : tuple of HiddenTerm or None
+        Per parameter, what the trials say about an effect of it the model left out
+        (``_hidden``; :meth:`hidden_shares`). None for models fit without it.
     """
 
     columns: tuple[Column, ...]
@@ -118,7 +122,17 @@ class FittedGP:
     raw_length_scales: NDArray[np.float64] | None = None
     residual_pvalues: NDArray[np.float64] | None = None
     residual_spread: NDArray[np.float64] | None = None
+    hidden_terms: tuple[HiddenTerm, ...] | None = None
     kind: ClassVar[Literal["gp"]] = "gp"
+
+    def hidden_shares(self, total_variance: float) -> NDArray[np.float64] | None:
+        """Per parameter, the share of ``total_variance`` (objective units: the model's
+        variance over the space) an effect of it could hold that the trials cannot rule
+        out (see ``_hidden``); None for models fit without it."""
+        if self.hidden_terms is None:
+            return None
+        c = total_variance / self.y_scale**2
+        return np.array([term.share(c) for term in self.hidden_terms], dtype=np.float64)
 
     @property
     def unit_members(self) -> tuple[tuple[int, ...], ...]:
