@@ -82,6 +82,7 @@ import numpy as np
 import optuna
 
 import hpinsight as hp
+from hpinsight._fanova_result import MATTERS_SHARE, verdict
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -322,25 +323,24 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return table
 
 
-#: Rules for "indistinguishable from nothing" scored by ``--rules``: a name, and a test of
-#: one main effect's record (the rest of the verdict as hpinsight's: "uncertain" when
-#: ``mean - std`` is at most the null, else "resolved").
 def _default_nothing(e: dict[str, Any]) -> bool:
-    from hpinsight._fanova_result import NEGLIGIBLE_SHARE
-
-    return e["mean"] < NEGLIGIBLE_SHARE or e["mean"] <= e["shadow"]
+    """hpinsight's rule for "nothing" before the check of what the trials could hide."""
+    return verdict(e["mean"], e["std"], e["shadow"]) == NOTHING
 
 
 def _could_hide(e: dict[str, Any], limit: float) -> bool:
     return e["hidden"] is not None and e["hidden"] > limit
 
 
+#: Rules for "indistinguishable from nothing" scored by ``--rescore``: a name, and a test
+#: of one main effect's record (the rest of the verdict as hpinsight's, see
+#: :func:`_rule_verdict`).
 RULES: dict[str, Callable[[dict[str, Any]], bool]] = {
     "share below the null (before the check of what the trials could hide)": _default_nothing,
     "mean + std below the null": lambda e: _default_nothing(e) and e["mean"] + e["std"] <= e["shadow"],
     "mean + 1.645 std below the null": lambda e: _default_nothing(e) and e["mean"] + Z90 * e["std"] <= e["shadow"],
-    "share below the null, trials could hide at most 0.05 (hpinsight's)":
-        lambda e: _default_nothing(e) and not _could_hide(e, 0.05),
+    f"share below the null, trials could hide at most {MATTERS_SHARE:g} (hpinsight's)":
+        lambda e: _default_nothing(e) and not _could_hide(e, MATTERS_SHARE),
     "share below the null, trials could hide at most 0.1": lambda e: _default_nothing(e) and not _could_hide(e, 0.1),
     "share below the null, trials could hide at most the null":
         lambda e: _default_nothing(e) and not _could_hide(e, e["shadow"]),
@@ -348,11 +348,14 @@ RULES: dict[str, Callable[[dict[str, Any]], bool]] = {
 
 
 def _rule_verdict(e: dict[str, Any], nothing: Callable[[dict[str, Any]], bool]) -> str:
+    """An effect's verdict with ``nothing`` as the rule for "nothing": hpinsight's
+    otherwise, and "uncertain" where hpinsight's rule alone would say "nothing"."""
     if e["shadow"] is None:
         return e["verdict"]
     if nothing(e):
         return NOTHING
-    return "uncertain" if e["mean"] - e["std"] <= e["shadow"] else RESOLVED
+    base = verdict(e["mean"], e["std"], e["shadow"])
+    return "uncertain" if base == NOTHING else base
 
 
 def score_rules(doc: dict[str, Any]) -> str:

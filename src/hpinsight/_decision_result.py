@@ -187,8 +187,8 @@ class ParameterDecision:
         leave-one-out errors grouped by its values (``MISSED_ALPHA``); NaN when not tested.
     hidden_share : float
         The share of the variance an effect of it could hold that its trials cannot rule
-        out (:attr:`~hpinsight.results.Importance.hidden`; the largest over all trials and
-        among the best); NaN when not computed.
+        out (:attr:`~hpinsight.results.Importance.hidden` of its main effect over all
+        trials; a capped analysis has none); NaN when not computed.
     sentence : str
         The one sentence every surface prints.
     objective : str or None
