@@ -58,6 +58,20 @@ Markdown table on stderr. ``--rescore FILE`` scores a saved JSON again without r
 (the table, and the rules for "indistinguishable from nothing" of :data:`RULES`):
 
     python benchmarks/bench_calibration.py --rescore out.json
+
+A peer with intervals, side by side on the same trials: ``--ax-python PY`` (with
+``--studies``) runs ``peer_ax_sobol.py`` under ``PY``, an interpreter whose environment has
+Ax (``pip install ax-platform``; not a dependency of hpinsight), on every study: Ax's
+first-order Sobol indices from samples of a BoTorch GP's posterior, as a mean and std.
+The table ``main effects side by side`` scores both on the main effects only, with the
+same 90 % interval (``mean +- 1.645 std``, clipped at 0) and the same rules:
+
+* ``coverage``: as above, main effects only;
+* ``zero claimed``: zero main effects whose interval lies above ``CLAIM`` (0.01, one
+  percent of the variance): a claim of an effect that is not there;
+* ``largest open``: studies whose largest true main effect's interval reaches below
+  ``CLAIM``: the one effect that matters most, not shown to matter;
+* ``nothing mass``, ``top found`` and seconds as above (negative estimates count as 0).
 """
 
 from __future__ import annotations
@@ -68,6 +82,7 @@ import itertools
 import json
 import math
 import pickle
+import subprocess
 import sys
 import tempfile
 import time
@@ -89,6 +104,9 @@ optuna.logging.set_verbosity(optuna.logging.WARNING)
 U = dict[str, np.ndarray]  # encoded coordinates in [0, 1] (ints: their values)
 Z90 = 1.6448536269514722
 NOTHING, RESOLVED = "indistinguishable from nothing", "resolved"
+#: The share an interval must clear to claim an effect, in the side-by-side table.
+CLAIM = 0.01
+PEER_SCRIPT = Path(__file__).resolve().parent / "peer_ax_sobol.py"
 
 
 @dataclass(frozen=True)
@@ -259,8 +277,20 @@ def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int | Non
     return {"effects": effects, "seconds": seconds}
 
 
-def run_one(job: tuple[str, str, str, int, int, str | None, int | None]) -> dict[str, Any]:
-    name, sampler, snr_text, seed, n_trials, studies, refits = job
+def run_peer(python: str, name: str, saved: Path) -> dict[str, Any]:
+    """Ax's indices on one saved study (``peer_ax_sobol.py`` under ``python``), or the
+    error it gave."""
+    done = subprocess.run([python, str(PEER_SCRIPT), name, str(saved)], capture_output=True, text=True,
+                          timeout=1800, check=False)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
+    out: dict[str, Any] = json.loads(lines[-1])
+    return out
+
+
+def run_one(job: tuple[str, str, str, int, int, str | None, int | None, str | None]) -> dict[str, Any]:
+    name, sampler, snr_text, seed, n_trials, studies, refits, ax_python = job
     snr = float(snr_text)
     fn = FUNCTIONS[name]
     _, var = truth(name)
@@ -279,16 +309,33 @@ def run_one(job: tuple[str, str, str, int, int, str | None, int | None]) -> dict
             with saved.open("wb") as fh:
                 pickle.dump(history, fh)
     first, second = analyse(fn, history, seed, refits), analyse(fn, history, seed + 1000, refits)
-    return {"function": name, "sampler": sampler, "snr": snr_text, "seed": seed, "n_trials": n_trials,
-            "study_seconds": study_seconds, "analysis": first, "reanalysis": second}
+    row = {"function": name, "sampler": sampler, "snr": snr_text, "seed": seed, "n_trials": n_trials,
+           "study_seconds": study_seconds, "analysis": first, "reanalysis": second}
+    if ax_python is not None and saved is not None:
+        row["peers"] = {"ax": run_peer(ax_python, name, saved)}
+    return row
 
 
-def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _cells(rows: list[dict[str, Any]]) -> list[tuple[tuple[str, str, str], list[dict[str, Any]]]]:
+    """The runs grouped by (function, sampler, SNR), in the tables' order."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["function"], row["sampler"], row["snr"]), []).append(row)
+    return sorted(groups.items(), key=lambda g: (g[0][0], g[0][1], -float(g[0][2])))
+
+
+def _mass_and_top(fn: Function, mains: dict[str, float], true_top: set[str]) -> tuple[float, bool]:
+    """The share of the main effects' total on parameters that do nothing (negative
+    estimates count as 0), and whether the largest ones are exactly ``true_top``."""
+    mains = {k: max(v, 0.0) for k, v in mains.items()}
+    total = sum(mains.values())
+    mass = sum(v for k, v in mains.items() if k not in fn.acting) / total if total > 0 else 1.0
+    return mass, set(sorted(mains, key=mains.get, reverse=True)[: len(true_top)]) == true_top
+
+
+def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     table = []
-    for (name, sampler, snr), runs in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1], -float(g[0][2]))):
+    for (name, sampler, snr), runs in _cells(rows):
         fn = FUNCTIONS[name]
         true, _ = truth(name)
         cover = {"zero": [], "nonzero": []}
@@ -304,11 +351,9 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 if t == 0:
                     zero_resolved.append(e["verdict"] == RESOLVED)
             largest_nothing.append(eff[largest[0]]["verdict"] == NOTHING)
-            mains = {p.name: max(eff[p.name]["mean"], 0.0) for p in fn.params}
-            total = sum(mains.values())
-            mass.append(sum(v for k, v in mains.items() if k not in fn.acting) / total if total > 0 else 1.0)
-            est_top = set(sorted(mains, key=mains.get, reverse=True)[: len(true_top)])
-            top.append(est_top == true_top)
+            m, found = _mass_and_top(fn, {p.name: eff[p.name]["mean"] for p in fn.params}, true_top)
+            mass.append(m)
+            top.append(found)
             other = run["reanalysis"]["effects"]
             flips.extend(eff[p.name]["verdict"] != other[p.name]["verdict"] for p in fn.params)
         allc = cover["zero"] + cover["nonzero"]
@@ -392,6 +437,74 @@ def score_rules(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _main_effects(row: dict[str, Any], source: str) -> dict[str, dict[str, float]] | None:
+    """One study's main effects from hpinsight (``source="hpinsight"``) or a peer, each
+    with its 90 % interval; None where that peer gave none."""
+    if source == "hpinsight":
+        effects = row["analysis"]["effects"]
+    else:
+        effects = row.get("peers", {}).get(source, {}).get("effects")
+        if effects is None:
+            return None
+    out = {}
+    for p in FUNCTIONS[row["function"]].params:
+        mean, std = float(effects[p.name]["mean"]), float(effects[p.name]["std"])
+        out[p.name] = {"mean": mean, "low": max(mean - Z90 * std, 0.0), "high": max(mean + Z90 * std, 0.0)}
+    return out
+
+
+def summarize_mains(rows: list[dict[str, Any]], sources: tuple[str, ...] = ("hpinsight", "ax")) -> list[dict[str, Any]]:
+    """Per (function, sampler, SNR) and source, the main effects scored with one rule for
+    all (see the module docstring: ``zero claimed``, ``largest open``)."""
+    table = []
+    for (name, sampler, snr), runs in _cells(rows):
+        fn = FUNCTIONS[name]
+        true, _ = truth(name)
+        largest = max((k[0] for k in true if len(k) == 1), key=lambda k: true[(k,)])
+        true_top = {k[0] for k, v in true.items() if len(k) == 1 and v > 0.02}
+        for source in sources:
+            cover: dict[str, list[bool]] = {"zero": [], "nonzero": []}
+            claimed, open_, mass, top, seconds = [], [], [], [], []
+            for run in runs:
+                eff = _main_effects(run, source)
+                if eff is None:
+                    continue
+                seconds.append(run["analysis"]["seconds"] if source == "hpinsight" else run["peers"][source]["seconds"])
+                for p in fn.params:
+                    t, e = true.get((p.name,), 0.0), eff[p.name]
+                    cover["zero" if t == 0 else "nonzero"].append(e["low"] <= t <= e["high"])
+                    if t == 0:
+                        claimed.append(e["low"] > CLAIM)
+                open_.append(eff[largest]["low"] <= CLAIM)
+                m, found = _mass_and_top(fn, {k: v["mean"] for k, v in eff.items()}, true_top)
+                mass.append(m)
+                top.append(found)
+            if not seconds:
+                continue
+            table.append({
+                "function": name, "sampler": sampler, "snr": snr, "source": source, "seeds": len(seconds),
+                "coverage": float(np.mean(cover["zero"] + cover["nonzero"])),
+                "coverage_nonzero": float(np.mean(cover["nonzero"])), "coverage_zero": float(np.mean(cover["zero"])),
+                "zero_claimed": float(np.mean(claimed)), "largest_open": float(np.mean(open_)),
+                "nothing_mass": float(np.median(mass)), "top_found": int(sum(top)),
+                "seconds": float(np.median(seconds)),
+            })
+    return table
+
+
+def markdown_mains(table: list[dict[str, Any]]) -> str:
+    lines = ["| function | sampler | SNR | source | seeds | 90 % coverage of main effects (all / nonzero / zero) "
+             f"| zero claimed (> {CLAIM:g}) | largest open | nothing mass (median) | top found | s per analysis |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for t in table:
+        lines.append(
+            f"| {t['function']} | {t['sampler']} | {t['snr']} | {t['source']} | {t['seeds']} | "
+            f"{t['coverage']:.0%} / {t['coverage_nonzero']:.0%} / {t['coverage_zero']:.0%} | "
+            f"{t['zero_claimed']:.1%} | {t['largest_open']:.0%} | {t['nothing_mass']:.3f} | "
+            f"{t['top_found']}/{t['seeds']} | {t['seconds']:.2f} |")
+    return "\n".join(lines)
+
+
 def markdown(table: list[dict[str, Any]]) -> str:
     lines = ["| function | sampler | SNR | seeds | 90 % coverage (all / nonzero / zero) | zero resolved "
              "| largest nothing | nothing mass (median) | top found | seed flips | s per analysis |",
@@ -421,9 +534,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--refits", type=int, default=None,
                     help="hp.GP(refits=K) (default: hp.GP()'s): K half-sample hyperparameter fits "
                          "widen the spread; 0 for none")
+    ap.add_argument("--ax-python", metavar="PY",
+                    help="interpreter of an environment with Ax: adds Ax's Sobol indices from GP posterior "
+                         "samples on every study, side by side (needs --studies)")
     ap.add_argument("--rescore", metavar="JSON",
                     help="score this saved output again (the table and the verdict rules of RULES; no fitting)")
     args = ap.parse_args(argv)
+    if args.ax_python and not args.studies:
+        ap.error("--ax-python needs --studies DIR: the peer reads each study's saved trials")
     for name in args.functions.split(","):
         if name not in FUNCTIONS:
             ap.error(f"unknown function {name!r}; choose from {', '.join(FUNCTIONS)}")
@@ -436,9 +554,11 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.rescore) as fh:
             saved = json.load(fh)
         sys.stdout.write(markdown(summarize(saved["runs"])) + "\n\n" + score_rules(saved) + "\n")
+        if any("peers" in r for r in saved["runs"]):
+            sys.stdout.write("\n" + markdown_mains(summarize_mains(saved["runs"])) + "\n")
         return 0
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    jobs = [(f, s, snr, seed, args.trials, args.studies, args.refits) for f in args.functions.split(",")
+    jobs = [(f, s, snr, seed, args.trials, args.studies, args.refits, args.ax_python) for f in args.functions.split(",")
             for s in args.samplers.split(",") for snr in args.snrs.split(",") for seed in range(args.seeds)]
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
@@ -449,6 +569,7 @@ def main(argv: list[str] | None = None) -> int:
                              f"{row['sampler']} snr={row['snr']} seed {row['seed']}\n")
     table = summarize(rows)
     doc = {"settings": vars(args), "summary": table, "runs": rows,
+           "main_effects": summarize_mains(rows) if args.ax_python else None,
            "versions": {"hpinsight": hp.__version__, "optuna": optuna.__version__}}
     text = json.dumps(doc, indent=1, default=float)
     if args.out:
@@ -457,6 +578,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.write(text + "\n")
     if args.table:
         sys.stderr.write(markdown(table) + "\n")
+        if args.ax_python:
+            sys.stderr.write("\n" + markdown_mains(doc["main_effects"]) + "\n")
     return 0
 
 

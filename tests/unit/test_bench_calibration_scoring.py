@@ -1,0 +1,69 @@
+"""The calibration benchmark's side-by-side scoring of main effects (hpinsight against a
+peer with intervals), on hand-made studies whose scores are worked out by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_calibration.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_calibration", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_calibration"] = module
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop("bench_calibration", None)
+
+
+def _effects(c, a, b, noise):
+    out = {"c": c, "a": a, "b": b}
+    out.update({f"n{i}": noise for i in range(7)})
+    return {k: {"mean": m, "std": s} for k, (m, s) in out.items()}
+
+
+def test_main_effects_are_scored_with_one_rule_for_hpinsight_and_the_peer(bench):
+    # `interaction`: a and b act only together (main effects 0), c alone has 0.0954
+    row = {
+        "function": "interaction", "sampler": "tpe", "snr": "4", "seed": 0,
+        "analysis": {"seconds": 1.5, "effects": _effects((0.09, 0.01), (0.05, 0.01), (0.0, 0.0), (0.001, 0.001))},
+        "peers": {"ax": {"seconds": 12.0,
+                         "effects": _effects((0.2, 0.2), (-0.01, 0.05), (0.0, 0.0), (0.05, 0.01))}},
+    }
+    ours, peer = bench.summarize_mains([row])
+    assert (ours["source"], peer["source"]) == ("hpinsight", "ax")
+    # ours: c's [0.0736, 0.1064] holds 0.0954; a's [0.0336, 0.0664] misses 0 and claims an
+    # effect; b's [0, 0] and the do-nothing [0, 0.0026] hold 0
+    assert ours["coverage"] == pytest.approx(9 / 10)
+    assert ours["coverage_nonzero"] == 1.0
+    assert ours["coverage_zero"] == pytest.approx(8 / 9)
+    assert ours["zero_claimed"] == pytest.approx(1 / 9)
+    assert ours["largest_open"] == 0.0
+    assert ours["nothing_mass"] == pytest.approx(0.007 / 0.147)
+    assert ours["top_found"] == 1
+    assert ours["seconds"] == 1.5
+    # the peer: c's [0, 0.529] holds it but reaches 0 (open); a's negative mean counts as
+    # 0; each do-nothing [0.0336, 0.0664] claims an effect
+    assert peer["coverage"] == pytest.approx(3 / 10)
+    assert peer["coverage_zero"] == pytest.approx(2 / 9)
+    assert peer["zero_claimed"] == pytest.approx(7 / 9)
+    assert peer["largest_open"] == 1.0
+    assert peer["nothing_mass"] == pytest.approx(0.35 / 0.55)
+    assert peer["top_found"] == 1
+    assert peer["seconds"] == 12.0
+
+
+def test_a_study_the_peer_failed_on_is_left_out_of_its_row_only(bench):
+    good = _effects((0.09, 0.01), (0.0, 0.0), (0.0, 0.0), (0.0, 0.0))
+    rows = [{"function": "interaction", "sampler": "tpe", "snr": "4", "seed": s,
+             "analysis": {"seconds": 1.0, "effects": good},
+             "peers": {"ax": {"error": "out of memory"} if s else {"seconds": 9.0, "effects": good}}}
+            for s in range(2)]
+    ours, peer = bench.summarize_mains(rows)
+    assert (ours["seeds"], peer["seeds"]) == (2, 1)
