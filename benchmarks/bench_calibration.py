@@ -55,7 +55,9 @@ the model's leave-one-out errors' dependence on the parameter (``residual_p``) a
 large an effect of it the trials could hide (``hidden``, ``Importance.hidden``), so other
 verdict rules can be scored on it); progress on stderr; ``--table`` also prints a
 Markdown table on stderr. ``--rescore FILE`` scores a saved JSON again without refitting
-(the table, and the rules for "indistinguishable from nothing" of :data:`RULES`):
+(the table, the rules for "indistinguishable from nothing" of :data:`RULES`, and how
+far below the mean the lower end that must clear the null lies for "resolved",
+:data:`RESOLVED_KS`):
 
     python benchmarks/bench_calibration.py --rescore out.json
 
@@ -505,6 +507,51 @@ def markdown_mains(table: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+#: Rules for "resolved" scored by ``--rescore``: the lower end ``mean - k std`` must clear
+#: the null; ``k = 1`` is hpinsight's, 1.645 the lower end of the 90 % interval the
+#: tables score.
+RESOLVED_KS = (1.0, 1.2816, Z90, 2.0)
+
+
+def _verdict_k(e: dict[str, Any], k: float) -> str:
+    """hpinsight's verdict with ``mean - k std`` as the lower end that must clear the null."""
+    base = verdict(e["mean"], e["std"], e["shadow"], e.get("hidden"))
+    if verdict(e["mean"], 0.0, e["shadow"]) == NOTHING:  # too small for the lower end to matter
+        return base
+    return "uncertain" if e["mean"] - k * e["std"] <= (e["shadow"] or 0.0) else RESOLVED
+
+
+def score_resolved_rules(doc: dict[str, Any]) -> str:
+    """A Markdown table: each rule of :data:`RESOLVED_KS` on every effect of a saved run."""
+    lines = ["| lower end that must clear the null | zero effects resolved: pairs / main effects of parameters "
+             "that act / parameters that do nothing | effects above 0.02 resolved | largest effect resolved "
+             "| seed flips |", "|---|---|---|---|---|"]
+    for k in RESOLVED_KS:
+        zero: dict[str, list[bool]] = {"pair": [], "acting": [], "nothing": []}
+        real, largest, flips = [], [], []
+        for run in doc["runs"]:
+            fn = FUNCTIONS[run["function"]]
+            true, _ = truth(run["function"])
+            top = max((key for key in true if len(key) == 1), key=lambda key: true[key])
+            a, b = run["analysis"]["effects"], run["reanalysis"]["effects"]
+            for name, e in a.items():
+                key = tuple(name.split(" x "))
+                t, v = true.get(key, 0.0), _verdict_k(e, k)
+                if len(key) == 1:
+                    flips.append(v != _verdict_k(b[name], k))
+                if t == 0:
+                    zero["pair" if len(key) == 2 else "acting" if name in fn.acting else "nothing"].append(v == RESOLVED)
+                elif t > 0.02:
+                    real.append(v == RESOLVED)
+                if key == top:
+                    largest.append(v == RESOLVED)
+        label = f"mean - {k:.4g} std" + (" (hpinsight's)" if k == 1.0 else "")
+        lines.append(f"| {label} | {np.mean(zero['pair']):.1%} / {np.mean(zero['acting']):.1%} / "
+                     f"{np.mean(zero['nothing']):.1%} | {np.mean(real):.1%} | {np.mean(largest):.1%} "
+                     f"| {np.mean(flips):.1%} |")
+    return "\n".join(lines)
+
+
 def markdown(table: list[dict[str, Any]]) -> str:
     lines = ["| function | sampler | SNR | seeds | 90 % coverage (all / nonzero / zero) | zero resolved "
              "| largest nothing | nothing mass (median) | top found | seed flips | s per analysis |",
@@ -553,7 +600,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.rescore:
         with open(args.rescore) as fh:
             saved = json.load(fh)
-        sys.stdout.write(markdown(summarize(saved["runs"])) + "\n\n" + score_rules(saved) + "\n")
+        sys.stdout.write(markdown(summarize(saved["runs"])) + "\n\n" + score_rules(saved) + "\n\n"
+                         + score_resolved_rules(saved) + "\n")
         if any("peers" in r for r in saved["runs"]):
             sys.stdout.write("\n" + markdown_mains(summarize_mains(saved["runs"])) + "\n")
         return 0

@@ -67,3 +67,16 @@ def test_a_study_the_peer_failed_on_is_left_out_of_its_row_only(bench):
             for s in range(2)]
     ours, peer = bench.summarize_mains(rows)
     assert (ours["seeds"], peer["seeds"]) == (2, 1)
+
+
+def test_a_stricter_lower_end_only_moves_resolved_effects_to_uncertain(bench):
+    def e(mean, std, null, hidden=None):
+        return {"mean": mean, "std": std, "shadow": null, "hidden": hidden}
+
+    borderline = e(0.05, 0.04, 0.001)  # 0.05 - 0.04 clears 0.001; 0.05 - 1.645 * 0.04 does not
+    assert bench._verdict_k(borderline, 1.0) == "resolved"
+    assert bench._verdict_k(borderline, 1.645) == "uncertain"
+    # below the null: the lower end plays no part, whatever k
+    quiet = e(0.0004, 0.0001, 0.001, hidden=0.2)
+    assert bench._verdict_k(quiet, 1.0) == bench._verdict_k(quiet, 2.0) == "uncertain"
+    assert bench._verdict_k(e(0.0004, 0.0001, 0.001, hidden=0.01), 2.0) == "indistinguishable from nothing"
