@@ -48,8 +48,9 @@ import numpy as np
 import hpinsight as hp
 
 GP_SAMPLES = 128
-#: Design points per Saltelli matrix: at most this many, a power of 2 (a Sobol design),
-#: and at most ``JOINT_POINTS`` posterior points in all (``(d + 2)`` matrices).
+#: Design points per Saltelli matrix (a random design, drawn with ``torch.manual_seed(0)``):
+#: at most this many, a power of 2, and at most ``JOINT_POINTS`` posterior points in all
+#: (``(d + 2)`` matrices).
 MC_SAMPLES = 1024
 JOINT_POINTS = 12_288
 
