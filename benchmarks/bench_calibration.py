@@ -174,6 +174,8 @@ _GRID = 48
 #: ``edge``, ``a`` and ``b`` alone in ``interaction``, the pairs that do not interact),
 #: which the grid's rounding leaves at about 1e-31: it is scored as zero.
 _ZERO = 1e-12
+#: An effect above this share counts as real in the tables ("top found", "effects above 0.02").
+REAL_SHARE = 0.02
 
 
 # -- truth --------------------------------------------------------------------------------
@@ -203,6 +205,19 @@ def truth(name: str) -> tuple[dict[tuple[str, ...], float], float]:
         pure = pair - mains[i][:, None] - mains[j][None, :]
         out[(fn.acting[i], fn.acting[j])] = _exact_zero(float((pure**2).mean()) / var)
     return out, var
+
+
+def largest_main(name: str) -> str:
+    """The parameter with the largest true main effect."""
+    true, _ = truth(name)
+    return max((k[0] for k in true if len(k) == 1), key=lambda p: true[(p,)])
+
+
+def true_top(name: str) -> set[str]:
+    """The parameters whose true main effect exceeds ``REAL_SHARE`` (the "top" the
+    tables look for)."""
+    true, _ = truth(name)
+    return {k[0] for k, v in true.items() if len(k) == 1 and v > REAL_SHARE}
 
 
 def _exact_zero(share: float) -> float:
@@ -326,13 +341,13 @@ def _cells(rows: list[dict[str, Any]]) -> list[tuple[tuple[str, str, str], list[
     return sorted(groups.items(), key=lambda g: (g[0][0], g[0][1], -float(g[0][2])))
 
 
-def _mass_and_top(fn: Function, mains: dict[str, float], true_top: set[str]) -> tuple[float, bool]:
+def _mass_and_top(fn: Function, mains: dict[str, float], top_set: set[str]) -> tuple[float, bool]:
     """The share of the main effects' total on parameters that do nothing (negative
-    estimates count as 0), and whether the largest ones are exactly ``true_top``."""
+    estimates count as 0), and whether the largest ones are exactly ``top_set``."""
     mains = {k: max(v, 0.0) for k, v in mains.items()}
     total = sum(mains.values())
     mass = sum(v for k, v in mains.items() if k not in fn.acting) / total if total > 0 else 1.0
-    return mass, set(sorted(mains, key=mains.get, reverse=True)[: len(true_top)]) == true_top
+    return mass, set(sorted(mains, key=mains.get, reverse=True)[: len(top_set)]) == top_set
 
 
 def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -342,8 +357,7 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         true, _ = truth(name)
         cover = {"zero": [], "nonzero": []}
         zero_resolved, largest_nothing, mass, top, flips, seconds = [], [], [], [], [], []
-        largest = max((k for k in true if len(k) == 1), key=lambda k: true[k])
-        true_top = {k[0] for k, v in true.items() if len(k) == 1 and v > 0.02}
+        largest, top_set = largest_main(name), true_top(name)
         for run in runs:
             eff = run["analysis"]["effects"]
             seconds.append(run["analysis"]["seconds"])
@@ -352,8 +366,8 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 cover["zero" if t == 0 else "nonzero"].append(e["low"] <= t <= e["high"])
                 if t == 0:
                     zero_resolved.append(e["verdict"] == RESOLVED)
-            largest_nothing.append(eff[largest[0]]["verdict"] == NOTHING)
-            m, found = _mass_and_top(fn, {p.name: eff[p.name]["mean"] for p in fn.params}, true_top)
+            largest_nothing.append(eff[largest]["verdict"] == NOTHING)
+            m, found = _mass_and_top(fn, {p.name: eff[p.name]["mean"] for p in fn.params}, top_set)
             mass.append(m)
             top.append(found)
             other = run["reanalysis"]["effects"]
@@ -419,14 +433,14 @@ def score_rules(doc: dict[str, Any]) -> str:
         flips = []
         for run in runs:
             true, _ = truth(run["function"])
-            top = max((k for k in true if len(k) == 1), key=lambda k: true[k])[0]
+            top = largest_main(run["function"])
             a, b = run["analysis"]["effects"], run["reanalysis"]["effects"]
             for p in FUNCTIONS[run["function"]].params:
                 v, t = _rule_verdict(a[p.name], rule), true.get((p.name,), 0.0)
                 flips.append(v != _rule_verdict(b[p.name], rule))
                 if run["snr"] in zero and t == 0:
                     zero[run["snr"]].append(v == NOTHING)
-                if run["snr"] in real and t > 0.02:
+                if run["snr"] in real and t > REAL_SHARE:
                     real[run["snr"]].append(v == NOTHING)
                 if run["snr"] in largest and p.name == top:
                     largest[run["snr"]].append(v == NOTHING)
@@ -462,8 +476,7 @@ def summarize_mains(rows: list[dict[str, Any]], sources: tuple[str, ...] = ("hpi
     for (name, sampler, snr), runs in _cells(rows):
         fn = FUNCTIONS[name]
         true, _ = truth(name)
-        largest = max((k[0] for k in true if len(k) == 1), key=lambda k: true[(k,)])
-        true_top = {k[0] for k, v in true.items() if len(k) == 1 and v > 0.02}
+        largest, top_set = largest_main(name), true_top(name)
         for source in sources:
             cover: dict[str, list[bool]] = {"zero": [], "nonzero": []}
             claimed, open_, mass, top, seconds = [], [], [], [], []
@@ -478,7 +491,7 @@ def summarize_mains(rows: list[dict[str, Any]], sources: tuple[str, ...] = ("hpi
                     if t == 0:
                         claimed.append(e["low"] > CLAIM)
                 open_.append(eff[largest]["low"] <= CLAIM)
-                m, found = _mass_and_top(fn, {k: v["mean"] for k, v in eff.items()}, true_top)
+                m, found = _mass_and_top(fn, {k: v["mean"] for k, v in eff.items()}, top_set)
                 mass.append(m)
                 top.append(found)
             if not seconds:
@@ -532,7 +545,7 @@ def score_resolved_rules(doc: dict[str, Any]) -> str:
         for run in doc["runs"]:
             fn = FUNCTIONS[run["function"]]
             true, _ = truth(run["function"])
-            top = max((key for key in true if len(key) == 1), key=lambda key: true[key])
+            top = (largest_main(run["function"]),)
             a, b = run["analysis"]["effects"], run["reanalysis"]["effects"]
             for name, e in a.items():
                 key = tuple(name.split(" x "))
@@ -541,7 +554,7 @@ def score_resolved_rules(doc: dict[str, Any]) -> str:
                     flips.append(v != _verdict_k(b[name], k))
                 if t == 0:
                     zero["pair" if len(key) == 2 else "acting" if name in fn.acting else "nothing"].append(v == RESOLVED)
-                elif t > 0.02:
+                elif t > REAL_SHARE:
                     real.append(v == RESOLVED)
                 if key == top:
                     largest.append(v == RESOLVED)
