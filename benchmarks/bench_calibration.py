@@ -54,12 +54,13 @@ mean, std, null (``shadow``), interval and verdict, and for main effects the p-v
 the model's leave-one-out errors' dependence on the parameter (``residual_p``) and how
 large an effect of it the trials could hide (``hidden``, ``Importance.hidden``), so other
 verdict rules can be scored on it); progress on stderr; ``--table`` also prints a
-Markdown table on stderr. ``--rescore FILE`` scores a saved JSON again without refitting
-(the table, the rules for "indistinguishable from nothing" of :data:`RULES`, and how
-far below the mean the lower end that must clear the null lies for "resolved",
-:data:`RESOLVED_KS`):
+Markdown table on stderr. ``--rescore FILE [FILE ...]`` scores saved JSON again without
+refitting, the runs of all files together (the table; the same pooled per sampler and
+over every run, function and SNR; the rules for "indistinguishable from nothing" of
+:data:`RULES`; and how far below the mean the lower end that must clear the null lies for
+"resolved", :data:`RESOLVED_KS`):
 
-    python benchmarks/bench_calibration.py --rescore out.json
+    python benchmarks/bench_calibration.py --rescore out.json smac.json
 
 A peer with intervals, side by side on the same trials: ``--ax-python PY`` (with
 ``--studies``) runs ``peer_ax_sobol.py`` under ``PY``, an interpreter whose environment has
@@ -333,12 +334,22 @@ def run_one(job: tuple[str, str, str, int, int, str | None, int | None, str | No
     return row
 
 
-def _cells(rows: list[dict[str, Any]]) -> list[tuple[tuple[str, str, str], list[dict[str, Any]]]]:
-    """The runs grouped by (function, sampler, SNR), in the tables' order."""
+#: The label of a pooled column in a table's cell (every function, sampler or SNR).
+POOLED = "all"
+
+
+def _cells(rows: list[dict[str, Any]], pooled: bool = False) -> list[tuple[tuple[str, str, str], list[dict[str, Any]]]]:
+    """The runs grouped by (function, sampler, SNR), in the tables' order; with ``pooled``,
+    by sampler over every function and SNR, then all runs together."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for row in rows:
-        groups.setdefault((row["function"], row["sampler"], row["snr"]), []).append(row)
-    return sorted(groups.items(), key=lambda g: (g[0][0], g[0][1], -float(g[0][2])))
+        if pooled:
+            for sampler in (row["sampler"], POOLED):
+                groups.setdefault((POOLED, sampler, POOLED), []).append(row)
+        else:
+            groups.setdefault((row["function"], row["sampler"], row["snr"]), []).append(row)
+    return sorted(groups.items(), key=lambda g: (g[0][0], g[0][1] == POOLED, g[0][1],
+                                                 -float(g[0][2]) if g[0][2] != POOLED else 0.0))
 
 
 def _mass_and_top(fn: Function, mains: dict[str, float], top_set: set[str]) -> tuple[float, bool]:
@@ -350,15 +361,17 @@ def _mass_and_top(fn: Function, mains: dict[str, float], top_set: set[str]) -> t
     return mass, set(sorted(mains, key=mains.get, reverse=True)[: len(top_set)]) == top_set
 
 
-def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def summarize(rows: list[dict[str, Any]], pooled: bool = False) -> list[dict[str, Any]]:
+    """Per (function, sampler, SNR), or with ``pooled`` per sampler and over all runs,
+    the scores of the module docstring ("seeds": the studies in the row)."""
     table = []
-    for (name, sampler, snr), runs in _cells(rows):
-        fn = FUNCTIONS[name]
-        true, _ = truth(name)
+    for (name, sampler, snr), runs in _cells(rows, pooled):
         cover = {"zero": [], "nonzero": []}
         zero_resolved, largest_nothing, mass, top, flips, seconds = [], [], [], [], [], []
-        largest, top_set = largest_main(name), true_top(name)
         for run in runs:
+            fn = FUNCTIONS[run["function"]]
+            true, _ = truth(run["function"])
+            largest, top_set = largest_main(run["function"]), true_top(run["function"])
             eff = run["analysis"]["effects"]
             seconds.append(run["analysis"]["seconds"])
             for key, e in eff.items():
@@ -469,14 +482,13 @@ def _main_effects(row: dict[str, Any], source: str) -> dict[str, dict[str, float
     return out
 
 
-def summarize_mains(rows: list[dict[str, Any]], sources: tuple[str, ...] = ("hpinsight", "ax")) -> list[dict[str, Any]]:
-    """Per (function, sampler, SNR) and source, the main effects scored with one rule for
-    all (see the module docstring: ``zero claimed``, ``largest open``)."""
+def summarize_mains(rows: list[dict[str, Any]], sources: tuple[str, ...] = ("hpinsight", "ax"),
+                    pooled: bool = False) -> list[dict[str, Any]]:
+    """Per (function, sampler, SNR), or with ``pooled`` per sampler and over all runs, and
+    per source, the main effects scored with one rule for all (see the module docstring:
+    ``zero claimed``, ``largest open``)."""
     table = []
-    for (name, sampler, snr), runs in _cells(rows):
-        fn = FUNCTIONS[name]
-        true, _ = truth(name)
-        largest, top_set = largest_main(name), true_top(name)
+    for (name, sampler, snr), runs in _cells(rows, pooled):
         for source in sources:
             cover: dict[str, list[bool]] = {"zero": [], "nonzero": []}
             claimed, open_, mass, top, seconds = [], [], [], [], []
@@ -484,6 +496,9 @@ def summarize_mains(rows: list[dict[str, Any]], sources: tuple[str, ...] = ("hpi
                 eff = _main_effects(run, source)
                 if eff is None:
                     continue
+                fn = FUNCTIONS[run["function"]]
+                true, _ = truth(run["function"])
+                largest, top_set = largest_main(run["function"]), true_top(run["function"])
                 seconds.append(run["analysis"]["seconds"] if source == "hpinsight" else run["peers"][source]["seconds"])
                 for p in fn.params:
                     t, e = true.get((p.name,), 0.0), eff[p.name]
@@ -597,8 +612,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--ax-python", metavar="PY",
                     help="interpreter of an environment with Ax: adds Ax's Sobol indices from GP posterior "
                          "samples on every study, side by side (needs --studies)")
-    ap.add_argument("--rescore", metavar="JSON",
-                    help="score this saved output again (the table and the verdict rules of RULES; no fitting)")
+    ap.add_argument("--rescore", metavar="JSON", nargs="+",
+                    help="score these saved outputs again, their runs together (the table, the table "
+                         "pooled per sampler and over all, and the verdict rules of RULES; no fitting)")
     args = ap.parse_args(argv)
     if args.ax_python and not args.studies:
         ap.error("--ax-python needs --studies DIR: the peer reads each study's saved trials")
@@ -611,12 +627,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.rescore:
-        with open(args.rescore) as fh:
-            saved = json.load(fh)
-        sys.stdout.write(markdown(summarize(saved["runs"])) + "\n\n" + score_rules(saved) + "\n\n"
-                         + score_resolved_rules(saved) + "\n")
-        if any("peers" in r for r in saved["runs"]):
-            sys.stdout.write("\n" + markdown_mains(summarize_mains(saved["runs"])) + "\n")
+        runs: list[dict[str, Any]] = []
+        for path in args.rescore:
+            with open(path) as fh:
+                runs.extend(json.load(fh)["runs"])
+        saved = {"runs": runs}
+        sys.stdout.write(markdown(summarize(runs)) + "\n\n" + markdown(summarize(runs, pooled=True)) + "\n\n"
+                         + score_rules(saved) + "\n\n" + score_resolved_rules(saved) + "\n")
+        if any("peers" in r for r in runs):
+            sys.stdout.write("\n" + markdown_mains(summarize_mains(runs)) + "\n\n"
+                             + markdown_mains(summarize_mains(runs, pooled=True)) + "\n")
         return 0
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     jobs = [(f, s, snr, seed, args.trials, args.studies, args.refits, args.ax_python) for f in args.functions.split(",")

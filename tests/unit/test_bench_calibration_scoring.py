@@ -80,3 +80,37 @@ def test_a_stricter_lower_end_only_moves_resolved_effects_to_uncertain(bench):
     quiet = e(0.0004, 0.0001, 0.001, hidden=0.2)
     assert bench._verdict_k(quiet, 1.0) == bench._verdict_k(quiet, 2.0) == "uncertain"
     assert bench._verdict_k(e(0.0004, 0.0001, 0.001, hidden=0.01), 2.0) == "indistinguishable from nothing"
+
+
+def test_pooled_rows_score_every_study_of_a_sampler_and_then_all(bench):
+    # two studies of `interaction` (c's main effect 0.0954; a, b and the rest 0) and one of
+    # `additive` whose intervals are all [0, 0]; main effects only
+    def study(function, sampler, snr, c_interval, verdicts):
+        effects = {}
+        for p in bench.FUNCTIONS[function].params:
+            low, high = c_interval if p.name == bench.largest_main(function) else (0.0, 0.0)
+            effects[p.name] = {"mean": (low + high) / 2, "low": low, "high": high,
+                               "verdict": verdicts.get(p.name, bench.NOTHING)}
+        return {"function": function, "sampler": sampler, "snr": snr, "seed": 0,
+                "analysis": {"seconds": 1.0, "effects": effects},
+                "reanalysis": {"effects": {k: dict(v) for k, v in effects.items()}}}
+
+    rows = [study("interaction", "tpe", "4", (0.09, 0.1), {"c": bench.RESOLVED}),
+            study("interaction", "random", "1", (0.09, 0.1), {"c": bench.RESOLVED, "n0": bench.RESOLVED}),
+            study("additive", "tpe", "1", (0.0, 0.0), {})]
+    table = bench.summarize(rows, pooled=True)
+    assert [(t["function"], t["sampler"], t["snr"], t["seeds"]) for t in table] == [
+        ("all", "random", "all", 1), ("all", "tpe", "all", 2), ("all", "all", "all", 3)]
+    random, tpe, everything = table
+    # random: all 10 main effects held; n0 (truth 0) resolved, 1 of 9 zeros
+    assert random["coverage"] == 1.0
+    assert random["zero_resolved"] == pytest.approx(1 / 9)
+    assert random["largest_nothing"] == 0.0
+    # tpe: `additive` has 10 parameters, 3 that act; its intervals are all [0, 0], so its 7
+    # zeros are held and its 3 real effects missed, and its largest is called nothing
+    assert tpe["largest_nothing"] == pytest.approx(1 / 2)
+    assert tpe["coverage_nonzero"] == pytest.approx(1 / 4)
+    assert tpe["coverage"] == pytest.approx(17 / 20)
+    assert everything["coverage"] == pytest.approx(27 / 30)
+    assert everything["zero_resolved"] == pytest.approx(1 / 25)
+    assert everything["seed_flips"] == 0.0
