@@ -56,7 +56,7 @@ large an effect of it the trials could hide (``hidden``, ``Importance.hidden``),
 verdict rules can be scored on it); progress on stderr; ``--table`` also prints a
 Markdown table on stderr. ``--rescore FILE [FILE ...]`` scores saved JSON again without
 refitting, the runs of all files together (the table; the same pooled per sampler and
-over every run, function and SNR; the rules for "indistinguishable from nothing" of
+over every run, function and SNR; what moves the verdicts that flip, :func:`flip_causes`; the rules for "indistinguishable from nothing" of
 :data:`RULES`; and how far below the mean the lower end that must clear the null lies for
 "resolved", :data:`RESOLVED_KS`):
 
@@ -580,6 +580,29 @@ def score_resolved_rules(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: What an analysis's verdict of an effect is made of, in the order ``verdict`` takes them.
+VERDICT_INPUTS = ("mean", "std", "shadow", "hidden")
+
+
+def flip_causes(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Of the main effects whose verdict differs between a study's two analyses, how many
+    take the second analysis's verdict when only one of :data:`VERDICT_INPUTS` is taken
+    from it (a flip can count under several, or none), and ``"flips"``, how many differ."""
+    counts = dict.fromkeys(("flips", *VERDICT_INPUTS), 0)
+    for run in rows:
+        a, b = run["analysis"]["effects"], run["reanalysis"]["effects"]
+        for p in FUNCTIONS[run["function"]].params:
+            first, second = a[p.name], b[p.name]
+            if first["verdict"] == second["verdict"]:
+                continue
+            counts["flips"] += 1
+            for name in VERDICT_INPUTS:
+                swapped = {k: (second if k == name else first).get(k) for k in VERDICT_INPUTS}
+                if verdict(swapped["mean"], swapped["std"], swapped["shadow"], swapped["hidden"]) == second["verdict"]:
+                    counts[name] += 1
+    return counts
+
+
 def markdown(table: list[dict[str, Any]]) -> str:
     lines = ["| function | sampler | SNR | seeds | 90 % coverage (all / nonzero / zero) | zero resolved "
              "| largest nothing | nothing mass (median) | top found | seed flips | s per analysis |",
@@ -632,7 +655,10 @@ def main(argv: list[str] | None = None) -> int:
             with open(path) as fh:
                 runs.extend(json.load(fh)["runs"])
         saved = {"runs": runs}
+        causes = flip_causes(runs)
         sys.stdout.write(markdown(summarize(runs)) + "\n\n" + markdown(summarize(runs, pooled=True)) + "\n\n"
+                         + f"seed flips: {causes.pop('flips')}; each taking the other analysis's verdict with "
+                         + "only this from it: " + ", ".join(f"{k} {v}" for k, v in causes.items()) + "\n\n"
                          + score_rules(saved) + "\n\n" + score_resolved_rules(saved) + "\n")
         if any("peers" in r for r in runs):
             sys.stdout.write("\n" + markdown_mains(summarize_mains(runs)) + "\n\n"

@@ -114,3 +114,23 @@ def test_pooled_rows_score_every_study_of_a_sampler_and_then_all(bench):
     assert everything["coverage"] == pytest.approx(27 / 30)
     assert everything["zero_resolved"] == pytest.approx(1 / 25)
     assert everything["seed_flips"] == 0.0
+
+
+def test_a_flip_is_traced_to_what_moved_between_the_analyses(bench):
+    def e(mean, std, null, hidden=0.0):
+        return {"mean": mean, "std": std, "shadow": null, "hidden": hidden,
+                "verdict": bench.verdict(mean, std, null, hidden)}
+
+    steady = e(0.3, 0.01, 0.001)
+    first = {p.name: steady for p in bench.FUNCTIONS["interaction"].params}
+    second = dict(first)
+    # a: only the null moves, above its mean (resolved -> nothing)
+    first["a"], second["a"] = e(0.02, 0.001, 0.001), e(0.02, 0.001, 0.03)
+    # b: only the std moves, past mean minus null (resolved -> uncertain)
+    first["b"], second["b"] = e(0.02, 0.001, 0.001), e(0.02, 0.05, 0.001)
+    # c: the mean falls below what counts at all and the hidden share rises (resolved ->
+    # uncertain); either alone gives another verdict (nothing, resolved)
+    first["c"], second["c"] = e(0.02, 0.001, 0.001), e(0.0004, 0.001, 0.01, hidden=0.2)
+    assert [first[k]["verdict"] != second[k]["verdict"] for k in "abc"] == [True, True, True]
+    row = {"function": "interaction", "analysis": {"effects": first}, "reanalysis": {"effects": second}}
+    assert bench.flip_causes([row]) == {"flips": 3, "mean": 0, "std": 1, "shadow": 1, "hidden": 0}
