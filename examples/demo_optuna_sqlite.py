@@ -57,8 +57,7 @@ def summary(report: hp.results.Report) -> str:
     lines = [f"hpinsight report for {report.source} ({result.n_trials} trials, {model} R² "
              f"{result.fit_r2:.2f})", report.table(),
              f"interactions: {len(pairs)} of {len(result.ranking(order=2))} distinguishable "
-             "from nothing" + "".join(f"\n  {' x '.join(i.params)}: {100 * i.mean:.1f} %, "
-                                      f"{i.verdict}" for i in pairs[:3])]
+             "from nothing" + "".join(f"\n  {i}" for i in pairs)]
     for d in report.decisions:
         lines.append(f"{d.param}: {d.sentence}")
     return "\n".join(lines) + "\n"

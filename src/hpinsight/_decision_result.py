@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._fanova_result import MATTERS_SHARE, NEGLIGIBLE_SHARE
 from ._optional import import_optional
-from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
+from ._shared import REPR_WIDTH, fmt_share, fmt_value, join_items, json_value
 from .exceptions import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -93,21 +93,6 @@ STATES: dict[str, tuple[str, str]] = {
 #: States in which the parameter is (or stays) tuned.
 TUNED = ("matters", "small", "unresolved", "no_data", "not_yet_safe", "kept", "release")
 
-
-
-def fmt_share(x: float) -> str:
-    """A share of variance, the one way every surface writes it: ``42.1 %``; below
-    0.1 %, to two significant digits (``0.047 %``), so a small share that is not nothing
-    does not print as ``0.0 %`` (below 1e-6 % it does)."""
-    if not math.isfinite(x):
-        return "n/a"
-    pct = 100 * x
-    if abs(pct) < 1e-6:  # below a millionth of a percent
-        return "0.0 %"
-    if abs(pct) >= 0.1:
-        return f"{pct:.1f} %"
-    decimals = 1 - math.floor(math.log10(abs(pct)))  # two significant digits
-    return f"{pct:.{decimals}f} %"
 
 
 def fmt_cost(x: float, threshold: float | None = None) -> str:
@@ -348,7 +333,7 @@ class DecisionResult:
                   else "no cost of fixing was estimated" if not math.isfinite(self.margin)
                   else f"the margin is {fmt_cost(self.margin)}")
         null = ("" if self.shadow is None else
-                f" (a shadow got {fmt_share_vs(self.shadow, 0.0)} here)")
+                f" (a shadow got {fmt_share(self.shadow)} here)")
         joint = () if not self.objectives else (
             f"With several objectives ({', '.join(self.objectives)}), each is decided by "
             "these rules on its own, and a parameter is safe to fix only when it is safe to "

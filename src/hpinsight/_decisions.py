@@ -178,7 +178,9 @@ def decide(
         skip = {id(i) for i in negligible} | unseen_ids
         resolved = [i for i in own if i.verdict == "resolved" and id(i) not in skip]
         uncertain = [i for i in own if i.verdict == "uncertain" and id(i) not in skip]
-        strongest = max(resolved or uncertain or own, key=lambda i: i.mean, default=None)
+        # with nothing resolved or uncertain on its own, an effect the trials could hide
+        # is the evidence: its verdict, uncertain, is the one the table shows
+        strongest = max(resolved or uncertain or unseen or own, key=lambda i: i.mean, default=None)
         among_best = strongest is not None and strongest is top.get(name)
         hidden_cost = math.nan
         risk = None if risks is None else risks.get(name)
@@ -359,8 +361,11 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
     """The one sentence of a decision, in its own numbers."""
     name = d.param
     share = f"{fmt_share(d.share)} of the variation"
-    if math.isfinite(d.share_top):
-        share += f" ({fmt_share(d.share_top)} {top_label})"
+    # the share among the best, after the verdict on the share over all trials, so the
+    # verdict reads as the latter's
+    aside = f" ({fmt_share(d.share_top)} {top_label})" if math.isfinite(d.share_top) else ""
+    own = share
+    share += aside
     value = fmt_value(d.value, quote=True)
     cost = fmt_cost(d.cost, margin)
     upper = fmt_cost(d.cost_upper, margin)
@@ -368,10 +373,12 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
     if d.evidence == f"{name} among the best":
         effect = (f"it explains {fmt_share(d.evidence_share)} of the variation {top_label} "
                   f"({fmt_share(d.share)} over all trials)")
+        aside = ""
     elif d.evidence in ("cost", name):
-        effect = f"it explains {share}"
+        effect = f"it explains {own}"
     else:
         effect = f"its interaction {d.evidence} explains {fmt_share(d.evidence_share)}"
+        aside = ""
     since = "" if d.since_trial is None else f" since trial {d.since_trial}"
     where = "" if d.evidence_share == d.share else f" {top_label}"
     hidden = (f"it explains {fmt_share(d.evidence_share)} of the variation{where}, below the "
@@ -381,13 +388,13 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
     nothing = ("no effect is distinguishable from nothing" if d.evidence != "size"
                else f"its effects are too small to matter ({_sd_phrase(d, margin)})")
     return {
-        "matters": f"Keep tuning: {effect}, resolved.",
-        "small": (f"Keep tuning: {effect}, small but resolved."
+        "matters": f"Keep tuning: {effect}, resolved{aside}.",
+        "small": (f"Keep tuning: {effect}, small but resolved{aside}."
                   if d.evidence != "cost" else
                   f"Keep tuning: it explains only {share}, but fixing it at {value} costs "
                   f"{cost} on average, more than the {allowed} allowed."),
         "unresolved": (f"Keep tuning: {effect}, more than a shuffled parameter but not "
-                       "yet by more than its spread; more trials will tell."),
+                       f"yet by more than its spread{aside}; more trials will tell."),
         "no_data": (f"Keep tuning: it was active in only {d.n_active} of "
                     f"{n_trials} trials, too few to judge (at least "
                     f"{MIN_ACTIVE_TRIALS} are needed)."),

@@ -13,6 +13,7 @@ from ._optional import import_optional
 from ._shared import (
     REPR_WIDTH,
     clip_text,
+    fmt_share,
     grid_columns,
     join_items,
     json_array,
@@ -90,6 +91,8 @@ class Importance:
     >>> imp = Importance(("lr",), 0.62, 0.05)
     >>> imp
     Importance(lr: 0.6200 ± 0.0500)
+    >>> print(imp)
+    lr: 62.0 % ± 5.0 %, resolved
     >>> imp.to_dict()["params"]
     ['lr']
     """
@@ -107,6 +110,10 @@ class Importance:
         head = "Importance("
         names = clip_text(" x ".join(self.params), REPR_WIDTH - len(head) - len(tail))
         return f"{head}{names}{tail}"
+
+    def __str__(self) -> str:
+        """The effect as every surface writes it: ``lr x optimizer: 36.6 % ± 8.7 %, resolved``."""
+        return f"{' x '.join(self.params)}: {fmt_share(self.mean)} ± {fmt_share(self.std)}, {self.verdict}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation (a non-finite number becomes None)."""

@@ -12,7 +12,7 @@ import numpy as np
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["GRID_TOL", "REPR_WIDTH", "clip_text", "fmt_value", "grid_columns", "join_items",
+__all__ = ["GRID_TOL", "REPR_WIDTH", "clip_text", "fmt_share", "fmt_value", "grid_columns", "join_items",
            "json_array", "json_value", "readonly", "step_index"]
 
 
@@ -83,6 +83,21 @@ def join_items(items: Sequence[str | tuple[str, str]], width: int) -> str:
     name, value = pairs[0]
     more = f", …+{len(pairs) - 1}" if len(pairs) > 1 else ""
     return clip_text(clip_text(name, max(width - len(value) - len(more), 1)) + value + more, width)
+
+
+def fmt_share(x: float) -> str:
+    """A share of variance, the one way every surface writes it: ``42.1 %``; below
+    0.1 %, to two significant digits (``0.047 %``), so a small share that is not nothing
+    does not print as ``0.0 %`` (below 1e-6 % it does)."""
+    if not math.isfinite(x):
+        return "n/a"
+    pct = 100 * x
+    if abs(pct) < 1e-6:  # below a millionth of a percent
+        return "0.0 %"
+    if abs(pct) >= 0.1:
+        return f"{pct:.1f} %"
+    decimals = 1 - math.floor(math.log10(abs(pct)))  # two significant digits
+    return f"{pct:.{decimals}f} %"
 
 
 def fmt_value(value: Any, *, quote: bool = False) -> str:

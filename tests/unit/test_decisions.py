@@ -235,6 +235,9 @@ def test_what_the_trials_could_hide_keeps_a_parameter_they_never_looked_at():
     d = sub.decisions["z"]
     assert d.state == "not_yet_safe"
     assert d.evidence == "hidden"
+    # one answer: the decision's verdict is the one the table gives z, not that of a
+    # larger effect of z that is nothing (its interactions here)
+    assert d.verdict == z.verdict == "uncertain"
     assert d.hidden_share > MATTERS_SHARE
     assert "these trials could hide an effect of it that holds up to" in d.sentence
     assert "z" not in sub.fixed

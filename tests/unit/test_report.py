@@ -13,6 +13,7 @@ from xml.etree import ElementTree
 import pytest
 
 import hpinsight as hp
+from hpinsight._shared import fmt_share
 from hpinsight.cli import main
 
 pytest.importorskip("matplotlib")
@@ -130,6 +131,22 @@ def test_the_page_answers_first_and_says_each_number_once(rep):
     assert "margin" not in re.sub(r"<details>.*?</details>", "", advice, flags=re.S)
     # the capped analysis has main effects only, and the table says so instead of a blank
     assert "main effects only" in page.split("<h2>What matters</h2>")[1].split("</table>")[0]
+    # every share among the best carries its verdict: a decision may rest on it
+    table = page.split("<h2>What matters</h2>")[1].split("</table>")[0]
+    for i in rep.capped.ranking(order=1):
+        cell = f"{fmt_share(i.mean)} ± {fmt_share(i.std)} "
+        assert re.search(re.escape(cell) + r'<span class="verdict [a-z]+">' + re.escape(i.verdict),
+                         table), (i, cell)
+    # the shadow is written one way, in the table's note and in the rules
+    shadow = fmt_share(rep.result.shadow_fraction(1))
+    assert f"nearby trials ({shadow}" in page
+    assert f"a shadow got {shadow} here" in page
+    # a sentence's verdict follows the share over all trials it is about, before the
+    # share among the best
+    resolved_alone = [d for d in rep.decisions if d.state == "matters" and d.evidence == d.param]
+    assert resolved_alone  # lr
+    for d in resolved_alone:
+        assert f"of the variation, resolved ({fmt_share(d.share_top)} among the best" in d.sentence
     # left-out interactions are counted, not dropped silently
     pairs = rep.result.ranking(order=2)
     nothing = sum(i.verdict == "indistinguishable from nothing" for i in pairs)

@@ -348,8 +348,11 @@ def _effects_table(report: Report, spread: str) -> list[str]:
     elif len(report.history.space) > 1:
         counted.append("interactions were not computed (see the notes)")
     null = r.shadow_fraction(1)
+    pair_null = r.shadow_fraction(2) if shown_pairs else None
+    here = "" if null is None else fmt_share(null) + (
+        "" if pair_null is None else f"; {fmt_share(pair_null)} for an interaction")
     verdicts = ("<i>indistinguishable from nothing</i>: explains no more than a parameter "
-                f"whose values were shuffled among nearby trials ({100 * null:.2g} % here), "
+                f"whose values were shuffled among nearby trials ({here} here), "
                 f"or less than {100 * NEGLIGIBLE_SHARE:g} %, where the trials could not hide "
                 f"an effect of {fmt_share(MATTERS_SHARE)}; "
                 "<i>uncertain</i>: more than that, but by less than its std, or where they "
@@ -521,7 +524,9 @@ def _sampling_section(report: Report) -> list[str]:
 
 def _capped(report: Report, params: tuple[str, ...]) -> str:
     imp = report.capped.importance(*params)
-    return f"{fmt_share(imp.mean)} ± {fmt_share(imp.std)}"
+    # its verdict too: a decision may rest on it (``evidence`` "x among the best")
+    return (f"{fmt_share(imp.mean)} ± {fmt_share(imp.std)} "
+            f"<span class=\"verdict {imp.verdict.split()[0]}\">{html.escape(imp.verdict)}</span>")
 
 
 def _quantile(report: Report) -> str:
