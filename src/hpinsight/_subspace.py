@@ -491,5 +491,5 @@ def default_origin(source: str) -> str:
             "compromise": "its value in the compromise trial on the Pareto front (the best "
                           "mean rank over the objectives)",
             "model": "where the model predicts the best",
-            "inactive": "inactive where the model predicts the best: the middle of its "
-                        "range, or its first choice"}[source]
+            "inactive": "a placeholder, the middle of its range or its first choice: it is "
+                        "inactive where the model predicts the best"}[source]

@@ -436,3 +436,31 @@ def test_the_printed_demo_output_is_what_the_demo_prints(tmp_path: Path) -> None
     study = optuna.load_study(study_name="demo",
                               storage=f"sqlite:///{tmp_path}/hpinsight-demo/study.db")
     assert demo.summary(hp.report(study, seed=0)).rstrip("\n") == block
+
+
+def test_the_demo_page_says_why_an_uncertain_effect_is_too_small_to_count(tmp_path: Path) -> None:
+    """The demo's ``data_shuffle_seed`` rests on an uncertain effect among the best trials
+    that is too small in objective units to matter (the rules' ``NEGLIGIBLE_SD``): its
+    details say so with the number, so the rule the page prints is the one applied."""
+    import html
+
+    import optuna
+
+    import hpinsight as hp
+    from hpinsight._decision_result import NEGLIGIBLE_SD
+
+    setup_demo_study({}, tmp_path)
+    study = optuna.load_study(study_name="demo",
+                              storage=f"sqlite:///{tmp_path}/hpinsight-demo/study.db")
+    rep = hp.report(study, seed=0)
+    d = rep.decisions["data_shuffle_seed"]
+    assert (d.state, d.verdict) == ("not_yet_safe", "uncertain")
+    assert d.effect_sd <= NEGLIGIBLE_SD * rep.decisions.margin
+    page = html.unescape(rep.html())
+    row = page.split('<tr data-param="data_shuffle_seed"', 1)[1].split("</tr>", 1)[0]
+    assert ("is uncertain, but its standard deviation over the space, "
+            f"{d.effect_sd:.3g}, is at most {NEGLIGIBLE_SD:g} of the margin: too small to "
+            "matter") in row
+    for name in ("learning_rate", "optimizer"):  # effects that count say nothing of the kind
+        other = page.split(f'<tr data-param="{name}"', 1)[1].split("</tr>", 1)[0]
+        assert "too small to matter" not in other

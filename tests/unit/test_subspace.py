@@ -226,7 +226,7 @@ def test_a_parameter_inactive_at_the_predicted_best_says_so():
     sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
     assert sub.default_sources["momentum"] == "inactive"
     assert sub.defaults["momentum"] == pytest.approx(0.5)
-    assert sub.default_origin("momentum").startswith("inactive where the model predicts")
+    assert sub.default_origin("momentum").endswith("inactive where the model predicts the best")
     assert sub.default_sources["x"] == "incumbent"  # active in the best trial: its value
 
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import html
 import io
+import math
 import string
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._decision_result import (
+    NEGLIGIBLE_SD,
     ParameterDecision,
     answer_groups,
     fmt_cost,
@@ -410,7 +412,8 @@ def _details(report: Report, name: str) -> str:
                   if record.n_held is not None else "trials not recorded")
         items.append(f"Held at {fmt_value(record.fixed[name], quote=True)} by the "
                      f"restriction in force ({trials}).")
-    items.append(f"Active in {d.n_active} of {report.history.n_trials} trials; {_grounds(d)}.")
+    items.append(f"Active in {d.n_active} of {report.history.n_trials} trials; "
+                 f"{_grounds(d, report.decisions.margin)}.")
     return "<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>"
 
 
@@ -425,11 +428,18 @@ _GROUNDS = {
 }
 
 
-def _grounds(d: ParameterDecision) -> str:
-    """What the decision rests on, in words: an effect and its verdict, or another ground."""
+def _grounds(d: ParameterDecision, margin: float) -> str:
+    """What the decision rests on, in words: an effect and its verdict, or another ground;
+    and, where that effect is too small in objective units to count, by how much."""
     if d.evidence in _GROUNDS:
         return f"the decision rests on {_GROUNDS[d.evidence]}"
-    return f"its strongest effect ({d.evidence}) is {d.verdict}"
+    text = f"its strongest effect ({d.evidence}) is {d.verdict}"
+    floor = NEGLIGIBLE_SD * margin
+    if (d.verdict != "indistinguishable from nothing" and d.state not in ("matters", "small")
+            and math.isfinite(floor) and math.isfinite(d.effect_sd) and d.effect_sd <= floor):
+        text += (f", but its standard deviation over the space, {fmt_cost(d.effect_sd, floor)}"
+                 f", is at most {NEGLIGIBLE_SD:g} of the margin: too small to matter")
+    return text
 
 
 def _joint_details(report: Any, name: str) -> str:
@@ -444,7 +454,7 @@ def _joint_details(report: Any, name: str) -> str:
                      f"({sub.default_origin(name)}).")
     for label, own in report.decisions.objectives.items():
         d = own[name]
-        line = f"{label}: {d.action}; {_grounds(d)}"
+        line = f"{label}: {d.action}; {_grounds(d, own.margin)}"
         one = None if sub is None else sub.objectives.get(label)
         if one is not None and name in one.risks:
             line += (f"; fixing it costs {fmt_cost(d.cost, one.margin)} ± "
