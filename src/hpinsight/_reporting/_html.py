@@ -351,10 +351,10 @@ def _effects_table(report: Report, spread: str) -> list[str]:
         counted.append("interactions were not computed (see the notes)")
     null = r.shadow_fraction(1)
     pair_null = r.shadow_fraction(2) if shown_pairs else None
-    here = "" if null is None else fmt_share(null) + (
-        "" if pair_null is None else f"; {fmt_share(pair_null)} for an interaction")
+    here = "" if null is None else f"{fmt_share(null)} here" + (
+        "" if pair_null is None else f", {fmt_share(pair_null)} for an interaction")
     verdicts = ("<i>indistinguishable from nothing</i>: explains no more than a parameter "
-                f"whose values were shuffled among nearby trials ({here} here), "
+                f"whose values were shuffled among nearby trials ({here}), "
                 f"or less than {100 * NEGLIGIBLE_SHARE:g} %, where the trials could not hide "
                 f"an effect of {fmt_share(MATTERS_SHARE)}; "
                 "<i>uncertain</i>: more than that, but by less than its std, or where they "
