@@ -512,9 +512,16 @@ def test_the_details_name_what_a_decision_rests_on_when_it_is_not_an_effect():
     d = ParameterDecision(param="c", state="not_yet_safe", share=0.0, share_std=0.0,
                           share_top=math.nan, evidence="missed", evidence_share=0.0,
                           verdict="indistinguishable from nothing", n_active=200)
-    assert _grounds(d) == "the decision rests on the model's errors on trials left out of its fit"
+    margin = 0.01
+    assert _grounds(d, margin) == "the decision rests on the model's errors on trials left out of its fit"
     for evidence, words in (("noise", "what the noise could hide"), ("cost", "its cost of fixing"),
                             ("disputed", "the two fits' disagreement about it")):
-        assert _grounds(replace(d, evidence=evidence)).endswith(words)
-    effect = replace(d, state="matters", evidence="c x lr", verdict="resolved")
-    assert _grounds(effect) == "its strongest effect (c x lr) is resolved"
+        assert _grounds(replace(d, evidence=evidence), margin).endswith(words)
+    effect = replace(d, state="matters", evidence="c x lr", verdict="resolved", effect_sd=0.5)
+    assert _grounds(effect, margin) == "its strongest effect (c x lr) is resolved"
+    # an uncertain effect too small in objective units to count says so, with its number
+    tiny = replace(d, evidence="c among the best", verdict="uncertain", effect_sd=0.0006)
+    assert _grounds(tiny, margin) == (
+        "its strongest effect (c among the best) is uncertain, but its standard deviation "
+        "over the space, 0.0006, is at most 0.25 of the margin: too small to matter")
+    assert "too small" not in _grounds(replace(tiny, effect_sd=0.003), margin)  # above 0.0025
