@@ -174,6 +174,10 @@ class ParameterDecision:
         The share of the variance an effect of it could hold that its trials cannot rule
         out (:attr:`~hpinsight.results.Importance.hidden` of its main effect over all
         trials; a capped analysis has none); NaN when not computed.
+    negligible : bool
+        The effect the state rests on is too small in objective units to matter, whatever
+        its verdict: its standard deviation over the space is at most ``NEGLIGIBLE_SD`` of
+        the margin.
     sentence : str
         The one sentence every surface prints.
     objective : str or None
@@ -200,6 +204,7 @@ class ParameterDecision:
     hidden_cost: float = math.nan
     residual_p: float = math.nan
     hidden_share: float = math.nan
+    negligible: bool = False
 
     def __repr__(self) -> str:
         return f"ParameterDecision({self.param!r}: {self.action})"
@@ -242,7 +247,7 @@ class ParameterDecision:
             "effect_sd": json_value(self.effect_sd), "sentence": self.sentence,
             "objective": self.objective, "hidden_cost": json_value(self.hidden_cost),
             "residual_p": json_value(self.residual_p),
-            "hidden_share": json_value(self.hidden_share),
+            "hidden_share": json_value(self.hidden_share), "negligible": self.negligible,
         }
 
 
@@ -342,8 +347,9 @@ class DecisionResult:
         return (
             *joint,
             f"An effect is resolved when it explains more than a shadow of a parameter{null} "
-            f"by more than its own std, and shares below {100 * NEGLIGIBLE_SHARE:g} % count as "
-            "nothing; a parameter's effect is indistinguishable from nothing only when its "
+            "by more than its own std (an interaction also more than the share that comes "
+            "back when it is taken out of the trials' values and the model fit again), and "
+            f"shares below {100 * NEGLIGIBLE_SHARE:g} % count as nothing; a parameter's effect is indistinguishable from nothing only when its "
             f"trials could not hide one of {fmt_share(self.matters_share)} of the variance "
             "(where they leave its range unvisited or are too noisy, it is uncertain).",
             "Matters: a resolved effect it takes part in (alone, among the best trials or in "

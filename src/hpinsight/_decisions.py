@@ -173,8 +173,8 @@ def decide(
         # optimum. Over all trials only: the capped objective is flat over most of the
         # space, and its fit gives a parameter that does nothing a share above its shadow
         # (0.0054 % among the best against 1e-9 % over all trials, noise-free)
-        sizeable = [i for i in over_all if i.verdict == _NOTHING and i.shadow is not None
-                    and i.mean > i.shadow and effect_sd(i) > tiny and math.isfinite(tiny)]
+        sizeable = [i for i in over_all if i.verdict == _NOTHING and i.null is not None
+                    and i.mean > i.null and effect_sd(i) > tiny and math.isfinite(tiny)]
         skip = {id(i) for i in negligible} | unseen_ids
         resolved = [i for i in own if i.verdict == "resolved" and id(i) not in skip]
         uncertain = [i for i in own if i.verdict == "uncertain" and id(i) not in skip]
@@ -238,6 +238,7 @@ def decide(
             else math.nan if strongest is None else effect_sd(strongest),
             hidden_cost=hidden_cost, residual_p=residual_p.get(name, math.nan),
             hidden_share=max((i.hidden for i in own if i.hidden is not None), default=math.nan),
+            negligible=strongest is not None and any(strongest is i for i in negligible),
         )
     _keep_some(out, min_keep)
     top_label = _top_label(capped)
@@ -254,7 +255,7 @@ def decide(
 def _unseen(i: Importance) -> bool:
     """Uncertain only because the trials could hide an effect that matters
     (:attr:`Importance.hidden`): without that check it would be nothing."""
-    return i.verdict == "uncertain" and verdict(i.mean, i.std, i.shadow) == _NOTHING
+    return i.verdict == "uncertain" and verdict(i.mean, i.std, i.null) == _NOTHING
 
 
 def _disputed(result: FanovaResult) -> set[str]:

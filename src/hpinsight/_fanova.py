@@ -37,13 +37,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from ._fanova_result import (
+    VERDICTS,
     FanovaResult,
 )
 from ._history import TrialHistory
@@ -67,7 +68,7 @@ from .exceptions import (
 from .space import SearchSpace
 from .surrogates import GP, FittedSurrogate, Forest, as_surrogate, decompose
 from .surrogates.forest import FittedForest
-from .surrogates.gp import FittedGP, refit_fractions
+from .surrogates.gp import FittedGP, refit_fractions, regrown_shares
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -187,6 +188,7 @@ def fanova(
         objective_name=history.objective_name,
         hidden_fractions=None if applied_cap is not None else _hidden_shares(model, draw_var),
     )
+    result = _with_regrown(result, X, y, index_subsets)
     if result.is_constant:
         kind = "forest" if opts.surrogate.kind == "forest" else "Gaussian process"
         warnings.warn(
@@ -206,6 +208,26 @@ def _hidden_shares(model: FittedForest | FittedGP,
         return None
     shares = model.hidden_shares(float(draw_var.mean()))  # FanovaResult.total_variance
     return None if shares is None else readonly(shares)
+
+
+def _with_regrown(result: FanovaResult, X: NDArray[np.float64], y: NDArray[np.float64],
+                  index_subsets: list[tuple[int, ...]]) -> FanovaResult:
+    """``result`` with every pair it would call resolved checked by taking the pair out
+    of the data (:attr:`Importance.regrown`); a GP with shadows only: the check is part of
+    the null."""
+    model = result.model
+    if not isinstance(model, FittedGP) or model.shadow_fractions is None or result.is_constant:
+        return result
+    picked = [i for i, s in enumerate(index_subsets)
+              if len(s) == 2 and result.importance(*result.subsets[i]).verdict == VERDICTS[0]]
+    if not picked:
+        return result
+    pairs = [(s[0], s[1]) for s in (index_subsets[i] for i in picked)]
+    shares = regrown_shares(model, result.space, X, y, pairs,
+                            float(result.draw_means[result.valid_draws].mean()), result.seed)
+    regrown = np.full(len(index_subsets), np.nan)
+    regrown[picked] = shares
+    return replace(result, regrown_fractions=readonly(regrown))
 
 
 def _refit_shares(model: FittedForest | FittedGP,

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -75,11 +75,19 @@ class Importance:
         close in trial order, so with the same marginal (also as the sampler moved it)
         and no bearing on the objective (Gaussian process; main effects and pairs).
     verdict : {"resolved", "uncertain", "indistinguishable from nothing"}
-        "indistinguishable from nothing" when the mean does not exceed ``shadow`` or is
+        Against the effect's *null*, the larger of ``shadow`` and ``regrown``:
+        "indistinguishable from nothing" when the mean does not exceed the null or is
         below ``NEGLIGIBLE_SHARE`` (5e-4), and the trials could not hide an effect of
         ``MATTERS_SHARE`` (``hidden``); "uncertain" when they could, or when the band
-        mean - std reaches ``shadow`` (or 0 without shadows): the effect is above the
-        shadow, but not by more than its own spread; else "resolved".
+        mean - std reaches the null (or 0 without shadows): the effect is above it, but
+        not by more than its own spread; else "resolved".
+    regrown : float or None
+        Interactions of two parameters that the Gaussian process would otherwise call
+        resolved: the share the pair holds in the model fit again after the interaction,
+        as fitted, was subtracted from every trial's value. A real interaction is gone
+        from those values; one the model's product form makes up from two effects that
+        act alone comes back (see ``hpinsight.surrogates.gp._removal``). None where the
+        check was not made.
     hidden : float or None
         Main effects of the Gaussian process: the share an effect of the parameter could
         hold that these trials cannot rule out (where they leave its range unvisited, or
@@ -103,6 +111,14 @@ class Importance:
     shadow: float | None = None
     verdict: str = "resolved"
     hidden: float | None = None
+    regrown: float | None = None
+
+    @property
+    def null(self) -> float | None:
+        """What the effect is judged against: the larger of ``shadow`` and ``regrown``
+        (None when neither was computed)."""
+        known = [v for v in (self.shadow, self.regrown) if v is not None]
+        return max(known) if known else None
 
     def __repr__(self) -> str:
         flag = "" if self.verdict == "resolved" else f", {self.verdict}"
@@ -119,7 +135,8 @@ class Importance:
         """JSON-safe representation (a non-finite number becomes None)."""
         return {"params": list(self.params), "mean": json_value(self.mean),
                 "std": json_value(self.std), "shadow": json_value(self.shadow),
-                "verdict": self.verdict, "hidden": json_value(self.hidden)}
+                "verdict": self.verdict, "hidden": json_value(self.hidden),
+                "regrown": json_value(self.regrown)}
 
 
 def verdict(mean: float, std: float, null: float | None, hidden: float | None = None) -> str:
@@ -307,6 +324,9 @@ class FanovaResult:
     refit_fractions : ndarray of shape (n_refits, n_subsets) or None
         Every effect's share under each hyperparameter refit (``hp.GP(refits=...)``;
         NaN where a refit's prediction is constant); None without refits.
+    regrown_fractions : ndarray of shape (n_subsets,) or None
+        Per effect, :attr:`Importance.regrown` (NaN where the check was not made); None
+        without it (a forest, or a GP without shadows).
     hidden_fractions : ndarray of shape (n_params,) or None
         Per parameter (the space's order), the share an effect of it could hold that the
         trials cannot rule out (:attr:`Importance.hidden`); None for a forest, and for a
@@ -339,6 +359,7 @@ class FanovaResult:
     refit_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
     objective_name: str = "objective"
     hidden_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
+    regrown_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
     _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
 
@@ -404,22 +425,30 @@ class FanovaResult:
         return None if self.refit_fractions is None else self.refit_fractions[:, i]
 
     def _summarize(self, params: tuple[str, ...], per_draw: NDArray[np.float64],
-                   refits: NDArray[np.float64] | None = None) -> Importance:
+                   refits: NDArray[np.float64] | None = None, regrown: float | None = None) -> Importance:
         """Mean and std over the valid draws; with ``refits`` (the effect's share under
         each hyperparameter refit) the std also holds their variance: the law of total
         variance, the draws' spread given the hyperparameters plus the spread of the
         share over the hyperparameters."""
         valid = self.valid_draws
-        null = self.shadow_fraction(len(params)) if params else None
+        shadow = self.shadow_fraction(len(params)) if params else None
         hidden = self._hidden(params)
         if not valid.any():
-            return Importance(params, 0.0, 0.0, null, VERDICTS[2], hidden)
+            return Importance(params, 0.0, 0.0, shadow, VERDICTS[2], hidden, regrown)
         vals = per_draw[valid]
         mean, std = float(vals.mean()), float(vals.std())
         if refits is not None:
             std = float(_widened(np.float64(std), refits[np.isfinite(refits)]))
-        return Importance(params, mean, std, null, verdict(mean, std, null, hidden) if params else VERDICTS[0],
-                          hidden)
+        imp = Importance(params, mean, std, shadow, VERDICTS[0], hidden, regrown)
+        if not params:
+            return imp
+        return replace(imp, verdict=verdict(mean, std, imp.null, hidden))
+
+    def _regrown(self, i: int) -> float | None:
+        """Subset ``i``'s :attr:`Importance.regrown` (None where it was not checked)."""
+        if self.regrown_fractions is None or not np.isfinite(self.regrown_fractions[i]):
+            return None
+        return float(self.regrown_fractions[i])
 
     def _hidden(self, params: tuple[str, ...]) -> float | None:
         """A main effect's :attr:`Importance.hidden` (None for other effects, or without it)."""
@@ -461,7 +490,7 @@ class FanovaResult:
             )
         i = self._index[key]
         ordered = self.subsets[i]
-        return self._summarize(ordered, self.fractions[:, i], self._refits(i))
+        return self._summarize(ordered, self.fractions[:, i], self._refits(i), self._regrown(i))
 
     def ranking(self, order: int | None = None) -> tuple[Importance, ...]:
         """Effects sorted by mean fraction, largest first.
@@ -471,7 +500,7 @@ class FanovaResult:
         order : int, optional
             Only effects of this many parameters (1 = main effects). Default: all.
         """
-        ranked = [self._summarize(s, self._fractions[:, i], self._refits(i)) for i, s in enumerate(self.subsets)
+        ranked = [self._summarize(s, self._fractions[:, i], self._refits(i), self._regrown(i)) for i, s in enumerate(self.subsets)
                   if order is None or len(s) == order]
         return tuple(sorted(ranked, key=lambda imp: (-imp.mean, imp.params)))
 

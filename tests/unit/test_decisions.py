@@ -82,6 +82,8 @@ def test_each_rule(analysis, param, mean, upper, margin, state):
         assert 0 < d.effect_sd < 0.004
         assert (d.effect_sd > 0.25 * margin) == (state == "small")
         assert (d.evidence == "size") == (state == "fix")
+        assert d.negligible == (state == "fix")  # the flag the page reads
+        assert d.to_dict()["negligible"] == d.negligible
         if state == "fix":
             assert "too small to matter (standard deviation 0.00" in d.sentence
             assert "at most 0.25 of the 0.01 allowed" in d.sentence
@@ -104,6 +106,7 @@ def test_a_small_share_that_is_large_in_objective_units_is_not_nothing():
     d = out["v"]
     assert d.state == "not_yet_safe", d.sentence
     assert d.evidence == "size"
+    assert not d.negligible  # judged by its size, and too large to call nothing
     # the V's standard deviation is 0.02 / sqrt(48) = 0.0029, well above 0.0005
     assert d.effect_sd == pytest.approx(0.02 / math.sqrt(48), rel=0.25)
     assert "more than 0.25 of the 0.002 allowed" in d.sentence

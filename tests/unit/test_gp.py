@@ -328,6 +328,71 @@ def test_effects_no_larger_than_a_shadow_are_indistinguishable_from_nothing() ->
     assert plain.shadow_fraction(1) is None
 
 
+def _pair_study(n: int = 120) -> tuple[hp.SearchSpace, list[dict], np.ndarray, np.ndarray]:
+    space = hp.SearchSpace([hp.Float("a", 0, 1), hp.Float("b", 0, 1), hp.Float("c", 0, 1)])
+    configs = space.sample(n, seed=3)
+    a, b, c = (np.array([cf[k] for cf in configs]) for k in "abc")
+    pure = 8 * (a - 0.5) * (b - 0.5)
+    return space, configs, a + c + pure, pure
+
+
+def test_a_real_interaction_is_gone_once_it_is_taken_out_and_stays_resolved() -> None:
+    space, configs, y, _ = _pair_study()
+    r = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, max_order=2)
+    pair = r.importance("a", "b")
+    assert pair.verdict == "resolved"
+    assert pair.regrown is not None
+    assert pair.regrown < 0.1 * pair.mean  # the fitted interaction took all of it
+    assert pair.null == max(pair.shadow, pair.regrown)
+    # only pairs the shadows would resolve are checked
+    assert r.importance("a", "c").regrown is None
+    assert r.importance("a").regrown is None
+    assert r.to_dict()["effects"][[e["params"] for e in r.to_dict()["effects"]].index(["a", "b"])]["regrown"] \
+        == pair.regrown
+
+
+def test_an_interaction_the_data_do_not_hold_comes_back_when_the_fitted_one_is_taken_out() -> None:
+    # The check's arithmetic: a model that fitted an interaction, asked about values
+    # that do not hold it, leaves minus that interaction in them, and it comes back
+    # with about the share the model gave it.
+    from hpinsight.surrogates.gp import regrown_shares
+
+    space, configs, y, pure = _pair_study()
+    history = hp.TrialHistory(space, configs, y)
+    r = hp.fanova(history, seed=0, max_order=2)
+    X = history.encoded()
+    centre = float(r.draw_means.mean())
+    real, = regrown_shares(r.model, space, X, y, [(0, 1)], centre, 0)
+    made_up, = regrown_shares(r.model, space, X, y - pure, [(0, 1)], centre, 0)
+    share = r.importance("a", "b").mean
+    assert real < 0.1 * share
+    assert made_up > 0.5 * share
+
+
+def test_a_pair_that_comes_back_is_judged_against_what_came_back() -> None:
+    space, configs, y, _ = _pair_study()
+    r = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, max_order=2)
+    i = r.subsets.index(("a", "b"))
+    pair = r.importance("a", "b")
+    for regrown, expected in [(pair.mean - 0.5 * pair.std, "uncertain"), (pair.mean * 1.01, "indistinguishable from nothing"),
+                              (0.0, "resolved")]:
+        shares = np.full(len(r.subsets), np.nan)
+        shares[i] = regrown
+        checked = dataclasses.replace(r, regrown_fractions=shares)
+        assert checked.importance("a", "b").verdict == expected
+        assert [imp.verdict for imp in checked.ranking(2) if imp.params == ("a", "b")] == [expected]
+        assert checked.importance("a").verdict == r.importance("a").verdict
+
+
+def test_the_check_is_part_of_the_shadows() -> None:
+    space, configs, y, _ = _pair_study()
+    plain = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, max_order=2, surrogate=hp.GP(shadows=False))
+    assert plain.regrown_fractions is None
+    assert plain.importance("a", "b").regrown is None
+    forest = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, max_order=2, surrogate=hp.Forest(n_trees=8))
+    assert forest.regrown_fractions is None
+
+
 @pytest.mark.parametrize(
     ("mean", "std", "shadow", "verdict"),
     [

@@ -76,8 +76,11 @@ def test_html_page_is_self_contained_with_every_figure_decodable(rep, tmp_path):
                     "Reproduce in Python"):
         assert f"<h2>{heading}" in page
     figures = re.findall(r"<figure[^>]*>(<svg.*?</svg>)<figcaption>", page, flags=re.S)
-    # importance + 2 marginals + 2 interactions + 2 PDPs, each an SVG document with text
-    assert len(figures) == 7
+    # importance + 2 marginals + the one resolved interaction + 2 PDPs, each an SVG
+    # document with text: a pair the table calls nothing is not drawn as an interaction
+    assert len(figures) == 6
+    drawn = re.findall(r"<figcaption>([^<]*) together: the predicted", page)
+    assert drawn == ["x and kind"]
     for svg in figures:
         root = ElementTree.fromstring(svg)
         assert root.tag.endswith("svg")
@@ -520,8 +523,9 @@ def test_the_details_name_what_a_decision_rests_on_when_it_is_not_an_effect():
     effect = replace(d, state="matters", evidence="c x lr", verdict="resolved", effect_sd=0.5)
     assert _grounds(effect, margin) == "its strongest effect (c x lr) is resolved"
     # an uncertain effect too small in objective units to count says so, with its number
-    tiny = replace(d, evidence="c among the best", verdict="uncertain", effect_sd=0.0006)
+    tiny = replace(d, evidence="c among the best", verdict="uncertain", effect_sd=0.0006, negligible=True)
     assert _grounds(tiny, margin) == (
         "its strongest effect (c among the best) is uncertain, but its standard deviation "
         "over the space, 0.0006, is at most 0.25 of the margin: too small to matter")
-    assert "too small" not in _grounds(replace(tiny, effect_sd=0.003), margin)  # above 0.0025
+    # the page says what the decision found, and computes no rule of its own
+    assert "too small" not in _grounds(replace(tiny, negligible=False), margin)

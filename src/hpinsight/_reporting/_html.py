@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import io
-import math
 import string
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -253,7 +252,10 @@ def _analysis(report: Report) -> list[str]:
                         f"trial's value"))
     if report.top:
         parts.append("</div>")
-    pairs = list(r.ranking(order=2)[:2]) if r.max_order >= 2 and not r.is_constant else []
+    # the interactions the table resolves: an uncertain one (say, a pair that came back
+    # when it was taken out of the data) is not drawn as if it were known
+    pairs = ([i for i in r.ranking(order=2) if i.verdict == "resolved"][:2]
+             if r.max_order >= 2 and not r.is_constant else [])
     if pairs:
         parts.append("<h2>Strongest interactions</h2><div class=grid>")
         for imp in pairs:
@@ -329,8 +331,11 @@ def _effects_table(report: Report, spread: str) -> list[str]:
         capped = (_capped(report, i.params) if len(i.params) <= report.capped.max_order
                   else '<span class="na">main effects only</span>')
         css = i.verdict.split()[0]
+        # an interaction judged against what came back when it was taken out says so
+        back = ("" if i.regrown is None or i.verdict == "resolved" or i.regrown <= (i.shadow or 0.0)
+                else f'<span class="why">: {fmt_share(i.regrown)} came back without it</span>')
         return (f"<tr><td>{esc(' x '.join(i.params))}</td><td>{fmt_share(i.mean)} ± "
-                f"{fmt_share(i.std)}</td><td class=\"verdict {css}\">{esc(i.verdict)}</td>"
+                f"{fmt_share(i.std)}</td><td class=\"verdict {css}\">{esc(i.verdict)}{back}</td>"
                 f"<td>{capped}</td></tr>")
 
     head = (f"<table class=effects><tr><th>effect</th><th>share of variance</th>"
@@ -358,7 +363,10 @@ def _effects_table(report: Report, spread: str) -> list[str]:
                 f"or less than {100 * NEGLIGIBLE_SHARE:g} %, where the trials could not hide "
                 f"an effect of {fmt_share(MATTERS_SHARE)}; "
                 "<i>uncertain</i>: more than that, but by less than its std, or where they "
-                "could; <i>resolved</i>: the rest"
+                "could; <i>resolved</i>: the rest. An interaction that would be resolved is also "
+                "taken out of every trial's value, as fitted, and the model fit again: a real one "
+                "is gone, one the model makes up from two parameters that act alone comes back, "
+                "and it is judged against the share that came back"
                 if null is not None else
                 "<i>uncertain</i>: its std exceeds its mean; <i>resolved</i>: the rest")
     out.append(f'<p class="note">Shares of the {"model" if r.surrogate.kind == "gp" else "forest"}'
@@ -434,11 +442,10 @@ def _grounds(d: ParameterDecision, margin: float) -> str:
     if d.evidence in _GROUNDS:
         return f"the decision rests on {_GROUNDS[d.evidence]}"
     text = f"its strongest effect ({d.evidence}) is {d.verdict}"
-    floor = NEGLIGIBLE_SD * margin
-    if (d.verdict != "indistinguishable from nothing" and d.state not in ("matters", "small")
-            and math.isfinite(floor) and math.isfinite(d.effect_sd) and d.effect_sd <= floor):
-        text += (f", but its standard deviation over the space, {fmt_cost(d.effect_sd, floor)}"
-                 f", is at most {NEGLIGIBLE_SD:g} of the margin: too small to matter")
+    if d.negligible:
+        text += (f", but its standard deviation over the space, "
+                 f"{fmt_cost(d.effect_sd, NEGLIGIBLE_SD * margin)}, is at most {NEGLIGIBLE_SD:g} "
+                 "of the margin: too small to matter")
     return text
 
 

@@ -83,6 +83,10 @@ class GP:
         values shuffled among trials close in trial order, a new shuffle each time), and
         call an effect that explains no more than the median over the three fits of the
         largest shadow "indistinguishable from nothing". Two to three times the cost.
+        An interaction of two parameters that would then be resolved is also taken out
+        of the trials' values, as fitted, and the model fit again: one the product
+        kernel makes up comes back, and the pair is judged against the share that came
+        back too (:attr:`~hpinsight.results.Importance.regrown`; one more fit per such pair).
     refits : int, default=4
         Fit the hyperparameters this many more times, each on a random half of the
         trials they are fit on, and widen every importance's standard deviation by the

@@ -82,7 +82,10 @@ once with noise variance divided by ``c``), with its own imputation of inactive
 values where they are imputed (below). Means and stds over draws play the role of the forest's over trees.
 Whether an effect is distinguishable from nothing is judged against shadow
 columns: the median over three fits beside the model, each with its own shuffle
-(:func:`_shadow_null`).
+(:func:`_shadow_null`); an interaction of two parameters also against the share that
+comes back when it is taken out of the data and the model fit again (``_removal``: a
+product kernel makes interactions up between parameters that act alone, and no shadow,
+shuffled, is ever moved together with a good parameter).
 
 Where we deviate, and why:
 
@@ -126,5 +129,6 @@ from ._blocks import infer_conditions
 from ._decompose import decompose_gp, refit_fractions
 from ._fit import fit_gp
 from ._model import FittedGP
+from ._removal import regrown_shares
 
-__all__ = ["FittedGP", "decompose_gp", "fit_gp", "infer_conditions", "refit_fractions"]
+__all__ = ["FittedGP", "decompose_gp", "fit_gp", "infer_conditions", "refit_fractions", "regrown_shares"]
