@@ -286,7 +286,7 @@ def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int | Non
     for key in keys:
         imp = r.importance(*key)
         effects[" x ".join(key)] = {"mean": imp.mean, "std": imp.std, "shadow": imp.shadow, "verdict": imp.verdict,
-                                    "hidden": imp.hidden,
+                                    "hidden": imp.hidden, "regrown": imp.regrown,
                                     "low": max(imp.mean - Z90 * imp.std, 0.0),
                                     "high": imp.mean + Z90 * imp.std}
         if len(key) == 1 and residual is not None:
@@ -395,6 +395,30 @@ def summarize(rows: list[dict[str, Any]], pooled: bool = False) -> list[dict[str
             "seed_flips": float(np.mean(flips)), "seconds": float(np.median(seconds)),
         })
     return table
+
+
+def score_pair_check(runs: list[dict[str, Any]]) -> str:
+    """Pairs resolved with the analysis's removal check (``Importance.regrown``) and
+    against the shadows alone, per sampler and over all runs: with true share 0 and
+    with a real interaction (a Markdown table)."""
+    lines = ["| sampler | zero pairs | resolved: shadows alone -> with the check | real pairs "
+             "| resolved: shadows alone -> with the check |", "|---|---|---|---|---|"]
+    groups: dict[str, list[tuple[float, dict[str, Any]]]] = {}
+    for run in runs:
+        true, _ = truth(run["function"])
+        for key, e in run["analysis"]["effects"].items():
+            if " x " in key:
+                groups.setdefault(run["sampler"], []).append((true.get(tuple(key.split(" x ")), 0.0), e))
+    groups["all"] = [x for g in list(groups.values()) for x in g]
+    for sampler, pairs in groups.items():
+        cells = []
+        for real in (False, True):
+            sel = [e for t, e in pairs if (t > 0) == real]
+            before = sum(verdict(e["mean"], e["std"], e["shadow"]) == RESOLVED for e in sel)
+            after = sum(e["verdict"] == RESOLVED for e in sel)
+            cells += [str(len(sel)), f"{before} -> {after}"]
+        lines.append(f"| {sampler} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def _default_nothing(e: dict[str, Any]) -> bool:
@@ -659,7 +683,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(markdown(summarize(runs)) + "\n\n" + markdown(summarize(runs, pooled=True)) + "\n\n"
                          + f"seed flips: {causes.pop('flips')}; each taking the other analysis's verdict with "
                          + "only this from it: " + ", ".join(f"{k} {v}" for k, v in causes.items()) + "\n\n"
-                         + score_rules(saved) + "\n\n" + score_resolved_rules(saved) + "\n")
+                         + score_rules(saved) + "\n\n" + score_resolved_rules(saved) + "\n\n"
+                         + score_pair_check(runs) + "\n")
         if any("peers" in r for r in runs):
             sys.stdout.write("\n" + markdown_mains(summarize_mains(runs)) + "\n\n"
                              + markdown_mains(summarize_mains(runs, pooled=True)) + "\n")
@@ -684,7 +709,7 @@ def main(argv: list[str] | None = None) -> int:
             fh.write(text)
     sys.stdout.write(text + "\n")
     if args.table:
-        sys.stderr.write(markdown(table) + "\n")
+        sys.stderr.write(markdown(table) + "\n\n" + score_pair_check(rows) + "\n")
         if args.ax_python:
             sys.stderr.write("\n" + markdown_mains(doc["main_effects"]) + "\n")
     return 0

@@ -134,3 +134,21 @@ def test_a_flip_is_traced_to_what_moved_between_the_analyses(bench):
     assert [first[k]["verdict"] != second[k]["verdict"] for k in "abc"] == [True, True, True]
     row = {"function": "interaction", "analysis": {"effects": first}, "reanalysis": {"effects": second}}
     assert bench.flip_causes([row]) == {"flips": 3, "mean": 0, "std": 1, "shadow": 1, "hidden": 0}
+
+
+def test_pairs_are_counted_with_and_without_the_removal_check(bench):
+    # `interaction`: a x b is real, a x c and b x c are not
+    def run(sampler, effects):
+        return {"function": "interaction", "sampler": sampler, "analysis": {"effects": effects}}
+
+    resolved_by_shadow = {"mean": 0.1, "std": 0.01, "shadow": 0.001}
+    rows = [run("tpe", {"a x b": {**resolved_by_shadow, "verdict": bench.RESOLVED},
+                        "a x c": {**resolved_by_shadow, "verdict": "uncertain"},  # the check moved it
+                        "b x c": {"mean": 0.0, "std": 0.0, "shadow": 0.001, "verdict": bench.NOTHING},
+                        "c": {**resolved_by_shadow, "verdict": bench.RESOLVED}}),  # not a pair
+            run("random", {"a x b": {**resolved_by_shadow, "verdict": "uncertain"},
+                           "a x c": {**resolved_by_shadow, "verdict": bench.RESOLVED}})]
+    lines = bench.score_pair_check(rows).splitlines()
+    assert "| tpe | 2 | 1 -> 0 | 1 | 1 -> 1 |" in lines
+    assert "| random | 1 | 1 -> 1 | 1 | 1 -> 0 |" in lines
+    assert "| all | 3 | 2 -> 1 | 2 | 2 -> 1 |" in lines

@@ -46,12 +46,22 @@ def test_the_removed_effect_is_the_pure_effect(bench):
 
 
 def test_the_summary_counts_effects_that_came_back(bench):
-    rows = [{"key": "a x b", "truth": 0.0, "mean": 0.01, "back": 0.006},   # back 60 %
-            {"key": "a x c", "truth": 0.0, "mean": 0.01, "back": 0.0015},  # back 15 %
-            {"key": "b x c", "truth": 0.4, "mean": 0.30, "back": 0.001},   # back 0.3 %
-            {"key": "x x y", "truth": math.nan, "mean": 0.3, "back": 0.2},  # real, unknown share
-            {"key": "a", "truth": 0.0, "mean": 0.2, "back": 0.0}]
+    rows = [{"key": "a x b", "truth": 0.0, "mean": 0.01, "regrown": 0.006, "verdict": "uncertain"},  # 60 %
+            {"key": "a x c", "truth": 0.0, "mean": 0.01, "regrown": 0.0015, "verdict": "resolved"},  # 15 %
+            {"key": "b x c", "truth": 0.4, "mean": 0.30, "regrown": 0.001, "verdict": "resolved"},  # 0.3 %
+            {"key": "x x y", "truth": math.nan, "mean": 0.3, "regrown": 0.2, "verdict": "uncertain"},
+            {"key": "a", "truth": 0.0, "mean": 0.2, "regrown": None, "verdict": "resolved"}]
     lines = bench.summary(rows).splitlines()
-    assert "| main effects | 0 | 1 | 0 / 0 / 0 / 0 |" in lines
-    assert "| pairs | 0 | 2 | 2 / 1 / 1 / 1 |" in lines
-    assert "| pairs | > 0 | 2 | 1 / 1 / 1 / 1 |" in lines
+    assert "| main effects | 0 | 1 | 0 / 0 / 0 / 0 | 1 |" in lines
+    assert "| pairs | 0 | 2 | 2 / 1 / 1 / 1 | 1 |" in lines
+    assert "| pairs | > 0 | 2 | 1 / 1 / 1 / 1 | 1 |" in lines
+
+
+def test_an_effect_counts_as_resolved_by_the_shadows_as_the_analysis_judged_it(bench):
+    # the benchmark's "before the check" must be the library's verdict without regrown
+    from hpinsight._fanova_result import verdict
+    from hpinsight.results import Importance
+    for mean, std, shadow in [(0.01, 0.002, 0.001), (0.01, 0.0095, 0.001), (0.0004, 0.0, 0.0),
+                              (0.02, 0.001, 0.03), (0.3, 0.1, None)]:
+        imp = Importance(("a", "b"), mean, std, shadow)
+        assert bench.shadow_resolved(imp) == (verdict(mean, std, shadow) == "resolved")
