@@ -24,10 +24,13 @@ cannot tell it from a real one.
 
 from __future__ import annotations
 
+import math
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.linalg import LinAlgError
+from threadpoolctl import threadpool_limits
 
 from ._decompose import decompose_gp
 from ._fit import REFIT_ROWS, fit_gp
@@ -63,17 +66,24 @@ def regrown_shares(
     rows = np.sort(rng.choice(n, REFIT_ROWS, replace=False)) if n > REFIT_ROWS else np.arange(n)
     Xr, yr = X[rows], np.asarray(y, dtype=np.float64)[rows]
     missing = np.isnan(Xr)
-    for k, (a, b) in enumerate(pairs):
+
+    def share(pair: tuple[int, int]) -> float:
+        a, b = pair
         if missing[:, a].any() or missing[:, b].any():
-            continue
+            return math.nan
         effect = _pure_pair(model, Xr[:, a], Xr[:, b], a, b, centre)
         try:
             again = fit_gp(space, Xr, yr - effect, n_draws=model.n_draws, seed=seed)
         except LinAlgError:
-            continue
+            return math.nan
         v, total, _ = decompose_gp(again, [(a, b)])
         valid = total > 0
-        out[k] = float((v[valid, 0] / total[valid]).mean()) if valid.any() else 0.0
+        return float((v[valid, 0] / total[valid]).mean()) if valid.any() else 0.0
+
+    # two pairs at a time: the fits are small factorizations on one BLAS thread each, and
+    # numpy and LAPACK release the interpreter lock for them (as the shadows' fits do)
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
+        out[:] = list(pool.map(share, pairs))
     return out
 
 
