@@ -586,7 +586,9 @@ class FanovaResult:
         }
 
     def to_frame(self) -> Any:
-        """``pandas.DataFrame`` with one row per effect: params, order, mean, std, shadow, verdict.
+        """``pandas.DataFrame`` with one row per effect: params, order, mean, std, shadow,
+        regrown, verdict (the columns of :class:`Importance`; ``regrown`` is None where the
+        interaction was not checked).
 
         Rows are the :class:`Importance` objects of :meth:`ranking`, largest first;
         ``params`` joins an interaction's names with ``" x "``.
@@ -594,10 +596,10 @@ class FanovaResult:
         pd = import_optional("pandas", "FanovaResult.to_frame")
         rows = [
             {"params": " x ".join(i.params), "order": len(i.params), "mean": i.mean, "std": i.std,
-             "shadow": i.shadow, "verdict": i.verdict}
+             "shadow": i.shadow, "regrown": i.regrown, "verdict": i.verdict}
             for i in self.ranking()
         ]
-        return pd.DataFrame(rows, columns=["params", "order", "mean", "std", "shadow", "verdict"])
+        return pd.DataFrame(rows, columns=["params", "order", "mean", "std", "shadow", "regrown", "verdict"])
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """Bars of the fractions of variance; see :func:`hpinsight.plotting.plot_importance`.

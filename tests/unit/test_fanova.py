@@ -250,9 +250,10 @@ def test_result_exports_are_json_safe_and_consistent():
     marginal = json.loads(json.dumps(r.marginal("c").to_dict(), allow_nan=False))
     assert marginal["grid"] == [[True, None, "s"]]
     frame = r.to_frame()
-    assert list(frame.columns) == ["params", "order", "mean", "std", "shadow", "verdict"]
+    assert list(frame.columns) == ["params", "order", "mean", "std", "shadow", "regrown", "verdict"]
     assert frame["mean"].is_monotonic_decreasing
     assert len(frame) == 6
+    assert frame["regrown"].isna().all()  # a forest has no removal check (test_gp has the GP's)
     long = r.marginal("x", "n", grid_size=6).to_frame()
     assert long.shape == (6 * 5, 4)  # all 5 integer values, 6 points of x
     assert "FanovaResult(n_trials=200" in repr(r)

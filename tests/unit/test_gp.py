@@ -349,6 +349,9 @@ def test_a_real_interaction_is_gone_once_it_is_taken_out_and_stays_resolved() ->
     assert r.importance("a").regrown is None
     assert r.to_dict()["effects"][[e["params"] for e in r.to_dict()["effects"]].index(["a", "b"])]["regrown"] \
         == pair.regrown
+    frame = r.to_frame().set_index("params")
+    assert frame.loc["a x b", "regrown"] == pair.regrown
+    assert math.isnan(frame.loc["a x c", "regrown"])  # not checked
 
 
 def test_an_interaction_the_data_do_not_hold_comes_back_when_the_fitted_one_is_taken_out() -> None:
