@@ -386,8 +386,10 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
               f"{100 * NEGLIGIBLE_SHARE:g} % counted as an effect but more "
               "than a shuffled parameter, and an effect that size could cost more than the "
               f"margin ({_sd_phrase(d, margin)}); more trials will tell.")
-    nothing = ("no effect is distinguishable from nothing" if d.evidence != "size"
-               else f"its effects are too small to matter ({_sd_phrase(d, margin)})")
+    # an effect beyond nothing that is too small in objective units is named as such: the
+    # table shows its verdict ("uncertain"), and "nothing" would contradict it
+    nothing = (f"its effects are too small to matter ({_sd_phrase(d, margin)})" if d.negligible
+               else "no effect is distinguishable from nothing")
     return {
         "matters": f"Keep tuning: {effect}, resolved{aside}.",
         "small": (f"Keep tuning: {effect}, small but resolved{aside}."

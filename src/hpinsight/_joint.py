@@ -186,7 +186,11 @@ def _fix_sentence(each: Mapping[str, ParameterDecision],
         for label, x in each.items())
     allowed = " and ".join(fmt_cost(by_objective[label].margin) for label in each)
     confidence = next(iter(by_objective.values())).confidence
-    return (f"You can stop tuning it: no effect is distinguishable from nothing in any "
+    # an objective where its effect is only too small to matter is not called "nothing"
+    nothing = ("no effect is distinguishable from nothing or large enough to matter"
+               if any(x.negligible for x in each.values())
+               else "no effect is distinguishable from nothing")
+    return (f"You can stop tuning it: {nothing} in any "
             f"objective, and fixing it at {fmt_value(d.value, quote=True)} costs {costs} "
             f"({confidence:.0%} quantile; {allowed} allowed).")
 

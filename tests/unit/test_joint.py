@@ -145,3 +145,16 @@ def test_bad_input_names_the_problem() -> None:
 def test_a_joint_subspace_points_to_each_objective_s_figure(joint) -> None:
     with pytest.raises(hp.exceptions.InvalidArgumentError, match=r"objectives\['loss'\]\.plot"):
         joint.plot()
+
+
+def test_a_fixed_parameter_whose_effect_is_only_small_is_not_called_nothing(joint) -> None:
+    # one objective fixes z because its effect there is too small to matter, not nothing:
+    # the joint sentence must not call every effect "indistinguishable from nothing"
+    from hpinsight._joint import _fix_sentence
+
+    each = {label: sub.decisions["z"] for label, sub in joint.objectives.items()}
+    assert "distinguishable from nothing in any" in _fix_sentence(each, joint.objectives)
+    assert "or large enough to matter" not in _fix_sentence(each, joint.objectives)
+    each["loss"] = replace(each["loss"], negligible=True)
+    assert ("no effect is distinguishable from nothing or large enough to matter in any objective"
+            in _fix_sentence(each, joint.objectives))

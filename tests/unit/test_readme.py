@@ -464,3 +464,8 @@ def test_the_demo_page_says_why_an_uncertain_effect_is_too_small_to_count(tmp_pa
     for name in ("learning_rate", "optimizer"):  # effects that count say nothing of the kind
         other = page.split(f'<tr data-param="{name}"', 1)[1].split("</tr>", 1)[0]
         assert "too small to matter" not in other
+    # and the sentence agrees with the table's "uncertain": not "no effect is
+    # distinguishable from nothing", but an effect too small to matter
+    assert d.negligible
+    assert d.sentence.startswith("Keep tuning for now: its effects are too small to matter")
+    assert "distinguishable from nothing" not in d.sentence
