@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_calibration as bc  # the calibration benchmark's functions
 
 import hpinsight as hp
+from hpinsight._fanova_result import verdict  # the library's rule, with the shadow as the null
 
 #: Fractions of an effect's share that "come back" reported in the summary.
 FRACTIONS = (0.1, 0.2, 0.3, 0.5)
@@ -113,8 +114,7 @@ def check(history: hp.TrialHistory, keys: list[tuple[str, ...]], seed: int,
 
 def shadow_resolved(imp: Any) -> bool:
     """The verdict "resolved" against the shadows alone (the analysis before the check)."""
-    shadow = imp.shadow or 0.0
-    return bool(imp.mean >= 5e-4 and imp.mean > shadow and imp.mean - imp.std > shadow)
+    return verdict(imp.mean, imp.std, imp.shadow) == "resolved"
 
 
 def summary(rows: list[dict[str, Any]]) -> str:

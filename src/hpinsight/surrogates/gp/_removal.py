@@ -60,7 +60,6 @@ def regrown_shares(
     ``REFIT_ROWS`` of the rows, and the share is the mean over its draws, as the pair's
     own.
     """
-    out = np.full(len(pairs), np.nan)
     n = X.shape[0]
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(n, REFIT_ROWS, replace=False)) if n > REFIT_ROWS else np.arange(n)
@@ -83,8 +82,7 @@ def regrown_shares(
     # two pairs at a time: the fits are small factorizations on one BLAS thread each, and
     # numpy and LAPACK release the interpreter lock for them (as the shadows' fits do)
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
-        out[:] = list(pool.map(share, pairs))
-    return out
+        return np.array(list(pool.map(share, pairs)), dtype=np.float64)
 
 
 def _pure_pair(model: FittedGP, xa: NDArray[np.float64], xb: NDArray[np.float64], a: int, b: int,
