@@ -87,10 +87,9 @@ class GP:
         of the trials' values, as fitted, and the model fit again: one the product
         kernel makes up comes back, and the pair is judged against the share that came
         back too (:attr:`~hpinsight.results.Importance.regrown`; one more fit per such pair).
-    refits : int, default=8
+    refits : int, default=4
         Fit the hyperparameters this many more times, each on a random half of the
-        trials they are fit on and from one of the model's two starting points in turn
-        (so each costs about half a fit of the model's hyperparameters), and widen every importance's standard deviation by the
+        trials they are fit on, and widen every importance's standard deviation by the
         spread of its share under those hyperparameters (a delete-half jackknife: a
         half-sample fit varies about as much as the full fit would over new trials).
         The draws hold the hyperparameters, so without refits the ± leaves their
@@ -107,7 +106,7 @@ class GP:
 
     n_draws: int = 16
     shadows: bool = True
-    refits: int = 8
+    refits: int = 4
     kind: ClassVar[Literal["gp"]] = "gp"
 
     def __post_init__(self) -> None:

@@ -74,9 +74,8 @@ def fit_gp(
 
     With ``shadows``, also the null of every effect (``shadow_fractions``, see
     :func:`_shadow_null`). With ``refits``, also that many models whose hyperparameters
-    are fit on random halves of the rows the model's were fit on, from one of the two
-    starting points in turn (``FittedGP.refits``), each the posterior mean on the same
-    ``REFIT_ROWS`` rows (all when there are fewer).
+    are fit on random halves of the rows the model's were fit on (``FittedGP.refits``),
+    each the posterior mean on the same ``REFIT_ROWS`` rows (all when there are fewer).
     """
     seeds = np.random.SeedSequence(seed).generate_state(6)
     rng_rows = np.random.default_rng(seeds[0])
@@ -121,13 +120,7 @@ def fit_gp(
         rng_half = np.random.default_rng(seeds[5])
         halves = [np.sort(rng_half.choice(fit_rows, max(fit_rows.size // 2, 2), replace=False))
                   for _ in range(refits if n > 3 else 0)]
-        # each refit from one of the model's two starting points in turn, as the shadows:
-        # half the rank fits of both, and where the two would land apart, the refits show
-        # it (8 such refits: nonzero effects' coverage 54 -> 58 %, seed flips 6.6 -> 5.6 %
-        # over the calibration grid, for about the time of 4 from both; benchmarks/README.md)
-        starts = default_starts(d, len(units))
-        refit_thetas = [fit_hyperparameters(cols, U0[half], ys[half], units, starts[k % 2])
-                        for k, half in enumerate(halves)]
+        refit_thetas = [fit_hyperparameters(cols, U0[half], ys[half], units) for half in halves]
         nulls = np.array([_shadow_null(*job) if future.cancel() else future.result()
                           for job, future in zip(jobs, pending, strict=True)]).reshape(-1, 2)
         null = (float(np.median(nulls[:, 0])), float(np.median(nulls[:, 1]))) if pending else None
