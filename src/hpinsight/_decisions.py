@@ -180,7 +180,12 @@ def decide(
         uncertain = [i for i in own if i.verdict == "uncertain" and id(i) not in skip]
         # with nothing resolved or uncertain on its own, an effect the trials could hide
         # is the evidence: its verdict, uncertain, is the one the table shows
-        strongest = max(resolved or uncertain or unseen or own, key=lambda i: i.mean, default=None)
+        # of effects not resolved, its own main effect is the evidence before an interaction:
+        # an uncertain interaction is often one the product kernel made up (the demo's
+        # learning_rate x dropout, above dropout's own uncertain effect, half of which came
+        # back when it was taken out)
+        alone = [i for i in uncertain if len(i.params) == 1]
+        strongest = max(resolved or alone or uncertain or unseen or own, key=lambda i: i.mean, default=None)
         among_best = strongest is not None and strongest is top.get(name)
         hidden_cost = math.nan
         risk = None if risks is None else risks.get(name)

@@ -778,3 +778,58 @@ def test_predicting_with_one_column_fixed_in_a_conditional_space() -> None:
         changed[:, j] = v
         slow = gp.predict_per_draw(changed)
         np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-8 * np.ptp(slow))
+
+
+def _sine_fit(n: int = 80):
+    """Rescaled inputs, standardized values and the fitted hyperparameters of a GP on
+    ``sin(3 x0)`` plus noise, four floats of which only ``x0`` acts."""
+    from hpinsight.surrogates.gp._kernel import make_columns, scale_columns
+    from hpinsight.surrogates.gp._likelihood import fit_hyperparameters, unit_members
+
+    space = hp.SearchSpace([hp.Float(f"x{j}", 0.0, 2.0) for j in range(4)])
+    X = space.encode(space.sample(n, seed=3))
+    y = np.sin(3 * X[:, 0]) + np.random.default_rng(4).normal(0.0, 0.1, n)
+    ys = (y - y.mean()) / y.std()
+    cols = tuple(make_columns(space, X))
+    U = scale_columns(cols, X)
+    units = unit_members(len(cols), ())
+    return cols, units, U, ys, fit_hyperparameters(cols, U, ys, units)
+
+
+def test_held_out_density_is_the_conditional_normal_of_each_row() -> None:
+    # against the joint normal of all rows, conditioned by a dense solve
+    from scipy.stats import norm
+
+    from hpinsight.surrogates.gp._fit import _held_out_density
+    from hpinsight.surrogates.gp._likelihood import signal_kernel, split_theta
+
+    cols, units, U, ys, theta = _sine_fit(40)
+    train, test = np.arange(0, 40, 2), np.arange(1, 40, 2)
+    ell, s, noise, a = split_theta(theta, len(cols))
+    K = signal_kernel(cols, U, U, units, ell, s, a) + noise * np.eye(40)
+    Ktt = K[np.ix_(train, train)]
+    Kst = K[np.ix_(test, train)]
+    mean = Kst @ np.linalg.solve(Ktt, ys[train])
+    var = np.diag(K[np.ix_(test, test)] - Kst @ np.linalg.solve(Ktt, Kst.T))
+    expected = norm.logpdf(ys[test], mean, np.sqrt(var)).mean()
+    assert _held_out_density(cols, units, U, ys, theta, train, test) == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_refit_that_lost_the_effect_is_left_out_of_the_spread() -> None:
+    # five refits on halves; the third is made to fail as a single start can (the
+    # parameter that acts given a length scale that makes it flat): it predicts the
+    # other half far worse than the others and is dropped, the others are kept
+    from hpinsight.surrogates.gp._fit import _plausible
+    from hpinsight.surrogates.gp._likelihood import fit_hyperparameters
+
+    cols, units, U, ys, theta = _sine_fit()
+    rows = np.arange(ys.size)
+    rng = np.random.default_rng(5)
+    halves = [np.sort(rng.choice(rows, rows.size // 2, replace=False)) for _ in range(5)]
+    thetas = [fit_hyperparameters(cols, U[h], ys[h], units) for h in halves]
+    thetas[2] = thetas[2].copy()
+    thetas[2][0] = math.log(100.0)  # x0 flat
+    kept = _plausible(cols, units, U, ys, theta, rows, halves, thetas)
+    assert [any(t is k for k in kept) for t in thetas] == [True, True, False, True, True]
+    # the two closest stay whatever their gaps: a spread needs two
+    assert len(_plausible(cols, units, U, ys, theta, rows, halves[:2], thetas[1:3])) == 2

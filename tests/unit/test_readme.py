@@ -469,3 +469,30 @@ def test_the_demo_page_says_why_an_uncertain_effect_is_too_small_to_count(tmp_pa
     assert d.negligible
     assert d.sentence.startswith("Keep tuning for now: its effects are too small to matter")
     assert "distinguishable from nothing" not in d.sentence
+
+
+def test_a_parameter_not_yet_resolved_rests_on_its_own_effect_before_an_interaction(
+        tmp_path: Path) -> None:
+    """The demo's ``dropout`` (a small real effect) is uncertain, and so is the
+    ``learning_rate x dropout`` interaction its objective does not have, which the model
+    gives a slightly larger share: the decision, its sentence and the page's answer box
+    cite dropout's own effect, not the interaction."""
+    import html
+
+    import optuna
+
+    import hpinsight as hp
+
+    setup_demo_study({}, tmp_path)
+    study = optuna.load_study(study_name="demo",
+                              storage=f"sqlite:///{tmp_path}/hpinsight-demo/study.db")
+    rep = hp.report(study, seed=0)
+    own, pair = rep.result.importance("dropout"), rep.result.importance("learning_rate", "dropout")
+    assert own.verdict == pair.verdict == "uncertain"  # the situation the rule is for
+    assert pair.mean > own.mean
+    d = rep.decisions["dropout"]
+    assert (d.state, d.evidence, d.evidence_share) == ("unresolved", "dropout", own.mean)
+    assert "interaction" not in d.sentence
+    box = html.unescape(rep.html()).split("Not resolved yet:", 1)[1].split("\n", 1)[0]
+    assert "dropout (" in box
+    assert "with learning_rate" not in box.split("dropout (", 1)[1].split(")", 1)[0]

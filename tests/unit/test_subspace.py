@@ -275,6 +275,10 @@ def test_refits_widen_the_cost_as_they_widen_the_importances():
         assert b.std == pytest.approx(math.sqrt(a.std**2 + np.var(b.per_refit, ddof=1)))
         assert b.to_dict()["per_refit"] == pytest.approx(list(b.per_refit))
     spread = after["x"].per_refit.std()
-    assert spread > 0.01  # 12 trials: the hyperparameters are not pinned down
-    assert after["x"].quantile(0.9) > before["x"].quantile(0.9)
+    assert spread > 0.001  # 12 trials: the hyperparameters are not pinned down
+    # ...but every refit kept still sees x: fixing it at 0.95 costs sin(5.7) + 1 = 0.45
+    # (a refit on 6 of the 12 trials that lost x stated 0.0002 before it was left out)
+    assert len(wide.model.refits) >= 2
+    np.testing.assert_allclose(after["x"].per_refit, math.sin(5.7) + 1, atol=0.05)
+    assert after["x"].std > before["x"].std
     assert after["x"].quantiles[0.9] == pytest.approx(after["x"].quantile(0.9))
