@@ -351,7 +351,8 @@ class DecisionResult:
             "back when it is taken out of the trials' values and the model fit again), and "
             f"shares below {100 * NEGLIGIBLE_SHARE:g} % count as nothing; a parameter's effect is indistinguishable from nothing only when its "
             f"trials could not hide one of {fmt_share(self.matters_share)} of the variance "
-            "(where they leave its range unvisited or are too noisy, it is uncertain).",
+            "and its mean + std stays below that plus its null (where they leave its range unvisited or "
+            "are too noisy, or the fits they support disagree about it, it is uncertain).",
             "Matters: a resolved effect it takes part in (alone, among the best trials or in "
             f"a pair) holds at least {fmt_share(self.matters_share)} of the variance; small "
             "but real: a smaller resolved effect, or an uncertain one with a mean cost of "

@@ -77,10 +77,14 @@ class Importance:
     verdict : {"resolved", "uncertain", "indistinguishable from nothing"}
         Against the effect's *null*, the larger of ``shadow`` and ``regrown``:
         "indistinguishable from nothing" when the mean does not exceed the null or is
-        below ``NEGLIGIBLE_SHARE`` (5e-4), and the trials could not hide an effect of
-        ``MATTERS_SHARE`` (``hidden``); "uncertain" when they could, or when the band
-        mean - std reaches the null (or 0 without shadows): the effect is above it, but
-        not by more than its own spread; else "resolved".
+        below ``NEGLIGIBLE_SHARE`` (5e-4), the trials could not hide an effect of
+        ``MATTERS_SHARE`` (``hidden``) and the band mean + std stays below the null
+        plus that share;
+        "uncertain" when they could or it does not (the hyperparameters the trials
+        support disagree about the effect: an interaction the model's own fit gives
+        nothing, and a fit without its additive part most of the variance), or when the
+        band mean - std reaches the null (or 0 without shadows): the effect is above it,
+        but not by more than its own spread; else "resolved".
     regrown : float or None
         Interactions of two parameters that the Gaussian process would otherwise call
         resolved: the share the pair holds in the model fit again after the interaction,
@@ -142,8 +146,11 @@ class Importance:
 def verdict(mean: float, std: float, null: float | None, hidden: float | None = None) -> str:
     """The verdict of an effect (:attr:`Importance.verdict`)."""
     if mean < NEGLIGIBLE_SHARE or (null is not None and mean <= null):
-        # nothing is claimed to be nothing where the trials could hide what matters
-        return VERDICTS[1] if hidden is not None and hidden > MATTERS_SHARE else VERDICTS[2]
+        # nothing is claimed to be nothing where the trials could hide what matters, or
+        # where its own spread reaches what matters
+        could_matter = (mean + std > (null or 0.0) + MATTERS_SHARE
+                        or (hidden is not None and hidden > MATTERS_SHARE))
+        return VERDICTS[1] if could_matter else VERDICTS[2]
     return VERDICTS[1] if mean - std <= (null or 0.0) else VERDICTS[0]
 
 

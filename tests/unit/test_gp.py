@@ -210,8 +210,11 @@ def test_refits_widen_every_spread_by_the_hyperparameters_spread() -> None:
     space, configs, y = _additive_configs(n=60)
     history = hp.TrialHistory(space, configs, y)
     plain = hp.fanova(history, surrogate=hp.GP(n_draws=4, refits=0), seed=3, max_order=2)
-    wide = hp.fanova(history, surrogate=hp.GP(n_draws=4, refits=3), seed=3, max_order=2)
+    wide = hp.fanova(history, surrogate=hp.GP(n_draws=4, refits=4), seed=3, max_order=2)
+    # the fourth refit has the product part alone: on a sum of main effects it predicts
+    # the other half worse than the whole kernel's refits, and is left out
     assert len(wide.model.refits) == 3
+    assert all(refit.additive_variance > 1e-3 for refit in wide.model.refits)
     assert plain.refit_fractions is None
     assert hp.GP(refits=3).to_dict()["refits"] == 3
     assert repr(hp.GP(refits=3)) == "GP(refits=3)"
@@ -406,6 +409,12 @@ def test_the_check_is_part_of_the_shadows() -> None:
         (0.0004, 0.0, None, "indistinguishable from nothing"),  # rounds to 0.0 %
         (0.0004, 0.0001, 0.0001, "indistinguishable from nothing"),  # above a tiny null, too
         (0.2, 0.1, None, "resolved"),
+        # below the null, but the fits the trials support reach 5 % above it
+        (0.0, 0.2, 1e-6, "uncertain"),
+        (0.0002, 0.06, None, "uncertain"),
+        (0.0, 0.04, 1e-6, "indistinguishable from nothing"),
+        (0.3, 0.05, 0.303, "indistinguishable from nothing"),  # came back: judged above its null
+        (0.3, 0.06, 0.303, "uncertain"),
     ],
 )
 def test_verdict_rule(mean, std, shadow, verdict) -> None:
@@ -833,3 +842,39 @@ def test_a_refit_that_lost_the_effect_is_left_out_of_the_spread() -> None:
     assert [any(t is k for k in kept) for t in thetas] == [True, True, False, True, True]
     # the two closest stay whatever their gaps: a spread needs two
     assert len(_plausible(cols, units, U, ys, theta, rows, halves[:2], thetas[1:3])) == 2
+
+
+def _corner_history(seed: int) -> hp.TrialHistory:
+    """A pure interaction ``16 (a - .5)(b - .5)`` (and ``1.5 c``) sampled as TPE samples it:
+    all but 5 of 150 trials in the two good corners of ``(a, b)``, noise at about SNR 4."""
+    rng = np.random.default_rng(seed)
+    space = hp.SearchSpace([hp.Float(k, 0.0, 1.0) for k in ("a", "b", "c", "n1", "n2")])
+    U = rng.uniform(size=(150, 5))
+    corner, first = np.arange(150) >= 5, rng.uniform(size=150) < 0.5
+    U[corner, 0] = np.where(first[corner], 0.8 + 0.2 * U[corner, 0], 0.2 * U[corner, 0])
+    U[corner, 1] = np.where(first[corner], 0.2 * U[corner, 1], 0.8 + 0.2 * U[corner, 1])
+    y = 16 * (U[:, 0] - 0.5) * (U[:, 1] - 0.5) + 1.5 * U[:, 2] + rng.normal(0.0, 0.7, 150)
+    return hp.TrialHistory(space, [dict(zip(space.names, map(float, row), strict=True)) for row in U], list(y))
+
+
+def test_corners_that_cannot_tell_main_effects_from_an_interaction_leave_it_uncertain(monkeypatch) -> None:
+    # In the corners (1, 0) and (0, 1) a bowl in a and b fits the trials as well as their
+    # interaction (which holds 0.90 of the variance): the model's own fit takes the bowl
+    # and gives the pair nothing. Refits of the product part alone predict the other half
+    # as well as the whole kernel's and give the pair a large share (0.46 at most here):
+    # they are kept, the pair's spread says so, and it is "uncertain", not "nothing".
+    from hpinsight.surrogates.gp import _fit
+
+    history = _corner_history(1)
+    r = hp.fanova(history, seed=0, max_order=2)
+    pair = r.importance("a", "b")
+    product = [m for m in r.model.refits if m.additive_variance < 1e-4]
+    assert product
+    shares = [decompose_gp(m, [(0, 1)]) for m in product]
+    assert max(v[0, 0] / total[0] for v, total, _ in shares) > 0.3
+    assert pair.mean < 0.05
+    assert pair.verdict == "uncertain"
+    monkeypatch.setattr(_fit, "PRODUCT_REFIT_SHARE", 0.0)
+    whole = hp.fanova(history, seed=0, max_order=2).importance("a", "b")
+    assert whole.mean == pytest.approx(pair.mean, rel=1e-9, abs=1e-12)
+    assert pair.std > 1.3 * whole.std

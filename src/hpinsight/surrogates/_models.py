@@ -87,16 +87,20 @@ class GP:
         of the trials' values, as fitted, and the model fit again: one the product
         kernel makes up comes back, and the pair is judged against the share that came
         back too (:attr:`~hpinsight.results.Importance.regrown`; one more fit per such pair).
-    refits : int, default=8
+    refits : int, default=12
         Fit the hyperparameters this many more times, each on a random half of the
-        trials they are fit on and from one of the model's two starting points in turn
-        (about half the cost of a fit of the model's own), and widen every importance's
-        standard deviation by the spread of its share under those hyperparameters (a
-        delete-half jackknife: a half-sample fit varies about as much as the full fit
-        would over new trials). A refit that predicts the other half of the trials far
-        worse than the others (more than 1 nat per trial beyond their median, against
-        the model's hyperparameters on the same half) has lost an effect those trials
-        show, and is left out; at least two are kept.
+        trials they are fit on (about half the cost of a fit of the model's own), and
+        widen every importance's standard deviation by the spread of its share under
+        those hyperparameters (a delete-half jackknife: a half-sample fit varies about
+        as much as the full fit would over new trials). Two thirds of them fit the whole
+        kernel, from one of the model's two starting points in turn; a refit that
+        predicts the other half of the trials far worse than the others (more than 1 nat
+        per trial beyond their median, against the model's hyperparameters on the same
+        half) has lost an effect those trials show, and is left out. The other third fit
+        the kernel's product part alone, and count only where they predict the other
+        half as well as a kept refit of the whole kernel: where an optimizer sampled
+        corners of two parameters, main effects and an interaction fit its trials alike,
+        and the spread then says so. At least two refits are kept.
         The draws hold the hyperparameters, so without refits the ± leaves their
         uncertainty out (``benchmarks/README.md``, ``bench_calibration.py``). 0, or at
         least 2. The verdicts, the marginals' bands and the tuning risk's quantiles use
@@ -111,7 +115,7 @@ class GP:
 
     n_draws: int = 16
     shadows: bool = True
-    refits: int = 8
+    refits: int = 12
     kind: ClassVar[Literal["gp"]] = "gp"
 
     def __post_init__(self) -> None:

@@ -230,6 +230,7 @@ def _minimize_nll(
 def fit_hyperparameters(
     cols: Sequence[Column], U: NDArray[np.float64], y: NDArray[np.float64],
     units: Sequence[tuple[int, ...]], start: NDArray[np.float64] | None = None,
+    product_only: bool = False,
 ) -> NDArray[np.float64]:
     """Length scales that both the objective and its ranks support; then the variances.
 
@@ -243,14 +244,18 @@ def fit_hyperparameters(
     ``benchmarks/README.md``). The raw fit keeps the length scales of smooth effects
     right, where ranks would distort them. The variances (product, noise, each unit's additive) are
     then fit on the objective itself with the length scales held. ``start`` (log length
-    scales, then the log variances) replaces the two default starting points.
+    scales, then the log variances) replaces the two default starting points. With
+    ``product_only`` every unit's additive variance is held at its lower bound: the
+    kernel is the product part alone, the other structure the trials may support (the
+    refits of :func:`~._fit.fit_gp`).
     """
-    return fit_hyperparameters_and_raw(cols, U, y, units, start)[0]
+    return fit_hyperparameters_and_raw(cols, U, y, units, start, product_only)[0]
 
 
 def fit_hyperparameters_and_raw(
     cols: Sequence[Column], U: NDArray[np.float64], y: NDArray[np.float64],
     units: Sequence[tuple[int, ...]], start: NDArray[np.float64] | None = None,
+    product_only: bool = False,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """:func:`fit_hyperparameters`, and the length scales of the fit to the objective's
     values before each parameter kept the longer one (``FittedGP.raw_length_scales``)."""
@@ -259,6 +264,9 @@ def fit_hyperparameters_and_raw(
     all_params, variances = slice(0, None), slice(d, None)
     z = _normal_scores(y)
     starts = default_starts(d, len(units)) if start is None else (start,)
+    if product_only:  # the units' additive variances (the last entries) held at their bound
+        all_params, variances = slice(0, d + 2), slice(d, d + 2)
+        starts = tuple(np.r_[x[:d + 2], np.full(x.size - d - 2, math.log(UNIT_BOUNDS[0]))] for x in starts)
     ranked = min((_minimize_nll(lik, z, x, all_params) for x in starts), key=lambda f: f[0])[1]
     theta = _minimize_nll(lik, y, ranked, all_params)[1]  # the raw fit starts where ranks ended
     raw = np.exp(theta[:d])

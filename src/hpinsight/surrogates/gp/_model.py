@@ -82,8 +82,10 @@ class FittedGP:
         them when there are more; one draw). Half-sample fits
         vary about as much as the full fit would over new trials (a delete-half
         jackknife), so their spread is the hyperparameters' uncertainty, which the
-        draws, a bootstrap with the hyperparameters held, leave out. Empty unless asked;
-        a refit whose kernel does not factorize is left out.
+        draws, a bootstrap with the hyperparameters held, leave out. The last third of
+        them are of the kernel's product part alone (``additive_variance`` about 0),
+        kept only where the trials support that structure as well as the whole
+        kernel's. Empty unless asked; a refit whose kernel does not factorize is left out.
     raw_length_scales : ndarray of shape (n_params,) or None
         The length scales of the fit to the objective's values alone, before each
         parameter kept the longer of it and the rank fit's (``length_scales``): where
