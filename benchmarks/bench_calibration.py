@@ -100,12 +100,11 @@ import numpy as np
 import optuna
 
 import hpinsight as hp
-from hpinsight._fanova_result import MATTERS_SHARE, verdict
+from hpinsight._fanova_result import INTERVAL_Z, MATTERS_SHARE, verdict
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 U = dict[str, np.ndarray]  # encoded coordinates in [0, 1] (ints: their values)
-Z90 = 1.6448536269514722
 NOTHING, RESOLVED = "indistinguishable from nothing", "resolved"
 #: The share an interval must clear to claim an effect, in the side-by-side table.
 CLAIM = 0.01
@@ -287,8 +286,7 @@ def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int | Non
         imp = r.importance(*key)
         effects[" x ".join(key)] = {"mean": imp.mean, "std": imp.std, "shadow": imp.shadow, "verdict": imp.verdict,
                                     "hidden": imp.hidden, "regrown": imp.regrown,
-                                    "low": max(imp.mean - Z90 * imp.std, 0.0),
-                                    "high": imp.mean + Z90 * imp.std}
+                                    "low": imp.interval[0], "high": imp.interval[1]}
         if len(key) == 1 and residual is not None:
             p = float(residual[names.index(key[0])])
             effects[key[0]]["residual_p"] = p if math.isfinite(p) else None
@@ -436,7 +434,7 @@ def _could_hide(e: dict[str, Any], limit: float) -> bool:
 RULES: dict[str, Callable[[dict[str, Any]], bool]] = {
     "share below the null (before the check of what the trials could hide)": _default_nothing,
     "mean + std below the null": lambda e: _default_nothing(e) and e["mean"] + e["std"] <= e["shadow"],
-    "mean + 1.645 std below the null": lambda e: _default_nothing(e) and e["mean"] + Z90 * e["std"] <= e["shadow"],
+    "mean + 1.645 std below the null": lambda e: _default_nothing(e) and e["mean"] + INTERVAL_Z * e["std"] <= e["shadow"],
     f"share below the null, trials could hide at most {MATTERS_SHARE:g} (hpinsight's)":
         lambda e: _default_nothing(e) and not _could_hide(e, MATTERS_SHARE),
     "share below the null, trials could hide at most 0.1": lambda e: _default_nothing(e) and not _could_hide(e, 0.1),
@@ -502,7 +500,7 @@ def _main_effects(row: dict[str, Any], source: str) -> dict[str, dict[str, float
     out = {}
     for p in FUNCTIONS[row["function"]].params:
         mean, std = float(effects[p.name]["mean"]), float(effects[p.name]["std"])
-        out[p.name] = {"mean": mean, "low": max(mean - Z90 * std, 0.0), "high": max(mean + Z90 * std, 0.0)}
+        out[p.name] = {"mean": mean, "low": max(mean - INTERVAL_Z * std, 0.0), "high": max(mean + INTERVAL_Z * std, 0.0)}
     return out
 
 
@@ -560,9 +558,10 @@ def markdown_mains(table: list[dict[str, Any]]) -> str:
 
 
 #: Rules for "resolved" scored by ``--rescore``: the lower end ``mean - k std`` must clear
-#: the null; ``k = 1`` is hpinsight's, 1.645 the lower end of the 90 % interval the
-#: tables score.
-RESOLVED_KS = (1.0, 1.2816, Z90, 2.0)
+#: the null; 1.645, the lower end of the 90 % interval the tables score, is hpinsight's
+#: (``INTERVAL_Z``; ``k = 1`` was, before product refits widened the spread where the
+#: trials cannot tell main effects from an interaction).
+RESOLVED_KS = (1.0, 1.2816, INTERVAL_Z, 2.0)
 
 
 def _verdict_k(e: dict[str, Any], k: float) -> str:
@@ -597,7 +596,7 @@ def score_resolved_rules(doc: dict[str, Any]) -> str:
                     real.append(v == RESOLVED)
                 if key == top:
                     largest.append(v == RESOLVED)
-        label = f"mean - {k:.4g} std" + (" (hpinsight's)" if k == 1.0 else "")
+        label = f"mean - {k:.4g} std" + (" (hpinsight's)" if k == INTERVAL_Z else "")
         lines.append(f"| {label} | {np.mean(zero['pair']):.1%} / {np.mean(zero['acting']):.1%} / "
                      f"{np.mean(zero['nothing']):.1%} | {np.mean(real):.1%} | {np.mean(largest):.1%} "
                      f"| {np.mean(flips):.1%} |")

@@ -64,10 +64,10 @@ import optuna
 
 import hpinsight as hp
 from hpinsight import _pareto
+from hpinsight._fanova_result import INTERVAL_Z
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
-Z90 = 1.6448536269514722
 GRID = 24
 N_NUISANCE = 5
 Arr = np.ndarray
@@ -244,7 +244,7 @@ def score(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 top += set(ranked[:len(acting)]) == set(acting)
                 err.append(max(abs(means[p] - truth_t[p]) for p in problem.names))
                 for p, e in effects.items():
-                    low, high = max(e["mean"] - Z90 * e["std"], 0.0), e["mean"] + Z90 * e["std"]
+                    low, high = max(e["mean"] - INTERVAL_Z * e["std"], 0.0), e["mean"] + INTERVAL_Z * e["std"]
                     covered += low - 1e-9 <= truth_t[p] <= high + 1e-9
                     n_effects += 1
             rows.append({

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._fanova_result import MATTERS_SHARE, NEGLIGIBLE_SHARE
+from ._fanova_result import INTERVAL_LEVEL, INTERVAL_Z, MATTERS_SHARE, NEGLIGIBLE_SHARE
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, fmt_share, fmt_value, join_items, json_value
 from .exceptions import InvalidArgumentError
@@ -346,12 +346,14 @@ class DecisionResult:
             "own margin; otherwise it takes the decision of the objective that needs it most.",)
         return (
             *joint,
-            f"An effect is resolved when it explains more than a shadow of a parameter{null} "
-            "by more than its own std (an interaction also more than the share that comes "
-            "back when it is taken out of the trials' values and the model fit again), and "
+            f"An effect is resolved when the lower end of its {100 * INTERVAL_LEVEL:g} % interval "
+            f"(mean - {INTERVAL_Z:.3f} std) is above the share a shadow of a parameter got{null}, "
+            "an interaction's also above the share that comes "
+            "back when it is taken out of the trials' values and the model fit again; "
             f"shares below {100 * NEGLIGIBLE_SHARE:g} % count as nothing; a parameter's effect is indistinguishable from nothing only when its "
             f"trials could not hide one of {fmt_share(self.matters_share)} of the variance "
-            "and its mean + std stays below that plus its null (where they leave its range unvisited or "
+            f"and the upper end of its interval (mean + {INTERVAL_Z:.3f} std) stays below that plus its null "
+            "(where they leave its range unvisited or "
             "are too noisy, or the fits they support disagree about it, it is uncertain).",
             "Matters: a resolved effect it takes part in (alone, among the best trials or in "
             f"a pair) holds at least {fmt_share(self.matters_share)} of the variance; small "

@@ -81,7 +81,7 @@ from ._decision_result import (
     fmt_share,
     fmt_share_vs,
 )
-from ._fanova_result import NEGLIGIBLE_SHARE, verdict
+from ._fanova_result import INTERVAL_LEVEL, NEGLIGIBLE_SHARE, verdict
 from ._risk import holm_bonferroni
 from ._shared import fmt_value
 
@@ -401,8 +401,9 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                   if d.evidence != "cost" else
                   f"Keep tuning: it explains only {share}, but fixing it at {value} costs "
                   f"{cost} on average, more than the {allowed} allowed."),
-        "unresolved": (f"Keep tuning: {effect}, more than a shuffled parameter but not "
-                       f"yet by more than its spread{aside}; more trials will tell."),
+        "unresolved": (f"Keep tuning: {effect}, but its {100 * INTERVAL_LEVEL:g} % interval "
+                       f"does not yet tell it from a shuffled parameter{aside}; more trials "
+                       "will tell."),
         "no_data": (f"Keep tuning: it was active in only {d.n_active} of "
                     f"{n_trials} trials, too few to judge (at least "
                     f"{MIN_ACTIVE_TRIALS} are needed)."),

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 
-__all__ = ["MATTERS_SHARE", "NEGLIGIBLE_SHARE", "VERDICTS", "FanovaResult", "Importance", "MarginalResult",
+__all__ = ["INTERVAL_LEVEL", "INTERVAL_Z", "MATTERS_SHARE", "NEGLIGIBLE_SHARE", "VERDICTS", "FanovaResult", "Importance", "MarginalResult",
            "native_grid", "verdict"]
 
 
@@ -53,6 +53,10 @@ NEGLIGIBLE_SHARE = 5e-4
 #: nothing is "indistinguishable from nothing" while its trials could hide an effect this
 #: large (:attr:`Importance.hidden`).
 MATTERS_SHARE = 0.05
+#: The level of an effect's interval (:attr:`Importance.interval`), which its verdict
+#: reads, and the normal quantile that makes it: ``mean ± INTERVAL_Z std``.
+INTERVAL_LEVEL = 0.90
+INTERVAL_Z = 1.6448536269514722  # scipy.stats.norm.ppf(0.95)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,16 +79,17 @@ class Importance:
         close in trial order, so with the same marginal (also as the sampler moved it)
         and no bearing on the objective (Gaussian process; main effects and pairs).
     verdict : {"resolved", "uncertain", "indistinguishable from nothing"}
-        Against the effect's *null*, the larger of ``shadow`` and ``regrown``:
+        Read from the effect's 90 % :attr:`interval` against its *null*, the larger of
+        ``shadow`` and ``regrown``:
         "indistinguishable from nothing" when the mean does not exceed the null or is
         below ``NEGLIGIBLE_SHARE`` (5e-4), the trials could not hide an effect of
-        ``MATTERS_SHARE`` (``hidden``) and the band mean + std stays below the null
+        ``MATTERS_SHARE`` (``hidden``) and the interval's upper end stays below the null
         plus that share;
         "uncertain" when they could or it does not (the hyperparameters the trials
         support disagree about the effect: an interaction the model's own fit gives
         nothing, and a fit without its additive part most of the variance), or when the
-        band mean - std reaches the null (or 0 without shadows): the effect is above it,
-        but not by more than its own spread; else "resolved".
+        interval's lower end reaches the null (or 0 without shadows): the effect is
+        above it, but the interval does not rule out that it is not; else "resolved".
     regrown : float or None
         Interactions of two parameters that the Gaussian process would otherwise call
         resolved: the share the pair holds in the model fit again after the interaction,
@@ -118,6 +123,13 @@ class Importance:
     regrown: float | None = None
 
     @property
+    def interval(self) -> tuple[float, float]:
+        """The effect's ``INTERVAL_LEVEL`` (90 %) interval, ``mean ± INTERVAL_Z std`` with
+        its lower end at least 0: what its :attr:`verdict` reads."""
+        reach = INTERVAL_Z * self.std
+        return max(self.mean - reach, 0.0), self.mean + reach
+
+    @property
     def null(self) -> float | None:
         """What the effect is judged against: the larger of ``shadow`` and ``regrown``
         (None when neither was computed)."""
@@ -139,19 +151,22 @@ class Importance:
         """JSON-safe representation (a non-finite number becomes None)."""
         return {"params": list(self.params), "mean": json_value(self.mean),
                 "std": json_value(self.std), "shadow": json_value(self.shadow),
+                "low": json_value(self.interval[0]), "high": json_value(self.interval[1]),
                 "verdict": self.verdict, "hidden": json_value(self.hidden),
                 "regrown": json_value(self.regrown)}
 
 
 def verdict(mean: float, std: float, null: float | None, hidden: float | None = None) -> str:
-    """The verdict of an effect (:attr:`Importance.verdict`)."""
+    """The verdict of an effect (:attr:`Importance.verdict`), read from its interval
+    ``mean ± INTERVAL_Z std``."""
+    reach = INTERVAL_Z * std
     if mean < NEGLIGIBLE_SHARE or (null is not None and mean <= null):
         # nothing is claimed to be nothing where the trials could hide what matters, or
-        # where its own spread reaches what matters
-        could_matter = (mean + std > (null or 0.0) + MATTERS_SHARE
+        # where its interval reaches what matters
+        could_matter = (mean + reach > (null or 0.0) + MATTERS_SHARE
                         or (hidden is not None and hidden > MATTERS_SHARE))
         return VERDICTS[1] if could_matter else VERDICTS[2]
-    return VERDICTS[1] if mean - std <= (null or 0.0) else VERDICTS[0]
+    return VERDICTS[1] if mean - reach <= (null or 0.0) else VERDICTS[0]
 
 
 def _widened(std: Any, per_refit: NDArray[np.float64]) -> Any:
@@ -593,20 +608,19 @@ class FanovaResult:
         }
 
     def to_frame(self) -> Any:
-        """``pandas.DataFrame`` with one row per effect: params, order, mean, std, shadow,
-        regrown, verdict (the columns of :class:`Importance`; ``regrown`` is None where the
+        """``pandas.DataFrame`` with one row per effect: params, order, mean, std, low,
+        high, shadow, regrown, verdict (the columns of :class:`Importance`, ``low`` and
+        ``high`` its :attr:`~Importance.interval`; ``regrown`` is None where the
         interaction was not checked).
 
         Rows are the :class:`Importance` objects of :meth:`ranking`, largest first;
         ``params`` joins an interaction's names with ``" x "``.
         """
         pd = import_optional("pandas", "FanovaResult.to_frame")
-        rows = [
-            {"params": " x ".join(i.params), "order": len(i.params), "mean": i.mean, "std": i.std,
-             "shadow": i.shadow, "regrown": i.regrown, "verdict": i.verdict}
-            for i in self.ranking()
-        ]
-        return pd.DataFrame(rows, columns=["params", "order", "mean", "std", "shadow", "regrown", "verdict"])
+        columns = ["params", "order", "mean", "std", "low", "high", "shadow", "regrown", "verdict"]
+        rows = [(" x ".join(i.params), len(i.params), i.mean, i.std, *i.interval, i.shadow,
+                 i.regrown, i.verdict) for i in self.ranking()]
+        return pd.DataFrame(rows, columns=columns)
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """Bars of the fractions of variance; see :func:`hpinsight.plotting.plot_importance`.

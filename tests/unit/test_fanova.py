@@ -250,7 +250,12 @@ def test_result_exports_are_json_safe_and_consistent():
     marginal = json.loads(json.dumps(r.marginal("c").to_dict(), allow_nan=False))
     assert marginal["grid"] == [[True, None, "s"]]
     frame = r.to_frame()
-    assert list(frame.columns) == ["params", "order", "mean", "std", "shadow", "regrown", "verdict"]
+    assert list(frame.columns) == ["params", "order", "mean", "std", "low", "high", "shadow", "regrown",
+                                   "verdict"]
+    x = frame[frame["params"] == "x"].iloc[0]
+    assert x["low"] == effects[("x",)]["low"]
+    assert x["high"] == effects[("x",)]["high"]
+    assert x["low"] < x["mean"] < x["high"]
     assert frame["mean"].is_monotonic_decreasing
     assert len(frame) == 6
     assert frame["regrown"].isna().all()  # a forest has no removal check (test_gp has the GP's)

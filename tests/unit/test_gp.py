@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import hpinsight as hp
+from hpinsight.results import Importance
 from hpinsight.surrogates.gp import decompose_gp, fit_gp
 
 
@@ -404,6 +405,9 @@ def test_the_check_is_part_of_the_shadows() -> None:
     [
         (0.3, 0.1, 0.01, "resolved"),
         (0.3, 0.35, 0.01, "uncertain"),  # the spread reaches 0
+        # mean - std clears the null, the 90 % interval's lower end (mean - 1.645 std) does not
+        (0.3, 0.2, 0.01, "uncertain"),
+        (0.3, 0.17, 0.01, "resolved"),
         (0.0042, 0.0039, 0.0036, "uncertain"),  # above the null by less than its std
         (0.003, 0.001, 0.0036, "indistinguishable from nothing"),  # below the null
         (0.0004, 0.0, None, "indistinguishable from nothing"),  # rounds to 0.0 %
@@ -412,15 +416,22 @@ def test_the_check_is_part_of_the_shadows() -> None:
         # below the null, but the fits the trials support reach 5 % above it
         (0.0, 0.2, 1e-6, "uncertain"),
         (0.0002, 0.06, None, "uncertain"),
-        (0.0, 0.04, 1e-6, "indistinguishable from nothing"),
-        (0.3, 0.05, 0.303, "indistinguishable from nothing"),  # came back: judged above its null
-        (0.3, 0.06, 0.303, "uncertain"),
+        (0.0, 0.03, 1e-6, "indistinguishable from nothing"),
+        (0.0, 0.04, 1e-6, "uncertain"),  # mean + std stays below 5 %, the interval does not
+        (0.3, 0.03, 0.303, "indistinguishable from nothing"),  # came back: judged above its null
+        (0.3, 0.04, 0.303, "uncertain"),
     ],
 )
 def test_verdict_rule(mean, std, shadow, verdict) -> None:
     from hpinsight._fanova_result import verdict as _verdict
 
     assert _verdict(mean, std, shadow) == verdict
+    imp = Importance(("a",), mean, std, shadow, verdict)
+    low, high = imp.interval
+    assert low == pytest.approx(max(mean - 1.6449 * std, 0.0), abs=1e-4)
+    assert high == pytest.approx(mean + 1.6449 * std, abs=1e-4)
+    assert imp.to_dict()["low"] == low
+    assert imp.to_dict()["high"] == high
 
 
 def test_a_forest_has_no_null_and_its_verdicts_follow_the_spread() -> None:
@@ -429,7 +440,7 @@ def test_a_forest_has_no_null_and_its_verdicts_follow_the_spread() -> None:
     assert r.shadow_fraction(1) is None
     for imp in r.ranking():
         expected = ("indistinguishable from nothing" if imp.mean < 1e-4
-                    else "uncertain" if imp.mean - imp.std <= 0 else "resolved")
+                    else "uncertain" if imp.mean - 1.6449 * imp.std <= 0 else "resolved")
         assert imp.verdict == expected
         assert imp.shadow is None
 

@@ -22,7 +22,7 @@ from .._decision_result import (
     member_note,
     no_matters_line,
 )
-from .._fanova_result import MATTERS_SHARE, NEGLIGIBLE_SHARE
+from .._fanova_result import INTERVAL_LEVEL, INTERVAL_Z, MATTERS_SHARE, NEGLIGIBLE_SHARE
 from .._optional import import_optional
 from .._pareto import FRONT_VALUE_NAME
 from .._shared import fmt_value
@@ -358,17 +358,19 @@ def _effects_table(report: Report, spread: str) -> list[str]:
     pair_null = r.shadow_fraction(2) if shown_pairs else None
     here = "" if null is None else f"{fmt_share(null)} here" + (
         "" if pair_null is None else f", {fmt_share(pair_null)} for an interaction")
+    interval = f"{100 * INTERVAL_LEVEL:g} % interval (mean ± {INTERVAL_Z:.3f} std)"
     verdicts = ("<i>indistinguishable from nothing</i>: explains no more than a parameter "
                 f"whose values were shuffled among nearby trials ({here}), "
                 f"or less than {100 * NEGLIGIBLE_SHARE:g} %, where the trials could not hide "
-                f"an effect of {fmt_share(MATTERS_SHARE)} and its mean + std stays below that plus the null; "
-                "<i>uncertain</i>: more than that, but by less than its std, or where they "
-                "could or it does not; <i>resolved</i>: the rest. An interaction that would be resolved is also "
+                f"an effect of {fmt_share(MATTERS_SHARE)} and its {interval} stays below that plus "
+                "the null; <i>uncertain</i>: more than that, but with the interval's lower end at "
+                "or below the null, or where the trials could hide one or the interval does not "
+                "stay below; <i>resolved</i>: the rest. An interaction that would be resolved is also "
                 "taken out of every trial's value, as fitted, and the model fit again: a real one "
                 "is gone, one the model makes up from two parameters that act alone comes back, "
                 "and it is judged against the share that came back"
                 if null is not None else
-                "<i>uncertain</i>: its std exceeds its mean; <i>resolved</i>: the rest")
+                f"<i>uncertain</i>: its {interval} reaches 0; <i>resolved</i>: the rest")
     out.append(f'<p class="note">Shares of the {"model" if r.surrogate.kind == "gp" else "forest"}'
                f"'s prediction variance over the whole search space, mean ± std over "
                f"{spread}. {verdicts}. The best-{q} column repeats the analysis with the "
