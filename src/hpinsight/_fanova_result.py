@@ -126,8 +126,7 @@ class Importance:
     def interval(self) -> tuple[float, float]:
         """The effect's ``INTERVAL_LEVEL`` (90 %) interval, ``mean ± INTERVAL_Z std`` with
         its lower end at least 0: what its :attr:`verdict` reads."""
-        reach = INTERVAL_Z * self.std
-        return max(self.mean - reach, 0.0), self.mean + reach
+        return _interval(self.mean, self.std)
 
     @property
     def null(self) -> float | None:
@@ -149,24 +148,31 @@ class Importance:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation (a non-finite number becomes None)."""
+        low, high = self.interval
         return {"params": list(self.params), "mean": json_value(self.mean),
                 "std": json_value(self.std), "shadow": json_value(self.shadow),
-                "low": json_value(self.interval[0]), "high": json_value(self.interval[1]),
+                "low": json_value(low), "high": json_value(high),
                 "verdict": self.verdict, "hidden": json_value(self.hidden),
                 "regrown": json_value(self.regrown)}
 
 
 def verdict(mean: float, std: float, null: float | None, hidden: float | None = None) -> str:
     """The verdict of an effect (:attr:`Importance.verdict`), read from its interval
-    ``mean ± INTERVAL_Z std``."""
-    reach = INTERVAL_Z * std
+    (:attr:`Importance.interval`)."""
+    low, high = _interval(mean, std)
     if mean < NEGLIGIBLE_SHARE or (null is not None and mean <= null):
         # nothing is claimed to be nothing where the trials could hide what matters, or
         # where its interval reaches what matters
-        could_matter = (mean + reach > (null or 0.0) + MATTERS_SHARE
+        could_matter = (high > (null or 0.0) + MATTERS_SHARE
                         or (hidden is not None and hidden > MATTERS_SHARE))
         return VERDICTS[1] if could_matter else VERDICTS[2]
-    return VERDICTS[1] if mean - reach <= (null or 0.0) else VERDICTS[0]
+    return VERDICTS[1] if low <= (null or 0.0) else VERDICTS[0]
+
+
+def _interval(mean: float, std: float) -> tuple[float, float]:
+    """``mean ± INTERVAL_Z std``, the lower end at least 0 (a share is never below it)."""
+    reach = INTERVAL_Z * std
+    return max(mean - reach, 0.0), mean + reach
 
 
 def _widened(std: Any, per_refit: NDArray[np.float64]) -> Any:
