@@ -48,6 +48,14 @@ as ``hp.GP()`` does by default, over its half-sample hyperparameter refits
     python benchmarks/bench_calibration.py --functions sparse40 --samplers tpe --snrs 4,1 --table
     python benchmarks/bench_calibration.py --studies studies/ ...   # trials kept and reused
     python benchmarks/bench_calibration.py --refits 0 ...           # hp.GP(refits=0)
+    python benchmarks/bench_calibration.py --cap 0.25 ...           # among the best 25 %
+
+Capped (``--cap Q``): every study analysed with ``cap_quantile=Q`` (Hutter et al. 2014,
+Sec. 3.3), scored against the shares of what that analysis estimates, the expected capped
+observation ``E[min(f(x) + e, cap)]`` at the cap the analysis applied
+(:func:`capped_truth`). Capping makes the acting parameters interact and gives ``a`` and
+``b`` of ``interaction`` main effects; the do-nothing parameters stay at 0. Each run
+stores its truth (``truth``), so ``--rescore`` scores it against the same.
 
 One JSON document on stdout (and in ``--out``; every effect of every analysis with its
 mean, std, null (``shadow``), interval and verdict, and for main effects the p-value of
@@ -98,6 +106,7 @@ from typing import Any
 
 import numpy as np
 import optuna
+from scipy import special
 
 import hpinsight as hp
 from hpinsight._fanova_result import INTERVAL_Z, MATTERS_SHARE, verdict
@@ -180,43 +189,76 @@ REAL_SHARE = 0.02
 
 # -- truth --------------------------------------------------------------------------------
 @functools.cache
-def truth(name: str) -> tuple[dict[tuple[str, ...], float], float]:
-    """Shares of variance of the main effects and pairs of the acting parameters, and the
-    function's variance, on a tensor grid (the do-nothing parameters have share 0);
-    computed once per function and process."""
+def _grid(name: str) -> np.ndarray:
+    """The noiseless function on the truth's tensor grid over the parameters that act."""
     fn = FUNCTIONS[name]
     by_name = {p.name: p for p in fn.params}
     axes = []
-    for name in fn.acting:
-        p = by_name[name]
+    for acting in fn.acting:
+        p = by_name[acting]
         axes.append(np.arange(p.low, p.high + 1, dtype=float) if isinstance(p, hp.Int)
                     else (np.arange(_GRID) + 0.5) / _GRID)
     mesh = np.meshgrid(*axes, indexing="ij")
-    F = fn.f(dict(zip(fn.acting, mesh, strict=True)))
-    k, f0, var = len(fn.acting), float(F.mean()), float(F.var())
+    F: np.ndarray = fn.f(dict(zip(fn.acting, mesh, strict=True)))
+    return F
+
+
+def _shares(acting: tuple[str, ...], F: np.ndarray) -> dict[tuple[str, ...], float]:
+    """Shares of variance of the main effects and pairs of ``F``, values on the grid."""
+    k, f0, var = len(acting), float(F.mean()), float(F.var())
     mains = {}
     for i in range(k):
         mains[i] = F.mean(axis=tuple(j for j in range(k) if j != i)) - f0
     out: dict[tuple[str, ...], float] = {}
     for i in range(k):
-        out[(fn.acting[i],)] = _exact_zero(float((mains[i] ** 2).mean()) / var)
+        out[(acting[i],)] = _exact_zero(float((mains[i] ** 2).mean()) / var)
     for i, j in itertools.combinations(range(k), 2):
         pair = F.mean(axis=tuple(m for m in range(k) if m not in (i, j))) - f0
         pure = pair - mains[i][:, None] - mains[j][None, :]
-        out[(fn.acting[i], fn.acting[j])] = _exact_zero(float((pure**2).mean()) / var)
-    return out, var
+        out[(acting[i], acting[j])] = _exact_zero(float((pure**2).mean()) / var)
+    return out
 
 
-def largest_main(name: str) -> str:
-    """The parameter with the largest true main effect."""
-    true, _ = truth(name)
+@functools.cache
+def truth(name: str) -> tuple[dict[tuple[str, ...], float], float]:
+    """Shares of variance of the main effects and pairs of the acting parameters, and the
+    function's variance, on a tensor grid (the do-nothing parameters have share 0);
+    computed once per function and process."""
+    F = _grid(name)
+    return _shares(FUNCTIONS[name].acting, F), float(F.var())
+
+
+def capped_truth(name: str, cap: float, sigma: float) -> dict[tuple[str, ...], float]:
+    """The shares a capped analysis (``--cap``) estimates: those of the expected capped
+    observation ``g(x) = E[min(f(x) + e, cap)]``, ``e ~ N(0, sigma^2)``. The studies
+    minimize, and the analysis caps the noisy values it is given, so the noise enters
+    the truth: ``g = f - (f - cap) Phi(z) - sigma phi(z)`` with ``z = (f - cap) / sigma``
+    (``E[max(Z - cap, 0)]`` of a normal ``Z``), and ``min(f, cap)`` without noise."""
+    F = _grid(name)
+    if sigma > 0:
+        z = (F - cap) / sigma
+        G = F - (F - cap) * special.ndtr(z) - sigma * np.exp(-0.5 * z**2) / math.sqrt(2 * math.pi)
+    else:
+        G = np.minimum(F, cap)
+    return _shares(FUNCTIONS[name].acting, G)
+
+
+def run_truth(run: dict[str, Any]) -> dict[tuple[str, ...], float]:
+    """The truth a run's analyses are scored against: the function's, or, for a capped
+    analysis, the one stored with the run (:func:`capped_truth`)."""
+    if run.get("truth") is None:
+        return truth(run["function"])[0]
+    return {tuple(k.split(" x ")): float(v) for k, v in run["truth"].items()}
+
+
+def largest_main(true: dict[tuple[str, ...], float]) -> str:
+    """The parameter with the largest true main effect in ``true`` (a run's truth)."""
     return max((k[0] for k in true if len(k) == 1), key=lambda p: true[(p,)])
 
 
-def true_top(name: str) -> set[str]:
-    """The parameters whose true main effect exceeds ``REAL_SHARE`` (the "top" the
-    tables look for)."""
-    true, _ = truth(name)
+def true_top(true: dict[tuple[str, ...], float]) -> set[str]:
+    """The parameters whose true main effect in ``true`` exceeds ``REAL_SHARE`` (the
+    "top" the tables look for)."""
     return {k[0] for k, v in true.items() if len(k) == 1 and v > REAL_SHARE}
 
 
@@ -268,12 +310,13 @@ def run_study(fn: Function, sampler: str, seed: int, n_trials: int, sigma: float
 
 
 # -- scoring ------------------------------------------------------------------------------
-def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int | None = None) -> dict[str, Any]:
+def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int | None = None,
+            cap: float | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = hp.GP() if refits is None else hp.GP(refits=refits)
-        r = hp.fanova(history, surrogate=model, seed=seed, max_order=fn.max_order)
+        r = hp.fanova(history, surrogate=model, seed=seed, max_order=fn.max_order, cap_quantile=cap)
     seconds = time.perf_counter() - started
     effects: dict[str, Any] = {}
     keys = [(p.name,) for p in fn.params]
@@ -290,7 +333,7 @@ def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int | Non
         if len(key) == 1 and residual is not None:
             p = float(residual[names.index(key[0])])
             effects[key[0]]["residual_p"] = p if math.isfinite(p) else None
-    return {"effects": effects, "seconds": seconds}
+    return {"effects": effects, "seconds": seconds, "cap_value": r.cap_value}
 
 
 def run_peer(python: str, name: str, saved: Path) -> dict[str, Any]:
@@ -305,8 +348,8 @@ def run_peer(python: str, name: str, saved: Path) -> dict[str, Any]:
     return out
 
 
-def run_one(job: tuple[str, str, str, int, int, str | None, int | None, str | None]) -> dict[str, Any]:
-    name, sampler, snr_text, seed, n_trials, studies, refits, ax_python = job
+def run_one(job: tuple[str, str, str, int, int, str | None, int | None, str | None, float | None]) -> dict[str, Any]:
+    name, sampler, snr_text, seed, n_trials, studies, refits, ax_python, cap = job
     snr = float(snr_text)
     fn = FUNCTIONS[name]
     _, var = truth(name)
@@ -324,9 +367,12 @@ def run_one(job: tuple[str, str, str, int, int, str | None, int | None, str | No
             saved.parent.mkdir(parents=True, exist_ok=True)
             with saved.open("wb") as fh:
                 pickle.dump(history, fh)
-    first, second = analyse(fn, history, seed, refits), analyse(fn, history, seed + 1000, refits)
+    first, second = analyse(fn, history, seed, refits, cap), analyse(fn, history, seed + 1000, refits, cap)
     row = {"function": name, "sampler": sampler, "snr": snr_text, "seed": seed, "n_trials": n_trials,
            "study_seconds": study_seconds, "analysis": first, "reanalysis": second}
+    if cap is not None:  # both analyses cap the same values at the same value
+        true = capped_truth(name, first["cap_value"], sigma)
+        row["truth"] = {" x ".join(k): v for k, v in true.items()}
     if ax_python is not None and saved is not None:
         row["peers"] = {"ax": run_peer(ax_python, name, saved)}
     return row
@@ -368,8 +414,8 @@ def summarize(rows: list[dict[str, Any]], pooled: bool = False) -> list[dict[str
         zero_resolved, largest_nothing, mass, top, flips, seconds = [], [], [], [], [], []
         for run in runs:
             fn = FUNCTIONS[run["function"]]
-            true, _ = truth(run["function"])
-            largest, top_set = largest_main(run["function"]), true_top(run["function"])
+            true = run_truth(run)
+            largest, top_set = largest_main(true), true_top(true)
             eff = run["analysis"]["effects"]
             seconds.append(run["analysis"]["seconds"])
             for key, e in eff.items():
@@ -403,7 +449,7 @@ def score_pair_check(runs: list[dict[str, Any]]) -> str:
              "| resolved: shadows alone -> with the check |", "|---|---|---|---|---|"]
     groups: dict[str, list[tuple[float, dict[str, Any]]]] = {}
     for run in runs:
-        true, _ = truth(run["function"])
+        true = run_truth(run)
         for key, e in run["analysis"]["effects"].items():
             if " x " in key:
                 groups.setdefault(run["sampler"], []).append((true.get(tuple(key.split(" x ")), 0.0), e))
@@ -467,8 +513,8 @@ def score_rules(doc: dict[str, Any]) -> str:
         zero: dict[str, list[bool]] = {"inf": [], "4": [], "1": []}
         flips = []
         for run in runs:
-            true, _ = truth(run["function"])
-            top = largest_main(run["function"])
+            true = run_truth(run)
+            top = largest_main(true)
             a, b = run["analysis"]["effects"], run["reanalysis"]["effects"]
             for p in FUNCTIONS[run["function"]].params:
                 v, t = _rule_verdict(a[p.name], rule), true.get((p.name,), 0.0)
@@ -519,8 +565,8 @@ def summarize_mains(rows: list[dict[str, Any]], sources: tuple[str, ...] = ("hpi
                 if eff is None:
                     continue
                 fn = FUNCTIONS[run["function"]]
-                true, _ = truth(run["function"])
-                largest, top_set = largest_main(run["function"]), true_top(run["function"])
+                true = run_truth(run)
+                largest, top_set = largest_main(true), true_top(true)
                 seconds.append(run["analysis"]["seconds"] if source == "hpinsight" else run["peers"][source]["seconds"])
                 for p in fn.params:
                     t, e = true.get((p.name,), 0.0), eff[p.name]
@@ -582,8 +628,8 @@ def score_resolved_rules(doc: dict[str, Any]) -> str:
         real, largest, flips = [], [], []
         for run in doc["runs"]:
             fn = FUNCTIONS[run["function"]]
-            true, _ = truth(run["function"])
-            top = (largest_main(run["function"]),)
+            true = run_truth(run)
+            top = (largest_main(true),)
             a, b = run["analysis"]["effects"], run["reanalysis"]["effects"]
             for name, e in a.items():
                 key = tuple(name.split(" x "))
@@ -655,6 +701,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--refits", type=int, default=None,
                     help="hp.GP(refits=K) (default: hp.GP()'s): K half-sample hyperparameter fits "
                          "widen the spread; 0 for none")
+    ap.add_argument("--cap", type=float, default=None, metavar="Q",
+                    help="analyse among the best: hp.fanova(..., cap_quantile=Q), scored against the "
+                         "capped truth (capped_truth)")
     ap.add_argument("--ax-python", metavar="PY",
                     help="interpreter of an environment with Ax: adds Ax's Sobol indices from GP posterior "
                          "samples on every study, side by side (needs --studies)")
@@ -664,6 +713,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = ap.parse_args(argv)
     if args.ax_python and not args.studies:
         ap.error("--ax-python needs --studies DIR: the peer reads each study's saved trials")
+    if args.cap is not None and not 0 < args.cap < 1:
+        ap.error(f"--cap takes a quantile in (0, 1), got {args.cap}")
+    if args.cap is not None and args.ax_python:
+        ap.error("--cap scores hpinsight alone: the peer's indices are of the uncapped objective")
     for name in args.functions.split(","):
         if name not in FUNCTIONS:
             ap.error(f"unknown function {name!r}; choose from {', '.join(FUNCTIONS)}")
@@ -689,7 +742,7 @@ def main(argv: list[str] | None = None) -> int:
                              + markdown_mains(summarize_mains(runs, pooled=True)) + "\n")
         return 0
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    jobs = [(f, s, snr, seed, args.trials, args.studies, args.refits, args.ax_python) for f in args.functions.split(",")
+    jobs = [(f, s, snr, seed, args.trials, args.studies, args.refits, args.ax_python, args.cap) for f in args.functions.split(",")
             for s in args.samplers.split(",") for snr in args.snrs.split(",") for seed in range(args.seeds)]
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()

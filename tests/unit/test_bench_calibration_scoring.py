@@ -7,6 +7,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_calibration.py"
@@ -88,7 +89,7 @@ def test_pooled_rows_score_every_study_of_a_sampler_and_then_all(bench):
     def study(function, sampler, snr, c_interval, verdicts):
         effects = {}
         for p in bench.FUNCTIONS[function].params:
-            low, high = c_interval if p.name == bench.largest_main(function) else (0.0, 0.0)
+            low, high = c_interval if p.name == bench.largest_main(bench.truth(function)[0]) else (0.0, 0.0)
             effects[p.name] = {"mean": (low + high) / 2, "low": low, "high": high,
                                "verdict": verdicts.get(p.name, bench.NOTHING)}
         return {"function": function, "sampler": sampler, "snr": snr, "seed": 0,
@@ -152,3 +153,47 @@ def test_pairs_are_counted_with_and_without_the_removal_check(bench):
     assert "| tpe | 2 | 1 -> 0 | 1 | 1 -> 1 |" in lines
     assert "| random | 1 | 1 -> 1 | 1 | 1 -> 0 |" in lines
     assert "| all | 3 | 2 -> 1 | 2 | 2 -> 1 |" in lines
+
+
+def test_the_capped_truth_is_the_functional_anova_of_the_expected_capped_value(bench):
+    # independently of its closed form: E[min(f + e, cap)] by Gauss-Hermite quadrature
+    # over the noise (200 nodes), then the same grid's shares
+    F = bench._grid("interaction")
+    cap, sigma = float(np.quantile(F, 0.25)), 0.7
+    x, w = np.polynomial.hermite.hermgauss(200)
+    G = np.zeros_like(F)
+    for xk, wk in zip(x, w, strict=True):
+        G += wk * np.minimum(F + sigma * np.sqrt(2.0) * xk, cap)
+    G /= np.sqrt(np.pi)
+    expected = bench._shares(bench.FUNCTIONS["interaction"].acting, G)
+    got = bench.capped_truth("interaction", cap, sigma)
+    assert got.keys() == expected.keys()
+    for key in got:
+        assert got[key] == pytest.approx(expected[key], abs=2e-4)
+    # capping turns the pure interaction of a and b into main effects of both
+    assert bench.truth("interaction")[0][("a",)] == 0.0
+    assert got[("a",)] > 0.05
+    assert got[("b",)] > 0.05
+    # without noise it is min(f, cap); a cap above every value leaves the function's
+    clean = bench.capped_truth("interaction", cap, 0.0)
+    assert clean == pytest.approx(bench._shares(bench.FUNCTIONS["interaction"].acting, np.minimum(F, cap)))
+    assert bench.capped_truth("interaction", float(F.max()) + 1, 0.0) == pytest.approx(bench.truth("interaction")[0])
+
+
+def test_a_capped_run_is_scored_against_the_truth_stored_with_it(bench):
+    # a's main effect is 0 uncapped and 0.2 capped: an interval [0.15, 0.25] covers it only
+    # against the capped truth, and "resolved" is then no zero resolved
+    effects = {p.name: {"mean": 0.0, "low": 0.0, "high": 0.0, "verdict": bench.NOTHING}
+               for p in bench.FUNCTIONS["interaction"].params}
+    effects["a"] = {"mean": 0.2, "low": 0.15, "high": 0.25, "verdict": bench.RESOLVED}
+    row = {"function": "interaction", "sampler": "tpe", "snr": "4", "seed": 0,
+           "analysis": {"seconds": 1.0, "effects": effects},
+           "reanalysis": {"effects": effects}}
+    uncapped = bench.summarize([row])[0]
+    capped = bench.summarize([{**row, "truth": {"a": 0.2, "b": 0.2, "c": 0.1, "a x b": 0.3}}])[0]
+    assert uncapped["zero_resolved"] == pytest.approx(1 / 9)  # a, b and the 7 others are 0 uncapped
+    assert capped["zero_resolved"] == 0.0
+    assert bench.run_truth({**row, "truth": {"a x b": 0.3}}) == {("a", "b"): 0.3}
+    # b (0.2) and c (0.1) are missed by [0, 0] either way; a is held only when capped
+    assert capped["coverage_nonzero"] == pytest.approx(1 / 3)
+    assert uncapped["coverage_nonzero"] == 0.0
