@@ -9,7 +9,13 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._fanova_result import INTERVAL_LEVEL, INTERVAL_Z, MATTERS_SHARE, NEGLIGIBLE_SHARE
+from ._fanova_result import (
+    INTERVAL_LEVEL,
+    INTERVAL_Z,
+    MATTERS_SHARE,
+    NEGLIGIBLE_SHARE,
+    NO_SIGNAL_SHARE,
+)
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, fmt_share, fmt_value, join_items, json_value
 from .exceptions import InvalidArgumentError
@@ -354,7 +360,9 @@ class DecisionResult:
             f"trials could not hide one of {fmt_share(self.matters_share)} of the variance "
             f"and the upper end of its interval (mean + {INTERVAL_Z:.3f} std) stays below that plus its null "
             "(where they leave its range unvisited or "
-            "are too noisy, or the fits they support disagree about it, it is uncertain).",
+            "are too noisy, or the fits they support disagree about it, it is uncertain); where "
+            f"more than {100 * NO_SIGNAL_SHARE:g} % of those fits find no signal, every effect of that "
+            "analysis is uncertain.",
             "Matters: a resolved effect it takes part in (alone, among the best trials or in "
             f"a pair) holds at least {fmt_share(self.matters_share)} of the variance; small "
             "but real: a smaller resolved effect, or an uncertain one with a mean cost of "

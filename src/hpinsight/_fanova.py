@@ -184,7 +184,7 @@ def fanova(
         model=model,
         surrogate=opts.surrogate,
         shadow_fractions=model.shadow_fractions,
-        refit_fractions=_refit_shares(model, index_subsets),
+        refit_fractions=_refit_shares(model, index_subsets, float(draw_var.mean())),
         objective_name=history.objective_name,
         hidden_fractions=None if applied_cap is not None else _hidden_shares(model, draw_var),
     )
@@ -230,10 +230,12 @@ def _with_regrown(result: FanovaResult, X: NDArray[np.float64], y: NDArray[np.fl
     return replace(result, regrown_fractions=readonly(regrown))
 
 
-def _refit_shares(model: FittedForest | FittedGP,
-                  index_subsets: list[tuple[int, ...]]) -> NDArray[np.float64] | None:
-    """Every subset's share under each of a GP's hyperparameter refits, or None."""
-    shares = refit_fractions(model, index_subsets) if isinstance(model, FittedGP) else None
+def _refit_shares(model: FittedForest | FittedGP, index_subsets: list[tuple[int, ...]],
+                  total: float) -> NDArray[np.float64] | None:
+    """Every subset's share under each of a GP's hyperparameter refits (NaN for a refit
+    that finds no signal against the model's variance ``total``), or None."""
+    shares = (refit_fractions(model, index_subsets, total=total) if isinstance(model, FittedGP)
+              else None)
     return None if shares is None else readonly(shares)
 
 

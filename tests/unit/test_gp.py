@@ -234,6 +234,82 @@ def test_refits_widen_every_spread_by_the_hyperparameters_spread() -> None:
     assert widened >= 2  # the hyperparameters' spread is not negligible on 60 trials
 
 
+def test_a_refit_that_finds_no_signal_gives_no_shares() -> None:
+    # a refit's shares count only while its prediction varies by more than FLAT_REFIT of
+    # the model's variance: below it they are those of next to nothing (arbitrary); each
+    # refit's own total decides, whatever the other refits'
+    from hpinsight.surrogates.gp import refit_fractions
+    from hpinsight.surrogates.gp._decompose import FLAT_REFIT
+
+    space, configs, y = _additive_configs(n=60)
+    result = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.GP(n_draws=2, refits=3), seed=3)
+    subsets = [(0,), (1,), (2,)]
+    totals = np.array([decompose_gp(refit, subsets)[1][0] for refit in result.model.refits])
+    shares = refit_fractions(result.model, subsets, total=0.0)
+    assert shares is not None
+    assert np.isfinite(shares).all()
+    assert shares[:, 0] == pytest.approx([decompose_gp(r, [(0,)])[0][0, 0] / t
+                                          for r, t in zip(result.model.refits, totals, strict=True)])
+    # a model variance that puts the smallest refit just below the line and the others above
+    low = np.sort(totals)
+    assert low[0] < low[1]
+    between = (low[0] + low[1]) / 2 / FLAT_REFIT
+    cut = refit_fractions(result.model, subsets, total=between)
+    assert cut is not None
+    flat = totals <= FLAT_REFIT * between
+    assert flat.sum() == 1
+    assert np.isnan(cut[flat]).all()
+    np.testing.assert_array_equal(cut[~flat], shares[~flat])
+    assert np.isnan(refit_fractions(result.model, subsets, total=low[-1] / FLAT_REFIT)).all()
+    # the analysis draws the line at its own variance: on 60 clean trials every refit
+    # finds the signal
+    np.testing.assert_array_equal(np.isfinite(result.refit_fractions), True)
+
+
+def test_an_analysis_whose_refits_mostly_find_no_signal_judges_no_effect() -> None:
+    # more than NO_SIGNAL_SHARE of the refits without signal: the trials' differences may
+    # be noise, and neither "resolved" nor "nothing" is claimed; at the share itself the
+    # verdicts are the rule's, read from the remaining refits' spread
+    from hpinsight._fanova_result import NO_SIGNAL_SHARE, verdict
+
+    space, configs, y = _additive_configs(n=60)
+    result = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.GP(n_draws=4, refits=8), seed=3)
+    n = result.n_refits  # those of the 8 that predict the other half well (see _plausible)
+    assert n >= 4
+    assert result.n_flat_refits == 0
+    assert not result.signal_doubtful
+    verdicts = {i.params: i.verdict for i in result.ranking()}
+    assert {"resolved", "indistinguishable from nothing"} <= set(verdicts.values())
+    at_share = int(NO_SIGNAL_SHARE * n)
+    for flat, doubtful in ((at_share, False), (at_share + 1, True)):
+        shares = np.array(result.refit_fractions)
+        shares[:flat] = np.nan  # as refit_fractions leaves a refit without signal
+        doubted = dataclasses.replace(result, refit_fractions=shares)
+        assert doubted.n_flat_refits == flat
+        assert doubted.signal_doubtful is doubtful
+        assert doubted.to_dict()["signal_doubtful"] is doubtful
+        for imp in doubted.ranking():
+            kept = shares[flat:, result.subsets.index(imp.params)]
+            draws = result.fractions[result.valid_draws, result.subsets.index(imp.params)]
+            assert imp.mean == pytest.approx(draws.mean())
+            assert imp.std == pytest.approx(math.sqrt(draws.var() + kept.var(ddof=1)))
+            assert imp.verdict == ("uncertain" if doubtful else verdict(imp.mean, imp.std, imp.null, imp.hidden))
+
+
+def test_pure_noise_whose_refits_find_no_signal_is_called_uncertain_throughout() -> None:
+    # a fit of 60 trials of pure noise: half its refits put everything in the noise, and
+    # the model's own shares (0.71 on x0) are not claimed either way
+    from hpinsight._fanova_result import NO_SIGNAL_SHARE
+
+    space = hp.SearchSpace([hp.Float(f"x{i}", 0.0, 1.0) for i in range(4)])
+    configs = space.sample(60, seed=3)
+    y = np.random.default_rng(3).normal(size=60)
+    result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
+    assert result.n_flat_refits > NO_SIGNAL_SHARE * result.n_refits
+    assert result.signal_doubtful
+    assert {i.verdict for i in result.ranking()} == {"uncertain"}
+
+
 def test_refits_widen_a_marginals_band_as_they_widen_its_importance() -> None:
     # each refit's marginal of `a` by brute force: its prediction averaged over the
     # other four parameters' measure (composite Gauss-Legendre on their tensor grid)

@@ -529,3 +529,28 @@ def test_the_details_name_what_a_decision_rests_on_when_it_is_not_an_effect():
         "over the space, 0.0006, is at most 0.25 of the margin: too small to matter")
     # the page says what the decision found, and computes no rule of its own
     assert "too small" not in _grounds(replace(tiny, negligible=False), margin)
+
+
+def test_the_page_says_where_the_refits_find_no_signal(rep):
+    # the capped analysis with half its refits left without signal (as refit_fractions
+    # leaves one whose prediction is next to flat): the note says so, and every effect in
+    # the best-25 % column is uncertain; the report as made has none, and no such note
+    import dataclasses
+
+    import numpy as np
+
+    capped = rep.capped
+    k = capped.n_refits
+    assert k >= 2
+    assert capped.n_flat_refits == 0
+    shares = np.array(capped.refit_fractions)
+    shares[: k // 2 + 1] = np.nan
+    doubted = dataclasses.replace(rep, capped=dataclasses.replace(capped, refit_fractions=shares))
+    text = re.sub(r"<[^>]+>", "", html.unescape(doubted.html()))
+    assert (f"Among the best 25 %, {k // 2 + 1} of the {k} hyperparameter refits find no signal "
+            "(their prediction varies by at most 0.1 % of the model's)") in text
+    assert "no effect there is judged (every verdict uncertain)" in text
+    cells = re.findall(r'<td>[^<]*<span class="verdict (\w+)">', doubted.html())
+    assert cells
+    assert set(cells) == {"uncertain"}
+    assert "hyperparameter refits find no signal" not in re.sub(r"<[^>]+>", "", html.unescape(rep.html()))

@@ -27,6 +27,7 @@ from .._optional import import_optional
 from .._pareto import FRONT_VALUE_NAME
 from .._shared import fmt_value
 from ..surrogates import GP, Forest
+from ..surrogates.gp import FLAT_REFIT
 
 if TYPE_CHECKING:
     from .._decision_result import DecisionResult
@@ -196,7 +197,7 @@ def _cards(report: Report) -> str:
     trial_id, _, best_value = h.best()
     excluded = ", ".join(f"{n} {why}" for why, n in h.excluded.items()) or "none"
     oob = "n/a" if r.fit_r2 is None else f"{r.fit_r2:.2f}"
-    refits = 0 if r.refit_fractions is None else len(r.refit_fractions)
+    refits = r.n_refits
     also = f", {refits} hyperparameter refits" if refits else ""
     fit_card = (f"Gaussian process fit (leave-one-out R²)<b>{oob}</b>{r.n_draws} bootstrap draws{also}"
                 if r.surrogate.kind == "gp" else f"forest fit (out-of-bag R²)<b>{oob}</b>{r.n_draws} trees")
@@ -210,7 +211,7 @@ def _cards(report: Report) -> str:
 
 def _spread(report: Report) -> str:
     r = report.result
-    refits = 0 if r.refit_fractions is None else len(r.refit_fractions)
+    refits = r.n_refits
     return ((("draws and hyperparameter refits" if refits else "draws") + " of the Gaussian process")
             if r.surrogate.kind == "gp" else "trees")
 
@@ -354,6 +355,14 @@ def _effects_table(report: Report, spread: str) -> list[str]:
             counted.append(f"{rest} further interactions are not listed")
     elif len(report.history.space) > 1:
         counted.append("interactions were not computed (see the notes)")
+    for where, res in (("over all trials", r), (f"among the best {q}", report.capped)):
+        if res.n_flat_refits:
+            counted.append(f"{where}, {res.n_flat_refits} of the {res.n_refits} hyperparameter refits "
+                           f"find no signal (their prediction varies by at most {100 * FLAT_REFIT:g} % "
+                           "of the model's), and their shares, of next to nothing, are left out of "
+                           "the spreads" + (": the differences between these trials may be noise, "
+                                            "and no effect there is judged (every verdict uncertain)"
+                                            if res.signal_doubtful else ""))
     null = r.shadow_fraction(1)
     pair_null = r.shadow_fraction(2) if shown_pairs else None
     here = "" if null is None else f"{fmt_share(null)} here" + (

@@ -124,7 +124,7 @@ def importance_figure(result: FanovaResult, *, n_trials: int | None = None) -> A
 
     n = result.n_trials if n_trials is None else n_trials
     spread = "trees" if result.surrogate.kind != "gp" else (
-        "draws" if result.refit_fractions is None else "draws and refits")
+        "draws" if not result.n_refits else "draws and refits")
     name = "" if result.objective_name == "objective" else f" of {result.objective_name}"
     return plotly_importance(importance_plot_data(result, top=TOP),
                              title=f"Importance{name} after {n} trials (hpinsight)",

@@ -98,7 +98,7 @@ def plot_importance(
     ax.invert_yaxis()
     ax.set_xlim(left=0.0)
     spread = "trees" if result.surrogate.kind != "gp" else (
-        "draws" if result.refit_fractions is None else "draws and refits")
+        "draws" if not result.n_refits else "draws and refits")
     ax.set_xlabel(f"fraction of variance (mean ± std over {spread})")
     shown = len(data.labels)
     set_title(ax, "Importance" if shown >= data.n_effects
