@@ -400,6 +400,7 @@ class FanovaResult:
     regrown_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
     _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
+    _n_flat_refits: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_index", {frozenset(s): i for i, s in enumerate(self.subsets)})
@@ -407,6 +408,10 @@ class FanovaResult:
             fractions = self.variances / self.draw_variances[:, None]
         fractions[~(self.draw_variances > 0)] = np.nan
         object.__setattr__(self, "_fractions", readonly(fractions))
+        # counted once: every effect's verdict reads it (signal_doubtful)
+        shares = self.refit_fractions
+        flat = 0 if shares is None or not shares.shape[1] else int(np.isnan(shares).all(axis=1).sum())
+        object.__setattr__(self, "_n_flat_refits", flat)
 
     # -- summaries ----------------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
@@ -439,9 +444,7 @@ class FanovaResult:
         """Refits that find no signal: their prediction varies by at most ``FLAT_REFIT``
         (1e-3) of the model's variance, or not at all. Their shares are NaN and no spread
         holds them; most refits flat says the trials' differences may be noise."""
-        if self.refit_fractions is None or not self.refit_fractions.shape[1]:
-            return 0
-        return int(np.isnan(self.refit_fractions).all(axis=1).sum())
+        return self._n_flat_refits
 
     @property
     def signal_doubtful(self) -> bool:
