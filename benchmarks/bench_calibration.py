@@ -55,7 +55,10 @@ Sec. 3.3), scored against the shares of what that analysis estimates, the expect
 observation ``E[min(f(x) + e, cap)]`` at the cap the analysis applied
 (:func:`capped_truth`). Capping makes the acting parameters interact and gives ``a`` and
 ``b`` of ``interaction`` main effects; the do-nothing parameters stay at 0. Each run
-stores its truth (``truth``), so ``--rescore`` scores it against the same.
+stores its truth (``truth``), so ``--rescore`` scores it against the same. The capped
+analysis is judged as the report and the decisions show it, beside the analysis of all
+trials of the same study (``FanovaResult.beside``: nothing among the best only where
+nothing over all trials); ``seconds`` is the capped analysis's alone.
 
 One JSON document on stdout (and in ``--out``; every effect of every analysis with its
 mean, std, null (``shadow``), interval and verdict, and for main effects the p-value of
@@ -317,7 +320,9 @@ def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int | Non
         warnings.simplefilter("ignore")
         model = hp.GP() if refits is None else hp.GP(refits=refits)
         r = hp.fanova(history, surrogate=model, seed=seed, max_order=fn.max_order, cap_quantile=cap)
-    seconds = time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        if cap is not None:  # judged as every surface shows it: beside all trials' analysis
+            r = r.beside(hp.fanova(history, surrogate=model, seed=seed, max_order=fn.max_order))
     effects: dict[str, Any] = {}
     keys = [(p.name,) for p in fn.params]
     if fn.max_order >= 2:

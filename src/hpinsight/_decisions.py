@@ -117,7 +117,8 @@ def decide(
     result : FanovaResult
         The analysis of all trials (its interactions count where computed).
     capped : FanovaResult, optional
-        The analysis among the best trials (main effects).
+        The analysis among the best trials (main effects), judged beside ``result``
+        (:meth:`FanovaResult.beside`).
     risks : mapping of str to SurrogateRisk, optional
         Cost of fixing each parameter at ``values``; without it nothing is safe to fix.
     values : mapping of str to value, optional
@@ -137,6 +138,8 @@ def decide(
     """
     names = result.space.names
     effects = [] if result.is_constant else list(result.ranking())
+    if capped is not None:  # nothing among the best only where nothing over all trials
+        capped = capped.beside(result)
     top = {} if capped is None or capped.is_constant else {
         i.params[0]: i for i in capped.ranking(order=1)}
     main = {i.params[0]: i for i in effects if len(i.params) == 1}

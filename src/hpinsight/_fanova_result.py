@@ -24,6 +24,7 @@ from ._validation import check_int
 from .exceptions import (
     InvalidArgumentError,
     InvalidArgumentTypeError,
+    InvalidDataError,
     UnknownNameError,
 )
 from .space import SearchSpace, measure_of
@@ -99,7 +100,9 @@ class Importance:
         interval's lower end reaches the null (or 0 without shadows): the effect is
         above it, but the interval does not rule out that it is not; else "resolved".
         Every effect is "uncertain" where more than ``NO_SIGNAL_SHARE`` of the refits
-        find no signal (:attr:`FanovaResult.signal_doubtful`).
+        find no signal (:attr:`FanovaResult.signal_doubtful`). A capped analysis calls
+        an effect nothing only where the analysis of all trials of the same history
+        does too (:meth:`FanovaResult.beside`); alone, none.
     regrown : float or None
         Interactions of two parameters that the Gaussian process would otherwise call
         resolved: the share the pair holds in the model fit again after the interaction,
@@ -371,6 +374,10 @@ class FanovaResult:
         capped analysis: capping makes the objective flat over most of the space, so any
         effect is large against the little variance left, and the question is the
         uncapped analysis's.
+    nothing_over_all : frozenset of frozenset of str, or None
+        A capped analysis judged :meth:`beside` the analysis of all trials: the effects
+        that analysis calls "indistinguishable from nothing". Only these can be nothing
+        here; without it (None) a capped analysis calls no effect nothing.
     objective_name : str
         What was analysed (:attr:`TrialHistory.objective_name`): ``"objective"``, one
         objective of a multi-objective study by its name, or, for its Pareto front,
@@ -398,6 +405,7 @@ class FanovaResult:
     objective_name: str = "objective"
     hidden_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
     regrown_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
+    nothing_over_all: frozenset[frozenset[str]] | None = field(default=None, repr=False)
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
     _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
     _n_flat_refits: int = field(init=False, repr=False, compare=False)
@@ -505,6 +513,9 @@ class FanovaResult:
         if not params:
             return imp
         judged = VERDICTS[1] if self.signal_doubtful else verdict(mean, std, imp.null, hidden)
+        if judged == VERDICTS[2] and self.cap_value is not None \
+                and frozenset(params) not in (self.nothing_over_all or ()):
+            judged = VERDICTS[1]  # absent among the best only where absent over all trials
         return replace(imp, verdict=judged)
 
     def _regrown(self, i: int) -> float | None:
@@ -566,6 +577,59 @@ class FanovaResult:
         ranked = [self._summarize(s, self._fractions[:, i], self._refits(i), self._regrown(i)) for i, s in enumerate(self.subsets)
                   if order is None or len(s) == order]
         return tuple(sorted(ranked, key=lambda imp: (-imp.mean, imp.params)))
+
+    def beside(self, all_trials: FanovaResult) -> FanovaResult:
+        """This capped analysis, judged beside the analysis of all trials of the same
+        history: an effect is "indistinguishable from nothing" among the best only where
+        it is over all trials too.
+
+        The capped objective is flat over most of the space, and the few trials in the
+        good part leave an effect there hard to tell from nothing: alone, a capped
+        analysis calls no effect nothing. Where all trials show no effect of a
+        parameter, it has none among the best to show either; where they show one,
+        absence among the best is not shown, and the verdict is "uncertain". On 180
+        optimizer studies with noise (``benchmarks/bench_calibration.py --cap 0.25``)
+        main effects above 0.05 among the best called nothing go from 28 of 353 to none,
+        and verdicts that flip with the analysis seed from 14.1 to 9.1 % (see
+        ``benchmarks/README.md``).
+
+        Parameters
+        ----------
+        all_trials : FanovaResult
+            ``fanova(history)`` of the history this analysis capped.
+
+        Returns
+        -------
+        FanovaResult
+            A copy with :attr:`nothing_over_all` set; its numbers are this analysis's.
+
+        Raises
+        ------
+        InvalidArgumentError
+            If this analysis is not capped, or ``all_trials`` is.
+        InvalidDataError
+            If ``all_trials`` is of other trials or parameters.
+        """
+        if not isinstance(all_trials, FanovaResult):
+            raise InvalidArgumentTypeError(
+                "FanovaResult.beside takes the FanovaResult of all trials (hp.fanova(history)); "
+                f"got {type(all_trials).__name__}.")
+        if self.cap_value is None:
+            raise InvalidArgumentError(
+                "FanovaResult.beside judges a capped analysis (fanova(..., cap_quantile=q)); "
+                "this one is not capped.")
+        if all_trials.cap_value is not None:
+            raise InvalidArgumentError(
+                "FanovaResult.beside needs the analysis of all trials, uncapped; the one given "
+                f"was capped at {all_trials.cap_value:g}. Pass fanova(history).")
+        if all_trials.n_trials != self.n_trials or all_trials.space.names != self.space.names:
+            raise InvalidDataError(
+                f"FanovaResult.beside: this analysis is of {self.n_trials} trials of "
+                f"{list(self.space.names)}, the one given of {all_trials.n_trials} trials of "
+                f"{list(all_trials.space.names)}; pass the analysis of the same history.")
+        nothing = frozenset(frozenset(i.params) for i in all_trials.ranking()
+                            if i.verdict == VERDICTS[2])
+        return replace(self, nothing_over_all=nothing)
 
     # -- marginals ------------------------------------------------------------------------
     def marginal(self, *names: str, grid_size: int = 100) -> MarginalResult:
@@ -638,6 +702,9 @@ class FanovaResult:
             "n_refits": self.n_refits,
             "n_flat_refits": self.n_flat_refits,
             "signal_doubtful": self.signal_doubtful,
+            "nothing_over_all": None if self.nothing_over_all is None else sorted(
+                " x ".join(p for p in self.space.names if p in key)
+                for key in self.nothing_over_all),
             "is_constant": self.is_constant,
             "n_trials": self.n_trials,
             "n_excluded": self.n_excluded,

@@ -310,6 +310,62 @@ def test_pure_noise_whose_refits_find_no_signal_is_called_uncertain_throughout()
     assert {i.verdict for i in result.ranking()} == {"uncertain"}
 
 
+def test_a_capped_analysis_calls_nothing_only_where_all_trials_do() -> None:
+    # among the best 25 % of 60 trials of 4a^2 + 2b^2 + c^2, the capped fit gives c next
+    # to nothing, which its share alone would call nothing; c's share of the capped
+    # objective is real (brute force below), and all trials resolve it
+    from hpinsight._fanova_result import verdict
+
+    nothing = "indistinguishable from nothing"
+    space, configs, y = _additive_configs(n=60)
+    history = hp.TrialHistory(space, configs, y)
+    result = hp.fanova(history, seed=3)
+    capped = hp.fanova(history, seed=3, cap_quantile=0.25)
+    assert capped.cap_value is not None
+    assert not capped.signal_doubtful
+    grid = np.linspace(-3, 3, 241)
+    a, b, c = np.meshgrid(grid, grid, grid, indexing="ij")
+    g = np.minimum(4 * a**2 + 2 * b**2 + c**2, capped.cap_value)
+    true_c = g.mean(axis=(0, 1)).var() / g.var()
+    assert true_c > 0.01
+    raw = {i.params: verdict(i.mean, i.std, i.null, i.hidden) for i in capped.ranking()}
+    assert raw[("c",)] == nothing
+    assert result.importance("c").verdict == "resolved"
+    # alone, a capped analysis calls nothing nothing
+    assert nothing not in {i.verdict for i in capped.ranking()}
+    assert capped.nothing_over_all is None
+    judged = capped.beside(result)
+    assert judged.nothing_over_all == {frozenset({"d0"}), frozenset({"d1"})}
+    assert judged.to_dict()["nothing_over_all"] == ["d0", "d1"]
+    for imp in judged.ranking():
+        over_all = result.importance(*imp.params).verdict
+        assert imp.verdict == (raw[imp.params] if over_all == nothing or raw[imp.params] != nothing
+                               else "uncertain")
+        assert (imp.mean, imp.std) == (capped.importance(*imp.params).mean,
+                                       capped.importance(*imp.params).std)
+    assert judged.importance("c").verdict == "uncertain"
+    assert judged.importance("d0").verdict == nothing
+    np.testing.assert_array_equal(judged.variances, capped.variances)
+    assert judged.beside(result).nothing_over_all == judged.nothing_over_all
+
+
+def test_beside_names_what_it_needs() -> None:
+    space, configs, y = _additive_configs(n=40)
+    history = hp.TrialHistory(space, configs, y)
+    result = hp.fanova(history, seed=3, surrogate=hp.GP(n_draws=2, refits=0))
+    capped = hp.fanova(history, seed=3, cap_quantile=0.5, surrogate=hp.GP(n_draws=2, refits=0))
+    with pytest.raises(hp.exceptions.InvalidArgumentError, match="judges a capped analysis"):
+        result.beside(result)
+    with pytest.raises(hp.exceptions.InvalidArgumentError, match="uncapped"):
+        capped.beside(capped)
+    with pytest.raises(hp.exceptions.InvalidArgumentTypeError, match="got dict"):
+        capped.beside({})  # type: ignore[arg-type]
+    fewer = hp.fanova(hp.TrialHistory(space, configs[:30], y[:30]), seed=3,
+                      surrogate=hp.GP(n_draws=2, refits=0))
+    with pytest.raises(hp.exceptions.InvalidDataError, match=r"of 40 trials .* of 30 trials"):
+        capped.beside(fewer)
+
+
 def test_refits_widen_a_marginals_band_as_they_widen_its_importance() -> None:
     # each refit's marginal of `a` by brute force: its prediction averaged over the
     # other four parameters' measure (composite Gauss-Legendre on their tensor grid)

@@ -554,3 +554,20 @@ def test_the_page_says_where_the_refits_find_no_signal(rep):
     assert cells
     assert set(cells) == {"uncertain"}
     assert "hyperparameter refits find no signal" not in re.sub(r"<[^>]+>", "", html.unescape(rep.html()))
+
+
+def test_the_best_column_calls_nothing_only_where_all_trials_do(rep):
+    # the report's capped analysis is judged beside its analysis of all trials: the page,
+    # report.json and the decisions read the same verdicts
+    nothing = "indistinguishable from nothing"
+    absent = {frozenset(i.params) for i in rep.result.ranking() if i.verdict == nothing}
+    assert absent  # the fixture's analysis calls some effects nothing
+    assert rep.capped.nothing_over_all == absent
+    over_all = {i.params: i.verdict for i in rep.result.ranking(order=1)}
+    assert all(over_all[i.params] == nothing for i in rep.capped.ranking(order=1)
+               if i.verdict == nothing)
+    saved = json.loads(json.dumps(rep.to_dict()))["fanova_capped"]["nothing_over_all"]
+    assert len(saved) == len(absent)
+    assert {frozenset(name.split(" x ")) for name in saved} == absent
+    page = re.sub(r"<[^>]+>", "", html.unescape(rep.html()))
+    assert "only where the analysis of all trials does too" in page

@@ -326,7 +326,7 @@ def report(
         step("fANOVA of all trials")
         result = fanova(history, max_order=max_order, **opts)
         step(f"fANOVA of the best {cap_quantile:.0%}")
-        capped = fanova(history, cap_quantile=cap_quantile, **opts)
+        capped = fanova(history, cap_quantile=cap_quantile, **opts).beside(result)
     names = () if result.is_constant else tuple(
         i.params[0] for i in result.ranking(order=1)[:top])
     regions: dict[str, RegionsResult] = {}

@@ -384,7 +384,9 @@ def _effects_table(report: Report, spread: str) -> list[str]:
                f"'s prediction variance over the whole search space, mean ± std over "
                f"{spread}. {verdicts}. The best-{q} column repeats the analysis with the "
                f"objective capped at its best {q} of trials (Hutter et al. 2014, Sec. 3.3); "
-               "it has main effects only."
+               "it has main effects only, and calls one indistinguishable from nothing only "
+               "where the analysis of all trials does too (the few trials in the good part "
+               "leave an effect there hard to tell from nothing)."
                + ("".join(f" {c[0].upper()}{c[1:]}." for c in counted))
                + " Every effect is in the JSON report.</p>")
     return out
