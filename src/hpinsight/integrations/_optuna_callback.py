@@ -76,7 +76,9 @@ class ImportanceCallback(LiveResults):
         ``target(frozen_trial) -> float``. Better is the study's direction (with several
         objectives: that of the objective the target reproduces, else "minimize").
     cap_quantile : float in (0, 1], optional
-        Importance among the best trials: cap the objective at this quantile.
+        Importance among the best trials: cap the objective at this quantile. Its
+        verdicts call no effect "indistinguishable from nothing": that takes the
+        analysis of all trials beside it (:meth:`~hpinsight.results.FanovaResult.beside`).
     publish : {"attrs", "dashboard"} or None, default="attrs"
         Where each refit's summary goes. ``"attrs"``: the study's user attribute
         :attr:`summary_key`. ``"dashboard"``: that, and into optuna-dashboard (the

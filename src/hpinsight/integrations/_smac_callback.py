@@ -123,7 +123,9 @@ class ImportanceCallback(LiveResults, Callback):
         How runs on several instances become one value per configuration
         (see :func:`hpinsight.adapters.from_smac`).
     cap_quantile : float in (0, 1], optional
-        Importance among the best configurations (Hutter et al. 2014, Sec. 3.3).
+        Importance among the best configurations (Hutter et al. 2014, Sec. 3.3). Its
+        verdicts call no effect "indistinguishable from nothing": that takes the
+        analysis of all trials beside it (:meth:`~hpinsight.results.FanovaResult.beside`).
     stop_after : int, optional
         Stop SMAC gracefully once this many trials succeeded, after a last
         refit, so that :func:`~hpinsight.integrations.smac.shrink_and_continue`
