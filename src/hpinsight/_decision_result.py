@@ -17,7 +17,7 @@ from ._fanova_result import (
     NO_SIGNAL_SHARE,
 )
 from ._optional import import_optional
-from ._shared import REPR_WIDTH, fmt_share, fmt_value, join_items, json_value
+from ._shared import NO_CLEAR_SIGNAL, REPR_WIDTH, fmt_share, fmt_value, join_items, json_value
 from .exceptions import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -281,6 +281,11 @@ class DecisionResult:
         ``MATTERS_SHARE`` and ``MIN_ACTIVE_TRIALS``.
     top_quantile : float or None
         "Among the best": the capped analysis's quantile.
+    top_doubtful : bool
+        The capped analysis finds no clear signal
+        (:attr:`FanovaResult.signal_doubtful`): its shares, ``share_top``, are
+        fractions of next to nothing, and the table and sentences say "no clear
+        signal" in their place.
     objectives : dict of str to DecisionResult
         For a study of several objectives, each objective's own decisions, which these
         combine (:func:`hpinsight._joint.decide_jointly`): a parameter is safe to fix
@@ -307,6 +312,7 @@ class DecisionResult:
     matters_share: float = MATTERS_SHARE
     min_active: int = MIN_ACTIVE_TRIALS
     top_quantile: float | None = None
+    top_doubtful: bool = False
     objectives: dict[str, DecisionResult] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
@@ -399,7 +405,8 @@ class DecisionResult:
             "n_trials": self.n_trials, "margin": json_value(self.margin),
             "confidence": self.confidence, "shadow": json_value(self.shadow),
             "matters_share": self.matters_share, "min_active": self.min_active,
-            "top_quantile": json_value(self.top_quantile), "rules": list(self.rules),
+            "top_quantile": json_value(self.top_quantile), "top_doubtful": self.top_doubtful,
+            "rules": list(self.rules),
             "objectives": {k: v.to_dict() for k, v in self.objectives.items()},
         }
 
@@ -424,7 +431,8 @@ class DecisionResult:
         q = "best" if self.top_quantile is None else f"best {100 * self.top_quantile:.0f} %"
         width = max([len("parameter"), *(len(n) for n in self.decisions)]) + 2
         shares = {n: f"{fmt_share(d.share)} ± {fmt_share(d.share_std)}" for n, d in self.decisions.items()}
-        tops = {n: fmt_share(d.share_top) for n, d in self.decisions.items()}
+        tops = {n: NO_CLEAR_SIGNAL if self.top_doubtful else fmt_share(d.share_top)
+                for n, d in self.decisions.items()}
         # every column at least two spaces from the one before, however long a share gets
         w_all = max([16, *(len(v) for v in shares.values())]) + 2
         w_top = max([len(q), *(len(v) for v in tops.values())]) + 2

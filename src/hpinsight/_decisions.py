@@ -83,7 +83,8 @@ from ._decision_result import (
 )
 from ._fanova_result import INTERVAL_LEVEL, NEGLIGIBLE_SHARE, verdict
 from ._risk import holm_bonferroni
-from ._shared import fmt_value
+from ._shared import NO_CLEAR_SIGNAL, fmt_value
+from .exceptions import InvalidArgumentError
 
 if TYPE_CHECKING:
     from ._fanova_result import FanovaResult, Importance
@@ -135,7 +136,17 @@ def decide(
     Returns
     -------
     DecisionResult
+
+    Raises
+    ------
+    InvalidArgumentError
+        If ``result`` is capped.
     """
+    if result.cap_value is not None:
+        raise InvalidArgumentError(
+            "decide() takes the analysis of all trials (fanova(history)) as its result; the "
+            f"one given was capped at {result.cap_value:g}. Pass a capped analysis as "
+            "capped=, beside the uncapped one.")
     names = result.space.names
     effects = [] if result.is_constant else list(result.ranking())
     if capped is not None:  # nothing among the best only where nothing over all trials
@@ -250,14 +261,16 @@ def decide(
         )
     _keep_some(out, min_keep)
     top_label = _top_label(capped)
+    top_doubtful = capped is not None and capped.signal_doubtful
     return DecisionResult(
         decisions={n: replace(d, sentence=_sentence(d, n_trials=result.n_trials,
                                                      n_params=len(names), margin=margin,
-                                                     confidence=confidence, top_label=top_label))
+                                                     confidence=confidence, top_label=top_label,
+                                                     top_doubtful=top_doubtful))
                    for n, d in out.items()},
         n_trials=result.n_trials, margin=float(margin), confidence=float(confidence),
         shadow=result.shadow_fraction(1) if effects else None,
-        top_quantile=None if capped is None else capped.cap_quantile)
+        top_quantile=None if capped is None else capped.cap_quantile, top_doubtful=top_doubtful)
 
 
 def _unseen(i: Importance) -> bool:
@@ -366,13 +379,15 @@ def _sd_phrase(d: ParameterDecision, margin: float) -> str:
 
 
 def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: float,
-              confidence: float, top_label: str) -> str:
-    """The one sentence of a decision, in its own numbers."""
+              confidence: float, top_label: str, top_doubtful: bool = False) -> str:
+    """The one sentence of a decision, in its own numbers (``top_doubtful``: the capped
+    analysis finds no clear signal, and its share is not quoted)."""
     name = d.param
     share = f"{fmt_share(d.share)} of the variation"
     # the share among the best, after the verdict on the share over all trials, so the
     # verdict reads as the latter's
-    aside = f" ({fmt_share(d.share_top)} {top_label})" if math.isfinite(d.share_top) else ""
+    aside = ("" if not math.isfinite(d.share_top) else f" ({NO_CLEAR_SIGNAL} {top_label})"
+             if top_doubtful else f" ({fmt_share(d.share_top)} {top_label})")
     own = share
     share += aside
     value = fmt_value(d.value, quote=True)

@@ -39,9 +39,11 @@ from .surrogates.gp import FittedGP
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from ._history import TrialHistory
+
 
 __all__ = ["INTERVAL_LEVEL", "INTERVAL_Z", "MATTERS_SHARE", "NEGLIGIBLE_SHARE", "NO_SIGNAL_SHARE", "VERDICTS", "FanovaResult", "Importance", "MarginalResult",
-           "native_grid", "verdict"]
+           "native_grid", "other_history", "verdict"]
 
 
 #: The verdicts an :class:`Importance` can carry.
@@ -409,6 +411,7 @@ class FanovaResult:
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
     _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
     _n_flat_refits: int = field(init=False, repr=False, compare=False)
+    _ranked: tuple[Importance, ...] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_index", {frozenset(s): i for i, s in enumerate(self.subsets)})
@@ -420,6 +423,7 @@ class FanovaResult:
         shares = self.refit_fractions
         flat = 0 if shares is None or not shares.shape[1] else int(np.isnan(shares).all(axis=1).sum())
         object.__setattr__(self, "_n_flat_refits", flat)
+        object.__setattr__(self, "_ranked", None)  # ranking(), summarized once when asked
 
     # -- summaries ----------------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
@@ -503,8 +507,9 @@ class FanovaResult:
         valid = self.valid_draws
         shadow = self.shadow_fraction(len(params)) if params else None
         hidden = self._hidden(params)
-        if not valid.any():
-            return Importance(params, 0.0, 0.0, shadow, VERDICTS[2], hidden, regrown)
+        if not valid.any():  # a constant objective: nothing to explain
+            flat = VERDICTS[2] if not params else self._among_best(params, VERDICTS[2])
+            return Importance(params, 0.0, 0.0, shadow, flat, hidden, regrown)
         vals = per_draw[valid]
         mean, std = float(vals.mean()), float(vals.std())
         if refits is not None:
@@ -513,10 +518,15 @@ class FanovaResult:
         if not params:
             return imp
         judged = VERDICTS[1] if self.signal_doubtful else verdict(mean, std, imp.null, hidden)
+        return replace(imp, verdict=self._among_best(params, judged))
+
+    def _among_best(self, params: tuple[str, ...], judged: str) -> str:
+        """A capped analysis calls an effect nothing only where the analysis of all
+        trials does too (:meth:`beside`); elsewhere "nothing" is "uncertain"."""
         if judged == VERDICTS[2] and self.cap_value is not None \
                 and frozenset(params) not in (self.nothing_over_all or ()):
-            judged = VERDICTS[1]  # absent among the best only where absent over all trials
-        return replace(imp, verdict=judged)
+            return VERDICTS[1]
+        return judged
 
     def _regrown(self, i: int) -> float | None:
         """Subset ``i``'s :attr:`Importance.regrown` (None where it was not checked)."""
@@ -574,9 +584,13 @@ class FanovaResult:
         order : int, optional
             Only effects of this many parameters (1 = main effects). Default: all.
         """
-        ranked = [self._summarize(s, self._fractions[:, i], self._refits(i), self._regrown(i)) for i, s in enumerate(self.subsets)
-                  if order is None or len(s) == order]
-        return tuple(sorted(ranked, key=lambda imp: (-imp.mean, imp.params)))
+        ranked = self._ranked
+        if ranked is None:  # the result is immutable: its effects are summarized once
+            ranked = tuple(sorted(
+                (self._summarize(s, self._fractions[:, i], self._refits(i), self._regrown(i))
+                 for i, s in enumerate(self.subsets)), key=lambda imp: (-imp.mean, imp.params)))
+            object.__setattr__(self, "_ranked", ranked)
+        return ranked if order is None else tuple(i for i in ranked if len(i.params) == order)
 
     def beside(self, all_trials: FanovaResult) -> FanovaResult:
         """This capped analysis, judged beside the analysis of all trials of the same
@@ -608,7 +622,7 @@ class FanovaResult:
         InvalidArgumentError
             If this analysis is not capped, or ``all_trials`` is.
         InvalidDataError
-            If ``all_trials`` is of other trials or parameters.
+            If ``all_trials`` is of other trials, parameters, objective or direction.
         """
         if not isinstance(all_trials, FanovaResult):
             raise InvalidArgumentTypeError(
@@ -622,11 +636,10 @@ class FanovaResult:
             raise InvalidArgumentError(
                 "FanovaResult.beside needs the analysis of all trials, uncapped; the one given "
                 f"was capped at {all_trials.cap_value:g}. Pass fanova(history).")
-        if all_trials.n_trials != self.n_trials or all_trials.space.names != self.space.names:
+        if (differ := other_history(all_trials, self)) is not None:
             raise InvalidDataError(
-                f"FanovaResult.beside: this analysis is of {self.n_trials} trials of "
-                f"{list(self.space.names)}, the one given of {all_trials.n_trials} trials of "
-                f"{list(all_trials.space.names)}; pass the analysis of the same history.")
+                f"FanovaResult.beside: this analysis is of {differ[1]}, the one given of "
+                f"{differ[0]}; pass the analysis of the same history.")
         nothing = frozenset(frozenset(i.params) for i in all_trials.ranking()
                             if i.verdict == VERDICTS[2])
         return replace(self, nothing_over_all=nothing)
@@ -703,8 +716,8 @@ class FanovaResult:
             "n_flat_refits": self.n_flat_refits,
             "signal_doubtful": self.signal_doubtful,
             "nothing_over_all": None if self.nothing_over_all is None else sorted(
-                " x ".join(p for p in self.space.names if p in key)
-                for key in self.nothing_over_all),
+                ([n for n in self.space.names if n in key] for key in self.nothing_over_all),
+                key=lambda names: (len(names), [self.space.index(n) for n in names])),
             "is_constant": self.is_constant,
             "n_trials": self.n_trials,
             "n_excluded": self.n_excluded,
@@ -763,3 +776,16 @@ class FanovaResult:
         from .plotting import plot_importance
 
         return plot_importance(self, ax=ax, **kwargs)
+
+
+def other_history(result: FanovaResult, of: FanovaResult | TrialHistory) -> tuple[str, str] | None:
+    """None when ``result`` analyses the history ``of`` is (or was analysed from); else
+    both, said in words: their trials, parameters, objective and direction."""
+    def said(x: FanovaResult | TrialHistory) -> str:
+        return (f"{x.n_trials} trials of {list(x.space.names)} ({x.direction} "
+                f"{x.objective_name!r})")
+
+    if (result.n_trials, result.space.names, result.objective_name, result.direction) == (
+            of.n_trials, of.space.names, of.objective_name, of.direction):
+        return None
+    return said(result), said(of)

@@ -12,7 +12,7 @@ import numpy as np
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["GRID_TOL", "REPR_WIDTH", "clip_text", "fmt_share", "fmt_value", "grid_columns", "join_items",
+__all__ = ["GRID_TOL", "NO_CLEAR_SIGNAL", "REPR_WIDTH", "clip_text", "fmt_share", "fmt_value", "grid_columns", "join_items",
            "json_array", "json_value", "readonly", "step_index"]
 
 
@@ -83,6 +83,11 @@ def join_items(items: Sequence[str | tuple[str, str]], width: int) -> str:
     name, value = pairs[0]
     more = f", …+{len(pairs) - 1}" if len(pairs) > 1 else ""
     return clip_text(clip_text(name, max(width - len(value) - len(more), 1)) + value + more, width)
+
+
+#: What every surface writes in place of a share from an analysis whose refits mostly find
+#: no signal (``FanovaResult.signal_doubtful``): a fraction of next to nothing.
+NO_CLEAR_SIGNAL = "no clear signal"
 
 
 def fmt_share(x: float) -> str:

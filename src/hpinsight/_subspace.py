@@ -57,7 +57,7 @@ from ._decision_result import MIN_TRIALS_FOR_COST, DecisionResult
 from ._decisions import decide
 from ._defaults import DefaultValues
 from ._fanova import fanova
-from ._fanova_result import FanovaResult
+from ._fanova_result import FanovaResult, other_history
 from ._history import TrialHistory
 from ._joint import compromise_trial, decide_jointly
 from ._optional import import_optional
@@ -470,11 +470,10 @@ def _checked_fit(result: Any, history: TrialHistory, cap_quantile: float | None,
         raise InvalidArgumentTypeError(
             f"The {name!r} parameter of {func} must be a FanovaResult (from hpinsight.fanova). "
             f"Got {type(result).__name__} instead.")
-    if result.n_trials != history.n_trials or result.space.names != history.space.names:
+    if (differ := other_history(result, history)) is not None:
         raise InvalidDataError(
-            f"The {name!r} result given to {func} was fit on {result.n_trials} trials of the "
-            f"parameters {list(result.space.names)}, not on these {history.n_trials} trials of "
-            f"{list(history.space.names)}; pass the results of this history, or none.")
+            f"The {name!r} result given to {func} was fit on {differ[0]}, not on these "
+            f"{differ[1]}; pass the results of this history, or none.")
     if result.cap_quantile != cap_quantile or (cap_quantile is None and result.cap_value is not None):
         want = ("the uncapped analysis (fanova(history))" if cap_quantile is None else
                 f"the analysis capped at cap_quantile={cap_quantile}")

@@ -100,6 +100,40 @@ def test_with_a_subspace_the_note_says_what_you_can_stop_tuning(analysed) -> Non
     assert "not judged" not in note
 
 
+def test_a_capped_refit_gives_its_verdicts_among_the_best_and_decides_nothing(
+        analysed) -> None:
+    # a capped refit alone is no analysis of all trials: the note says what it shows
+    # among the best and that stopping is not judged, never "stop tuning"
+    history, _ = analysed
+    capped = hp.fanova(history, seed=0, cap_quantile=0.25)
+    note = summary_note(capped, _snapshot(history, capped), None)
+    lines = {m.group(1): m.group(2) for m in re.finditer(r"^- \*\*(.+?):\*\* (.*)$", note, re.M)}
+    shown = {n: v for v, heading in (("resolved", "Matters among the best 25 % of trials"),
+                                     ("uncertain", "Uncertain among the best 25 % of trials"))
+             for n in [i.params[0] for i in capped.ranking(order=1) if i.verdict == v]
+             if heading in lines and n in lines[heading].replace("\\", "")}
+    assert set(shown) == set(history.space.names)  # each parameter under its verdict
+    assert shown["lr"] == "resolved"
+    assert lines["You can stop tuning"].startswith("not judged here")
+    assert "nothing" not in note
+    with pytest.raises(hp.exceptions.InvalidArgumentError, match="capped"):
+        decide(capped)  # a capped refit is not decided as if it were all trials
+
+
+def test_a_capped_live_refit_publishes_its_note_among_the_best() -> None:
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    with ImportanceCallback(every_n_trials=30, min_trials=30, seed=0, publish="dashboard",
+                            cap_quantile=0.5, isolation="thread", max_refit_share=1.0) as cb:
+        study.optimize(_objective, n_trials=30, callbacks=[cb])
+        assert cb.wait(60)
+    assert cb.errors == ()
+    note = optuna_dashboard.get_note(study)
+    assert note.startswith(NOTE_HEADING)
+    assert "among the best 50 % of trials:** x (" in note
+    assert "**You can stop tuning:** not judged here" in note
+    assert "30 trials analysed" in note
+
+
 @pytest.mark.parametrize(
     ("current", "expected"),
     [

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import hpinsight as hp
-from hpinsight._decision_result import STATES, fmt_cost
+from hpinsight._decision_result import STATES, fmt_cost, fmt_share
 from hpinsight._decisions import decide
 from hpinsight._sampling import SamplingRecord
 from hpinsight.results import SurrogateRisk
@@ -124,6 +124,49 @@ def test_without_costs_nothing_is_safe_to_fix(analysis):
     assert out["z"].state == "not_yet_safe"
     assert "was not estimated" in out["z"].sentence
     assert out["x"].state == "matters"
+
+
+def test_decide_refuses_a_capped_analysis_as_all_trials(analysis):
+    # a capped analysis alone calls nothing nothing: taken for the analysis of all
+    # trials, it would keep tuning every parameter for want of evidence
+    _, capped = analysis
+    with pytest.raises(hp.exceptions.InvalidArgumentError, match=r"capped at .*capped="):
+        decide(capped)
+    with pytest.raises(hp.exceptions.InvalidArgumentError, match="capped at"):
+        decide(capped, capped=capped)
+
+
+def test_where_the_best_show_no_clear_signal_no_share_of_theirs_is_quoted(analysis):
+    # most refits of the capped analysis flat: its shares are fractions of next to
+    # nothing; the table and every sentence say "no clear signal" where they would
+    # quote one, and the JSON keeps the numbers with the flag
+    import dataclasses
+
+    result, capped = analysis
+    shares = np.array(capped.refit_fractions)
+    k = shares.shape[0]
+    assert k >= 2
+    shares[: k // 2 + 1] = np.nan
+    doubtful = dataclasses.replace(capped, refit_fractions=shares)
+    assert doubtful.signal_doubtful
+    assert not capped.signal_doubtful
+    clear, unclear = decide(result, capped=capped), decide(result, capped=doubtful)
+    assert not clear.top_doubtful
+    assert unclear.top_doubtful
+    rows = {line.split()[0]: line for line in unclear.table().splitlines()[1:]}
+    assert all("no clear signal" in row for row in rows.values())
+    assert all("no clear signal" not in row for row in clear.table().splitlines())
+    quoted = [d for d in clear if "among the best 25 %)" in d.sentence]
+    assert quoted  # with a signal, sentences quote the share among the best
+    for d in quoted:
+        assert f"({fmt_share(d.share_top)} among the best 25 %)" in d.sentence
+        assert "(no clear signal among the best 25 %)" in unclear[d.param].sentence
+    for d in unclear:
+        assert "among the best 25 %)" not in d.sentence or \
+            "(no clear signal among the best 25 %)" in d.sentence
+    saved = json.loads(json.dumps(unclear.to_dict()))
+    assert saved["top_doubtful"] is True
+    assert saved["decisions"]["x"]["share_top"] == pytest.approx(unclear["x"].share_top)
 
 
 def test_a_held_parameter_is_fixed_or_released(analysis):

@@ -336,7 +336,7 @@ def test_a_capped_analysis_calls_nothing_only_where_all_trials_do() -> None:
     assert capped.nothing_over_all is None
     judged = capped.beside(result)
     assert judged.nothing_over_all == {frozenset({"d0"}), frozenset({"d1"})}
-    assert judged.to_dict()["nothing_over_all"] == ["d0", "d1"]
+    assert judged.to_dict()["nothing_over_all"] == [["d0"], ["d1"]]
     for imp in judged.ranking():
         over_all = result.importance(*imp.params).verdict
         assert imp.verdict == (raw[imp.params] if over_all == nothing or raw[imp.params] != nothing
@@ -364,6 +364,39 @@ def test_beside_names_what_it_needs() -> None:
                       surrogate=hp.GP(n_draws=2, refits=0))
     with pytest.raises(hp.exceptions.InvalidDataError, match=r"of 40 trials .* of 30 trials"):
         capped.beside(fewer)
+    # the same trials, but read the other way or as another objective
+    flipped = hp.fanova(hp.TrialHistory(space, configs, y, direction="maximize"), seed=3,
+                        surrogate=hp.GP(n_draws=2, refits=0))
+    with pytest.raises(hp.exceptions.InvalidDataError, match=r"minimize 'objective'.*maximize"):
+        capped.beside(flipped)
+    other = hp.fanova(hp.TrialHistory(space, configs, y, objective_name="loss"), seed=3,
+                      surrogate=hp.GP(n_draws=2, refits=0))
+    with pytest.raises(hp.exceptions.InvalidDataError, match="'loss'"):
+        capped.beside(other)
+
+
+def test_tied_best_trials_leave_a_constant_capped_objective_that_shows_no_absence() -> None:
+    # 40 trials, the best of which tie: y = max(a, 0.5) is 0.5 wherever a < 0.5, so the
+    # objective capped at its 25 % quantile is constant. Among the best, `a` is flat, but
+    # over all trials it acts: "nothing" among the best would contradict the analysis of
+    # all trials, which the page shows beside it; `b` does nothing anywhere
+    space = hp.SearchSpace([hp.Float("a", 0, 1), hp.Float("b", 0, 1)])
+    configs = space.sample(40, seed=0)
+    y = [max(c["a"], 0.5) for c in configs]
+    assert sum(v == 0.5 for v in y) > 10  # more than a quarter tie at the best
+    history = hp.TrialHistory(space, configs, y)
+    result = hp.fanova(history, seed=0)
+    with pytest.warns(hp.exceptions.ConstantObjectiveWarning, match="looks constant"):
+        capped = hp.fanova(history, seed=0, cap_quantile=0.25)
+    assert capped.is_constant
+    nothing = "indistinguishable from nothing"
+    assert result.importance("a").verdict == "resolved"
+    assert result.importance("b").verdict == nothing
+    assert {i.verdict for i in capped.ranking()} == {"uncertain"}  # alone: no absence
+    judged = capped.beside(result)
+    assert judged.importance("a").verdict == "uncertain"
+    assert judged.importance("b").verdict == nothing
+    assert judged.to_dict()["nothing_over_all"] == [["b"]]
 
 
 def test_refits_widen_a_marginals_band_as_they_widen_its_importance() -> None:

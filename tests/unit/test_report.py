@@ -550,9 +550,13 @@ def test_the_page_says_where_the_refits_find_no_signal(rep):
     assert (f"Among the best 25 %, {k // 2 + 1} of the {k} hyperparameter refits find no signal "
             "(their prediction varies by at most 0.1 % of the model's)") in text
     assert "no effect there is judged (every verdict uncertain)" in text
-    cells = re.findall(r'<td>[^<]*<span class="verdict (\w+)">', doubted.html())
-    assert cells
-    assert set(cells) == {"uncertain"}
+    cells = re.findall(r'<td>((?:(?!</?td>).)*?) <span class="verdict (\w+)">', doubted.html())
+    assert len(cells) == len(rep.history.space)  # the best column: one per main effect
+    assert set(cells) == {('<span class="na">no clear signal</span>', "uncertain")}
+    # with a signal, the column gives each share and its spread
+    shown = re.findall(r'<td>([^<]*) <span class="verdict (\w+)">', rep.html())
+    assert len(shown) == len(rep.history.space)
+    assert all(" ± " in share for share, _ in shown)
     assert "hyperparameter refits find no signal" not in re.sub(r"<[^>]+>", "", html.unescape(rep.html()))
 
 
@@ -568,6 +572,6 @@ def test_the_best_column_calls_nothing_only_where_all_trials_do(rep):
                if i.verdict == nothing)
     saved = json.loads(json.dumps(rep.to_dict()))["fanova_capped"]["nothing_over_all"]
     assert len(saved) == len(absent)
-    assert {frozenset(name.split(" x ")) for name in saved} == absent
+    assert {frozenset(names) for names in saved} == absent
     page = re.sub(r"<[^>]+>", "", html.unescape(rep.html()))
     assert "only where the analysis of all trials does too" in page

@@ -25,7 +25,7 @@ from .._decision_result import (
 from .._fanova_result import INTERVAL_LEVEL, INTERVAL_Z, MATTERS_SHARE, NEGLIGIBLE_SHARE
 from .._optional import import_optional
 from .._pareto import FRONT_VALUE_NAME
-from .._shared import fmt_value
+from .._shared import NO_CLEAR_SIGNAL, fmt_value
 from ..surrogates import GP, Forest
 from ..surrogates.gp import FLAT_REFIT
 
@@ -362,6 +362,8 @@ def _effects_table(report: Report, spread: str) -> list[str]:
                            "of the model's), and their shares, of next to nothing, are left out of "
                            "the spreads" + (": the differences between these trials may be noise, "
                                             "and no effect there is judged (every verdict uncertain)"
+                                            + ("; the column shows no shares" if res is report.capped
+                                               else "")
                                             if res.signal_doubtful else ""))
     null = r.shadow_fraction(1)
     pair_null = r.shadow_fraction(2) if shown_pairs else None
@@ -554,8 +556,12 @@ def _sampling_section(report: Report) -> list[str]:
 
 def _capped(report: Report, params: tuple[str, ...]) -> str:
     imp = report.capped.importance(*params)
+    # where most refits find no signal, a share is a fraction of next to nothing and its
+    # spread runs to the whole: the cell says so instead (the numbers are in the JSON)
+    shown = (f'<span class="na">{NO_CLEAR_SIGNAL}</span>' if report.capped.signal_doubtful
+             else f"{fmt_share(imp.mean)} ± {fmt_share(imp.std)}")
     # its verdict too: a decision may rest on it (``evidence`` "x among the best")
-    return (f"{fmt_share(imp.mean)} ± {fmt_share(imp.std)} "
+    return (f"{shown} "
             f"<span class=\"verdict {imp.verdict.split()[0]}\">{html.escape(imp.verdict)}</span>")
 
 

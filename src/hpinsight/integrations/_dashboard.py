@@ -30,6 +30,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._decision_result import answer_groups, member_note, no_matters_line
+from .._fanova_result import VERDICTS
+from .._shared import fmt_share
 from ..exceptions import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -132,7 +134,7 @@ def importance_figure(result: FanovaResult, *, n_trials: int | None = None) -> A
 
 
 def summary_note(
-    result: FanovaResult, snapshot: ImportanceSnapshot, decisions: DecisionResult,
+    result: FanovaResult, snapshot: ImportanceSnapshot, decisions: DecisionResult | None,
 ) -> str:
     """The Markdown summary of one refit: the decisions' answer (what matters, what is
     small but real, ..., what you can stop tuning), each group in the words of the
@@ -144,10 +146,11 @@ def summary_note(
         The refit's analysis.
     snapshot : ImportanceSnapshot
         Its summary (trial counts, best value, time).
-    decisions : DecisionResult
+    decisions : DecisionResult or None
         One decision per parameter (:attr:`SubspaceResult.decisions` of the latest
         ``shrink_to="auto"`` check, else :func:`hpinsight._decisions.decide` of
-        ``result``).
+        ``result``). None for a capped ``result`` without a check: the note then gives
+        its verdicts among the best trials, and says that stopping is not judged.
 
     Returns
     -------
@@ -157,7 +160,12 @@ def summary_note(
     lines = [NOTE_HEADING if result.objective_name == "objective"
              else f"{NOTE_HEADING} for {_md(result.objective_name)}", ""]
     if result.is_constant:
-        lines.append("Every trial has the same value: there is nothing to explain.")
+        lines.append("Every trial has the same value: there is nothing to explain."
+                     if result.cap_value is None else
+                     "Every trial among the best has the same value once capped: there is "
+                     "nothing to explain there.")
+    elif decisions is None:
+        lines += _among_best_lines(result)
     else:
         nothing = no_matters_line(decisions)
         if nothing is not None:
@@ -173,7 +181,7 @@ def summary_note(
     fit = "n/a" if result.fit_r2 is None else f"{result.fit_r2:.2f}"
     model = ("Gaussian process fit (leave-one-out R²)" if result.surrogate.kind == "gp"
              else "forest fit (out-of-bag R²)")
-    decided = ("" if decisions.n_trials == snapshot.n_trials
+    decided = ("" if decisions is None or decisions.n_trials == snapshot.n_trials
                else f"; decisions on the first {decisions.n_trials}")
     lines += [
         "",
@@ -181,6 +189,24 @@ def summary_note(
         f"{snapshot.best_text()}; {model} {fit}; updated {snapshot.created}.",
     ]
     return "\n".join(lines)
+
+
+def _among_best_lines(result: FanovaResult) -> list[str]:
+    """A capped refit's main effects by verdict, and why stopping is not judged: a
+    capped analysis calls nothing nothing without the analysis of all trials beside it
+    (:meth:`FanovaResult.beside`), and no cost of fixing was estimated."""
+    best = ("the best trials" if result.cap_quantile is None
+            else f"the best {100 * result.cap_quantile:g} % of trials")
+    lines = []
+    for said, heading in ((VERDICTS[0], "Matters"), (VERDICTS[1], "Uncertain")):
+        members = [i for i in result.ranking(order=1) if i.verdict == said]
+        if members:
+            lines.append(f"- **{heading} among {_md(best)}:** " + ", ".join(
+                f"{_md(i.params[0])} ({fmt_share(i.mean)})" for i in members) + ".")
+    lines.append("- **You can stop tuning:** not judged here: that takes the analysis of "
+                 "all trials beside the capped one (`shrink_to=\"auto\"`, or "
+                 "`hpinsight report`).")
+    return lines
 
 
 def _md(text: str) -> str:
@@ -238,8 +264,9 @@ class DashboardPublisher:
 
                 from .._decisions import decide
 
-                decisions = subspace.decisions if subspace is not None else decide(
-                    result, sampling=sampling)
+                # a capped refit alone decides nothing: that takes all trials (decide)
+                decisions = subspace.decisions if subspace is not None else (
+                    None if result.cap_value is not None else decide(result, sampling=sampling))
                 optuna_dashboard.save_plotly_graph_object(
                     study, importance_figure(result, n_trials=snapshot.n_trials),
                     graph_object_id=self.figure_id)

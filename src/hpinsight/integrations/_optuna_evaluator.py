@@ -79,7 +79,10 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
         ``hpinsight._pareto``).
     cap_quantile : float in (0, 1], optional
         Importance in the good part of the space: cap the objective at this
-        quantile of the trials (direction-aware) before fitting.
+        quantile of the trials (direction-aware) before fitting. The verdicts of
+        :attr:`last_result` then call no effect "indistinguishable from nothing": that
+        takes the analysis of all trials beside it
+        (:meth:`~hpinsight.results.FanovaResult.beside`).
     max_order : int, default=1
         Also compute interactions up to this order; they are in
         :attr:`last_result`, while ``evaluate`` returns main effects.
