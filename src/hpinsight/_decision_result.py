@@ -24,8 +24,14 @@ if TYPE_CHECKING:
     pass
 
 __all__ = ["DISPUTED_LENGTH", "DISPUTED_RATIO", "HIDDEN_COST", "MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
-           "MISSED_ALPHA", "NEGLIGIBLE_SD", "STATES", "TUNED", "DecisionResult", "ParameterDecision",
+           "MISSED_ALPHA", "NEGLIGIBLE_SD", "NO_SIGNAL_AMONG_BEST", "STATES", "TUNED", "DecisionResult", "ParameterDecision",
            "answer_groups", "fmt_cost", "fmt_share", "fmt_share_vs", "member_note", "no_matters_line"]
+
+#: :attr:`ParameterDecision.evidence` of a parameter kept tuned by the analysis among the
+#: best trials where most of that analysis's refits find no signal
+#: (:attr:`DecisionResult.top_doubtful`): an effect there is neither shown nor ruled out,
+#: and its share there, a fraction of next to nothing, is not quoted.
+NO_SIGNAL_AMONG_BEST = "no signal among the best"
 
 #: A parameter active in fewer analysed trials than this has "not enough data".
 MIN_ACTIVE_TRIALS = 10
@@ -149,9 +155,11 @@ class ParameterDecision:
         "not_yet_safe"), and for "not_yet_safe" also ``"noise"`` (an effect the noise
         could hide would cost more than the margin), ``"disputed"`` (the model's two fits
         disagree about it), ``"missed"`` (the model's errors depend on it) or
-        ``"hidden"`` (its trials could hide an effect that matters).
+        ``"hidden"`` (its trials could hide an effect that matters); for a parameter
+        kept tuned by a capped analysis most of whose refits find no signal,
+        ``NO_SIGNAL_AMONG_BEST`` (an effect among the best is not ruled out).
     evidence_share : float
-        That effect's share (NaN for ``"cost"``).
+        That effect's share (NaN for ``"cost"`` and ``NO_SIGNAL_AMONG_BEST``).
     verdict : str
         The strongest verdict among the effects it takes part in.
     n_active : int
@@ -460,6 +468,8 @@ class DecisionResult:
 def member_note(d: ParameterDecision) -> str:
     """What the answer (the report's box, the dashboard's note) says beside a parameter's
     name: its share, or its value; plain text, escaped by whoever renders it."""
+    if d.evidence == NO_SIGNAL_AMONG_BEST:
+        return f"({NO_CLEAR_SIGNAL} among the best)"
     if d.state in ("matters", "small", "unresolved"):
         if d.evidence == "cost":
             return f"(fixing it costs {fmt_cost(d.cost)})"

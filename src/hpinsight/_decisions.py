@@ -29,7 +29,11 @@ the order they are applied (each is printed with the report):
    only because its trials could hide one that matters (its share no more than the null,
    :attr:`~hpinsight.results.Importance.hidden` over ``MATTERS_SHARE``: they left part of
    its range unvisited, or are too noisy) gives **not yet safe to fix** (rule 5's
-   "otherwise").
+   "otherwise"). Where most refits of the analysis among the best find no signal
+   (:attr:`~hpinsight.results.FanovaResult.signal_doubtful`), every effect there is
+   uncertain; a parameter those effects keep tuned is said to be kept for that reason
+   (``NO_SIGNAL_AMONG_BEST``), and its share there, a fraction of next to nothing, is
+   not quoted.
    An effect whose standard deviation over the space, in objective units, is at most
    ``NEGLIGIBLE_SD`` of the margin counts as nothing in rules 1, 3, 4 and 5, whatever its
    verdict: it cannot cost the margin where it is smooth. An effect over all trials that
@@ -75,13 +79,14 @@ from ._decision_result import (
     MIN_TRIALS_PER_PARAM,
     MISSED_ALPHA,
     NEGLIGIBLE_SD,
+    NO_SIGNAL_AMONG_BEST,
     DecisionResult,
     ParameterDecision,
     fmt_cost,
     fmt_share,
     fmt_share_vs,
 )
-from ._fanova_result import INTERVAL_LEVEL, NEGLIGIBLE_SHARE, verdict
+from ._fanova_result import INTERVAL_LEVEL, NEGLIGIBLE_SHARE, among_best_label, verdict
 from ._risk import holm_bonferroni
 from ._shared import NO_CLEAR_SIGNAL, fmt_value
 from .exceptions import InvalidArgumentError
@@ -164,6 +169,7 @@ def decide(
     def effect_sd(i: Importance) -> float:
         return math.sqrt(max(i.mean, 0.0) * max(scale.get(id(i), 0.0), 0.0))
 
+    top_doubtful = capped is not None and capped.signal_doubtful
     since = _since_trials(sampling)
     noise_sd = _noise_sd(result)
     disputed = _disputed(result)
@@ -239,6 +245,13 @@ def decide(
                     else "size" if by_size is not None
                     else "disputed" if state == "not_yet_safe" and name in disputed
                     else "missed" if state == "not_yet_safe" and name in missed
+                    # kept tuned only by a capped analysis without signal: its verdict
+                    # there is uncertain because its refits are flat, not because of this
+                    # parameter's trials, and its share there is a fraction of nothing
+                    else NO_SIGNAL_AMONG_BEST if top_doubtful and (
+                        (state == "unresolved" and among_best)
+                        or (state == "not_yet_safe" and unseen
+                            and all(i is top.get(name) for i in unseen)))
                     else "hidden" if state == "not_yet_safe" and unseen
                     else f"{name} among the best" if among_best
                     else " x ".join(strongest.params) if strongest is not None else name)
@@ -248,8 +261,8 @@ def decide(
             share_std=main[name].std if name in main else 0.0,
             share_top=top[name].mean if name in top else math.nan,
             evidence=evidence,
-            evidence_share=math.nan if evidence == "cost" or strongest is None
-            else strongest.mean,
+            evidence_share=math.nan if evidence in ("cost", NO_SIGNAL_AMONG_BEST)
+            or strongest is None else strongest.mean,
             verdict=strongest.verdict if strongest is not None else _NOTHING,
             n_active=n_active, value=value, cost=cost, cost_upper=upper,
             since_trial=since.get(name) if held else None,
@@ -260,8 +273,7 @@ def decide(
             negligible=strongest is not None and any(strongest is i for i in negligible),
         )
     _keep_some(out, min_keep)
-    top_label = _top_label(capped)
-    top_doubtful = capped is not None and capped.signal_doubtful
+    top_label = among_best_label(capped)
     return DecisionResult(
         decisions={n: replace(d, sentence=_sentence(d, n_trials=result.n_trials,
                                                      n_params=len(names), margin=margin,
@@ -365,11 +377,6 @@ def _since_trials(sampling: SamplingRecord | None) -> dict[str, int]:
     return {n: t for n, t in since.items() if n in sampling.fixed}
 
 
-def _top_label(capped: FanovaResult | None) -> str:
-    q = None if capped is None else capped.cap_quantile
-    return "among the best trials" if q is None else f"among the best {100 * q:.0f} %"
-
-
 def _sd_phrase(d: ParameterDecision, margin: float) -> str:
     """The size rule in a decision's own numbers."""
     limit = NEGLIGIBLE_SD * margin
@@ -379,7 +386,7 @@ def _sd_phrase(d: ParameterDecision, margin: float) -> str:
 
 
 def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: float,
-              confidence: float, top_label: str, top_doubtful: bool = False) -> str:
+              confidence: float, top_label: str, top_doubtful: bool) -> str:
     """The one sentence of a decision, in its own numbers (``top_doubtful``: the capped
     analysis finds no clear signal, and its share is not quoted)."""
     name = d.param
@@ -404,6 +411,12 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
         effect = f"its interaction {d.evidence} explains {fmt_share(d.evidence_share)}"
         aside = ""
     since = "" if d.since_trial is None else f" since trial {d.since_trial}"
+    if d.evidence == NO_SIGNAL_AMONG_BEST:
+        # kept tuned by a capped analysis whose refits are mostly flat: every verdict there
+        # is uncertain, and its shares are fractions of next to nothing
+        return (f"Keep tuning for now: it explains {own}, but {top_label} most of the "
+                "model's refits find no signal, so an effect there is not ruled out; more "
+                "trials will tell.")
     where = "" if d.evidence_share == d.share else f" {top_label}"
     hidden = (f"it explains {fmt_share(d.evidence_share)} of the variation{where}, below the "
               f"{100 * NEGLIGIBLE_SHARE:g} % counted as an effect but more "

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 
 __all__ = ["INTERVAL_LEVEL", "INTERVAL_Z", "MATTERS_SHARE", "NEGLIGIBLE_SHARE", "NO_SIGNAL_SHARE", "VERDICTS", "FanovaResult", "Importance", "MarginalResult",
-           "native_grid", "other_history", "verdict"]
+           "among_best_label", "native_grid", "other_history", "verdict"]
 
 
 #: The verdicts an :class:`Importance` can carry.
@@ -574,6 +574,8 @@ class FanovaResult:
             )
         i = self._index[key]
         ordered = self.subsets[i]
+        if self._ranked is not None:  # summarized already (ranking()): the same object
+            return next(imp for imp in self._ranked if imp.params == ordered)
         return self._summarize(ordered, self.fractions[:, i], self._refits(i), self._regrown(i))
 
     def ranking(self, order: int | None = None) -> tuple[Importance, ...]:
@@ -778,9 +780,17 @@ class FanovaResult:
         return plot_importance(self, ax=ax, **kwargs)
 
 
+def among_best_label(capped: FanovaResult | None) -> str:
+    """How every surface names where a capped analysis looks: "among the best 25 %"
+    (its ``cap_quantile``), or "among the best trials" where it was capped at a value."""
+    q = None if capped is None else capped.cap_quantile
+    return "among the best trials" if q is None else f"among the best {100 * q:.0f} %"
+
+
 def other_history(result: FanovaResult, of: FanovaResult | TrialHistory) -> tuple[str, str] | None:
-    """None when ``result`` analyses the history ``of`` is (or was analysed from); else
-    both, said in words: their trials, parameters, objective and direction."""
+    """Whether ``result`` analyses another history than ``of`` (a history, or an analysis
+    of one): None when both have the same number of trials, parameters, objective and
+    direction; else each of the two described in words, to name both in an error."""
     def said(x: FanovaResult | TrialHistory) -> str:
         return (f"{x.n_trials} trials of {list(x.space.names)} ({x.direction} "
                 f"{x.objective_name!r})")

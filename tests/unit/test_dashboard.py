@@ -4,6 +4,7 @@ never reach the study, and a missing package is named with its extra."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import logging
 import math
@@ -108,8 +109,8 @@ def test_a_capped_refit_gives_its_verdicts_among_the_best_and_decides_nothing(
     capped = hp.fanova(history, seed=0, cap_quantile=0.25)
     note = summary_note(capped, _snapshot(history, capped), None)
     lines = {m.group(1): m.group(2) for m in re.finditer(r"^- \*\*(.+?):\*\* (.*)$", note, re.M)}
-    shown = {n: v for v, heading in (("resolved", "Matters among the best 25 % of trials"),
-                                     ("uncertain", "Uncertain among the best 25 % of trials"))
+    shown = {n: v for v, heading in (("resolved", "Matters among the best 25 %"),
+                                     ("uncertain", "Uncertain among the best 25 %"))
              for n in [i.params[0] for i in capped.ranking(order=1) if i.verdict == v]
              if heading in lines and n in lines[heading].replace("\\", "")}
     assert set(shown) == set(history.space.names)  # each parameter under its verdict
@@ -118,6 +119,18 @@ def test_a_capped_refit_gives_its_verdicts_among_the_best_and_decides_nothing(
     assert "nothing" not in note
     with pytest.raises(hp.exceptions.InvalidArgumentError, match="capped"):
         decide(capped)  # a capped refit is not decided as if it were all trials
+    # most refits flat: every verdict uncertain, every share a fraction of next to
+    # nothing; the note says there is no clear signal and quotes no share
+    shares = np.array(capped.refit_fractions)
+    shares[: shares.shape[0] // 2 + 1] = np.nan
+    doubtful = dataclasses.replace(capped, refit_fractions=shares)
+    note = summary_note(doubtful, _snapshot(history, doubtful), None)
+    lines = {m.group(1): m.group(2) for m in re.finditer(r"^- \*\*(.+?):\*\* (.*)$", note, re.M)}
+    assert lines["Among the best 25 %"] == (
+        f"no clear signal ({shares.shape[0] // 2 + 1} of {shares.shape[0]} refits find none); "
+        "no effect is judged there yet.")
+    assert not any(k.startswith(("Matters", "Uncertain")) for k in lines)
+    assert lines["You can stop tuning"].startswith("not judged here")
 
 
 def test_a_capped_live_refit_publishes_its_note_among_the_best() -> None:
@@ -129,7 +142,13 @@ def test_a_capped_live_refit_publishes_its_note_among_the_best() -> None:
     assert cb.errors == ()
     note = optuna_dashboard.get_note(study)
     assert note.startswith(NOTE_HEADING)
-    assert "among the best 50 % of trials:** x (" in note
+    latest = cb.latest
+    assert latest is not None
+    assert latest.cap_quantile == 0.5
+    # 30 random trials: most refits of the best half find no signal here, and the note
+    # quotes no share of theirs; with a signal it would list x's
+    assert ("**Among the best 50 %:** no clear signal" in note) == latest.signal_doubtful
+    assert ("among the best 50 %:** x (" in note) == (not latest.signal_doubtful)
     assert "**You can stop tuning:** not judged here" in note
     assert "30 trials analysed" in note
 

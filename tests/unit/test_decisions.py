@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 import hpinsight as hp
-from hpinsight._decision_result import STATES, fmt_cost, fmt_share
+from hpinsight._decision_result import (
+    NO_SIGNAL_AMONG_BEST,
+    STATES,
+    fmt_cost,
+    fmt_share,
+    member_note,
+)
 from hpinsight._decisions import decide
 from hpinsight._sampling import SamplingRecord
 from hpinsight.results import SurrogateRisk
@@ -167,6 +173,47 @@ def test_where_the_best_show_no_clear_signal_no_share_of_theirs_is_quoted(analys
     saved = json.loads(json.dumps(unclear.to_dict()))
     assert saved["top_doubtful"] is True
     assert saved["decisions"]["x"]["share_top"] == pytest.approx(unclear["x"].share_top)
+
+
+def test_a_parameter_kept_tuned_by_the_best_without_signal_says_so(analysis):
+    # every verdict of a capped analysis most of whose refits are flat is uncertain:
+    # it rules no effect out, and it keeps z and u (which do nothing) tuned where an
+    # analysis that sees lets them be fixed. Their sentences give that reason, not a
+    # hidden effect "up to" a share a capped analysis never checks, nor a share among
+    # the best that is a fraction of next to nothing
+    import dataclasses
+
+    result, capped = analysis
+    shares = np.array(capped.refit_fractions)
+    shares[: shares.shape[0] // 2 + 1] = np.nan
+    doubtful = dataclasses.replace(capped, refit_fractions=shares)
+    risks = {n: _risk(n, 0.0, 0.0) for n in result.space.names}
+    values = dict.fromkeys(result.space.names, 0.5) | {"kind": "a"}
+    seeing = decide(result, capped=capped, risks=risks, values=values, margin=0.01)
+    assert {"z", "u"} <= set(seeing.to_fix)
+    for margin in (0.01, 1e-9):
+        out = decide(result, capped=doubtful, risks=risks, values=values, margin=margin)
+        assert "x" in out.in_state("matters")  # resolved over all trials
+        for name in ("z", "u"):
+            d = out[name]
+            assert (d.state, d.evidence) == ("not_yet_safe", NO_SIGNAL_AMONG_BEST), d.sentence
+            assert math.isnan(d.evidence_share)
+            assert d.sentence.startswith(
+                f"Keep tuning for now: it explains {fmt_share(d.share)} of the variation, but "
+                "among the best 25 % most of the model's refits find no signal")
+            assert fmt_share(d.share_top) not in d.sentence
+            assert "could hide" not in d.sentence
+            assert member_note(d) == "(no clear signal among the best)"
+            assert d.to_dict()["evidence_share"] is None
+        # no decision rests on a share among the best that is a fraction of nothing
+        assert all(d.evidence != f"{d.param} among the best" for d in out
+                   if d.tuned and d.state != "no_data")
+    # w, resolved but too small to matter at a margin of 0.01, is fixed with or without
+    # the doubt; at 1e-9 the doubtful effect among the best is what keeps it tuned
+    assert decide(result, capped=doubtful, risks=risks, values=values,
+                  margin=0.01)["w"].state == "fix"
+    w = decide(result, capped=doubtful, risks=risks, values=values, margin=1e-9)["w"]
+    assert (w.state, w.evidence) == ("unresolved", NO_SIGNAL_AMONG_BEST)
 
 
 def test_a_held_parameter_is_fixed_or_released(analysis):

@@ -419,3 +419,21 @@ def test_a_scikit_learn_forest_must_be_wrapped_and_fanova_takes_at_most_eight_ke
                 if p.kind is inspect.Parameter.KEYWORD_ONLY]
     assert [p.name for p in keywords] == ["surrogate", "max_order", "cap_quantile",
                                           "cap_value", "direction", "seed"]
+
+
+def test_importance_and_ranking_give_the_same_summary_before_and_after_ranking():
+    # results are immutable: ranking() summarizes every effect once, and importance()
+    # answers from that summary after it, the same numbers as before it
+    import dataclasses
+
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1), hp.Float("w", 0, 1)])
+    configs = space.sample(120, seed=0)
+    result = fanova(configs, [c["x"] + 0.5 * c["x"] * c["z"] for c in configs], space,
+                    n_trees=8, seed=0, max_order=2)
+    fresh = dataclasses.replace(result)
+    before = {key: fresh.importance(*key) for key in (("x",), ("z", "x"), ("w",))}
+    ranked = {i.params: i for i in result.ranking()}
+    for key, imp in before.items():
+        after = result.importance(*key)
+        assert after is ranked[after.params]  # from the summary, not summarized again
+        assert after == imp

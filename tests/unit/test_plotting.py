@@ -164,6 +164,26 @@ def test_importance_bars_carry_the_ranking_with_whiskers_and_the_capped_twin(pai
     assert hp.plotting.plot_importance(forest).get_xlabel().endswith("over trees)")
 
 
+def test_a_capped_analysis_without_signal_is_named_not_drawn(pair_result):
+    # most of its refits flat: its shares are fractions of next to nothing (the demo's
+    # batch_size read 0.0024 % +- 70.7 %), and a bar of them would read as an effect
+    result, capped = pair_result
+    shares = np.array(capped.refit_fractions)
+    shares[: shares.shape[0] // 2 + 1] = np.nan
+    doubtful = dataclasses.replace(capped, refit_fractions=shares)
+    assert doubtful.signal_doubtful
+    data = importance_plot_data(result, top=4, capped=doubtful)
+    assert data.capped_mean is None
+    assert data.capped_std is None
+    assert data.note == (f"best 25% (capped): no clear signal\n({shares.shape[0] // 2 + 1} of "
+                         f"{shares.shape[0]} refits flat), not drawn")
+    assert importance_plot_data(result, top=4, capped=capped).note == ""
+    ax = hp.plotting.plot_importance(result, top=4, capped=doubtful)
+    bars = [c for c in ax.containers if isinstance(c, mpl.container.BarContainer)]
+    assert len(bars) == 1  # all trials only
+    assert data.note in [t.get_text() for t in ax.texts]
+
+
 def test_marginal_band_is_one_std_over_trees_and_marks_land_on_the_axis(pair_result):
     result, _ = pair_result
     m = result.marginal("lr", grid_size=50)

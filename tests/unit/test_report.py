@@ -97,7 +97,7 @@ def test_html_page_is_self_contained_with_every_figure_decodable(rep, tmp_path):
     assert set(rep.history.space.names) <= set(rows)  # every main effect is listed
     assert "Gaussian process fit (leave-one-out R²)" in page
     # the ± holds the hyperparameter refits too, and the page says so where it says what ± is
-    assert f"{rep.result.n_draws} bootstrap draws, {len(rep.result.refit_fractions)} hyperparameter refits" in page
+    assert f"{rep.result.n_draws} bootstrap draws, {len(rep.result.refit_fractions)} hyperparameter refits of the fit to all trials" in page
     assert "mean ± std over draws and hyperparameter refits of the Gaussian process" in page
 
 
@@ -550,6 +550,10 @@ def test_the_page_says_where_the_refits_find_no_signal(rep):
     assert (f"Among the best 25 %, {k // 2 + 1} of the {k} hyperparameter refits find no signal "
             "(their prediction varies by at most 0.1 % of the model's)") in text
     assert "no effect there is judged (every verdict uncertain)" in text
+    # the figure draws no bars of them, and its caption says why
+    drawn = "most refits there find no signal, so their shares, of next to nothing, are not drawn"
+    assert drawn in text
+    assert drawn not in html.unescape(rep.html())
     cells = re.findall(r'<td>((?:(?!</?td>).)*?) <span class="verdict (\w+)">', doubted.html())
     assert len(cells) == len(rep.history.space)  # the best column: one per main effect
     assert set(cells) == {('<span class="na">no clear signal</span>', "uncertain")}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .._decision_result import (
     NEGLIGIBLE_SD,
+    NO_SIGNAL_AMONG_BEST,
     ParameterDecision,
     answer_groups,
     fmt_cost,
@@ -198,7 +199,7 @@ def _cards(report: Report) -> str:
     excluded = ", ".join(f"{n} {why}" for why, n in h.excluded.items()) or "none"
     oob = "n/a" if r.fit_r2 is None else f"{r.fit_r2:.2f}"
     refits = r.n_refits
-    also = f", {refits} hyperparameter refits" if refits else ""
+    also = f", {refits} hyperparameter refits of the fit to all trials" if refits else ""
     fit_card = (f"Gaussian process fit (leave-one-out R²)<b>{oob}</b>{r.n_draws} bootstrap draws{also}"
                 if r.surrogate.kind == "gp" else f"forest fit (out-of-bag R²)<b>{oob}</b>{r.n_draws} trees")
     return ('<div class="cards">'
@@ -230,7 +231,10 @@ def _analysis(report: Report) -> list[str]:
     parts.append('<div class="grid">' + _figure(
         lambda ax: plotting.plot_importance(r, ax=ax, top=8, capped=report.capped),
         (6.0, 4.0), f"The largest effects (the title says how many of all), over all "
-                    f"trials and over the best {_quantile(report)}") + "</div>")
+                    f"trials and over the best {_quantile(report)}"
+                    + ("; most refits there find no signal, so their shares, of next to "
+                       "nothing, are not drawn" if report.capped.signal_doubtful else ""))
+        + "</div>")
     held = _held(report)
     if held:
         parts.append('<p class="note">Held fixed by a restriction in some trials, so their '
@@ -448,6 +452,7 @@ _GROUNDS = {
     "disputed": "the two fits' disagreement about it",
     "missed": "the model's errors on trials left out of its fit",
     "hidden": "how large an effect its trials could hide",
+    NO_SIGNAL_AMONG_BEST: "the analysis among the best trials, most of whose refits find no signal",
 }
 
 

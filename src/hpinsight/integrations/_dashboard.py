@@ -30,8 +30,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._decision_result import answer_groups, member_note, no_matters_line
-from .._fanova_result import VERDICTS
-from .._shared import fmt_share
+from .._fanova_result import VERDICTS, among_best_label
+from .._shared import NO_CLEAR_SIGNAL, fmt_share
 from ..exceptions import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -194,14 +194,19 @@ def summary_note(
 def _among_best_lines(result: FanovaResult) -> list[str]:
     """A capped refit's main effects by verdict, and why stopping is not judged: a
     capped analysis calls nothing nothing without the analysis of all trials beside it
-    (:meth:`FanovaResult.beside`), and no cost of fixing was estimated."""
-    best = ("the best trials" if result.cap_quantile is None
-            else f"the best {100 * result.cap_quantile:g} % of trials")
+    (:meth:`FanovaResult.beside`), and no cost of fixing was estimated. Where most of
+    its refits find no signal, every verdict is uncertain and its shares are fractions
+    of next to nothing: the note says so and quotes none."""
+    where = among_best_label(result)
     lines = []
+    if result.signal_doubtful:
+        lines.append(f"- **{_md(where[0].upper() + where[1:])}:** {NO_CLEAR_SIGNAL} "
+                     f"({result.n_flat_refits} of {result.n_refits} refits find none); "
+                     "no effect is judged there yet.")
     for said, heading in ((VERDICTS[0], "Matters"), (VERDICTS[1], "Uncertain")):
         members = [i for i in result.ranking(order=1) if i.verdict == said]
-        if members:
-            lines.append(f"- **{heading} among {_md(best)}:** " + ", ".join(
+        if members and not result.signal_doubtful:
+            lines.append(f"- **{heading} {_md(where)}:** " + ", ".join(
                 f"{_md(i.params[0])} ({fmt_share(i.mean)})" for i in members) + ".")
     lines.append("- **You can stop tuning:** not judged here: that takes the analysis of "
                  "all trials beside the capped one (`shrink_to=\"auto\"`, or "

@@ -66,7 +66,8 @@ def plot_importance(
         Effects shown, most important on top; the title says so when there are more
         (``"Importance: top 8 of 21 effects"``).
     capped : FanovaResult, optional
-        A capped analysis (e.g. ``fanova(..., cap_quantile=0.25)``), drawn beside each bar.
+        A capped analysis (e.g. ``fanova(..., cap_quantile=0.25)``), drawn beside each bar;
+        where most of its refits find no signal, a line in the corner says so instead.
 
     Returns
     -------
@@ -93,6 +94,9 @@ def plot_importance(
         ax.barh(y + height, data.capped_mean, height=height, xerr=data.capped_std,
                 color="tab:orange", capsize=3, label=data.capped_label)
         ax.legend(fontsize="small", loc="lower right")
+    if data.note:  # a capped analysis without signal: said, not drawn
+        ax.text(0.99, 0.02, data.note, transform=ax.transAxes, ha="right", va="bottom",
+                fontsize="small", color="dimgray")
     ax.set_yticks(y + (height / 2 if data.capped_mean is not None else 0.0))
     ax.set_yticklabels([bounded(label) for label in data.labels])
     ax.invert_yaxis()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from .._shared import NO_CLEAR_SIGNAL
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..space import Categorical
 from ._common import axis_of
@@ -45,9 +46,15 @@ class ImportancePlotData:
     mean, std : ndarray of shape (n,)
     capped_mean, capped_std : ndarray of shape (n,) or None
         The same effects in a capped analysis (Sec. 3.3), side by side.
+        None also where a capped analysis was given but most of its refits find no
+        signal (:attr:`~hpinsight.results.FanovaResult.signal_doubtful`): its shares are
+        fractions of next to nothing, and ``note`` says so instead.
     capped_label : str
     n_effects : int
         Effects ranked, of which ``labels`` are the first (0: not known).
+    note : str
+        What the figure says in place of bars it does not draw ("" when it draws them
+        all).
     """
 
     labels: tuple[str, ...]
@@ -57,6 +64,7 @@ class ImportancePlotData:
     capped_std: NDArray[np.float64] | None
     capped_label: str
     n_effects: int = 0
+    note: str = ""
 
 
 def importance_plot_data(
@@ -70,7 +78,8 @@ def importance_plot_data(
     top : int, default=10
         How many effects, ranked by ``result``.
     capped : FanovaResult, optional
-        A capped analysis of the same space, shown beside each bar.
+        A capped analysis of the same space, shown beside each bar, unless most of its
+        refits find no signal (then ``note`` says so and no capped bar is drawn).
 
     Returns
     -------
@@ -82,16 +91,21 @@ def importance_plot_data(
     mean = np.array([imp.mean for imp in ranked])
     std = np.array([imp.std for imp in ranked])
     cmean = cstd = None
-    label = ""
+    label = note = ""
     if capped is not None:
-        pairs = [capped.importance(*imp.params) if len(imp.params) <= capped.max_order
-                 else None for imp in ranked]
-        cmean = np.array([np.nan if p is None else p.mean for p in pairs])
-        cstd = np.array([np.nan if p is None else p.std for p in pairs])
         label = (f"best {capped.cap_quantile:.0%} (capped)" if capped.cap_quantile is not None
                  else "capped")
+        if capped.signal_doubtful:  # shares of next to nothing: not drawn as if they were
+            note = (f"{label}: {NO_CLEAR_SIGNAL}\n({capped.n_flat_refits} of "
+                    f"{capped.n_refits} refits flat), not drawn")
+        else:
+            pairs = [capped.importance(*imp.params) if len(imp.params) <= capped.max_order
+                     else None for imp in ranked]
+            cmean = np.array([np.nan if p is None else p.mean for p in pairs])
+            cstd = np.array([np.nan if p is None else p.std for p in pairs])
     return ImportancePlotData(labels=labels, mean=mean, std=std, capped_mean=cmean,
-                              capped_std=cstd, capped_label=label, n_effects=len(ranking))
+                              capped_std=cstd, capped_label=label, n_effects=len(ranking),
+                              note=note)
 
 
 @dataclass(frozen=True, slots=True)
