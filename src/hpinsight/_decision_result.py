@@ -155,9 +155,12 @@ class ParameterDecision:
         "not_yet_safe"), and for "not_yet_safe" also ``"noise"`` (an effect the noise
         could hide would cost more than the margin), ``"disputed"`` (the model's two fits
         disagree about it), ``"missed"`` (the model's errors depend on it) or
-        ``"hidden"`` (its trials could hide an effect that matters); for a parameter
-        kept tuned by a capped analysis most of whose refits find no signal,
-        ``NO_SIGNAL_AMONG_BEST`` (an effect among the best is not ruled out).
+        ``"hidden"`` (its trials could hide an effect that matters); for
+        "not_yet_safe" and "unresolved" also ``NO_SIGNAL_AMONG_BEST``,
+        ``"no signal among the best"`` (kept tuned by a capped analysis most of whose
+        refits find no signal: an effect among the best is not ruled out). Where that
+        analysis has no signal, no other decision names one of its effects (``"x among
+        the best"``), except as ``"size"``.
     evidence_share : float
         That effect's share (NaN for ``"cost"`` and ``NO_SIGNAL_AMONG_BEST``).
     verdict : str
@@ -469,7 +472,8 @@ def member_note(d: ParameterDecision) -> str:
     """What the answer (the report's box, the dashboard's note) says beside a parameter's
     name: its share, or its value; plain text, escaped by whoever renders it."""
     if d.evidence == NO_SIGNAL_AMONG_BEST:
-        return f"({NO_CLEAR_SIGNAL} among the best)"
+        of = "" if d.objective is None else f" of {d.objective}"
+        return f"({NO_CLEAR_SIGNAL} among the best{of})"
     if d.state in ("matters", "small", "unresolved"):
         if d.evidence == "cost":
             return f"(fixing it costs {fmt_cost(d.cost)})"

@@ -240,18 +240,26 @@ def decide(
         if by_size is not None:
             strongest = by_size
             among_best = strongest is top.get(name)
+        # kept tuned only by a capped analysis without signal: its verdict there is
+        # uncertain because its refits are flat, not because of this parameter's trials,
+        # and its share there is a fraction of nothing
+        no_signal = top_doubtful and (
+            (state == "unresolved" and among_best)
+            or (state == "not_yet_safe" and bool(unseen)
+                and all(i is top.get(name) for i in unseen)))
+        if top_doubtful and among_best and by_size is None and not no_signal \
+                and not any(strongest is i for i in negligible):
+            # decided on other grounds: its effect over all trials is the one named, not
+            # a share among the best that is a fraction of nothing (one too small to
+            # matter stays named: its size in objective units is what the rule read)
+            strongest = max(over_all, key=lambda i: i.mean, default=None)
+            among_best = False
         evidence = ("cost" if state in ("small", "release") and not resolved
                     else "noise" if noisy
                     else "size" if by_size is not None
                     else "disputed" if state == "not_yet_safe" and name in disputed
                     else "missed" if state == "not_yet_safe" and name in missed
-                    # kept tuned only by a capped analysis without signal: its verdict
-                    # there is uncertain because its refits are flat, not because of this
-                    # parameter's trials, and its share there is a fraction of nothing
-                    else NO_SIGNAL_AMONG_BEST if top_doubtful and (
-                        (state == "unresolved" and among_best)
-                        or (state == "not_yet_safe" and unseen
-                            and all(i is top.get(name) for i in unseen)))
+                    else NO_SIGNAL_AMONG_BEST if no_signal
                     else "hidden" if state == "not_yet_safe" and unseen
                     else f"{name} among the best" if among_best
                     else " x ".join(strongest.params) if strongest is not None else name)
@@ -414,9 +422,9 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
     if d.evidence == NO_SIGNAL_AMONG_BEST:
         # kept tuned by a capped analysis whose refits are mostly flat: every verdict there
         # is uncertain, and its shares are fractions of next to nothing
-        return (f"Keep tuning for now: it explains {own}, but {top_label} most of the "
-                "model's refits find no signal, so an effect there is not ruled out; more "
-                "trials will tell.")
+        keep = "Keep tuning" if d.state == "unresolved" else "Keep tuning for now"
+        return (f"{keep}: it explains {own}, but {top_label} most of the model's refits "
+                "find no signal, so an effect there is not ruled out; more trials will tell.")
     where = "" if d.evidence_share == d.share else f" {top_label}"
     hidden = (f"it explains {fmt_share(d.evidence_share)} of the variation{where}, below the "
               f"{100 * NEGLIGIBLE_SHARE:g} % counted as an effect but more "

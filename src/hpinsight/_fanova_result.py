@@ -784,13 +784,13 @@ def among_best_label(capped: FanovaResult | None) -> str:
     """How every surface names where a capped analysis looks: "among the best 25 %"
     (its ``cap_quantile``), or "among the best trials" where it was capped at a value."""
     q = None if capped is None else capped.cap_quantile
-    return "among the best trials" if q is None else f"among the best {100 * q:.0f} %"
+    return "among the best trials" if q is None else f"among the best {100 * q:g} %"
 
 
 def other_history(result: FanovaResult, of: FanovaResult | TrialHistory) -> tuple[str, str] | None:
     """Whether ``result`` analyses another history than ``of`` (a history, or an analysis
-    of one): None when both have the same number of trials, parameters, objective and
-    direction; else each of the two described in words, to name both in an error."""
+    of one): None when both have the same number of trials, parameter names, objective
+    and direction; else each of the two described in words, to name both in an error."""
     def said(x: FanovaResult | TrialHistory) -> str:
         return (f"{x.n_trials} trials of {list(x.space.names)} ({x.direction} "
                 f"{x.objective_name!r})")

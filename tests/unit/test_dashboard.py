@@ -127,10 +127,33 @@ def test_a_capped_refit_gives_its_verdicts_among_the_best_and_decides_nothing(
     note = summary_note(doubtful, _snapshot(history, doubtful), None)
     lines = {m.group(1): m.group(2) for m in re.finditer(r"^- \*\*(.+?):\*\* (.*)$", note, re.M)}
     assert lines["Among the best 25 %"] == (
-        f"no clear signal ({shares.shape[0] // 2 + 1} of {shares.shape[0]} refits find none); "
+        f"no clear signal ({shares.shape[0] // 2 + 1} of {shares.shape[0]} refits find no signal); "
         "no effect is judged there yet.")
     assert not any(k.startswith(("Matters", "Uncertain")) for k in lines)
     assert lines["You can stop tuning"].startswith("not judged here")
+    # the snapshot beside it: the status line quotes no share, the stored summary and
+    # the snapshot's JSON carry the flag, and a pickled snapshot keeps it
+    import pickle
+
+    from hpinsight.integrations._live import compact_summary
+
+    snap = _snapshot(history, doubtful)
+    assert snap.doubtful
+    assert not _snapshot(history, capped).doubtful
+    assert not _snapshot(history, hp.fanova(history, seed=0)).doubtful
+    assert snap.ranking_line() == "no clear signal among the best (most refits find no signal)"
+    assert "%" not in snap.ranking_line()
+    assert compact_summary(snap)["no_clear_signal"] is True
+    assert "no_clear_signal" not in compact_summary(_snapshot(history, capped))
+    assert snap.to_dict()["doubtful"] is True
+    assert pickle.loads(pickle.dumps(snap)).doubtful
+    # and the figure beside the note draws no bars of its shares, and says why
+    fig = importance_figure(doubtful)
+    assert all(math.isnan(x) for x in fig.data[0].x)
+    assert [a.text for a in fig.layout.annotations] == [
+        f"best 25% (capped), no clear signal: not drawn<br>({shares.shape[0] // 2 + 1} of "
+        f"{shares.shape[0]} refits find no signal)"]
+    assert not importance_figure(capped).layout.annotations
 
 
 def test_a_capped_live_refit_publishes_its_note_among_the_best() -> None:
@@ -146,9 +169,10 @@ def test_a_capped_live_refit_publishes_its_note_among_the_best() -> None:
     assert latest is not None
     assert latest.cap_quantile == 0.5
     # 30 random trials: most refits of the best half find no signal here, and the note
-    # quotes no share of theirs; with a signal it would list x's
-    assert ("**Among the best 50 %:** no clear signal" in note) == latest.signal_doubtful
-    assert ("among the best 50 %:** x (" in note) == (not latest.signal_doubtful)
+    # quotes no share of theirs (with a signal it lists x's: the test above)
+    assert latest.signal_doubtful
+    assert "**Among the best 50 %:** no clear signal" in note
+    assert "among the best 50 %:** x (" not in note
     assert "**You can stop tuning:** not judged here" in note
     assert "30 trials analysed" in note
 

@@ -205,15 +205,31 @@ def test_a_parameter_kept_tuned_by_the_best_without_signal_says_so(analysis):
             assert "could hide" not in d.sentence
             assert member_note(d) == "(no clear signal among the best)"
             assert d.to_dict()["evidence_share"] is None
-        # no decision rests on a share among the best that is a fraction of nothing
-        assert all(d.evidence != f"{d.param} among the best" for d in out
-                   if d.tuned and d.state != "no_data")
-    # w, resolved but too small to matter at a margin of 0.01, is fixed with or without
-    # the doubt; at 1e-9 the doubtful effect among the best is what keeps it tuned
+    # w, resolved over all trials but too small to matter at a margin of 0.01, is fixed
+    # with or without the doubt; at 1e-9 its doubtful effect among the best, larger than
+    # its own, is what the decision names
     assert decide(result, capped=doubtful, risks=risks, values=values,
                   margin=0.01)["w"].state == "fix"
     w = decide(result, capped=doubtful, risks=risks, values=values, margin=1e-9)["w"]
     assert (w.state, w.evidence) == ("unresolved", NO_SIGNAL_AMONG_BEST)
+    assert w.sentence.startswith("Keep tuning: ")  # its state's action, "keep tuning"
+    # whatever else decides (here a cost above the margin, or a cost within it), no
+    # decision names an effect among the best that is a fraction of nothing, unless its
+    # size in objective units, too small to matter, is what the rule read
+    for mean, upper in ((0.0, 0.0), (0.005, 0.02), (0.05, 0.1)):
+        costs = {n: _risk(n, mean, upper) for n in result.space.names}
+        for margin in (0.01, 1e-9):
+            out = decide(result, capped=doubtful, risks=costs, values=values, margin=margin)
+            # 'rare' (not enough data) names its effect over all trials, not its
+            # larger share among the best (what it names where that analysis has a signal)
+            assert out["rare"].evidence == "rare"
+            assert decide(result, capped=capped, risks=costs, values=values,
+                          margin=margin)["rare"].evidence == "rare among the best"
+            for d in out:
+                if d.evidence == f"{d.param} among the best":
+                    assert d.negligible, (d.param, d.state, d.evidence)
+                    assert d.effect_sd <= 0.25 * margin
+                    assert "too small to matter" in d.sentence
 
 
 def test_a_held_parameter_is_fixed_or_released(analysis):

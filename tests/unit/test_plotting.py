@@ -175,13 +175,20 @@ def test_a_capped_analysis_without_signal_is_named_not_drawn(pair_result):
     data = importance_plot_data(result, top=4, capped=doubtful)
     assert data.capped_mean is None
     assert data.capped_std is None
-    assert data.note == (f"best 25% (capped): no clear signal\n({shares.shape[0] // 2 + 1} of "
-                         f"{shares.shape[0]} refits flat), not drawn")
+    assert data.note == (f"best 25% (capped), no clear signal: not drawn\n"
+                         f"({shares.shape[0] // 2 + 1} of {shares.shape[0]} refits find no signal)")
     assert importance_plot_data(result, top=4, capped=capped).note == ""
     ax = hp.plotting.plot_importance(result, top=4, capped=doubtful)
     bars = [c for c in ax.containers if isinstance(c, mpl.container.BarContainer)]
     assert len(bars) == 1  # all trials only
     assert data.note in [t.get_text() for t in ax.texts]
+    # drawn alone (a live capped refit), its own bars are not drawn either
+    alone = importance_plot_data(doubtful, top=4)
+    assert np.isnan(alone.mean).all()
+    assert np.isnan(alone.std).all()
+    assert alone.note == data.note
+    assert importance_plot_data(capped, top=4).note == ""
+    assert not np.isnan(importance_plot_data(capped, top=4).mean).any()
 
 
 def test_marginal_band_is_one_std_over_trees_and_marks_land_on_the_axis(pair_result):
@@ -256,3 +263,23 @@ def test_a_configuration_without_a_split_parameter_is_marked_but_not_routed(resu
     labels = [ln.get_label() for ln in ax.get_lines()]
     assert not any("incumbent's region" in lbl for lbl in labels)
     assert "incumbent" in labels
+
+
+def test_the_subspace_figure_draws_no_shares_among_the_best_without_signal():
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(60, seed=0)
+    sub = hp.suggest_subspace(hp.TrialHistory(space, configs, [(c["x"] - 0.3) ** 2 for c in configs]),
+                              seed=0)
+    assert not sub.decisions.top_doubtful
+    from hpinsight.plotting._importance_data import subspace_plot_data
+
+    seen = subspace_plot_data(sub)
+    assert seen.note == ""
+    assert np.isfinite(seen.importance).any()
+    doubtful = dataclasses.replace(sub, decisions=dataclasses.replace(sub.decisions, top_doubtful=True))
+    data = subspace_plot_data(doubtful)
+    assert np.isnan(data.importance).all()
+    assert data.note == "no clear signal among the best: not drawn"
+    np.testing.assert_array_equal(data.risk_mean, seen.risk_mean)  # costs stay
+    ax = doubtful.plot()
+    assert ax.get_xlabel().endswith("\nno clear signal among the best: not drawn")

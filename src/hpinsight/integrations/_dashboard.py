@@ -201,7 +201,7 @@ def _among_best_lines(result: FanovaResult) -> list[str]:
     lines = []
     if result.signal_doubtful:
         lines.append(f"- **{_md(where[0].upper() + where[1:])}:** {NO_CLEAR_SIGNAL} "
-                     f"({result.n_flat_refits} of {result.n_refits} refits find none); "
+                     f"({result.n_flat_refits} of {result.n_refits} refits find no signal); "
                      "no effect is judged there yet.")
     for said, heading in ((VERDICTS[0], "Matters"), (VERDICTS[1], "Uncertain")):
         members = [i for i in result.ranking(order=1) if i.verdict == said]

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from .._decision_result import fmt_share
+from .._shared import NO_CLEAR_SIGNAL
 from .._validation import check_choice, check_int, check_real, check_seed
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..surrogates import GP, Forest, as_surrogate, refuse_fitted
@@ -77,6 +78,11 @@ class ImportanceSnapshot:
         When the analysed value is reaching the Pareto front of a study of several
         objectives: how many analysed trials are on the front (``best_value`` is then 0,
         the share of trials dominating a trial on the front). None otherwise.
+    doubtful : bool
+        A capped refit (``cap_quantile``) most of whose hyperparameter refits find no
+        signal (:attr:`hpinsight.results.FanovaResult.signal_doubtful`): every verdict is
+        uncertain and the shares are fractions of next to nothing, so the status lines
+        quote none (the numbers stay in :meth:`to_dict`).
     """
 
     n_trials: int
@@ -89,6 +95,7 @@ class ImportanceSnapshot:
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     verdicts: Mapping[str, str] = field(default_factory=dict)
     front_size: int | None = None
+    doubtful: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "importances", MappingProxyType(dict(self.importances)))
@@ -101,7 +108,7 @@ class ImportanceSnapshot:
             type(self),
             (self.n_trials, self.last_trial, dict(self.importances), dict(self.stds),
              self.best_value, self.n_excluded, self.seconds, self.created, dict(self.verdicts),
-             self.front_size),
+             self.front_size, self.doubtful),
         )
 
     def best_text(self) -> str:
@@ -118,7 +125,10 @@ class ImportanceSnapshot:
         """``"lr 61.0 % ± 5.0 %, optimizer 20.0 % ± 4.0 % (uncertain), seed 0.0012 % ±
         0.0010 % (nothing), ..."`` for the ``top`` parameters, each share written as the
         report writes it (:func:`hpinsight._decisions.fmt_share`); effects
-        indistinguishable from nothing say so."""
+        indistinguishable from nothing say so. A doubtful capped refit (``doubtful``)
+        gives ``"no clear signal among the best (most refits find no signal)"``."""
+        if self.doubtful:
+            return f"{NO_CLEAR_SIGNAL} among the best (most refits find no signal)"
         items = list(self.importances.items())
         marks = {"uncertain": " (uncertain)", "indistinguishable from nothing": " (nothing)"}
         shown = ", ".join(f"{n} {fmt_share(m)} ± {fmt_share(self.stds[n])}"
@@ -139,6 +149,7 @@ class ImportanceSnapshot:
             "created": self.created,
             "verdicts": dict(self.verdicts),
             "front_size": self.front_size,
+            "doubtful": self.doubtful,
         }
 
 
@@ -151,7 +162,8 @@ def compact_summary(
     Importances are rounded to 3 decimals as ``[mean, std]``. ``decisions`` (parameter
     to its decision's state, one of :data:`hpinsight._decision_result.STATES`, taken on the
     first ``decided_after`` trials) are shown under ``"decisions"``. The least important
-    parameters are dropped from both (and counted in ``"more"``) if needed.
+    parameters are dropped from both (and counted in ``"more"``) if needed. A doubtful
+    capped refit (:attr:`ImportanceSnapshot.doubtful`) says so under ``"no_clear_signal"``.
     """
     imp = {n: [round(m, 3), round(snapshot.stds[n], 3)] for n, m in snapshot.importances.items()}
     out: dict[str, Any] = {
@@ -160,6 +172,7 @@ def compact_summary(
         "best": float(f"{snapshot.best_value:.6g}"),
         **({} if snapshot.front_size is None else {"front_size": snapshot.front_size}),
         "updated": snapshot.created,
+        **({"no_clear_signal": True} if snapshot.doubtful else {}),
         "importance": imp,
     }
     states = None
@@ -308,6 +321,7 @@ class LiveFanova:
             n_excluded=history.n_excluded,
             seconds=time.perf_counter() - started,
             front_size=int(np.count_nonzero(history.y == 0.0)) if history.is_front else None,
+            doubtful=result.cap_value is not None and result.signal_doubtful,
         )
         return result, snapshot
 

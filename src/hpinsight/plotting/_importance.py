@@ -326,5 +326,7 @@ def plot_subspace(result: SubspaceResult, *, ax: Any = None) -> Any:
     cost.set_xlabel("cost of fixing (objective units)")
     ax.invert_yaxis()  # shared with the twin: kept parameters on top
     ax.legend(handles=[bars, risk, margin], fontsize="small", loc="lower right")
+    if data.note:  # the analysis among the best without signal: said, not drawn
+        ax.set_xlabel(f"{ax.get_xlabel()}\n{data.note}")
     set_title(ax, "Which parameters to keep tuning", pad=28)
     return ax

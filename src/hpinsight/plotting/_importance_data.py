@@ -79,7 +79,9 @@ def importance_plot_data(
         How many effects, ranked by ``result``.
     capped : FanovaResult, optional
         A capped analysis of the same space, shown beside each bar, unless most of its
-        refits find no signal (then ``note`` says so and no capped bar is drawn).
+        refits find no signal (then ``note`` says so and no capped bar is drawn; the same
+        for ``result`` itself when it is such a capped analysis: its ``mean`` and ``std``
+        are NaN).
 
     Returns
     -------
@@ -92,12 +94,16 @@ def importance_plot_data(
     std = np.array([imp.std for imp in ranked])
     cmean = cstd = None
     label = note = ""
+    if result.cap_value is not None and result.signal_doubtful:
+        # a capped analysis without signal, drawn alone (a live capped refit): its shares
+        # are fractions of next to nothing, as the report's best-25 % column says
+        mean = np.full(len(ranked), np.nan)
+        std = np.full(len(ranked), np.nan)
+        note = _not_drawn(_capped_label(result), result)
     if capped is not None:
-        label = (f"best {capped.cap_quantile:.0%} (capped)" if capped.cap_quantile is not None
-                 else "capped")
+        label = _capped_label(capped)
         if capped.signal_doubtful:  # shares of next to nothing: not drawn as if they were
-            note = (f"{label}: {NO_CLEAR_SIGNAL}\n({capped.n_flat_refits} of "
-                    f"{capped.n_refits} refits flat), not drawn")
+            note = _not_drawn(label, capped)
         else:
             pairs = [capped.importance(*imp.params) if len(imp.params) <= capped.max_order
                      else None for imp in ranked]
@@ -106,6 +112,17 @@ def importance_plot_data(
     return ImportancePlotData(labels=labels, mean=mean, std=std, capped_mean=cmean,
                               capped_std=cstd, capped_label=label, n_effects=len(ranking),
                               note=note)
+
+
+def _capped_label(capped: FanovaResult) -> str:
+    return (f"best {capped.cap_quantile:.0%} (capped)" if capped.cap_quantile is not None
+            else "capped")
+
+
+def _not_drawn(label: str, capped: FanovaResult) -> str:
+    """Why a capped analysis's bars are not drawn, in two lines that fit a figure."""
+    return (f"{label}, {NO_CLEAR_SIGNAL}: not drawn\n({capped.n_flat_refits} of "
+            f"{capped.n_refits} refits find no signal)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +342,10 @@ class SubspacePlotData:
         (:class:`SurrogateRisk`); NaN where not assessed.
     margin : float
         The risk margin, objective units.
+    note : str
+        Why the importance bars are not drawn ("" when they are): most refits of the
+        analysis among the best find no signal (:attr:`DecisionResult.top_doubtful`),
+        and ``importance`` is NaN.
     """
 
     params: tuple[str, ...]
@@ -335,6 +356,7 @@ class SubspacePlotData:
     risk_mean: NDArray[np.float64]
     risk_std: NDArray[np.float64]
     margin: float
+    note: str = ""
 
 
 def subspace_plot_data(result: SubspaceResult) -> SubspacePlotData:
@@ -352,16 +374,19 @@ def subspace_plot_data(result: SubspaceResult) -> SubspacePlotData:
     importance = result.importance_top
     label = f"importance among the best {100 * result.top_quantile:.0f} % of trials"
     risks = [result.risks.get(n) for n in params]
+    doubtful = result.decisions.top_doubtful  # shares of next to nothing: not drawn
     return SubspacePlotData(
         params=params,
         labels=tuple(f"{n}  (keep)" if n in result.keep else f"{n}  (fix at {_short(result.fixed[n])})"
                      for n in params),
         keep=np.array([n in result.keep for n in params], dtype=bool),
-        importance=np.array([importance.get(n, np.nan) for n in params], dtype=np.float64),
+        importance=np.array([np.nan if doubtful else importance.get(n, np.nan)
+                             for n in params], dtype=np.float64),
         importance_label=label,
         risk_mean=np.array([np.nan if r is None else r.mean for r in risks], dtype=np.float64),
         risk_std=np.array([np.nan if r is None else r.std for r in risks], dtype=np.float64),
         margin=float(result.margin),
+        note=f"{NO_CLEAR_SIGNAL} among the best: not drawn" if doubtful else "",
     )
 
 

@@ -78,7 +78,7 @@ def plotly_importance(data: ImportancePlotData, *, title: str, spread: str = "dr
         yaxis={"autorange": "reversed", "automargin": True},
     )
     if data.note:  # a capped analysis without signal: said, not drawn
-        fig.add_annotation(text=data.note, xref="paper", yref="paper", x=1.0, y=0.0,
+        fig.add_annotation(text=data.note.replace("\n", "<br>"), xref="paper", yref="paper", x=1.0, y=0.0,
                            xanchor="right", yanchor="bottom", showarrow=False,
                            font={"size": 11, "color": "#666666"})
     return fig
