@@ -203,11 +203,12 @@ def _among_best_lines(result: FanovaResult) -> list[str]:
         lines.append(f"- **{_md(where[0].upper() + where[1:])}:** {NO_CLEAR_SIGNAL} "
                      f"({result.n_flat_refits} of {result.n_refits} refits find no signal); "
                      "no effect is judged there yet.")
-    for said, heading in ((VERDICTS[0], "Matters"), (VERDICTS[1], "Uncertain")):
-        members = [i for i in result.ranking(order=1) if i.verdict == said]
-        if members and not result.signal_doubtful:
-            lines.append(f"- **{heading} {_md(where)}:** " + ", ".join(
-                f"{_md(i.params[0])} ({fmt_share(i.mean)})" for i in members) + ".")
+    else:
+        for said, heading in ((VERDICTS[0], "Matters"), (VERDICTS[1], "Uncertain")):
+            members = [i for i in result.ranking(order=1) if i.verdict == said]
+            if members:
+                lines.append(f"- **{heading} {_md(where)}:** " + ", ".join(
+                    f"{_md(i.params[0])} ({fmt_share(i.mean)})" for i in members) + ".")
     lines.append("- **You can stop tuning:** not judged here: that takes the analysis of "
                  "all trials beside the capped one (`shrink_to=\"auto\"`, or "
                  "`hpinsight report`).")
