@@ -12,7 +12,7 @@ Prints one JSON document to stdout; progress goes to stderr.
 
     python benchmarks/bench_scale.py                                   # ours only
     python benchmarks/bench_scale.py --cells main_1k_x8,main_1k_x10,noisy_200_x40,main_10k_x30 \
-        --tools hp_gp,hp_forest --peers ped_anova --markdown            # the default / PED-ANOVA
+        --tools hp_gp,hp_evaluator,hp_forest --peers ped_anova --markdown   # the default / PED-ANOVA
     python benchmarks/bench_scale.py --cells main_200_x20,noisy_200_x40 --tools hp_gp,hp_subspace --markdown
     python benchmarks/bench_scale.py --cells demo_150,report_50_x200 --tools hp_gp,hp_report \
         --peers ped_anova --markdown                                    # the reports' targets
@@ -68,11 +68,14 @@ PED_TARGET = {"main_1k_x8": 10.0, "main_1k_x10": 10.0, "noisy_200_x40": 10.0, "m
 #: timed warm (imports and first-call set-up are not the analysis; PED-ANOVA's first
 #: call costs about 0.18 s of them, more than ten of its analyses at 1,000 x 8).
 WARM_UP_TRIALS = 50
-OURS = ("hp_gp", "hp_forest", "hp_forest_one_core", "hp_subspace", "hp_report")
+OURS = ("hp_gp", "hp_forest", "hp_forest_one_core", "hp_subspace", "hp_report", "hp_evaluator")
 PEERS = ("optuna_fanova", "fast_fanova", "ped_anova", "automl_fanova")
-MAIN_ONLY = {"optuna_fanova", "fast_fanova", "ped_anova"}  # these peers give main effects only
+#: these give main effects only (Optuna's evaluator interface)
+MAIN_ONLY = {"optuna_fanova", "fast_fanova", "ped_anova", "hp_evaluator"}
 TOOL_TEXT = {
     "hp_gp": "hpinsight, default (Gaussian process, 16 draws, with verdicts)",
+    "hp_evaluator": "hpinsight's Optuna evaluator, default model, through "
+                    "optuna.importance.get_param_importances as the Optuna peers are timed",
     "hp_forest": "hpinsight, surrogate=hp.Forest(n_jobs=-1) (64 trees)",
     "hp_forest_one_core": "hpinsight, surrogate=hp.Forest() (64 trees, one core)",
     "hp_subspace": "hpinsight.suggest_subspace, default model: what a shrink decision costs "
@@ -176,7 +179,7 @@ def _run_child(cell: str, tool: str, limit: float) -> dict[str, Any]:
         return {"seconds": seconds, "analysis_s": t1 - t0, "page_s": seconds - (t1 - t0),
                 "peak_rss_mib": _peak_mib(), "peak_rss_before_mib": rss_before,
                 "top3": [[[n], 1.0] for n in rep.top], "n_effects": len(history.space)}
-    if tool.startswith("hp_"):
+    if tool in ("hp_gp", "hp_forest", "hp_forest_one_core"):
         kwargs: dict[str, Any] = {"max_order": order, "seed": 0}
         if tool != "hp_gp":
             kwargs.update(surrogate=hp.Forest(n_jobs=-1 if tool == "hp_forest" else None))
@@ -201,8 +204,12 @@ def _run_child(cell: str, tool: str, limit: float) -> dict[str, Any]:
         return study
 
     study = demo if demo is not None else study_of(space, frame, y)
-    if tool == "optuna_fanova":
-        evaluator: Any = optuna.importance.FanovaImportanceEvaluator(seed=0)
+    if tool == "hp_evaluator":
+        from hpinsight.integrations.optuna import FanovaImportanceEvaluator as Ours
+
+        evaluator: Any = Ours(seed=0)
+    elif tool == "optuna_fanova":
+        evaluator = optuna.importance.FanovaImportanceEvaluator(seed=0)
     elif tool == "fast_fanova":
         from optuna_fast_fanova import FanovaImportanceEvaluator
 
@@ -275,7 +282,9 @@ def table(results: dict[str, dict[str, dict[str, Any]]], tools: list[str]) -> st
     """Markdown: one row per cell, seconds per tool, and each peer's time as a multiple
     of the default's."""
     with_ped = any(by.get("ped_anova", {}).get("status") == "ok" for by in results.values())
-    extra = ["default / PED-ANOVA"] if with_ped else []
+    with_evaluator = with_ped and "hp_evaluator" in tools
+    extra = (["default / PED-ANOVA"] if with_ped else []) + (
+        ["evaluator / PED-ANOVA"] if with_evaluator else [])
     lines = ["| cell | target | " + " | ".join(tools + extra) + " |",
              "|---" * (len(tools) + len(extra) + 2) + "|"]
     for cell, by_tool in results.items():
@@ -303,9 +312,11 @@ def table(results: dict[str, dict[str, dict[str, Any]]], tools: list[str]) -> st
                     ratio = r["seconds"] / ref
                     text += f" ({ratio:.0f}x)" if ratio >= 10 else f" ({ratio:.2g}x)"
                 cells.append(text)
-        if with_ped:
-            ok = ped.get("status") == "ok" and ref
-            cells.append(f"**{ref / ped['seconds']:.0f}x**" if ok else "-")
+        for mine, shown in ((ref, with_ped),
+                            (by_tool.get("hp_evaluator", {}).get("seconds"), with_evaluator)):
+            if shown:
+                ok = ped.get("status") == "ok" and mine
+                cells.append(f"**{mine / ped['seconds']:.0f}x**" if ok else "-")
         what = ("main effects" if order == 1 else "all pairs") + (", noisy" if cell in NOISE else "")
         goals = ([] if target != target else [f"< {target:.0f} s"])  # NaN: relative only
         goals += [f"< {MEMORY_TARGET_MIB[cell] / 1024:.0f} GB"] if cell in MEMORY_TARGET_MIB else []

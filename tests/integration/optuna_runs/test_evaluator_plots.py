@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import matplotlib
@@ -9,6 +10,8 @@ import numpy as np
 import optuna
 import pytest
 
+import hpinsight as hp
+import hpinsight.surrogates._models as models
 from hpinsight.integrations.optuna import FanovaImportanceEvaluator
 
 matplotlib.use("Agg")
@@ -46,6 +49,49 @@ def test_ranking_and_last_result(study: optuna.Study) -> None:
     assert FanovaImportanceEvaluator(seed=0).evaluate(study) == FanovaImportanceEvaluator(
         seed=0
     ).evaluate(study)
+
+
+@pytest.mark.parametrize(("max_order", "cap"), [(1, None), (2, 0.25)])
+def test_importances_are_the_full_analysis_means_to_the_bit(study: optuna.Study, max_order: int,
+                                                            cap: float | None) -> None:
+    # evaluate() skips the shadows and refits; what it returns must still be the means of
+    # the full analysis, and last_result that analysis, verdicts and all
+    ev = FanovaImportanceEvaluator(seed=3, max_order=max_order, cap_quantile=cap)
+    got = ev.evaluate(study)
+    full = hp.fanova(hp.adapters.from_optuna(study), seed=3, max_order=max_order, cap_quantile=cap)
+    assert got == {name: max(0.0, full.importance(name).mean) for name in got}
+    assert list(got) == sorted(got, key=lambda name: -got[name])
+    assert ev.last_result is not None
+    assert json.dumps(ev.last_result.to_dict()) == json.dumps(full.to_dict())
+    assert {i.verdict for i in ev.last_result.ranking()} >= {"resolved"}
+
+
+def test_last_result_fits_the_full_model_once_on_the_trials_evaluate_saw(
+        study: optuna.Study, monkeypatch: pytest.MonkeyPatch) -> None:
+    fits: list[tuple[bool, int]] = []
+    real = models.fit_gp
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        fits.append((kwargs["shadows"], kwargs["refits"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(models, "fit_gp", spy)
+    grown = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1))
+    grown.add_trials(study.trials[:80])
+    ev = FanovaImportanceEvaluator(seed=0)
+    ev.evaluate(grown)
+    assert fits == [(False, 0)]  # the importances alone: no shadows, no refits
+    grown.optimize(_objective, n_trials=5)  # trials the call did not see
+    result = ev.last_result
+    assert result is not None
+    assert result.n_trials == 80
+    assert fits == [(False, 0), (True, hp.GP().refits)]  # the full model, when first read
+    assert ev.last_result is result  # and kept
+    assert len(fits) == 2
+    quick = FanovaImportanceEvaluator(seed=0, surrogate=hp.GP(shadows=False, refits=0))
+    quick.evaluate(grown)
+    assert quick.last_result is not None
+    assert len(fits) == 3  # nothing skipped: one fit
 
 
 def test_maximize_study_matches_its_negated_minimize_twin(study: optuna.Study) -> None:
