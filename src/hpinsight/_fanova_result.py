@@ -411,6 +411,7 @@ class FanovaResult:
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
     _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
     _n_flat_refits: int = field(init=False, repr=False, compare=False)
+    _summaries: tuple[Importance, ...] | None = field(init=False, repr=False, compare=False)
     _ranked: tuple[Importance, ...] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -423,7 +424,10 @@ class FanovaResult:
         shares = self.refit_fractions
         flat = 0 if shares is None or not shares.shape[1] else int(np.isnan(shares).all(axis=1).sum())
         object.__setattr__(self, "_n_flat_refits", flat)
-        object.__setattr__(self, "_ranked", None)  # ranking(), summarized once when asked
+        # every effect summarized once, when first asked for all (ranking()): the
+        # summaries in the order of `subsets`, and sorted
+        object.__setattr__(self, "_summaries", None)
+        object.__setattr__(self, "_ranked", None)
 
     # -- summaries ----------------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
@@ -573,10 +577,9 @@ class FanovaResult:
                 f"this result has max_order={self.max_order}. Call fanova(..., max_order={len(names)})."
             )
         i = self._index[key]
-        ordered = self.subsets[i]
-        if self._ranked is not None:  # summarized already (ranking()): the same object
-            return next(imp for imp in self._ranked if imp.params == ordered)
-        return self._summarize(ordered, self.fractions[:, i], self._refits(i), self._regrown(i))
+        if self._summaries is not None:  # summarized already (ranking()): the same object
+            return self._summaries[i]
+        return self._summarize(self.subsets[i], self.fractions[:, i], self._refits(i), self._regrown(i))
 
     def ranking(self, order: int | None = None) -> tuple[Importance, ...]:
         """Effects sorted by mean fraction, largest first.
@@ -588,9 +591,10 @@ class FanovaResult:
         """
         ranked = self._ranked
         if ranked is None:  # the result is immutable: its effects are summarized once
-            ranked = tuple(sorted(
-                (self._summarize(s, self._fractions[:, i], self._refits(i), self._regrown(i))
-                 for i, s in enumerate(self.subsets)), key=lambda imp: (-imp.mean, imp.params)))
+            summaries = tuple(self._summarize(s, self._fractions[:, i], self._refits(i), self._regrown(i))
+                              for i, s in enumerate(self.subsets))
+            ranked = tuple(sorted(summaries, key=lambda imp: (-imp.mean, imp.params)))
+            object.__setattr__(self, "_summaries", summaries)
             object.__setattr__(self, "_ranked", ranked)
         return ranked if order is None else tuple(i for i in ranked if len(i.params) == order)
 
