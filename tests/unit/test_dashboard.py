@@ -151,7 +151,7 @@ def test_a_capped_refit_gives_its_verdicts_among_the_best_and_decides_nothing(
     fig = importance_figure(doubtful)
     assert all(math.isnan(x) for x in fig.data[0].x)
     assert [a.text for a in fig.layout.annotations] == [
-        f"best 25% (capped), no clear signal: not drawn<br>({shares.shape[0] // 2 + 1} of "
+        f"among the best 25 %, no clear signal: not drawn<br>({shares.shape[0] // 2 + 1} of "
         f"{shares.shape[0]} refits find no signal)"]
     assert not importance_figure(capped).layout.annotations
 

@@ -148,7 +148,7 @@ def test_importance_bars_carry_the_ranking_with_whiskers_and_the_capped_twin(pai
     np.testing.assert_allclose(data.mean, [i.mean for i in ranked])
     np.testing.assert_allclose(data.capped_mean, [capped.importance(*i.params).mean
                                                   for i in ranked])
-    assert data.capped_label == "best 25% (capped)"
+    assert data.capped_label == "among the best 25 %"
     ax = hp.plotting.plot_importance(result, top=4, capped=capped)
     bars = [c for c in ax.containers if isinstance(c, mpl.container.BarContainer)]
     assert len(bars) == 2  # all trials, and the capped analysis beside it
@@ -175,7 +175,7 @@ def test_a_capped_analysis_without_signal_is_named_not_drawn(pair_result):
     data = importance_plot_data(result, top=4, capped=doubtful)
     assert data.capped_mean is None
     assert data.capped_std is None
-    assert data.note == (f"best 25% (capped), no clear signal: not drawn\n"
+    assert data.note == (f"among the best 25 %, no clear signal: not drawn\n"
                          f"({shares.shape[0] // 2 + 1} of {shares.shape[0]} refits find no signal)")
     assert importance_plot_data(result, top=4, capped=capped).note == ""
     ax = hp.plotting.plot_importance(result, top=4, capped=doubtful)

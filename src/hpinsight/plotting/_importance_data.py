@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from .._fanova_result import among_best_label
 from .._shared import NO_CLEAR_SIGNAL
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..space import Categorical
@@ -99,9 +100,9 @@ def importance_plot_data(
         # are fractions of next to nothing, as the report's best-25 % column says
         mean = np.full(len(ranked), np.nan)
         std = np.full(len(ranked), np.nan)
-        note = _not_drawn(_capped_label(result), result)
+        note = _not_drawn(among_best_label(result), result)
     if capped is not None:
-        label = _capped_label(capped)
+        label = among_best_label(capped)
         if capped.signal_doubtful:  # shares of next to nothing: not drawn as if they were
             note = _not_drawn(label, capped)
         else:
@@ -112,11 +113,6 @@ def importance_plot_data(
     return ImportancePlotData(labels=labels, mean=mean, std=std, capped_mean=cmean,
                               capped_std=cstd, capped_label=label, n_effects=len(ranking),
                               note=note)
-
-
-def _capped_label(capped: FanovaResult) -> str:
-    return (f"best {capped.cap_quantile:.0%} (capped)" if capped.cap_quantile is not None
-            else "capped")
 
 
 def _not_drawn(label: str, capped: FanovaResult) -> str:
