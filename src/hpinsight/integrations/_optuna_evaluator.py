@@ -16,7 +16,7 @@ Differences from ``optuna.importance.FanovaImportanceEvaluator``:
   interactions, marginals, verdicts) stays available as :attr:`last_result`;
 * ``evaluate`` fits the Gaussian process without its shadows and refits: they change
   only the verdicts and the spreads, never a mean, so the importances it returns are
-  the full analysis's to the bit, at a quarter to a seventh of its time
+  the full analysis's to the bit, three to seven times sooner
   (``benchmarks/bench_scale.py``, ``hp_evaluator``). :attr:`last_result` fits the full
   model when it is first read, on the trials that call saw.
 """
@@ -70,8 +70,8 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
 
     The importances are the means of ``hpinsight.fanova`` with the same model and seed,
     bit for bit. To return them, :meth:`evaluate` fits the Gaussian process without the
-    shadows and refits that only the verdicts and the spreads read (a quarter to a
-    seventh of the time); :attr:`last_result`, the full analysis with its verdicts, is
+    shadows and refits that only the verdicts and the spreads read (three to seven
+    times sooner); :attr:`last_result`, the full analysis with its verdicts, is
     fitted when it is first read.
 
     Parameters
