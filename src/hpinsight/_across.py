@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import logging
 import math
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -42,14 +41,13 @@ import numpy as np
 
 from ._defaults import DefaultValues, _as_studies, default_values
 from ._execution import progress_bar, run_jobs
-from ._fanova import fanova
+from ._fanova import fanova_quietly
 from ._fanova_result import FanovaResult
 from ._history import TrialHistory
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, join_items, json_array, json_value, readonly
 from ._validation import check_int, check_seed
 from .exceptions import (
-    ConstantObjectiveWarning,
     HPInsightError,
     InvalidArgumentTypeError,
     InvalidDataError,
@@ -511,9 +509,7 @@ def _study_fanova(history: TrialHistory, surrogate: GP | Forest,
                   seed: int | None) -> FanovaResult:
     """One study's main effects (a job: runs here or on a Dask worker). A constant
     objective is reported by the result's notes, not by a warning lost on a worker."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConstantObjectiveWarning)
-        return fanova(history, surrogate=surrogate, seed=seed, max_order=1)
+    return fanova_quietly(history, surrogate=surrogate, seed=seed, max_order=1)
 
 
 def _study_names(given: Any) -> list[str]:

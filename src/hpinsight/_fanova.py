@@ -200,6 +200,14 @@ def fanova(
     return result
 
 
+def fanova_quietly(history: TrialHistory, **options: Any) -> FanovaResult:
+    """``fanova(history, **options)`` for callers that report a constant objective their
+    own way (the result's notes, zeros): without the :class:`ConstantObjectiveWarning`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConstantObjectiveWarning)
+        return fanova(history, **options)
+
+
 def _hidden_shares(model: FittedForest | FittedGP,
                    draw_var: NDArray[np.float64]) -> NDArray[np.float64] | None:
     """Per parameter, the share an effect of it could hold that the trials cannot rule

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import optuna
 from optuna.importance import BaseImportanceEvaluator
 
-from .._fanova import fanova
+from .._fanova import fanova_quietly
 from .._validation import (
     MODEL_KEYWORDS,
     check_int,
@@ -43,7 +43,6 @@ from .._validation import (
 )
 from ..adapters import from_optuna
 from ..exceptions import (
-    ConstantObjectiveWarning,
     ExcludedTrialsWarning,
     InvalidArgumentError,
     InvalidArgumentTypeError,
@@ -155,12 +154,18 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
         """The full analysis of the trials the last :meth:`evaluate` that fit a model saw
         (None before one): ``hpinsight.fanova`` with this evaluator's model, seed and
         options, verdicts and spreads included. Fitted when first read after that call
-        (the call itself skips what only the verdicts need), then kept."""
+        (the call itself skips what only the verdicts need), then kept. The fit holds no
+        lock: an :meth:`evaluate` in another thread meanwhile is not kept waiting (the
+        read then returns the analysis it began, and keeps it only if no newer call came)."""
         with self._lock:
-            if self._pending is not None:
-                history, options = self._pending
-                self._last, self._pending = _analysis(history, options), None
-            return self._last
+            pending, last = self._pending, self._last
+        if pending is None:
+            return last
+        result = _analysis(*pending)
+        with self._lock:
+            if self._pending is pending:
+                self._last, self._pending = result, None
+        return result
 
     def evaluate(
         self,
@@ -261,6 +266,4 @@ def _means_only(model: GP | Forest) -> GP | Forest:
 
 def _analysis(history: TrialHistory, options: dict[str, Any]) -> FanovaResult:
     """``fanova(history, **options)``; a constant objective is answered with zeros, not warned."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConstantObjectiveWarning)
-        return fanova(history, **options)
+    return fanova_quietly(history, **options)

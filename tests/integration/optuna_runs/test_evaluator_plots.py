@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import matplotlib
@@ -92,6 +93,36 @@ def test_last_result_fits_the_full_model_once_on_the_trials_evaluate_saw(
     quick.evaluate(grown)
     assert quick.last_result is not None
     assert len(fits) == 3  # nothing skipped: one fit
+
+
+def test_evaluate_is_not_kept_waiting_while_last_result_fits(
+        study: optuna.Study, monkeypatch: pytest.MonkeyPatch) -> None:
+    grown = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1))
+    grown.add_trials(study.trials[:80])
+    ev = FanovaImportanceEvaluator(seed=0)
+    ev.evaluate(grown)
+    grown.add_trials(study.trials[80:90])
+    real = models.fit_gp
+    newer: list[dict[str, float]] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        if kwargs["shadows"] and not newer:  # the read's full fit has begun: a newer call now
+            caller = threading.Thread(target=lambda: newer.append(ev.evaluate(grown)))
+            caller.start()
+            caller.join(timeout=120)  # bounds a deadlock; finishing sooner is the pass
+            assert not caller.is_alive(), "evaluate waited for last_result's fit"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(models, "fit_gp", spy)
+    began = ev.last_result  # the analysis it began: the 80 trials the first call saw
+    assert began is not None
+    assert began.n_trials == 80
+    assert len(newer) == 1
+    assert set(newer[0]) == {"a", "b", "kind", "c"}
+    latest = ev.last_result  # not kept: the newer call's 90 trials are fitted now
+    assert latest is not None
+    assert latest.n_trials == 90
+    assert ev.last_result is latest
 
 
 def test_maximize_study_matches_its_negated_minimize_twin(study: optuna.Study) -> None:
