@@ -64,13 +64,12 @@ def ground(d: Any, margin: float) -> str:
         return "fixed" if d.state == "fix" else "kept"
     if d.state == "no_data":
         return "not enough data"
+    if d.evidence == NO_SIGNAL_AMONG_BEST:  # "unresolved" or "not_yet_safe"
+        return "no signal among the best"
     if d.state == "unresolved":
-        return "no signal among the best" if d.evidence == NO_SIGNAL_AMONG_BEST \
-            else "uncertain effect"
+        return "uncertain effect"
     if d.state in ("small", "matters"):
         return "resolved effect" if d.evidence != "cost" else "cost quantile"
-    if d.evidence == NO_SIGNAL_AMONG_BEST:
-        return "no signal among the best"
     if d.evidence in ("size", "hidden", "noise", "disputed", "missed"):
         return str(d.evidence)
     if math.isfinite(d.cost_upper) and d.cost_upper > margin:
