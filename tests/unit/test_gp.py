@@ -826,7 +826,7 @@ def test_likelihood_gradient_matches_finite_differences() -> None:
     prior = 0.5 * float((theta[:4] ** 2).sum()) / 1.5**2
     assert full == pytest.approx(-multivariate_normal(np.zeros(len(y)), K).logpdf(y) + prior, rel=1e-10)
     Kt, Ku = lik.kernels(np.exp(theta[:4]))
-    value, grad3 = variance_nll(theta[4:], Kt, Ku, lik.mask / lik.n_additive, y, lik.pairs)
+    value, grad3 = variance_nll(theta[4:], Kt, Ku, lik.mask / lik.n_additive, y, lik.below)
     assert value == pytest.approx(full - 0.5 * float((theta[:4] ** 2).sum()) / 1.5**2, rel=1e-12)
     np.testing.assert_allclose(grad3, grad[4:], rtol=1e-10)
 
@@ -979,6 +979,68 @@ def _sine_fit(n: int = 80):
     U = scale_columns(cols, X)
     units = unit_members(len(cols), ())
     return cols, units, U, ys, fit_hyperparameters(cols, U, ys, units)
+
+
+def test_the_second_starting_point_in_another_thread_gives_the_same_fit() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from hpinsight.surrogates.gp._likelihood import fit_hyperparameters_and_raw
+
+    cols, units, U, ys, _ = _sine_fit()
+    alone = fit_hyperparameters_and_raw(cols, U, ys, units)
+    submitted = []
+
+    class Pool(ThreadPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+            submitted.append(args[0])
+            return super().submit(fn, *args, **kwargs)
+
+    with Pool(max_workers=1) as pool:
+        threaded = fit_hyperparameters_and_raw(cols, U, ys, units, pool=pool)
+    assert len(submitted) == 1  # the second start ran in the pool
+    np.testing.assert_array_equal(threaded[0], alone[0])
+    np.testing.assert_array_equal(threaded[1], alone[1])
+
+
+@pytest.mark.parametrize("schedule", ["all here", "all in the second thread"])
+def test_the_fits_shared_between_two_threads_do_not_depend_on_who_runs_them(monkeypatch, schedule) -> None:
+    from concurrent.futures import Future
+
+    import hpinsight.surrogates.gp._fit as fit_module
+
+    space = hp.SearchSpace([hp.Float(f"x{j}", 0.0, 1.0) for j in range(4)])
+    X = space.encode(space.sample(60, seed=2))
+    y = np.sin(6 * X[:, 0]) + X[:, 1] + np.random.default_rng(0).normal(0.0, 0.1, 60)
+    shared = fit_module.fit_gp(space, X, y, n_draws=4, seed=7, shadows=True, refits=6)
+
+    class Pool:
+        """Runs nothing (this thread takes every fit) or runs each fit when given."""
+        def __init__(self, max_workers: int) -> None:
+            self.ran = 0
+
+        def __enter__(self) -> Pool:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+        def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+            future: Future = Future()
+            if schedule == "all in the second thread":
+                future.set_result(fn(*args, **kwargs))
+            return future
+
+        def map(self, fn, items):  # type: ignore[no-untyped-def]
+            return map(fn, items)
+
+    monkeypatch.setattr(fit_module, "ThreadPoolExecutor", Pool)
+    alone = fit_module.fit_gp(space, X, y, n_draws=4, seed=7, shadows=True, refits=6)
+    assert alone.shadow_fractions == shared.shadow_fractions
+    assert len(alone.refits) == len(shared.refits) >= 4
+    for a, b in zip(alone.refits, shared.refits, strict=True):
+        np.testing.assert_array_equal(a.length_scales, b.length_scales)
+    np.testing.assert_array_equal(alone.length_scales, shared.length_scales)
+    np.testing.assert_array_equal(alone.beta, shared.beta)
 
 
 def test_held_out_density_is_the_conditional_normal_of_each_row() -> None:
