@@ -981,14 +981,22 @@ def _sine_fit(n: int = 80):
     return cols, units, U, ys, fit_hyperparameters(cols, U, ys, units)
 
 
-def test_the_second_starting_point_in_another_thread_gives_the_same_fit() -> None:
+def test_the_second_starting_point_in_another_thread_gives_the_same_fit(monkeypatch) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    from hpinsight.surrogates.gp._likelihood import fit_hyperparameters_and_raw
+    from hpinsight.surrogates.gp._likelihood import Likelihood, fit_hyperparameters_and_raw
 
     cols, units, U, ys, _ = _sine_fit()
     alone = fit_hyperparameters_and_raw(cols, U, ys, units)
     submitted = []
+    twins = []
+    real_twin = Likelihood.twin
+
+    def twin(self: Likelihood) -> Likelihood:
+        twins.append((self, real_twin(self)))
+        return twins[-1][1]
+
+    monkeypatch.setattr(Likelihood, "twin", twin)
 
     class Pool(ThreadPoolExecutor):
         def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -997,7 +1005,11 @@ def test_the_second_starting_point_in_another_thread_gives_the_same_fit() -> Non
 
     with Pool(max_workers=1) as pool:
         threaded = fit_hyperparameters_and_raw(cols, U, ys, units, pool=pool)
-    assert len(submitted) == 1  # the second start ran in the pool
+    assert len(submitted) == 1  # the second start ran in the pool...
+    (here, there), = twins
+    assert submitted[0] is there  # ...on a twin with a buffer of its own
+    assert there._K is not here._K
+    assert not np.shares_memory(there._K, here._K)
     np.testing.assert_array_equal(threaded[0], alone[0])
     np.testing.assert_array_equal(threaded[1], alone[1])
 
@@ -1016,7 +1028,7 @@ def test_the_fits_shared_between_two_threads_do_not_depend_on_who_runs_them(monk
     class Pool:
         """Runs nothing (this thread takes every fit) or runs each fit when given."""
         def __init__(self, max_workers: int) -> None:
-            self.ran = 0
+            pass
 
         def __enter__(self) -> Pool:
             return self
@@ -1041,6 +1053,48 @@ def test_the_fits_shared_between_two_threads_do_not_depend_on_who_runs_them(monk
         np.testing.assert_array_equal(a.length_scales, b.length_scales)
     np.testing.assert_array_equal(alone.length_scales, shared.length_scales)
     np.testing.assert_array_equal(alone.beta, shared.beta)
+
+
+def test_an_error_in_the_models_fit_leaves_the_queued_fits_unrun(monkeypatch) -> None:
+    # an executor's shutdown runs every task still queued: on an error (or an interrupt)
+    # in the model's own fit, the three shadows and six refits queued behind it are
+    # cancelled instead, and the error reaches the caller at once
+    from concurrent.futures import Future
+
+    import hpinsight.surrogates.gp._fit as fit_module
+
+    ran: list[object] = []
+
+    class Pool:
+        """Holds every task until it is shut down, then runs those not cancelled, as a
+        real executor whose worker has not yet begun them would."""
+        def __init__(self, max_workers: int) -> None:
+            self.queued: list[tuple[Future, object]] = []
+
+        def __enter__(self) -> Pool:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            for future, fn in self.queued:
+                if future.set_running_or_notify_cancel():
+                    ran.append(fn)
+                    future.set_result(None)
+
+        def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+            future: Future = Future()
+            self.queued.append((future, fn))
+            return future
+
+    def failing(*args: object, **kwargs: object) -> None:
+        raise ValueError("the model's fit failed")
+
+    monkeypatch.setattr(fit_module, "ThreadPoolExecutor", Pool)
+    monkeypatch.setattr(fit_module, "fit_hyperparameters_and_raw", failing)
+    space = hp.SearchSpace([hp.Float(f"x{j}", 0.0, 1.0) for j in range(3)])
+    X = space.encode(space.sample(40, seed=1))
+    with pytest.raises(ValueError, match="the model's fit failed"):
+        fit_module.fit_gp(space, X, X[:, 0], n_draws=2, seed=0, shadows=True, refits=6)
+    assert ran == []
 
 
 def test_held_out_density_is_the_conditional_normal_of_each_row() -> None:

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve_triangular
-from threadpoolctl import threadpool_limits
 
 from ..._shared import readonly
 from ...surrogates.forest import impute_inactive
 from .._residuals import residual_dependence
+from ._blas import one_blas_thread
 from ._blocks import Block, conditional_blocks
 from ._decompose import decompose_gp
 from ._hidden import HiddenTerm, hidden_terms
@@ -128,7 +128,8 @@ def fit_gp(
     shuffles = np.random.default_rng(seeds[4]).spawn(SHADOW_SHUFFLES if shadows and n > 2 else 0)
     aug_starts = default_starts(2 * d, len(unit_members(2 * d, blocks or ())))
     # The fits besides the model's own, the longest (the shadows') first. Each is
-    # independent of the others and of the model's, and draws nothing at random.
+    # independent of the others and of the model's (a shadow draws its shuffle from a
+    # generator of its own), so who runs it changes no bit.
     tasks = ([partial(_shadow_null, cols, U0[fit_rows], ys[fit_rows], rng, blocks or (),
                       imputed[fit_rows], aug_starts[k % 2]) for k, rng in enumerate(shuffles)]
              + [partial(fit_hyperparameters, cols, U0[half], ys[half], units, starts[k % 2],
@@ -138,19 +139,25 @@ def fit_gp(
     # (measured: a 256-row likelihood 10x slower on 2 cores).
     # Two threads share the fits (numpy and LAPACK release the interpreter lock for their
     # loops): a second one takes the tasks in turn, and this one, once it has fit the
-    # model, the next one not yet begun, so both end within one refit of each other (with
+    # model, the next one not yet begun, so both end within one task of each other (with
     # the shadows in the second thread and the refits here, this one waited for the last
-    # shadow: 200 x 40 with noise 14.3 -> 11.8 s, medians of three). Without tasks, the
-    # second thread fits the model from its second starting point.
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=1) as pool:
+    # shadow: 200 x 40 with noise 15.0 -> 12.7 s, medians of five). Without tasks, the
+    # second thread runs the fit to the ranks from the model's second starting point.
+    with one_blas_thread(), ThreadPoolExecutor(max_workers=1) as pool:
         futures = [pool.submit(task) for task in tasks]
-        theta, raw_ell = fit_hyperparameters_and_raw(cols, U0[fit_rows], ys[fit_rows], units,
-                                                     pool=None if futures else pool)
-        done: dict[int, Any] = {}
-        for k, (task, future) in enumerate(zip(tasks, futures, strict=True)):
-            if future.cancel():  # not begun by the second thread: this one runs it
-                done[k] = task()
-        results: list[Any] = [done[k] if k in done else future.result() for k, future in enumerate(futures)]
+        try:
+            theta, raw_ell = fit_hyperparameters_and_raw(cols, U0[fit_rows], ys[fit_rows], units,
+                                                         pool=None if futures else pool)
+            done: dict[int, Any] = {}
+            for k, (task, future) in enumerate(zip(tasks, futures, strict=True)):
+                if future.cancel():  # not begun by the second thread: this one runs it
+                    done[k] = task()
+            results: list[Any] = [done[k] if k in done else future.result()
+                                  for k, future in enumerate(futures)]
+        except BaseException:  # an error or an interrupt: the queued fits are not run
+            for future in futures:
+                future.cancel()
+            raise
     nulls = np.array(results[:len(shuffles)]).reshape(-1, 2)
     null = (float(np.median(nulls[:, 0])), float(np.median(nulls[:, 1]))) if shuffles else None
     refit_thetas = _plausible(cols, units, U0, ys, theta, fit_rows, halves, results[len(shuffles):], whole)
@@ -166,7 +173,7 @@ def fit_gp(
     spread: NDArray[np.float64] | None = None
     hidden: tuple[HiddenTerm, ...] | None = None
     try:  # one BLAS thread: the same digits however many threads the machine gives it
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             c = cho_factor(K, lower=True, check_finite=False)
             Kinv = inverse(c[0])
             resid = (Kinv @ ys) / np.diag(Kinv)
@@ -207,7 +214,7 @@ def fit_gp(
 
     # each refit's factorization on one BLAS thread (the same digits on any machine), two
     # refits at a time
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
+    with one_blas_thread(), ThreadPoolExecutor(max_workers=2) as pool:
         others = tuple(m for m in pool.map(refit, refit_thetas) if m is not None)
     return FittedGP(
         columns=cols, length_scales=readonly(ell), signal_variance=s, noise_variance=noise,
@@ -291,7 +298,7 @@ def _plausible(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...],
                 - _held_out_density(cols, units, U, ys, t, half, other))
 
     # two refits at a time, one BLAS thread each (1,000 x 10: 0.29 -> 0.11 s, the same bits)
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
+    with one_blas_thread(), ThreadPoolExecutor(max_workers=2) as pool:
         gaps = np.array(list(pool.map(gap, thetas, halves)))
     whole = len(thetas) if whole is None else whole
     keep = gaps <= np.median(gaps[:whole]) + REFIT_FAILED_NATS
