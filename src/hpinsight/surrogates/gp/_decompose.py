@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
-from ._blas import one_blas_thread
 from ._model import SingleTerm
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def refit_fractions(gp: FittedGP, subsets: Sequence[tuple[int, ...]], *,
     # one draw each, on a few hundred rows: small products, for which one BLAS thread is
     # faster, and two refits at a time (numpy releases the interpreter lock in its loops;
     # the demo's twelve: 0.4-1.0 s -> 0.2 s, the same bits)
-    with one_blas_thread(), ThreadPoolExecutor(max_workers=2) as pool:
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
         parts = list(pool.map(lambda refit: decompose_gp(refit, subsets), gp.refits))
     for k, (variances, refit_total, _) in enumerate(parts):
         if refit_total[0] > FLAT_REFIT * max(total, 0.0):

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve_triangular
+from threadpoolctl import threadpool_limits
 
 from ..._shared import readonly
 from ...surrogates.forest import impute_inactive
 from .._residuals import residual_dependence
-from ._blas import one_blas_thread
 from ._blocks import Block, conditional_blocks
 from ._decompose import decompose_gp
 from ._hidden import HiddenTerm, hidden_terms
@@ -143,7 +143,7 @@ def fit_gp(
     # the shadows in the second thread and the refits here, this one waited for the last
     # shadow: 200 x 40 with noise 15.0 -> 12.7 s, medians of five). Without tasks, the
     # second thread runs the fit to the ranks from the model's second starting point.
-    with one_blas_thread(), ThreadPoolExecutor(max_workers=1) as pool:
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=1) as pool:
         futures = [pool.submit(task) for task in tasks]
         try:
             theta, raw_ell = fit_hyperparameters_and_raw(cols, U0[fit_rows], ys[fit_rows], units,
@@ -173,7 +173,7 @@ def fit_gp(
     spread: NDArray[np.float64] | None = None
     hidden: tuple[HiddenTerm, ...] | None = None
     try:  # one BLAS thread: the same digits however many threads the machine gives it
-        with one_blas_thread():
+        with threadpool_limits(limits=1, user_api="blas"):
             c = cho_factor(K, lower=True, check_finite=False)
             Kinv = inverse(c[0])
             resid = (Kinv @ ys) / np.diag(Kinv)
@@ -214,7 +214,7 @@ def fit_gp(
 
     # each refit's factorization on one BLAS thread (the same digits on any machine), two
     # refits at a time
-    with one_blas_thread(), ThreadPoolExecutor(max_workers=2) as pool:
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
         others = tuple(m for m in pool.map(refit, refit_thetas) if m is not None)
     return FittedGP(
         columns=cols, length_scales=readonly(ell), signal_variance=s, noise_variance=noise,
@@ -298,7 +298,7 @@ def _plausible(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...],
                 - _held_out_density(cols, units, U, ys, t, half, other))
 
     # two refits at a time, one BLAS thread each (1,000 x 10: 0.29 -> 0.11 s, the same bits)
-    with one_blas_thread(), ThreadPoolExecutor(max_workers=2) as pool:
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
         gaps = np.array(list(pool.map(gap, thetas, halves)))
     whole = len(thetas) if whole is None else whole
     keep = gaps <= np.median(gaps[:whole]) + REFIT_FAILED_NATS

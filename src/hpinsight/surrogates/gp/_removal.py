@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.linalg import LinAlgError
+from threadpoolctl import threadpool_limits
 
-from ._blas import one_blas_thread
 from ._decompose import decompose_gp
 from ._fit import REFIT_ROWS, fit_gp
 
@@ -81,7 +81,7 @@ def regrown_shares(
 
     # two pairs at a time: the fits are small factorizations on one BLAS thread each, and
     # numpy and LAPACK release the interpreter lock for them (as the shadows' fits do)
-    with one_blas_thread(), ThreadPoolExecutor(max_workers=2) as pool:
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
         return np.array(list(pool.map(share, pairs)), dtype=np.float64)
 
 
