@@ -1042,9 +1042,6 @@ def test_the_fits_shared_between_two_threads_do_not_depend_on_who_runs_them(monk
                 future.set_result(fn(*args, **kwargs))
             return future
 
-        def map(self, fn, *items):  # type: ignore[no-untyped-def]
-            return map(fn, *items)
-
     monkeypatch.setattr(fit_module, "ThreadPoolExecutor", Pool)
     alone = fit_module.fit_gp(space, X, y, n_draws=4, seed=7, shadows=True, refits=6)
     assert alone.shadow_fractions == shared.shadow_fractions

@@ -76,11 +76,10 @@ class Likelihood:
         self.singletons = all(len(u) == 1 for u in units)
         self.mask = additive_mask(cols, units)  # which units the additive part sums
         self.n_additive = max(float(self.mask.sum()), 1.0)
-        self.pairs = np.tril_indices(n, -1)
-        # the same entries as a mask, in the same (row-major) order: scattering into and
-        # gathering from a matrix by a mask is 5-9 times faster than by index pairs
+        # the pairs as a mask, in the same (row-major) order: scattering into and gathering
+        # from a matrix by a mask is 5-9 times faster than by index pairs
         self.below = np.tri(n, k=-1, dtype=bool)
-        i, k = self.pairs
+        i, k = np.tril_indices(n, -1)
         D = np.empty((d, i.size))
         for j, col in enumerate(cols):
             u = U[:, j]
@@ -100,7 +99,7 @@ class Likelihood:
 
     def kernels(self, ell: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The product kernel and the units' kernels on the pairs below the diagonal
-        (``pairs``): (m,), (units, m). On the diagonal every kernel is 1."""
+        (where ``below`` is true): (m,), (units, m). On the diagonal every kernel is 1."""
         c = -0.5 / ell**2
         np.multiply(self.D, c[:, None], out=self._K)
         np.exp(self._K, out=self._K)
@@ -144,7 +143,7 @@ def _solve_pairs(
     y: NDArray[np.float64],
 ) -> tuple[float, NDArray[np.float64], float] | None:
     """The negative log likelihood of ``y`` under ``N(0, K)``, ``K`` given by its entries
-    below the diagonal (where ``below`` is true, in row-major order: ``Likelihood.pairs``)
+    below the diagonal (where ``below`` is true, in row-major order, as ``np.tril_indices(n, -1)``)
     and its constant diagonal; with ``A = alpha alpha^T - K^-1`` on the same entries and
     ``trace(A)``. ``None`` when ``K`` is not positive definite."""
     n = y.size

@@ -25,15 +25,14 @@ cannot tell it from a real one.
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.linalg import LinAlgError
-from threadpoolctl import threadpool_limits
 
 from ._decompose import decompose_gp
 from ._fit import REFIT_ROWS, fit_gp
+from ._parallel import two_at_a_time
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -79,10 +78,7 @@ def regrown_shares(
         valid = total > 0
         return float((v[valid, 0] / total[valid]).mean()) if valid.any() else 0.0
 
-    # two pairs at a time: the fits are small factorizations on one BLAS thread each, and
-    # numpy and LAPACK release the interpreter lock for them (as the shadows' fits do)
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
-        return np.array(list(pool.map(share, pairs)), dtype=np.float64)
+    return np.array(two_at_a_time(share, pairs), dtype=np.float64)
 
 
 def _pure_pair(model: FittedGP, xa: NDArray[np.float64], xb: NDArray[np.float64], a: int, b: int,
