@@ -61,8 +61,8 @@ class FittedGP:
         Leave-one-out R² of the full-data posterior mean (closed form).
     shadow_fractions : (float, float) or None
         With shadows (see :func:`_shadow_null`): the largest share of variance a shadow
-        column's main effect got, and the largest of a shadow's interaction with the
-        most important parameter.
+        column's main effect got, and the largest an interaction with a shadow in it got
+        (with a parameter or another shadow).
     varying : tuple of int
         Columns whose inputs differ between draws (those with imputed inactive
         entries); every other column is the same in every draw, and what depends on
