@@ -169,10 +169,10 @@ class ParameterDecision:
         Analysed trials in which the parameter was active.
     value : value or None
         The value to fix it at ("fix"), or the value it is held at ("fixed", "release").
-    cost, cost_upper : float
+    cost, cost_upper, cost_lower : float
         Predicted cost of fixing it at ``value`` (objective units, positive is worse):
-        mean, and the ``confidence`` quantile over the model's draws. NaN when not
-        estimated.
+        mean, and the ``confidence`` and ``1 - confidence`` quantiles over the model's
+        draws. NaN when not estimated.
     since_trial : int or None
         For "fixed" and "release": the first trial sampled under the restriction.
     effect_sd : float
@@ -214,6 +214,7 @@ class ParameterDecision:
     value: Any = None
     cost: float = math.nan
     cost_upper: float = math.nan
+    cost_lower: float = math.nan
     since_trial: int | None = None
     effect_sd: float = math.nan
     sentence: str = field(default="", repr=False)
@@ -260,7 +261,8 @@ class ParameterDecision:
             "evidence": self.evidence, "evidence_share": json_value(self.evidence_share),
             "verdict": self.verdict, "n_active": self.n_active,
             "value": json_value(self.value), "cost": json_value(self.cost),
-            "cost_upper": json_value(self.cost_upper), "since_trial": self.since_trial,
+            "cost_upper": json_value(self.cost_upper), "cost_lower": json_value(self.cost_lower),
+            "since_trial": self.since_trial,
             "effect_sd": json_value(self.effect_sd), "sentence": self.sentence,
             "objective": self.objective, "hidden_cost": json_value(self.hidden_cost),
             "residual_p": json_value(self.residual_p),
@@ -370,8 +372,9 @@ class DecisionResult:
         return (
             *joint,
             f"An effect is resolved when the lower end of its {100 * INTERVAL_LEVEL:g} % interval "
-            f"(mean - {INTERVAL_Z:.3f} std) is above the share a shadow of a parameter got{null}, "
-            "an interaction's also above the share that comes "
+            f"(mean - {INTERVAL_Z:.3f} std) is above the share a shadow of a parameter got{null} "
+            "(an interaction's: the largest share a shadow's interaction with any parameter "
+            "got), an interaction's also above the share that comes "
             "back when it is taken out of the trials' values and the model fit again; "
             f"shares below {100 * NEGLIGIBLE_SHARE:g} % count as nothing; a parameter's effect is indistinguishable from nothing only when its "
             f"trials could not hide one of {fmt_share(self.matters_share)} of the variance "
@@ -383,8 +386,8 @@ class DecisionResult:
             "nothing only where it is over all trials too.",
             "Matters: a resolved effect it takes part in (alone, among the best trials or in "
             f"a pair) holds at least {fmt_share(self.matters_share)} of the variance; small "
-            "but real: a smaller resolved effect, or an uncertain one with a mean cost of "
-            "fixing above the margin.",
+            "but real: a smaller resolved effect, or an uncertain one whose cost of fixing "
+            f"is above the margin even at its {1 - self.confidence:.0%} quantile.",
             f"Not enough data: active in fewer than {self.min_active} of the trials.",
             "Fixing is judged in objective units, not in shares: an effect whose standard "
             f"deviation over the space is at most {NEGLIGIBLE_SD:g} of the margin is too small "
