@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import sys
 from itertools import product
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, NamedTuple
 
@@ -11,6 +14,31 @@ import numpy as np
 import pytest
 
 import hpinsight as hp
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def load_benchmark():
+    """``load(name)`` imports ``benchmarks/<name>.py`` as the module ``name``, with the
+    folder on ``sys.path`` for its imports of its siblings; both are undone when the test
+    module ends."""
+    sys.path.insert(0, str(BENCHMARKS))
+
+    def load(name: str) -> Any:
+        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    yield load
+    sys.path.remove(str(BENCHMARKS))
+    for name, module in list(sys.modules.items()):
+        if Path(getattr(module, "__file__", None) or "/").parent == BENCHMARKS:
+            sys.modules.pop(name)
 
 
 @pytest.fixture

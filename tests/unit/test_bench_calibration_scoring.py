@@ -3,24 +3,13 @@ peer with intervals), on hand-made studies whose scores are worked out by hand."
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_calibration.py"
-
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_calibration", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_calibration"] = module
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop("bench_calibration", None)
+def bench(load_benchmark):
+    return load_benchmark("bench_calibration")
 
 
 def _effects(c, a, b, noise):

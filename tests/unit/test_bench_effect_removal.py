@@ -4,28 +4,17 @@ form; and its summary counts what it says it counts."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import hpinsight as hp
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
 
 @pytest.fixture(scope="module")
-def bench():
-    sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location("bench_effect_removal", BENCHMARKS / "bench_effect_removal.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    yield module
-    sys.path.remove(str(BENCHMARKS))
-    sys.modules.pop("bench_calibration", None)
+def bench(load_benchmark):
+    return load_benchmark("bench_effect_removal")
 
 
 def test_the_removed_effect_is_the_pure_effect(bench):
