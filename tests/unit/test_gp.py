@@ -704,7 +704,7 @@ def test_cross_pair_variances_are_decompose_gps_pairs() -> None:
             assert got[left.index(i), right.index(j)] == pytest.approx(v, rel=1e-10, abs=1e-15)
         assert got[left.index(2), right.index(2)] == 0.0
         assert (got > 0).sum() >= len(pairs) - 1
-    with pytest.raises(ValueError, match="one draw"):
+    with pytest.raises(hp.exceptions.InvalidArgumentError, match="one draw on fixed inputs; this one has 2 draws"):
         cross_pair_variances(fit_gp(space, space.encode(configs), y, n_draws=2, seed=0), [0], [1])
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...exceptions import InvalidArgumentError
 from ._model import SingleTerm
 from ._parallel import two_at_a_time
 
@@ -123,7 +124,10 @@ def cross_pair_variances(gp: FittedGP, left: Sequence[int], right: Sequence[int]
     one conditional block are not supported.
     """
     if gp.n_draws != 1 or not gp.shared_inputs:
-        raise ValueError("cross_pair_variances takes a model of one draw on fixed inputs")
+        raise InvalidArgumentError(
+            f"cross_pair_variances takes a model of one draw on fixed inputs; this one has "
+            f"{gp.n_draws} draws{'' if gp.shared_inputs else ' whose inputs differ'}: pass a "
+            "posterior mean such as a refit or the shadows' model.")
     units = gp.units(0)
     unit_of = {m: k for k, u in enumerate(units) for m in u.members}
     logz = np.stack([np.log(u.z) for u in units])
