@@ -373,8 +373,8 @@ class DecisionResult:
             *joint,
             f"An effect is resolved when the lower end of its {100 * INTERVAL_LEVEL:g} % interval "
             f"(mean - {INTERVAL_Z:.3f} std) is above the share a shadow of a parameter got{null} "
-            "(an interaction's: the largest share a shadow's interaction with any parameter "
-            "got), an interaction's also above the share that comes "
+            "(an interaction's: the largest share an interaction with a shadow in it got), "
+            "an interaction's also above the share that comes "
             "back when it is taken out of the trials' values and the model fit again; "
             f"shares below {100 * NEGLIGIBLE_SHARE:g} % count as nothing; a parameter's effect is indistinguishable from nothing only when its "
             f"trials could not hide one of {fmt_share(self.matters_share)} of the variance "

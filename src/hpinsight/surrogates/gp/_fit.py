@@ -330,23 +330,23 @@ def _shadow_null(
     together, as for the model itself (:func:`fit_hyperparameters`, from ``start``, one
     of its two starting points, or from both), and the largest shares the shadows explain
     in the posterior mean of that augmented model are this shuffle's null; the model's is
-    the median over ``SHADOW_SHUFFLES`` shuffles.
-
-    The interactions' null is the largest over every pair with a shadow in it (a
-    parameter and a shadow, or two shadows: ``d (3 d - 1) / 2`` pairs), not only the most
-    important parameter's ``d``: the verdicts test all ``d (d - 1) / 2`` pairs of
-    parameters, and a null drawn from fewer pairs than are tested is beaten by one of them
-    by chance alone. Where the objective is noise, the fit concentrates what it makes of
-    it on one or two columns, parameters or shadows alike, so the null is high only when
-    a shadow is among them: the more of the pairs hold a shadow, the more often it is. On pure noise (10 parameters, 100 and
-    200 random-search trials) the model's fit of the noise gave a pair of parameters 9-17 %
-    of its variance, "resolved" against a null from the top parameter's pairs of 1-3 %,
-    and the report called both parameters "matters" (see ``benchmarks/README.md``). It is computed on the rows the
+    the median over ``SHADOW_SHUFFLES`` shuffles. It is computed on the rows the
     hyperparameters were fit on, apart from the model: with a shadow for every column,
     tens of trials no longer pin the length scales down (on 60 trials of a 10-parameter
     function a joint fit lost a parameter worth 5 % of the variance), so the reported
     importances stay those of the model without shadows. With conditional ``blocks``
     the shadows are made from the ``imputed`` inputs: a shadow is an ordinary column.
+
+    The interactions' null is the largest over every pair with a shadow in it (a
+    parameter and a shadow, or two shadows: ``d (3 d - 1) / 2`` pairs), not only the most
+    important parameter's ``d``: the verdicts test all ``d (d - 1) / 2`` pairs of
+    parameters, and a null drawn from fewer pairs than are tested is beaten by one of them
+    by chance. Where the objective is noise the fit puts what it makes of it on one or two
+    columns, parameters or shadows alike, and the null is high only when a shadow is among
+    them, so the more of the candidates hold a shadow, the more often it is: on pure noise
+    (10 parameters, 100 random-search trials) the fit gave a pair of parameters 13-34 % of
+    its variance, "resolved" in 7 of 8 studies against the top parameter's pairs with the
+    shadows, in 1 of 8 against every pair with a shadow (``benchmarks/README.md``).
     """
     n, d = U.shape
     aug = cols + cols
