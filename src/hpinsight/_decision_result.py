@@ -372,10 +372,10 @@ class DecisionResult:
         return (
             *joint,
             f"An effect is resolved when the lower end of its {100 * INTERVAL_LEVEL:g} % interval "
-            f"(mean - {INTERVAL_Z:.3f} std) is above the share a shadow of a parameter got{null} "
-            "(an interaction's: the largest share an interaction with a shadow in it got), "
-            "an interaction's also above the share that comes "
-            "back when it is taken out of the trials' values and the model fit again; "
+            f"(mean - {INTERVAL_Z:.3f} std) is above the share a shadow of a parameter got{null}; "
+            "for an interaction, above the largest share an interaction with a shadow in it "
+            "got and above the share that comes back when it is taken out of the trials' "
+            "values and the model fit again; "
             f"shares below {100 * NEGLIGIBLE_SHARE:g} % count as nothing; a parameter's effect is indistinguishable from nothing only when its "
             f"trials could not hide one of {fmt_share(self.matters_share)} of the variance "
             f"and the upper end of its interval (mean + {INTERVAL_Z:.3f} std) stays below that plus its null "
