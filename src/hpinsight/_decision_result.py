@@ -382,9 +382,7 @@ class DecisionResult:
             "(where they leave its range unvisited or "
             "are too noisy, or the fits they support disagree about it, it is uncertain); where "
             f"more than {100 * NO_SIGNAL_SHARE:g} % of those fits find no signal, every effect of that "
-            "analysis is uncertain, and where more than that share predict the trials they "
-            "were not fit on no better than those trials' mean, none of its effects is "
-            "resolved; among the best trials, an effect is indistinguishable from "
+            "analysis is uncertain; among the best trials, an effect is indistinguishable from "
             "nothing only where it is over all trials too.",
             "Matters: a resolved effect it takes part in (alone, among the best trials or in "
             f"a pair) holds at least {fmt_share(self.matters_share)} of the variance; small "

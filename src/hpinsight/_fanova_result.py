@@ -102,9 +102,7 @@ class Importance:
         interval's lower end reaches the null (or 0 without shadows): the effect is
         above it, but the interval does not rule out that it is not; else "resolved".
         Every effect is "uncertain" where more than ``NO_SIGNAL_SHARE`` of the refits
-        find no signal (:attr:`FanovaResult.signal_doubtful`), and none is "resolved"
-        where more than that share predict the trials they were not fit on no better
-        than their mean (:attr:`FanovaResult.signal_unshown`). A capped analysis calls
+        find no signal (:attr:`FanovaResult.signal_doubtful`). A capped analysis calls
         an effect nothing only where the analysis of all trials of the same history
         does too (:meth:`FanovaResult.beside`); alone, none.
     regrown : float or None
@@ -413,7 +411,6 @@ class FanovaResult:
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
     _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
     _n_flat_refits: int = field(init=False, repr=False, compare=False)
-    _n_unpredictive_refits: int = field(init=False, repr=False, compare=False)
     _summaries: tuple[Importance, ...] | None = field(init=False, repr=False, compare=False)
     _ranked: tuple[Importance, ...] | None = field(init=False, repr=False, compare=False)
 
@@ -427,15 +424,6 @@ class FanovaResult:
         shares = self.refit_fractions
         flat = 0 if shares is None or not shares.shape[1] else int(np.isnan(shares).all(axis=1).sum())
         object.__setattr__(self, "_n_flat_refits", flat)
-        # a flat refit predicts the mean: it counts whatever its R²'s rounding. The refits'
-        # R² come from the model's refits, one per row of shares (a result whose model was
-        # replaced by one without them counts its flat refits alone)
-        flat_rows = [bool(row.size) and bool(np.isnan(row).all()) for row in (() if shares is None else shares)]
-        refit_models = getattr(self.model, "refits", ())
-        r2s = ([m.fit_r2 for m in refit_models] if len(refit_models) == len(flat_rows)
-               else [None] * len(flat_rows))
-        object.__setattr__(self, "_n_unpredictive_refits", sum(
-            1 for r2, is_flat in zip(r2s, flat_rows, strict=True) if is_flat or (r2 is not None and not r2 > 0.0)))
         # every effect summarized once, when first asked for all (ranking()): the
         # summaries in the order of `subsets`, and sorted
         object.__setattr__(self, "_summaries", None)
@@ -480,26 +468,6 @@ class FanovaResult:
         (:attr:`n_flat_refits`): the trials' differences may be noise, and every effect's
         verdict is "uncertain"."""
         return self.n_flat_refits > NO_SIGNAL_SHARE * self.n_refits
-
-    @property
-    def n_unpredictive_refits(self) -> int:
-        """Refits that predict the trials they were not fit on no better than those
-        trials' mean: each refit's hyperparameters, given the half of the trials they were
-        fit on, predict the other half with an R² (its ``fit_r2``) of at most 0, or the
-        refit is flat (:attr:`n_flat_refits`: it predicts the mean). On noise
-        most do: in each of 20 pure-noise studies of 100 trials at least 4 of 8 refits,
-        against none of 54 studies of functions with known effects at SNR 4 or above
-        (``benchmarks/README.md``, *Where the noise goes*)."""
-        return self._n_unpredictive_refits
-
-    @property
-    def signal_unshown(self) -> bool:
-        """True when more than ``NO_SIGNAL_SHARE`` of the refits predict the trials they
-        were not fit on no better than their mean (:attr:`n_unpredictive_refits`): the
-        model has not shown that it predicts anything, so no effect of this analysis is
-        "resolved" (one whose interval clears its null is "uncertain"). Its "nothing"
-        verdicts stand: they rest on the effect's upper end, which noise only widens."""
-        return self.n_unpredictive_refits > NO_SIGNAL_SHARE * self.n_refits
 
     @property
     def is_constant(self) -> bool:
@@ -554,8 +522,6 @@ class FanovaResult:
         if not params:
             return imp
         judged = VERDICTS[1] if self.signal_doubtful else verdict(mean, std, imp.null, hidden)
-        if judged == VERDICTS[0] and self.signal_unshown:
-            judged = VERDICTS[1]
         return replace(imp, verdict=self._among_best(params, judged))
 
     def _among_best(self, params: tuple[str, ...], judged: str) -> str:
@@ -755,8 +721,6 @@ class FanovaResult:
             "n_refits": self.n_refits,
             "n_flat_refits": self.n_flat_refits,
             "signal_doubtful": self.signal_doubtful,
-            "n_unpredictive_refits": self.n_unpredictive_refits,
-            "signal_unshown": self.signal_unshown,
             "nothing_over_all": None if self.nothing_over_all is None else sorted(
                 ([n for n in self.space.names if n in key] for key in self.nothing_over_all),
                 key=lambda names: (len(names), [self.space.index(n) for n in names])),

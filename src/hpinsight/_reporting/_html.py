@@ -369,11 +369,6 @@ def _effects_table(report: Report, spread: str) -> list[str]:
                                             + ("; the column shows no shares" if res is report.capped
                                                else "")
                                             if res.signal_doubtful else ""))
-        if res.signal_unshown and not res.signal_doubtful:
-            counted.append(f"{where}, {res.n_unpredictive_refits} of the {res.n_refits} hyperparameter "
-                           "refits predict the trials they were not fit on no better than those "
-                           "trials' mean: the model has not shown that it predicts anything, and "
-                           "no effect there is resolved")
     null = r.shadow_fraction(1)
     pair_null = r.shadow_fraction(2) if shown_pairs else None
     here = "" if null is None else f"{fmt_share(null)} here" + (

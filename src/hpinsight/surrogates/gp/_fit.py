@@ -161,7 +161,7 @@ def fit_gp(
             raise
     nulls = np.array(results[:len(shuffles)]).reshape(-1, 2)
     null = (float(np.median(nulls[:, 0])), float(np.median(nulls[:, 1]))) if shuffles else None
-    kept = _plausible(cols, units, U0, ys, theta, fit_rows, halves, results[len(shuffles):], whole)
+    refit_thetas = _plausible(cols, units, U0, ys, theta, fit_rows, halves, results[len(shuffles):], whole)
     ell, s, noise, a_units = split_theta(theta, d)
     a, weights = _additive(cols, units, a_units)
 
@@ -204,17 +204,16 @@ def fit_gp(
         cb = cho_factor(Kb, lower=True, check_finite=False)
         betas[b, rows] = s * cho_solve(cb, ys[rows], check_finite=False)
         Xs[b] = Ub
-    refit_rows = (np.sort(rng_half.choice(n, REFIT_ROWS, replace=False)) if n > REFIT_ROWS and kept
+    refit_rows = (np.sort(rng_half.choice(n, REFIT_ROWS, replace=False)) if n > REFIT_ROWS and refit_thetas
                   else np.arange(n))
 
-    def refit(t: NDArray[np.float64], r2: float) -> FittedGP | None:
+    def refit(t: NDArray[np.float64]) -> FittedGP | None:
         try:
-            return _posterior_mean(cols, units, blocks or (), Xs[0][refit_rows], ys[refit_rows], t, y_mean, y_scale,
-                                   fit_r2=r2)
+            return _posterior_mean(cols, units, blocks or (), Xs[0][refit_rows], ys[refit_rows], t, y_mean, y_scale)
         except LinAlgError:  # a refit whose kernel does not factorize adds no spread
             return None
 
-    others = tuple(m for m in two_at_a_time(refit, *zip(*kept, strict=True)) if m is not None) if kept else ()
+    others = tuple(m for m in two_at_a_time(refit, refit_thetas) if m is not None)
     return FittedGP(
         columns=cols, length_scales=readonly(ell), signal_variance=s, noise_variance=noise,
         y_mean=y_mean, y_scale=y_scale, X=readonly(Xs), beta=readonly(betas), fit_r2=fit_r2,
@@ -230,10 +229,10 @@ def fit_gp(
 
 def _posterior_mean(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...], blocks: tuple[Block, ...],
                     U: NDArray[np.float64], ys: NDArray[np.float64], theta: NDArray[np.float64],
-                    y_mean: float = 0.0, y_scale: float = 1.0, fit_r2: float | None = None) -> FittedGP:
+                    y_mean: float = 0.0, y_scale: float = 1.0) -> FittedGP:
     """The posterior mean on every row ``U`` (one draw, no resample) under ``theta``, for
-    the refits (with ``fit_r2``, their R² on held-out rows) and the shadows' model.
-    Raises ``LinAlgError`` when the kernel does not factorize."""
+    the refits and the shadows' model. Raises ``LinAlgError`` when the kernel does not
+    factorize."""
     d = len(cols)
     ell, s, noise, a_units = split_theta(theta, d)
     a, weights = _additive(cols, units, a_units)
@@ -242,49 +241,36 @@ def _posterior_mean(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...]
     beta = s * cho_solve(cho_factor(K, lower=True, check_finite=False), ys, check_finite=False)
     return FittedGP(
         columns=cols, length_scales=readonly(ell), signal_variance=s, noise_variance=noise,
-        y_mean=y_mean, y_scale=y_scale, X=readonly(U[None].copy()), beta=readonly(beta[None]), fit_r2=fit_r2,
+        y_mean=y_mean, y_scale=y_scale, X=readonly(U[None].copy()), beta=readonly(beta[None]), fit_r2=None,
         n_features=d, blocks=blocks, additive_variance=a, additive_weights=weights,
     )
 
 
-def _held_out(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...],
-              U: NDArray[np.float64], ys: NDArray[np.float64], theta: NDArray[np.float64],
-              train: NDArray[np.intp], test: NDArray[np.intp]) -> tuple[float, float]:
-    """How ``theta``, conditioned on ``ys[train]``, predicts ``ys[test]``: the mean log
-    predictive density (each row's own normal), and the R² of the prediction against
-    the mean of ``ys[train]``, what a model that finds nothing predicts (both -inf where
-    the kernel does not factorize). For the R² the posterior mean is taken about that
-    mean, not the prior's: ``ys``'s own mean holds the values of ``test``, and a flat
-    model predicting it would beat the training rows' mean by that alone."""
+def _held_out_density(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...],
+                      U: NDArray[np.float64], ys: NDArray[np.float64], theta: NDArray[np.float64],
+                      train: NDArray[np.intp], test: NDArray[np.intp]) -> float:
+    """Mean log predictive density of ``ys[test]`` under ``theta``, conditioned on
+    ``ys[train]`` (each row's own normal; -inf where the kernel does not factorize)."""
     ell, s, noise, a_units = split_theta(theta, len(cols))
     K = signal_kernel(cols, U[train], U[train], units, ell, s, a_units)
     K[np.diag_indices(train.size)] += noise
     try:
         c = cho_factor(K, lower=True, check_finite=False)
     except LinAlgError:
-        return -math.inf, -math.inf
+        return -math.inf
     Ks = signal_kernel(cols, U[test], U[train], units, ell, s, a_units)
     mean = Ks @ cho_solve(c, ys[train], check_finite=False)
     v = solve_triangular(c[0], Ks.T, lower=True, check_finite=False)
     prior = float(signal_kernel(cols, U[test[:1]], U[test[:1]], units, ell, s, a_units)[0, 0])  # every kernel is 1 on the diagonal
     var = np.maximum(prior + noise - np.einsum("ij,ij->j", v, v), 1e-12)
-    density = float(np.mean(-0.5 * np.log(2 * math.pi * var) - 0.5 * (ys[test] - mean) ** 2 / var))
-    centre = float(ys[train].mean())
-    about = centre + Ks @ cho_solve(c, ys[train] - centre, check_finite=False)
-    spread = float(((ys[test] - centre) ** 2).sum())
-    r2 = 1.0 - float(((ys[test] - about) ** 2).sum()) / spread if spread > 0 else 0.0
-    return density, r2
+    return float(np.mean(-0.5 * np.log(2 * math.pi * var) - 0.5 * (ys[test] - mean) ** 2 / var))
 
 
 def _plausible(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...],
                U: NDArray[np.float64], ys: NDArray[np.float64], theta: NDArray[np.float64],
                rows: NDArray[np.intp], halves: list[NDArray[np.intp]],
-               thetas: list[NDArray[np.float64]], whole: int | None = None,
-               ) -> list[tuple[NDArray[np.float64], float]]:
-    """The refits' hyperparameters less those that failed, each with its R² on the half
-    of ``rows`` it was not fit on (:func:`_held_out`; ``fit_r2`` of the refit's model).
-
-    Each refit and the model's
+               thetas: list[NDArray[np.float64]], whole: int | None = None) -> list[NDArray[np.float64]]:
+    """The refits' hyperparameters less those that failed: each refit and the model's
     hyperparameters, conditioned on the refit's half, predict the other half of ``rows``;
     a refit whose mean log density there falls more than ``REFIT_FAILED_NATS`` further
     below the model's than the refits' median gap has lost what the other half shows
@@ -301,21 +287,20 @@ def _plausible(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...],
     where they can (a sum of main effects under random search: the product part alone
     predicts about 2.3 nats per trial worse). The two closest refits are kept whatever
     their gaps."""
-    def check(t: NDArray[np.float64], half: NDArray[np.intp]) -> tuple[float, float]:
-        other = np.setdiff1d(rows, half)
-        density, r2 = _held_out(cols, units, U, ys, t, half, other)
-        return _held_out(cols, units, U, ys, theta, half, other)[0] - density, r2
-
-    checks = two_at_a_time(check, thetas, halves)  # 1,000 x 10: 0.29 -> 0.11 s
-    r2s = [r2 for _, r2 in checks]
     if len(thetas) < 2:
-        return list(zip(thetas, r2s, strict=True))
-    gaps = np.array([gap for gap, _ in checks])
+        return thetas
+
+    def gap(t: NDArray[np.float64], half: NDArray[np.intp]) -> float:
+        other = np.setdiff1d(rows, half)
+        return (_held_out_density(cols, units, U, ys, theta, half, other)
+                - _held_out_density(cols, units, U, ys, t, half, other))
+
+    gaps = np.array(two_at_a_time(gap, thetas, halves))  # 1,000 x 10: 0.29 -> 0.11 s
     whole = len(thetas) if whole is None else whole
     keep = gaps <= np.median(gaps[:whole]) + REFIT_FAILED_NATS
     keep[whole:] = gaps[whole:] <= gaps[:whole][keep[:whole]].max()
     keep[np.argsort(gaps, kind="stable")[:2]] = True
-    return [(t, r2) for t, r2, k in zip(thetas, r2s, keep, strict=True) if k]
+    return [t for t, k in zip(thetas, keep, strict=True) if k]
 
 
 def _additive(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...],

@@ -58,10 +58,7 @@ class FittedGP:
         Each draw's posterior weights of the product part (0 for rows outside its
         bootstrap resample); the additive part's are ``additive_weight * beta``.
     fit_r2 : float or None
-        Leave-one-out R² of the full-data posterior mean (closed form). For a refit
-        (``refits``), the R² of its posterior mean, given the half it was fit on, on the
-        other half of the rows the model was fit on, against that half's mean: at or
-        below 0, the refit predicts trials it has not seen no better than a constant.
+        Leave-one-out R² of the full-data posterior mean (closed form).
     shadow_fractions : (float, float) or None
         With shadows (see :func:`_shadow_null`): the largest share of variance a shadow
         column's main effect got, and the largest an interaction with a shadow in it got
