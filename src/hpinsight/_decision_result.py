@@ -15,6 +15,7 @@ from ._fanova_result import (
     MATTERS_SHARE,
     NEGLIGIBLE_SHARE,
     NO_SIGNAL_SHARE,
+    UNSHOWN_LEVEL,
 )
 from ._optional import import_optional
 from ._shared import NO_CLEAR_SIGNAL, REPR_WIDTH, fmt_share, fmt_value, join_items, json_value
@@ -382,7 +383,10 @@ class DecisionResult:
             "(where they leave its range unvisited or "
             "are too noisy, or the fits they support disagree about it, it is uncertain); where "
             f"more than {100 * NO_SIGNAL_SHARE:g} % of those fits find no signal, every effect of that "
-            "analysis is uncertain; among the best trials, an effect is indistinguishable from "
+            "analysis is uncertain, and where their median rank correlation with the trials "
+            "they were not fit on is not above what values unrelated to the parameters "
+            f"exceed {100 * UNSHOWN_LEVEL:g} % of the time, none of its effects is "
+            "resolved; among the best trials, an effect is indistinguishable from "
             "nothing only where it is over all trials too.",
             "Matters: a resolved effect it takes part in (alone, among the best trials or in "
             f"a pair) holds at least {fmt_share(self.matters_share)} of the variance; small "

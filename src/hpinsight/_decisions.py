@@ -35,7 +35,11 @@ the order they are applied (each is printed with the report):
    (:attr:`~hpinsight.results.FanovaResult.signal_doubtful`), every effect there is
    uncertain; a parameter those effects keep tuned is said to be kept for that reason
    (``NO_SIGNAL_AMONG_BEST``), and its share there, a fraction of next to nothing, is
-   not quoted.
+   not quoted. Where the refits of an analysis do not rank the trials they were not fit
+   on better than unrelated values would (:attr:`~hpinsight.results.FanovaResult.signal_unshown`),
+   no effect there is resolved, and a parameter kept by an effect above its null says
+   so: on pure noise the model's fit of the noise made such effects "matters" in 16 of
+   60 studies, and 1 with the check (``benchmarks/bench_pure_noise.py``).
    An effect whose standard deviation over the space, in objective units, is at most
    ``NEGLIGIBLE_SD`` of the margin counts as nothing in rules 1, 3, 4 and 5, whatever its
    verdict: it cannot cost the margin where it is smooth. An effect over all trials that
@@ -172,6 +176,7 @@ def decide(
         return math.sqrt(max(i.mean, 0.0) * max(scale.get(id(i), 0.0), 0.0))
 
     top_doubtful = capped is not None and capped.signal_doubtful
+    unshown = (result.signal_unshown, capped is not None and capped.signal_unshown)
     since = _since_trials(sampling)
     noise_sd = _noise_sd(result)
     disputed = _disputed(result)
@@ -294,7 +299,7 @@ def decide(
         decisions={n: replace(d, sentence=_sentence(d, n_trials=result.n_trials,
                                                      n_params=len(names), margin=margin,
                                                      confidence=confidence, top_label=top_label,
-                                                     top_doubtful=top_doubtful))
+                                                     top_doubtful=top_doubtful, unshown=unshown))
                    for n, d in out.items()},
         n_trials=result.n_trials, margin=float(margin), confidence=float(confidence),
         shadow=result.shadow_fraction(1) if effects else None,
@@ -402,9 +407,12 @@ def _sd_phrase(d: ParameterDecision, margin: float) -> str:
 
 
 def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: float,
-              confidence: float, top_label: str, top_doubtful: bool) -> str:
+              confidence: float, top_label: str, top_doubtful: bool,
+              unshown: tuple[bool, bool] = (False, False)) -> str:
     """The one sentence of a decision, in its own numbers (``top_doubtful``: the capped
-    analysis finds no clear signal, and its share is not quoted)."""
+    analysis finds no clear signal, and its share is not quoted; ``unshown``: the
+    analysis of all trials and the capped one resolve nothing, their refits not ranking
+    trials they were not fit on)."""
     name = d.param
     share = f"{fmt_share(d.share)} of the variation"
     # the share among the best, after the verdict on the share over all trials, so the
@@ -449,7 +457,11 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                   f"Keep tuning: it explains only {share}, but fixing it at {value} costs "
                   f"{cost} on average and at least {fmt_cost(d.cost_lower, margin)} "
                   f"({1 - confidence:.0%} quantile), more than the {allowed} allowed."),
-        "unresolved": (f"Keep tuning: {effect}, but its {100 * INTERVAL_LEVEL:g} % interval "
+        "unresolved": (f"Keep tuning: {effect}, but the model does not yet rank trials "
+                       "it was not fit on better than chance, so no effect is shown"
+                       f"{aside}; more trials will tell."
+                       if unshown[d.evidence == f"{name} among the best"] else
+                       f"Keep tuning: {effect}, but its {100 * INTERVAL_LEVEL:g} % interval "
                        f"does not yet tell it from a shuffled parameter{aside}; more trials "
                        "will tell."),
         "no_data": (f"Keep tuning: it was active in only {d.n_active} of "

@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
+from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -68,6 +70,10 @@ INTERVAL_Z = 1.6448536269514722  # scipy.stats.norm.ppf(0.95)
 #: called "indistinguishable from nothing" 137 -> 77, a half 106; real effects resolved
 #: 332 -> 319 of 813.
 NO_SIGNAL_SHARE = 0.25
+#: No effect of an analysis is "resolved" unless its refits' median rank correlation
+#: with the trials they were not fit on exceeds what values unrelated to the parameters
+#: exceed with this probability (:attr:`FanovaResult.signal_unshown`).
+UNSHOWN_LEVEL = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +108,9 @@ class Importance:
         interval's lower end reaches the null (or 0 without shadows): the effect is
         above it, but the interval does not rule out that it is not; else "resolved".
         Every effect is "uncertain" where more than ``NO_SIGNAL_SHARE`` of the refits
-        find no signal (:attr:`FanovaResult.signal_doubtful`). A capped analysis calls
+        find no signal (:attr:`FanovaResult.signal_doubtful`), and none is "resolved"
+        where the refits do not rank the trials they were not fit on better than values
+        unrelated to the parameters would (:attr:`FanovaResult.signal_unshown`). A capped analysis calls
         an effect nothing only where the analysis of all trials of the same history
         does too (:meth:`FanovaResult.beside`); alone, none.
     regrown : float or None
@@ -411,6 +419,7 @@ class FanovaResult:
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
     _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
     _n_flat_refits: int = field(init=False, repr=False, compare=False)
+    _held_out: tuple[float, float] | None = field(init=False, repr=False, compare=False)
     _summaries: tuple[Importance, ...] | None = field(init=False, repr=False, compare=False)
     _ranked: tuple[Importance, ...] | None = field(init=False, repr=False, compare=False)
 
@@ -424,6 +433,19 @@ class FanovaResult:
         shares = self.refit_fractions
         flat = 0 if shares is None or not shares.shape[1] else int(np.isnan(shares).all(axis=1).sum())
         object.__setattr__(self, "_n_flat_refits", flat)
+        # the refits' median held-out rank correlation, a flat refit's 0 (it predicts the
+        # mean), from the model's refits, one per row of shares (a result whose model was
+        # replaced by one without them has none)
+        flat_rows = [bool(row.size) and bool(np.isnan(row).all()) for row in (() if shares is None else shares)]
+        refit_models = getattr(self.model, "refits", ())
+        ranks = ([getattr(m, "held_out_rank", None) for m in refit_models] if len(refit_models) == len(flat_rows)
+                 else [])
+        sizes = {getattr(m, "held_out_size", None) for m in refit_models} if ranks else set()
+        shown = None
+        if ranks and None not in ranks and len(sizes) == 1 and (size := sizes.pop()) is not None and size > 2:
+            median = float(np.median([0.0 if is_flat else r for r, is_flat in zip(ranks, flat_rows, strict=True)]))
+            shown = (median, NormalDist().inv_cdf(1.0 - UNSHOWN_LEVEL) / math.sqrt(size - 1))
+        object.__setattr__(self, "_held_out", shown)
         # every effect summarized once, when first asked for all (ranking()): the
         # summaries in the order of `subsets`, and sorted
         object.__setattr__(self, "_summaries", None)
@@ -468,6 +490,33 @@ class FanovaResult:
         (:attr:`n_flat_refits`): the trials' differences may be noise, and every effect's
         verdict is "uncertain"."""
         return self.n_flat_refits > NO_SIGNAL_SHARE * self.n_refits
+
+    @property
+    def held_out_rank(self) -> float | None:
+        """The median over the GP's hyperparameter refits (see ``n_refits``) of the rank
+        correlation between a refit's prediction of the trials it was not fit on, given
+        the half it was fit on, and those trials' values (a flat refit's counts as 0).
+        None without refits. On a model that predicts, well above
+        :attr:`held_out_bound`; on noise, whatever the fit found in the half it saw,
+        about 0 (``benchmarks/README.md``, *Where the noise goes*)."""
+        return None if self._held_out is None else self._held_out[0]
+
+    @property
+    def held_out_bound(self) -> float | None:
+        """What :attr:`held_out_rank` must exceed for this analysis to resolve an effect:
+        the correlation that values unrelated to the parameters exceed with probability
+        ``UNSHOWN_LEVEL`` (``z / sqrt(m - 1)`` for ``m`` held-out trials: 0.31 at 60
+        trials, 0.17 at 200). None without refits."""
+        return None if self._held_out is None else self._held_out[1]
+
+    @property
+    def signal_unshown(self) -> bool:
+        """True when :attr:`held_out_rank` is not above :attr:`held_out_bound`: the model
+        has not shown that it predicts the trials it was not fit on, so no effect of
+        this analysis is "resolved" (one whose interval clears its null is "uncertain").
+        Its "nothing" verdicts stand: they rest on the effect's upper end, which noise
+        only widens."""
+        return self._held_out is not None and not self._held_out[0] > self._held_out[1]
 
     @property
     def is_constant(self) -> bool:
@@ -522,6 +571,8 @@ class FanovaResult:
         if not params:
             return imp
         judged = VERDICTS[1] if self.signal_doubtful else verdict(mean, std, imp.null, hidden)
+        if judged == VERDICTS[0] and self.signal_unshown:
+            judged = VERDICTS[1]
         return replace(imp, verdict=self._among_best(params, judged))
 
     def _among_best(self, params: tuple[str, ...], judged: str) -> str:
@@ -721,6 +772,9 @@ class FanovaResult:
             "n_refits": self.n_refits,
             "n_flat_refits": self.n_flat_refits,
             "signal_doubtful": self.signal_doubtful,
+            "held_out_rank": json_value(self.held_out_rank),
+            "held_out_bound": json_value(self.held_out_bound),
+            "signal_unshown": self.signal_unshown,
             "nothing_over_all": None if self.nothing_over_all is None else sorted(
                 ([n for n in self.space.names if n in key] for key in self.nothing_over_all),
                 key=lambda names: (len(names), [self.space.index(n) for n in names])),

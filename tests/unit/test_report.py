@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
+import numpy as np
 import pytest
 
 import hpinsight as hp
@@ -579,3 +580,23 @@ def test_the_best_column_calls_nothing_only_where_all_trials_do(rep):
     assert {frozenset(names) for names in saved} == absent
     page = re.sub(r"<[^>]+>", "", html.unescape(rep.html()))
     assert "only where the analysis of all trials does too" in page
+
+
+def test_the_page_says_when_the_model_predicts_nothing_held_out():
+    # pure noise whose fit beat the shadows' null with f2 (22 %): the legend says why
+    # nothing is resolved, with the count, and no parameter is in the page's "Matters"
+    space = hp.SearchSpace([*(hp.Float(f"f{j}", 0, 1) for j in range(4)), hp.Float("lr", 1e-5, 1e-1, log=True),
+                            hp.Int("layers", 1, 8), hp.Int("units", 16, 512, log=True),
+                            hp.Categorical("opt", ["adam", "sgd", "rms"]),
+                            *(hp.Float(f"g{j}", -3, 3) for j in range(2))])
+    configs = space.sample(100, seed=6)
+    rep = hp.report(hp.TrialHistory(space, configs, list(np.random.default_rng(6).normal(size=100))), seed=0)
+    r = rep.result
+    assert r.signal_unshown
+    assert not r.signal_doubtful
+    page = html.unescape(rep.html())
+    assert ("Over all trials, the hyperparameter refits, each fit on half of the trials, rank the other "
+            f"half with a median correlation of {r.held_out_rank:.2f}, not above the "
+            f"{r.held_out_bound:.2f} that values unrelated to the parameters exceed 5 % of the time") in page
+    assert not [d for d in rep.decisions.decisions.values() if d.state in ("matters", "small")]
+    assert rep.to_dict()["fanova"]["signal_unshown"] is True

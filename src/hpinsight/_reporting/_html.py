@@ -23,7 +23,13 @@ from .._decision_result import (
     member_note,
     no_matters_line,
 )
-from .._fanova_result import INTERVAL_LEVEL, INTERVAL_Z, MATTERS_SHARE, NEGLIGIBLE_SHARE
+from .._fanova_result import (
+    INTERVAL_LEVEL,
+    INTERVAL_Z,
+    MATTERS_SHARE,
+    NEGLIGIBLE_SHARE,
+    UNSHOWN_LEVEL,
+)
 from .._optional import import_optional
 from .._pareto import FRONT_VALUE_NAME
 from .._shared import NO_CLEAR_SIGNAL, fmt_value
@@ -369,6 +375,12 @@ def _effects_table(report: Report, spread: str) -> list[str]:
                                             + ("; the column shows no shares" if res is report.capped
                                                else "")
                                             if res.signal_doubtful else ""))
+        if res.signal_unshown and not res.signal_doubtful:
+            counted.append(f"{where}, the hyperparameter refits, each fit on half of the trials, rank "
+                           f"the other half with a median correlation of {res.held_out_rank:.2f}, not "
+                           f"above the {res.held_out_bound:.2f} that values unrelated to the parameters "
+                           f"exceed {100 * UNSHOWN_LEVEL:g} % of the time: the model has not shown that it "
+                           "predicts anything, and no effect there is resolved")
     null = r.shadow_fraction(1)
     pair_null = r.shadow_fraction(2) if shown_pairs else None
     here = "" if null is None else f"{fmt_share(null)} here" + (

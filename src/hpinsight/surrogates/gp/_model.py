@@ -58,7 +58,8 @@ class FittedGP:
         Each draw's posterior weights of the product part (0 for rows outside its
         bootstrap resample); the additive part's are ``additive_weight * beta``.
     fit_r2 : float or None
-        Leave-one-out R² of the full-data posterior mean (closed form).
+        Leave-one-out R² of the full-data posterior mean (closed form); None for
+        refits and shadows' models.
     shadow_fractions : (float, float) or None
         With shadows (see :func:`_shadow_null`): the largest share of variance a shadow
         column's main effect got, and the largest an interaction with a shadow in it got
@@ -103,6 +104,16 @@ class FittedGP:
     hidden_terms : tuple of HiddenTerm or None
         Per parameter, what the trials say about an effect of it the model left out
         (``_hidden``; :meth:`hidden_shares`). None for models fit without it.
+    held_out_rank : float or None
+        For a refit (``refits``): the Spearman correlation of its posterior mean, given
+        the half of the rows it was fit on, with the values of the other half. Ranks,
+        not squared error, so that a few diverged trials in the held-out half cannot
+        make a model that predicts the rest look worse than a constant. None for other
+        models.
+    held_out_size : int or None
+        With ``held_out_rank``: the number of rows it was computed on (``m``; values
+        unrelated to the inputs give correlations of mean 0 and variance
+        ``1 / (m - 1)``).
     """
 
     columns: tuple[Column, ...]
@@ -125,6 +136,8 @@ class FittedGP:
     residual_pvalues: NDArray[np.float64] | None = None
     residual_spread: NDArray[np.float64] | None = None
     hidden_terms: tuple[HiddenTerm, ...] | None = None
+    held_out_rank: float | None = None
+    held_out_size: int | None = None
     kind: ClassVar[Literal["gp"]] = "gp"
 
     def hidden_shares(self, total_variance: float) -> NDArray[np.float64] | None:
