@@ -338,7 +338,11 @@ def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int | Non
         if len(key) == 1 and residual is not None:
             p = float(residual[names.index(key[0])])
             effects[key[0]]["residual_p"] = p if math.isfinite(p) else None
-    return {"effects": effects, "seconds": seconds, "cap_value": r.cap_value}
+    ranks = [m.held_out_rank for m in getattr(r.model, "refits", ())]
+    return {"effects": effects, "seconds": seconds, "cap_value": r.cap_value,
+            "held_out_ranks": [None if v is None else round(v, 4) for v in ranks],
+            "held_out_rank": r.held_out_rank, "held_out_bound": r.held_out_bound, "n_refits": r.n_refits,
+            "signal_unshown": r.signal_unshown}
 
 
 def run_peer(python: str, name: str, saved: Path) -> dict[str, Any]:

@@ -88,7 +88,11 @@ def run_one(job: tuple[str, int, int]) -> dict[str, Any]:
     resolved = [" x ".join(i.params) for i in rep.result.ranking() if i.verdict == "resolved"]
     return {"sampler": sampler, "n_trials": n_trials, "seed": seed,
             "states": {k: d.state for k, d in rep.decisions.decisions.items()},
-            "resolved": resolved, "fit_r2": rep.result.fit_r2, "peers": peers}
+            "resolved": resolved, "fit_r2": rep.result.fit_r2, "peers": peers,
+            "held_out_ranks": [round(m.held_out_rank, 4) for m in getattr(rep.result.model, "refits", ())
+                               if m.held_out_rank is not None],
+            "held_out_rank": rep.result.held_out_rank, "held_out_bound": rep.result.held_out_bound,
+            "n_refits": rep.result.n_refits}
 
 
 def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
