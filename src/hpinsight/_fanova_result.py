@@ -440,9 +440,10 @@ class FanovaResult:
         refit_models = getattr(self.model, "refits", ())
         ranks = ([getattr(m, "held_out_rank", None) for m in refit_models] if len(refit_models) == len(flat_rows)
                  else [])
-        sizes = {getattr(m, "held_out_size", None) for m in refit_models} if ranks else set()
+        sizes = {getattr(m, "held_out_size", None) for m in refit_models}
+        size = sizes.pop() if len(sizes) == 1 else None
         shown = None
-        if ranks and None not in ranks and len(sizes) == 1 and (size := sizes.pop()) is not None and size > 2:
+        if ranks and None not in ranks and size is not None and size > 2:
             median = float(np.median([0.0 if is_flat else r for r, is_flat in zip(ranks, flat_rows, strict=True)]))
             shown = (median, NormalDist().inv_cdf(1.0 - UNSHOWN_LEVEL) / math.sqrt(size - 1))
         object.__setattr__(self, "_held_out", shown)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve_triangular
-from scipy.stats import rankdata
+from scipy.stats import spearmanr
 from threadpoolctl import threadpool_limits
 
 from ..._shared import readonly
@@ -273,13 +273,14 @@ def _held_out(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...],
     except LinAlgError:
         return -math.inf, -math.inf
     Ks = signal_kernel(cols, U[test], U[train], units, ell, s, a_units)
-    mean = Ks @ cho_solve(c, ys[train], check_finite=False)
+    # one solve for both means: K^-1 y and K^-1 1 (the centred mean is their difference)
+    w = cho_solve(c, np.column_stack([ys[train], np.ones(train.size)]), check_finite=False)
+    mean = Ks @ w[:, 0]
     v = solve_triangular(c[0], Ks.T, lower=True, check_finite=False)
     prior = float(signal_kernel(cols, U[test[:1]], U[test[:1]], units, ell, s, a_units)[0, 0])  # every kernel is 1 on the diagonal
     var = np.maximum(prior + noise - np.einsum("ij,ij->j", v, v), 1e-12)
     density = float(np.mean(-0.5 * np.log(2 * math.pi * var) - 0.5 * (ys[test] - mean) ** 2 / var))
-    centre = float(ys[train].mean())
-    about = Ks @ cho_solve(c, ys[train] - centre, check_finite=False)
+    about = Ks @ (w[:, 0] - float(ys[train].mean()) * w[:, 1])
     return density, _rank_correlation(about, ys[test])
 
 
@@ -289,10 +290,7 @@ def _rank_correlation(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
     scale = float(np.max(np.abs(a))) if a.size else 0.0
     if a.size < 2 or np.ptp(a) <= 1e-12 * max(scale, 1.0) or np.ptp(b) == 0:
         return 0.0
-    ra, rb = rankdata(a), rankdata(b)
-    ra -= ra.mean()
-    rb -= rb.mean()
-    return float(ra @ rb / math.sqrt(float(ra @ ra) * float(rb @ rb)))
+    return float(spearmanr(a, b).statistic)
 
 
 def _plausible(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...],
