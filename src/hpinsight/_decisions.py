@@ -172,8 +172,8 @@ def decide(
         scale.update({id(i): capped.total_variance for i in top.values()})
     tiny = NEGLIGIBLE_SD * margin if math.isfinite(margin) else -math.inf
 
-    def effect_sd(i: Importance) -> float:
-        return math.sqrt(max(i.mean, 0.0) * max(scale.get(id(i), 0.0), 0.0))
+    def effect_sd(i: Importance) -> float:  # of a parameter taken out, its share before
+        return math.sqrt(max(i.judged_share, 0.0) * max(scale.get(id(i), 0.0), 0.0))
 
     top_doubtful = capped is not None and capped.signal_doubtful
     unshown = (result.signal_unshown, capped is not None and capped.signal_unshown)
@@ -201,7 +201,7 @@ def decide(
         # space, and its fit gives a parameter that does nothing a share above its shadow
         # (0.0054 % among the best against 1e-9 % over all trials, noise-free)
         sizeable = [i for i in over_all if i.verdict == _NOTHING and i.null is not None
-                    and i.mean > i.null and effect_sd(i) > tiny and math.isfinite(tiny)]
+                    and i.judged_share > i.null and effect_sd(i) > tiny and math.isfinite(tiny)]
         skip = {id(i) for i in negligible} | unseen_ids
         resolved = [i for i in own if i.verdict == "resolved" and id(i) not in skip]
         uncertain = [i for i in own if i.verdict == "uncertain" and id(i) not in skip]
@@ -309,7 +309,7 @@ def decide(
 def _unseen(i: Importance) -> bool:
     """Uncertain only because the trials could hide an effect that matters
     (:attr:`Importance.hidden`): without that check it would be nothing."""
-    return i.verdict == "uncertain" and verdict(i.mean, i.std, i.null) == _NOTHING
+    return i.verdict == "uncertain" and verdict(i.judged_share, i.std, i.null) == _NOTHING
 
 
 def _disputed(result: FanovaResult) -> set[str]:
@@ -322,9 +322,10 @@ def _disputed(result: FanovaResult) -> set[str]:
     model = result.model
     if not isinstance(model, FittedGP) or model.raw_length_scales is None:
         return set()
-    # one column per parameter, in the space's order
-    return {n for n, r, k in zip(result.space.names, model.raw_length_scales,
-                                 model.length_scales, strict=True)
+    # one column per parameter, in the space's order; a column taken out of the model
+    # (GP(prune=True)) is judged on the length scale it had before
+    kept = model.length_scales if model.unpruned is None else model.unpruned.length_scales
+    return {n for n, r, k in zip(result.space.names, model.raw_length_scales, kept, strict=True)
             if r < DISPUTED_LENGTH and k > DISPUTED_RATIO * r}
 
 

@@ -68,7 +68,7 @@ from .exceptions import (
 from .space import SearchSpace
 from .surrogates import GP, FittedSurrogate, Forest, as_surrogate, decompose
 from .surrogates.forest import FittedForest
-from .surrogates.gp import FittedGP, refit_fractions, regrown_shares
+from .surrogates.gp import FittedGP, decompose_gp, refit_fractions, regrown_shares
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -187,6 +187,7 @@ def fanova(
         refit_fractions=_refit_shares(model, index_subsets, float(draw_var.mean())),
         objective_name=history.objective_name,
         hidden_fractions=None if applied_cap is not None else _hidden_shares(model, draw_var),
+        pruned_fractions=_pruned_shares(model, index_subsets),
     )
     result = _with_regrown(result, X, y, index_subsets)
     if result.is_constant:
@@ -216,6 +217,25 @@ def _hidden_shares(model: FittedForest | FittedGP,
         return None
     shares = model.hidden_shares(float(draw_var.mean()))  # FanovaResult.total_variance
     return None if shares is None else readonly(shares)
+
+
+def _pruned_shares(model: FittedForest | FittedGP,
+                   index_subsets: list[tuple[int, ...]]) -> NDArray[np.float64] | None:
+    """Per subset with a column a GP's fit took out of the model, the share the fit gave
+    it before (NaN for the others), or None where none was taken out; infinite where the
+    model before did not factorize on the refits' rows (nothing then calls such an
+    effect nothing)."""
+    if not isinstance(model, FittedGP) or not model.pruned:
+        return None
+    out = np.full(len(index_subsets), np.nan)
+    gone = set(model.pruned)
+    touched = [i for i, s in enumerate(index_subsets) if gone.intersection(s)]
+    if model.unpruned is None:
+        out[touched] = np.inf
+        return readonly(out)
+    v, total, _ = decompose_gp(model.unpruned, [index_subsets[i] for i in touched])
+    out[touched] = v[0] / total[0] if total[0] > 0 else 0.0
+    return readonly(out)
 
 
 def _with_regrown(result: FanovaResult, X: NDArray[np.float64], y: NDArray[np.float64],

@@ -124,6 +124,15 @@ class Importance:
         Main effects of the Gaussian process: the share an effect of the parameter could
         hold that these trials cannot rule out (where they leave its range unvisited, or
         their noise is large against them; see ``hpinsight.surrogates.gp._hidden``).
+    before_pruning : float or None
+        Effects of a parameter the Gaussian process took out of its fit
+        (``hp.GP(prune=True)``: taking it out cost the likelihood less than the price of
+        a parameter), so that their ``mean`` is 0: the share the fit gave them before. Its
+        interval reaches from 0 to as far above this share as any interval reaches above
+        its mean, and its verdict reads this share instead of the mean: being taken out
+        is not evidence that it does nothing, so it is "indistinguishable from nothing"
+        only where the fit before would say so too, and never "resolved". None for every
+        other effect.
 
     Examples
     --------
@@ -144,12 +153,23 @@ class Importance:
     verdict: str = "resolved"
     hidden: float | None = None
     regrown: float | None = None
+    before_pruning: float | None = None
 
     @property
     def interval(self) -> tuple[float, float]:
         """The effect's ``INTERVAL_LEVEL`` (90 %) interval, ``mean ± INTERVAL_Z std`` with
-        its lower end at least 0: what its :attr:`verdict` reads."""
+        its lower end at least 0: what its :attr:`verdict` reads. For a parameter taken
+        out of the model, from 0 (its share in the model) to ``INTERVAL_Z std`` above
+        :attr:`before_pruning` (its share in the fit before)."""
+        if self.before_pruning is not None:
+            return 0.0, _interval(self.before_pruning, self.std)[1]
         return _interval(self.mean, self.std)
+
+    @property
+    def judged_share(self) -> float:
+        """The share the :attr:`interval` and the :attr:`verdict` read: the ``mean``, or
+        for a parameter taken out of the model, :attr:`before_pruning`."""
+        return self.mean if self.before_pruning is None else self.before_pruning
 
     @property
     def null(self) -> float | None:
@@ -176,7 +196,7 @@ class Importance:
                 "std": json_value(self.std), "shadow": json_value(self.shadow),
                 "low": json_value(low), "high": json_value(high),
                 "verdict": self.verdict, "hidden": json_value(self.hidden),
-                "regrown": json_value(self.regrown)}
+                "regrown": json_value(self.regrown), "before_pruning": json_value(self.before_pruning)}
 
 
 def verdict(mean: float, std: float, null: float | None, hidden: float | None = None) -> str:
@@ -384,6 +404,10 @@ class FanovaResult:
         capped analysis: capping makes the objective flat over most of the space, so any
         effect is large against the little variance left, and the question is the
         uncapped analysis's.
+    pruned_fractions : ndarray of shape (n_subsets,) or None
+        Per effect with a parameter the Gaussian process took out of its fit, the share
+        the fit gave the effect before (:attr:`Importance.before_pruning`); NaN for the
+        others. None where no parameter was taken out.
     nothing_over_all : frozenset of frozenset of str, or None
         A capped analysis judged :meth:`beside` the analysis of all trials: the effects
         that analysis calls "indistinguishable from nothing". Only these can be nothing
@@ -415,6 +439,7 @@ class FanovaResult:
     objective_name: str = "objective"
     hidden_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
     regrown_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
+    pruned_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
     nothing_over_all: frozenset[frozenset[str]] | None = field(default=None, repr=False)
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
     _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
@@ -561,18 +586,19 @@ class FanovaResult:
         valid = self.valid_draws
         shadow = self.shadow_fraction(len(params)) if params else None
         hidden = self._hidden(params)
+        before = self._before_pruning(params)
         if not valid.any():  # a constant objective: nothing to explain
             flat = VERDICTS[2] if not params else self._among_best(params, VERDICTS[2])
-            return Importance(params, 0.0, 0.0, shadow, flat, hidden, regrown)
+            return Importance(params, 0.0, 0.0, shadow, flat, hidden, regrown, before)
         vals = per_draw[valid]
         mean, std = float(vals.mean()), float(vals.std())
         if refits is not None:
             std = float(_widened(np.float64(std), refits[np.isfinite(refits)]))
-        imp = Importance(params, mean, std, shadow, VERDICTS[0], hidden, regrown)
+        imp = Importance(params, mean, std, shadow, VERDICTS[0], hidden, regrown, before)
         if not params:
             return imp
-        judged = VERDICTS[1] if self.signal_doubtful else verdict(mean, std, imp.null, hidden)
-        if judged == VERDICTS[0] and self.signal_unshown:
+        judged = VERDICTS[1] if self.signal_doubtful else verdict(imp.judged_share, std, imp.null, hidden)
+        if judged == VERDICTS[0] and (self.signal_unshown or before is not None):
             judged = VERDICTS[1]
         return replace(imp, verdict=self._among_best(params, judged))
 
@@ -589,6 +615,14 @@ class FanovaResult:
         if self.regrown_fractions is None or not np.isfinite(self.regrown_fractions[i]):
             return None
         return float(self.regrown_fractions[i])
+
+    def _before_pruning(self, params: tuple[str, ...]) -> float | None:
+        """An effect's :attr:`Importance.before_pruning` (None where none of its
+        parameters was taken out)."""
+        if self.pruned_fractions is None or not params:
+            return None
+        b = float(self.pruned_fractions[self._index[frozenset(params)]])
+        return b if not math.isnan(b) else None
 
     def _hidden(self, params: tuple[str, ...]) -> float | None:
         """A main effect's :attr:`Importance.hidden` (None for other effects, or without it)."""

@@ -105,6 +105,17 @@ class GP:
         uncertainty out (``benchmarks/README.md``, ``bench_calibration.py``). 0, or at
         least 2. The verdicts, the marginals' bands and the tuning risk's quantiles use
         the widened spread.
+    prune : bool, default=True
+        Take out of the model every parameter whose removal costs its marginal
+        likelihood less than the price of one parameter, ``log(n) / 2`` nats on the
+        ``n`` trials the hyperparameters are fit on (the Bayesian information
+        criterion), and fit the rest again. With many parameters and a noisy objective
+        the likelihood's optimum otherwise hands some that do nothing a share of the
+        variance, where their values correlate with the objective by chance: on 200
+        TPE trials of 40 parameters at a signal-to-noise ratio of 4, the median share
+        of those that do nothing fell from 0.20 to 0.00 (``bench_calibration.py``). A
+        parameter taken out has a share of 0; its spread still comes from the refits,
+        which are not pruned, so where the trials cannot tell, its verdict says so.
 
     Examples
     --------
@@ -116,6 +127,7 @@ class GP:
     n_draws: int = 16
     shadows: bool = True
     refits: int = 12
+    prune: bool = True
     kind: ClassVar[Literal["gp"]] = "gp"
 
     def __post_init__(self) -> None:
@@ -125,9 +137,10 @@ class GP:
             raise InvalidArgumentError(
                 "The 'refits' parameter of GP must be 0 or at least 2: a spread needs two "
                 "refits. Got 1.")
-        if not isinstance(self.shadows, bool):
-            raise InvalidArgumentTypeError(
-                f"The 'shadows' parameter of GP must be True or False. Got {self.shadows!r}.")
+        for name in ("shadows", "prune"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidArgumentTypeError(
+                    f"The {name!r} parameter of GP must be True or False. Got {getattr(self, name)!r}.")
 
     def __repr__(self) -> str:
         return _changed_only(self)
@@ -142,12 +155,12 @@ class GP:
         if np.isnan(X).any():
             space = infer_conditions(space, X) or space
         return fit_gp(space, X, y, n_draws=self.n_draws, seed=seed, shadows=self.shadows,
-                      refits=self.refits)
+                      refits=self.refits, prune=self.prune)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe description: the kind and every option."""
         return {"kind": self.kind, "n_draws": self.n_draws, "shadows": self.shadows,
-                "refits": self.refits}
+                "refits": self.refits, "prune": self.prune}
 
 
 @dataclass(frozen=True, slots=True, repr=False)

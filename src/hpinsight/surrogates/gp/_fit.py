@@ -3,6 +3,7 @@ every draw, and the shadow null (the share a parameter that does nothing gets)."
 
 from __future__ import annotations
 
+import contextlib
 import math
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -80,6 +81,7 @@ def fit_gp(
     max_rows: int = 2000,
     shadows: bool = False,
     refits: int = 0,
+    prune: bool = False,
 ) -> FittedGP:
     """Fit the surrogate on encoded ``X`` (NaN = inactive, rows in trial order) and finite ``y``.
 
@@ -89,7 +91,11 @@ def fit_gp(
     on the other half (:func:`_plausible`; ``FittedGP.refits``), each the posterior mean
     on the same ``REFIT_ROWS`` rows (all when there are fewer). Of them, the last
     ``PRODUCT_REFIT_SHARE`` fit the kernel's product part alone; the others the whole
-    kernel, from one of the two starting points in turn.
+    kernel, from one of the two starting points in turn. With ``prune``, the model's own
+    fit takes out the columns whose removal costs the likelihood less than the price of
+    a parameter (:func:`~._likelihood.prune_columns`; the shadows' fits and the refits do
+    not), and ``FittedGP.unpruned`` is the posterior mean under its hyperparameters
+    before that.
     """
     seeds = np.random.SeedSequence(seed).generate_state(6)
     rng_rows = np.random.default_rng(seeds[0])
@@ -148,8 +154,9 @@ def fit_gp(
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=1) as pool:
         futures = [pool.submit(task) for task in tasks]
         try:
-            theta, raw_ell = fit_hyperparameters_and_raw(cols, U0[fit_rows], ys[fit_rows], units,
-                                                         pool=None if futures else pool)
+            theta, raw_ell, pruned_cols, before = fit_hyperparameters_and_raw(
+                cols, U0[fit_rows], ys[fit_rows], units, pool=None if futures else pool,
+                prune=prune)
             done: dict[int, Any] = {}
             for k, (task, future) in enumerate(zip(tasks, futures, strict=True)):
                 if future.cancel():  # not begun by the second thread: this one runs it
@@ -216,6 +223,12 @@ def fit_gp(
             return None
 
     others = tuple(m for m in two_at_a_time(refit, *zip(*kept, strict=True)) if m is not None) if kept else ()
+    # the columns taken out, and the model they were taken out of, on the refits' rows
+    unpruned = None
+    if before is not None:
+        with contextlib.suppress(LinAlgError):  # then a pruned column's verdict is "uncertain"
+            unpruned = _posterior_mean(cols, units, blocks or (), Xs[0][refit_rows], ys[refit_rows],
+                                       before, y_mean, y_scale)
     return FittedGP(
         columns=cols, length_scales=readonly(ell), signal_variance=s, noise_variance=noise,
         y_mean=y_mean, y_scale=y_scale, X=readonly(Xs), beta=readonly(betas), fit_r2=fit_r2,
@@ -223,6 +236,7 @@ def fit_gp(
         varying=tuple(int(j) for j in np.flatnonzero(np.isnan(X).any(axis=0))) if has_inactive else (),
         blocks=blocks or (), additive_variance=a, additive_weights=weights, refits=others,
         raw_length_scales=readonly(raw_ell),
+        pruned=pruned_cols if prune else None, unpruned=unpruned,
         residual_pvalues=None if pvalues is None else readonly(pvalues),
         residual_spread=None if spread is None else readonly(spread),
         hidden_terms=hidden,

@@ -92,6 +92,16 @@ class FittedGP:
         parameter kept the longer of it and the rank fit's (``length_scales``): where
         this one is much shorter, the two fits disagree about the parameter. None for
         models fit without it (refits, shadows' models).
+    pruned : tuple of int or None
+        The columns taken out of the model's own fit (``GP(prune=True)``,
+        :func:`~._likelihood.prune_columns`): their length scale is the upper bound and
+        their additive variance the lower one, so their share is 0. None for models fit
+        without pruning.
+    unpruned : FittedGP or None
+        Where columns were taken out: the posterior mean under the hyperparameters before
+        that (one draw, on the refits' rows), which the verdicts of those columns read
+        (:attr:`~hpinsight.results.Importance.before_pruning`) and whose length scales
+        are the ones the fit kept. None otherwise.
     residual_pvalues : ndarray of shape (n_params,) or None
         Per parameter, whether the model misses an effect of it: the Kruskal-Wallis
         p-value of the leave-one-out errors grouped by the parameter's values (fifths of
@@ -133,6 +143,8 @@ class FittedGP:
     additive_weights: NDArray[np.float64] | None = None
     refits: tuple[FittedGP, ...] = ()
     raw_length_scales: NDArray[np.float64] | None = None
+    pruned: tuple[int, ...] | None = None
+    unpruned: FittedGP | None = None
     residual_pvalues: NDArray[np.float64] | None = None
     residual_spread: NDArray[np.float64] | None = None
     hidden_terms: tuple[HiddenTerm, ...] | None = None

@@ -55,7 +55,7 @@ def regrown_shares(
     ``X`` (encoded, rows in trial order) and ``y`` are what ``model`` was fit on, and
     ``centre`` its mean prediction over the space (the mean of the draws' ``f_0``). The
     new model is fit as ``model`` was (hyperparameters from both starting points, the
-    same number of bootstrap draws), without shadows or refits, on at most
+    same number of bootstrap draws, pruned if it was), without shadows or refits, on at most
     ``REFIT_ROWS`` of the rows, and the share is the mean over its draws, as the pair's
     own.
     """
@@ -71,7 +71,8 @@ def regrown_shares(
             return math.nan
         effect = _pure_pair(model, Xr[:, a], Xr[:, b], a, b, centre)
         try:
-            again = fit_gp(space, Xr, yr - effect, n_draws=model.n_draws, seed=seed)
+            again = fit_gp(space, Xr, yr - effect, n_draws=model.n_draws, seed=seed,
+                           prune=model.pruned is not None)
         except LinAlgError:
             return math.nan
         v, total, _ = decompose_gp(again, [(a, b)])

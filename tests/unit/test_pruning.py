@@ -1,0 +1,180 @@
+"""Taking out of the Gaussian process the parameters its likelihood barely pays for."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+import hpinsight as hp
+from hpinsight.exceptions import InvalidArgumentTypeError
+from hpinsight.results import Importance
+from hpinsight.surrogates.gp import fit_gp
+from hpinsight.surrogates.gp._kernel import make_columns, scale_columns
+from hpinsight.surrogates.gp._likelihood import (
+    LENGTH_BOUNDS,
+    UNIT_BOUNDS,
+    Likelihood,
+    _minimize_nll,
+    fit_hyperparameters_and_raw,
+    prune_columns,
+    prune_threshold,
+    unit_members,
+)
+
+
+def _noisy(n: int = 150, d: int = 12, seed: int = 0, noise: float = 0.6):
+    """Random trials of ``d`` floats: ``a`` and ``b`` act, the rest do nothing, with
+    Gaussian noise of standard deviation ``noise``."""
+    space = hp.SearchSpace([hp.Float("a", 0, 1), hp.Float("b", 0, 1),
+                            *(hp.Float(f"n{k}", 0, 1) for k in range(d - 2))])
+    X = np.random.default_rng(seed).uniform(size=(n, d))
+    y = (np.sin(2 * np.pi * X[:, 0]) + 3 * (X[:, 1] - 0.4) ** 2
+         + noise * np.random.default_rng(seed + 1).standard_normal(n))
+    return space, X, y
+
+
+def _fit(space, X, y):
+    cols = make_columns(space, X)
+    U = scale_columns(cols, X)
+    units = unit_members(len(cols), ())
+    ys = (y - y.mean()) / y.std()
+    return cols, U, ys, units
+
+
+def _cost(lik: Likelihood, ys: np.ndarray, theta: np.ndarray, j: int) -> float:
+    """Column ``j``'s removal cost, written out: its length scale to the upper bound, its
+    variance to the lower one, every other variance refit, the likelihood's difference."""
+    d = lik.d
+    t = theta.copy()
+    t[j] = math.log(LENGTH_BOUNDS[1])
+    t[d + 2 + j] = math.log(UNIT_BOUNDS[0])
+    free = np.array([i for i in range(d, t.size) if i != d + 2 + j])
+    return _minimize_nll(lik, ys, t, free)[0] - lik.data_nll(theta, ys)
+
+
+def test_the_columns_taken_out_are_those_whose_removal_costs_less_than_the_threshold() -> None:
+    space, X, y = _noisy()
+    cols, U, ys, units = _fit(space, X, y)
+    plain = fit_hyperparameters_and_raw(cols, U, ys, units)
+    lik = Likelihood(cols, U, units)
+    threshold = prune_threshold(y.size)
+    theta, off = prune_columns(lik, ys, plain.theta, threshold)
+    costs = np.array([_cost(lik, ys, plain.theta, j) for j in range(len(cols))])
+    assert off.any()  # the noise gives some do-nothing columns a little
+    assert not off[:2].any()  # the two that act stay
+    # every column taken out costs less than the price of a parameter; every one kept
+    # that was checked with a refit costs more
+    assert np.all(costs[off] < threshold)
+    assert np.all(costs[~off] >= threshold)
+    # taken out: the length scale at its bound, the unit's variance at its bound
+    assert np.all(theta[:len(cols)][off] == math.log(LENGTH_BOUNDS[1]))
+    assert np.all(theta[len(cols) + 2:][off] == math.log(UNIT_BOUNDS[0]))
+    # kept: the length scales as fitted (only the variances are refit)
+    np.testing.assert_array_equal(theta[:len(cols)][~off], plain.theta[:len(cols)][~off])
+
+
+def test_the_threshold_is_the_information_criterions_price_of_a_parameter() -> None:
+    assert prune_threshold(200) == pytest.approx(0.5 * math.log(200))
+    assert prune_threshold(256) > prune_threshold(60) > 0
+
+
+def test_a_pruned_fit_gives_the_columns_taken_out_no_share() -> None:
+    space, X, y = _noisy()
+    pruned = hp.fanova(hp.TrialHistory(space, space.decode(X), y), seed=0)
+    plain = hp.fanova(hp.TrialHistory(space, space.decode(X), y), seed=0,
+                      surrogate=hp.GP(prune=False))
+    model = pruned.model
+    assert model.pruned  # columns were taken out ...
+    assert model.unpruned is not None  # ... of this model
+    names = [space.names[j] for j in model.pruned]
+    assert "a" not in names
+    assert "b" not in names
+    for name in names:
+        imp = pruned.importance(name)
+        assert imp.mean < 1e-9
+        assert imp.before_pruning is not None
+        assert imp.interval[0] == 0.0
+        assert imp.verdict != "resolved"
+    # the do-nothing columns had a share without pruning; they have none with it
+    mass = {r: sum(x.importance(n).mean for n in space.names[2:]) for r, x in
+            (("pruned", pruned), ("plain", plain))}
+    assert mass["plain"] > 10 * mass["pruned"]
+    assert pruned.importance("a").verdict == plain.importance("a").verdict == "resolved"
+    # what the page and the JSON read
+    assert pruned.importance(names[0]).to_dict()["before_pruning"] == pytest.approx(
+        pruned.importance(names[0]).before_pruning)
+    assert plain.importance(names[0]).before_pruning is None
+
+
+def test_a_parameter_taken_out_is_judged_on_its_share_before() -> None:
+    space, X, y = _noisy()
+    result = hp.fanova(hp.TrialHistory(space, space.decode(X), y), seed=0)
+    name = space.names[result.model.pruned[0]]
+    j = result.subsets.index((name,))
+    before = np.array(result.pruned_fractions)
+    # before pruning the fit gave it far more than a shadow: taken out, it is uncertain,
+    # not nothing (being taken out is no evidence that it does nothing), nor resolved
+    before[j] = 0.3
+    big = dataclasses.replace(result, pruned_fractions=before).importance(name)
+    assert big.mean < 1e-9
+    assert big.verdict == "uncertain"
+    assert big.interval == (0.0, pytest.approx(0.3 + 1.6448536269514722 * big.std))
+    # ... and nothing where the fit before gave it nothing either
+    before[j] = 0.0
+    small = dataclasses.replace(result, pruned_fractions=before).importance(name)
+    assert small.verdict == "indistinguishable from nothing"
+
+
+def test_nothing_is_taken_out_where_every_column_would_go() -> None:
+    space, X, _ = _noisy(n=80, d=4)
+    y = np.random.default_rng(7).standard_normal(80)  # pure noise
+    cols, U, ys, units = _fit(space, X, y)
+    lik = Likelihood(cols, U, units)
+    plain = fit_hyperparameters_and_raw(cols, U, ys, units)
+    costs = [_cost(lik, ys, plain.theta, j) for j in range(len(cols))]
+    assert max(costs) < prune_threshold(80)  # every column would go
+    pruned = fit_hyperparameters_and_raw(cols, U, ys, units, prune=True)
+    assert pruned.pruned == ()
+    np.testing.assert_array_equal(pruned.theta, plain.theta)
+
+
+def test_the_disputed_rule_reads_the_length_scales_kept_before_pruning() -> None:
+    from hpinsight._decision_result import DISPUTED_LENGTH, DISPUTED_RATIO
+    from hpinsight._decisions import _disputed
+
+    space, X, y = _noisy()
+    result = hp.fanova(hp.TrialHistory(space, space.decode(X), y), seed=0)
+    model = result.model
+    kept = np.asarray(model.unpruned.length_scales)
+    j = next(j for j in model.pruned if kept[j] < 1.9 * DISPUTED_LENGTH)
+    assert model.length_scales[j] == pytest.approx(LENGTH_BOUNDS[1])
+    # a raw length scale under the disputed line and over half the one the fit kept
+    raw = np.array(model.raw_length_scales)
+    raw[j] = 1.01 * kept[j] / DISPUTED_RATIO
+    assert raw[j] < DISPUTED_LENGTH
+    assert LENGTH_BOUNDS[1] > DISPUTED_RATIO * raw[j]
+    changed = dataclasses.replace(result, model=dataclasses.replace(model, raw_length_scales=raw))
+    # against the bound it would be disputed; against the length scale kept it is not
+    assert space.names[j] not in _disputed(changed)
+    raw[j] = 0.99 * kept[j] / DISPUTED_RATIO
+    changed = dataclasses.replace(result, model=dataclasses.replace(model, raw_length_scales=raw))
+    assert space.names[j] in _disputed(changed)
+
+
+def test_the_model_object_says_whether_it_prunes() -> None:
+    assert hp.GP().prune is True
+    assert hp.GP().to_dict()["prune"] is True
+    assert repr(hp.GP(prune=False)) == "GP(prune=False)"
+    with pytest.raises(InvalidArgumentTypeError, match="'prune' parameter of GP must be True or False"):
+        hp.GP(prune="yes")
+
+
+def test_without_pruning_the_fit_has_no_pruned_columns() -> None:
+    space, X, y = _noisy(n=60, d=4)
+    gp = fit_gp(space, X, y, n_draws=2, seed=0)
+    assert gp.pruned is None
+    assert gp.unpruned is None
+    assert Importance(("a",), 0.1, 0.01).before_pruning is None
