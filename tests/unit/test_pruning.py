@@ -178,3 +178,34 @@ def test_without_pruning_the_fit_has_no_pruned_columns() -> None:
     assert gp.pruned is None
     assert gp.unpruned is None
     assert Importance(("a",), 0.1, 0.01).before_pruning is None
+
+
+def test_a_parameter_taken_out_is_kept_tuned_while_its_share_before_is_uncertain() -> None:
+    from hpinsight._decisions import decide
+    from hpinsight._surrogate_risk import SurrogateRisk
+
+    space, X, y = _noisy()
+    result = hp.fanova(hp.TrialHistory(space, space.decode(X), y), seed=0)
+    name = space.names[result.model.pruned[0]]
+    j = result.subsets.index((name,))
+    free = np.zeros(4)
+
+    def risks():
+        return {n: SurrogateRisk(n, 0.5, 0.0, 0.0, {}, free, {}, {}) for n in space.names}
+
+    values = dict.fromkeys(space.names, 0.5)
+    margin = 0.5 * math.sqrt(result.total_variance)  # the effect's size decides, not its cost
+    # the fit before gave it nothing: a costless "nothing", safe to fix
+    before = np.array(result.pruned_fractions)
+    before[j] = 0.0
+    nothing = dataclasses.replace(result, pruned_fractions=before)
+    assert decide(nothing, risks=risks(), values=values, margin=margin)[name].state == "fix"
+    # the fit before gave it 30 %: uncertain, and its size is that share's, not the 0 of
+    # the model it was taken out of, so it is not waved through as too small to matter
+    before[j] = 0.3
+    large = dataclasses.replace(result, pruned_fractions=before)
+    d = decide(large, risks=risks(), values=values, margin=margin)[name]
+    assert large.importance(name).verdict == "uncertain"
+    assert d.state == "unresolved", d.sentence
+    assert not d.negligible
+    assert d.effect_sd == pytest.approx(math.sqrt(0.3 * result.total_variance))
