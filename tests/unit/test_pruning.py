@@ -209,3 +209,26 @@ def test_a_parameter_taken_out_is_kept_tuned_while_its_share_before_is_uncertain
     assert d.state == "unresolved", d.sentence
     assert not d.negligible
     assert d.effect_sd == pytest.approx(math.sqrt(0.3 * result.total_variance))
+
+
+def test_the_page_says_which_parameters_were_taken_out() -> None:
+    import html
+    import re
+
+    space, X, y = _noisy()
+    rep = hp.report(hp.TrialHistory(space, space.decode(X), y), top=1, seed=0)
+    gone = [space.names[j] for j in rep.result.model.pruned]
+    page = html.unescape(rep.html())
+    table = page.split('<table class=effects>', 1)[1].split("</table>", 1)[0]
+    rows = {re.sub("<[^>]+>", "", r.split("</td>", 1)[0]): r
+            for r in table.split("<tr><td>")[1:]}
+    for name in space.names:
+        said = "taken out of the model" in rows[name].split("</td>")[2]
+        assert said == (name in gone), name
+    assert (f"Over all trials, {len(gone)} of the {len(space)} parameters were taken out of "
+            "the model") in page
+    # and the JSON holds each one's share before
+    effects = {tuple(e["params"]): e for e in rep.to_dict()["fanova"]["effects"]}
+    for name in gone:
+        assert effects[(name,)]["before_pruning"] is not None
+    assert effects[("a",)]["before_pruning"] is None

@@ -92,7 +92,7 @@ def test_html_page_is_self_contained_with_every_figure_decodable(rep, tmp_path):
     assert "keep tuning" in page
     # every effect in the table carries its verdict; depth does nothing here
     rows = dict(re.findall(r'<tr><td>([^<]+)</td><td>[^<]+</td><td class="verdict [a-z]+">'
-                           r"([^<]+)</td>", page))
+                           r'([^<]+)(?:<span class="why">[^<]*</span>)*</td>', page))
     assert rows["lr"] == rep.result.importance("lr").verdict == "resolved"
     assert rows["depth"] == "indistinguishable from nothing"
     assert set(rep.history.space.names) <= set(rows)  # every main effect is listed

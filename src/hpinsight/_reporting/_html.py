@@ -345,6 +345,8 @@ def _effects_table(report: Report, spread: str) -> list[str]:
         # an interaction judged against what came back when it was taken out says so
         back = ("" if i.regrown is None or i.verdict == "resolved" or i.regrown <= (i.shadow or 0.0)
                 else f'<span class="why">: {fmt_share(i.regrown)} came back without it</span>')
+        if i.before_pruning is not None:  # its share is 0 because it was taken out
+            back += f'<span class="why">: taken out of the model, {fmt_share(i.before_pruning)} before</span>'
         return (f"<tr><td>{esc(' x '.join(i.params))}</td><td>{fmt_share(i.mean)} ± "
                 f"{fmt_share(i.std)}</td><td class=\"verdict {css}\">{esc(i.verdict)}{back}</td>"
                 f"<td>{capped}</td></tr>")
@@ -375,6 +377,14 @@ def _effects_table(report: Report, spread: str) -> list[str]:
                                             + ("; the column shows no shares" if res is report.capped
                                                else "")
                                             if res.signal_doubtful else ""))
+        pruned = [i for i in res.ranking(order=1) if i.before_pruning is not None]
+        if pruned:
+            counted.append(f"{where}, {len(pruned)} of the {len(res.space)} parameters were taken "
+                           "out of the model: removing each cost its likelihood less than the price "
+                           "of a parameter (log(n) / 2 nats on the n trials it is fit on). Their "
+                           "share is 0 and their verdicts read the share the fit gave them before "
+                           f"(at most {fmt_share(max(i.before_pruning or 0.0 for i in pruned))}); "
+                           "being taken out is not evidence of doing nothing, so none is resolved")
         if res.signal_unshown and not res.signal_doubtful:
             counted.append(f"{where}, the hyperparameter refits, each fit on half of the trials, rank "
                            f"the other half with a median correlation of {res.held_out_rank:.2f}, not "
