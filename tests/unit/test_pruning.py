@@ -232,3 +232,27 @@ def test_the_page_says_which_parameters_were_taken_out() -> None:
     for name in gone:
         assert effects[(name,)]["before_pruning"] is not None
     assert effects[("a",)]["before_pruning"] is None
+
+
+def test_a_fit_for_the_means_alone_has_the_full_models_means_and_skips_the_rest() -> None:
+    # the Optuna evaluator's model: its importances must be the full analysis's to the
+    # bit, where columns are taken out too, while the posterior before pruning and the
+    # leave-one-out fit (which only verdicts and notes read) are not computed
+    from hpinsight.surrogates import means_only
+
+    space, X, y = _noisy()
+    history = hp.TrialHistory(space, space.decode(X), y)
+    full = hp.fanova(history, seed=0)
+    quick = hp.fanova(history, surrogate=means_only(hp.GP()), seed=0)
+    assert full.model.pruned  # the case where the two could part
+    assert quick.model.pruned == full.model.pruned
+    assert [i.mean for i in quick.ranking(order=1)] == [i.mean for i in full.ranking(order=1)]
+    assert [i.params for i in quick.ranking(order=1)] == [i.params for i in full.ranking(order=1)]
+    assert quick.model.unpruned is None
+    assert quick.model.fit_r2 is None
+    assert full.model.unpruned is not None
+    assert full.model.fit_r2 is not None
+    # without pruning the same holds
+    plain = hp.fanova(history, surrogate=hp.GP(prune=False), seed=0)
+    assert ([i.mean for i in hp.fanova(history, surrogate=means_only(hp.GP(prune=False)), seed=0)
+             .ranking(order=1)] == [i.mean for i in plain.ranking(order=1)])

@@ -26,7 +26,6 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import optuna
@@ -48,7 +47,7 @@ from ..exceptions import (
     InvalidArgumentTypeError,
 )
 from ..space import Categorical
-from ..surrogates import GP, Forest, as_surrogate, refuse_fitted
+from ..surrogates import GP, Forest, as_surrogate, means_only, refuse_fitted
 
 if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
@@ -257,10 +256,11 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
 
 def _means_only(model: GP | Forest) -> GP | Forest:
     """The model whose fit gives the same means and skips what only verdicts and spreads
-    read: a Gaussian process without shadows and refits (their random streams are their
-    own, so the draws, and every mean, are unchanged); a forest as it is."""
+    read (:func:`~hpinsight.surrogates.means_only`); a forest, or a Gaussian process
+    already without shadows and refits, as it is (its analysis is then the full one,
+    kept as ``last_result``)."""
     if isinstance(model, GP) and (model.shadows or model.refits):
-        return replace(model, shadows=False, refits=0)
+        return means_only(model)
     return model
 
 

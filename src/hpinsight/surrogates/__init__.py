@@ -3,7 +3,16 @@ the random forest of the paper (``forest``), and the objects that choose between
 (:class:`GP`, :class:`Forest`, in ``_models``).
 """
 
-from ._models import GP, FittedSurrogate, Forest, as_surrogate, decompose, describe, refuse_fitted
+from ._models import (
+    GP,
+    FittedSurrogate,
+    Forest,
+    as_surrogate,
+    decompose,
+    describe,
+    means_only,
+    refuse_fitted,
+)
 
 __all__ = ["GP", "FittedSurrogate", "Forest", "as_surrogate", "decompose", "describe",
-           "refuse_fitted"]
+           "means_only", "refuse_fitted"]

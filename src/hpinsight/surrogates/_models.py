@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ..space import SearchSpace
 
 __all__ = ["GP", "FittedSurrogate", "Forest", "as_surrogate", "decompose", "describe",
-           "refuse_fitted"]
+           "means_only", "refuse_fitted"]
 
 
 def _changed_only(model: GP | Forest) -> str:
@@ -129,6 +129,8 @@ class GP:
     refits: int = 12
     prune: bool = True
     kind: ClassVar[Literal["gp"]] = "gp"
+    #: fit for the means alone (:func:`means_only`)
+    _means_only: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         check_int(self.n_draws, "n_draws", "GP", minimum=1)
@@ -155,12 +157,28 @@ class GP:
         if np.isnan(X).any():
             space = infer_conditions(space, X) or space
         return fit_gp(space, X, y, n_draws=self.n_draws, seed=seed, shadows=self.shadows,
-                      refits=self.refits, prune=self.prune)
+                      refits=self.refits, prune=self.prune, means_only=self._means_only)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe description: the kind and every option."""
         return {"kind": self.kind, "n_draws": self.n_draws, "shadows": self.shadows,
                 "refits": self.refits, "prune": self.prune}
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class _MeansOnlyGP(GP):
+    """A :class:`GP` whose fit leaves out what no mean reads (:func:`means_only`)."""
+
+    _means_only: ClassVar[bool] = True
+
+
+def means_only(model: GP) -> GP:
+    """The model whose analysis has ``model``'s means to the bit, at a fraction of the cost:
+    without shadows and refits (their random streams are their own), and whose fit skips
+    the rest that only verdicts, bands and notes read (the posterior before pruning, the
+    leave-one-out fit; ``fit_gp``'s ``means_only``). For callers that return means alone,
+    such as Optuna's evaluator interface."""
+    return _MeansOnlyGP(n_draws=model.n_draws, shadows=False, refits=0, prune=model.prune)
 
 
 @dataclass(frozen=True, slots=True, repr=False)

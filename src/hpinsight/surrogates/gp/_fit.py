@@ -82,6 +82,7 @@ def fit_gp(
     shadows: bool = False,
     refits: int = 0,
     prune: bool = False,
+    means_only: bool = False,
 ) -> FittedGP:
     """Fit the surrogate on encoded ``X`` (NaN = inactive, rows in trial order) and finite ``y``.
 
@@ -95,7 +96,9 @@ def fit_gp(
     fit takes out the columns whose removal costs the likelihood less than the price of
     a parameter (:func:`~._likelihood.prune_columns`; the shadows' fits and the refits do
     not), and ``FittedGP.unpruned`` is the posterior mean under its hyperparameters
-    before that.
+    before that. With ``means_only``, what only verdicts, bands and notes read is left
+    out (``unpruned``, the leave-one-out fit, ``hidden_terms``): every draw, and so
+    every mean, is the same to the bit, as no random stream is shared with them.
     """
     seeds = np.random.SeedSequence(seed).generate_state(6)
     rng_rows = np.random.default_rng(seeds[0])
@@ -173,30 +176,17 @@ def fit_gp(
     ell, s, noise, a_units = split_theta(theta, d)
     a, weights = _additive(cols, units, a_units)
 
-    # leave-one-out R² of the full-data posterior (Rasmussen & Williams Eq. 5.12)
     has_inactive = blocks is None and bool(np.isnan(X).any())
     Kt = signal_kernel(cols, U0, U0, units, ell, s, a_units)  # every draw with these inputs takes its rows
-    K = Kt + np.diag(np.full(n, noise))
     fit_r2: float | None = None
     pvalues: NDArray[np.float64] | None = None
     spread: NDArray[np.float64] | None = None
     hidden: tuple[HiddenTerm, ...] | None = None
-    try:  # one BLAS thread: the same digits however many threads the machine gives it
-        with threadpool_limits(limits=1, user_api="blas"):
-            c = cho_factor(K, lower=True, check_finite=False)
-            Kinv = inverse(c[0])
-            resid = (Kinv @ ys) / np.diag(Kinv)
-            # how large an effect of each parameter these trials could hide (inactive
-            # entries, imputed for the kernel, say nothing about it)
-            hidden = hidden_terms(cols, U0 if blocks else scale_columns(cols, X), c[0])
-        fit_r2 = float(1.0 - (resid**2).mean() / max(float(ys.var()), 1e-300)) if n > 1 else None
-        # do the leave-one-out errors depend on a parameter? (one column per parameter)
-        pvalues, spread = residual_dependence(X, [col.categorical for col in cols], resid)
-        spread *= y_scale  # in objective units
-    except LinAlgError:
-        pass
-
-    del K
+    if not means_only:  # nothing here reaches a mean
+        with contextlib.suppress(LinAlgError):
+            fit_r2, pvalues, spread, hidden = _leave_one_out(cols, X, U0 if blocks else scale_columns(cols, X),
+                                                             ys, Kt + np.diag(np.full(n, noise)))
+            spread = spread * y_scale  # in objective units
     rng_draw = np.random.default_rng(seeds[3])
     Xs = np.empty((n_draws, n, d))
     betas = np.zeros((n_draws, n))
@@ -225,7 +215,7 @@ def fit_gp(
     others = tuple(m for m in two_at_a_time(refit, *zip(*kept, strict=True)) if m is not None) if kept else ()
     # the columns taken out, and the model they were taken out of, on the refits' rows
     unpruned = None
-    if before is not None:
+    if before is not None and not means_only:
         with contextlib.suppress(LinAlgError):  # then a pruned column's verdict is "uncertain"
             unpruned = _posterior_mean(cols, units, blocks or (), Xs[0][refit_rows], ys[refit_rows],
                                        before, y_mean, y_scale)
@@ -241,6 +231,26 @@ def fit_gp(
         residual_spread=None if spread is None else readonly(spread),
         hidden_terms=hidden,
     )
+
+
+def _leave_one_out(
+    cols: tuple[Column, ...], X: NDArray[np.float64], U: NDArray[np.float64],
+    ys: NDArray[np.float64], K: NDArray[np.float64],
+) -> tuple[float | None, NDArray[np.float64], NDArray[np.float64], tuple[HiddenTerm, ...]]:
+    """The leave-one-out R² of the posterior with kernel ``K`` (noise included) on the
+    standardized ``ys`` (Rasmussen & Williams Eq. 5.12), the p-values and spreads of
+    its errors' dependence on each parameter (in units of ``ys``), and how large an
+    effect of each parameter the trials could hide (``U``: inactive entries as NaN).
+    Raises ``LinAlgError`` when ``K`` does not factorize."""
+    n = ys.size
+    with threadpool_limits(limits=1, user_api="blas"):  # the same digits on any machine
+        c = cho_factor(K, lower=True, check_finite=False)
+        Kinv = inverse(c[0])
+        resid = (Kinv @ ys) / np.diag(Kinv)
+        hidden = hidden_terms(cols, U, c[0])
+    fit_r2 = float(1.0 - (resid**2).mean() / max(float(ys.var()), 1e-300)) if n > 1 else None
+    pvalues, spread = residual_dependence(X, [col.categorical for col in cols], resid)
+    return fit_r2, pvalues, spread, hidden
 
 
 def _posterior_mean(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...], blocks: tuple[Block, ...],
