@@ -196,6 +196,11 @@ class ParameterDecision:
         The effect the state rests on is too small in objective units to matter, whatever
         its verdict: its standard deviation over the space is at most ``NEGLIGIBLE_SD`` of
         the margin.
+    share_before, evidence_before : float
+        For a parameter taken out of the model (``hp.GP(prune=True)``), the share before
+        pruning of its main effect over all trials and of the effect the state rests on
+        (:attr:`~hpinsight.results.Importance.before_pruning`, which its verdict reads);
+        NaN where that effect was not taken out.
     sentence : str
         The one sentence every surface prints.
     objective : str or None
@@ -224,6 +229,8 @@ class ParameterDecision:
     residual_p: float = math.nan
     hidden_share: float = math.nan
     negligible: bool = False
+    share_before: float = math.nan
+    evidence_before: float = math.nan
 
     def __repr__(self) -> str:
         return f"ParameterDecision({self.param!r}: {self.action})"
@@ -268,6 +275,8 @@ class ParameterDecision:
             "objective": self.objective, "hidden_cost": json_value(self.hidden_cost),
             "residual_p": json_value(self.residual_p),
             "hidden_share": json_value(self.hidden_share), "negligible": self.negligible,
+            "share_before": json_value(self.share_before),
+            "evidence_before": json_value(self.evidence_before),
         }
 
 

@@ -292,6 +292,9 @@ def decide(
             hidden_cost=hidden_cost, residual_p=residual_p.get(name, math.nan),
             hidden_share=max((i.hidden for i in own if i.hidden is not None), default=math.nan),
             negligible=strongest is not None and any(strongest is i for i in negligible),
+            share_before=_before(main.get(name)),
+            evidence_before=math.nan if evidence in ("cost", NO_SIGNAL_AMONG_BEST)
+            else _before(strongest),
         )
     _keep_some(out, min_keep)
     top_label = among_best_label(capped)
@@ -399,6 +402,16 @@ def _since_trials(sampling: SamplingRecord | None) -> dict[str, int]:
     return {n: t for n, t in since.items() if n in sampling.fixed}
 
 
+def _before(effect: Importance | None) -> float:
+    """An effect's share before pruning, NaN where none of its parameters was taken out."""
+    return math.nan if effect is None or effect.before_pruning is None else effect.before_pruning
+
+
+def _taken(before: float) -> str:
+    """What a sentence adds to a share of 0 that pruning gave: the share the verdict read."""
+    return "" if not math.isfinite(before) else f" (taken out of the model; {fmt_share(before)} before)"
+
+
 def _sd_phrase(d: ParameterDecision, margin: float) -> str:
     """The size rule in a decision's own numbers."""
     limit = NEGLIGIBLE_SD * margin
@@ -415,7 +428,7 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
     analysis of all trials and the capped one resolve nothing, their refits not ranking
     trials they were not fit on)."""
     name = d.param
-    share = f"{fmt_share(d.share)} of the variation"
+    share = f"{fmt_share(d.share)} of the variation{_taken(d.share_before)}"
     # the share among the best, after the verdict on the share over all trials, so the
     # verdict reads as the latter's
     aside = ("" if not math.isfinite(d.share_top) else f" ({NO_CLEAR_SIGNAL} {top_label})"
@@ -427,13 +440,13 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
     upper = fmt_cost(d.cost_upper, margin)
     allowed = fmt_cost(margin)
     if d.evidence == f"{name} among the best":
-        effect = (f"it explains {fmt_share(d.evidence_share)} of the variation {top_label} "
-                  f"({fmt_share(d.share)} over all trials)")
+        effect = (f"it explains {fmt_share(d.evidence_share)} of the variation {top_label}"
+                  f"{_taken(d.evidence_before)} ({fmt_share(d.share)} over all trials)")
         aside = ""
     elif d.evidence in ("cost", name):
         effect = f"it explains {own}"
     else:
-        effect = f"its interaction {d.evidence} explains {fmt_share(d.evidence_share)}"
+        effect = f"its interaction {d.evidence} explains {fmt_share(d.evidence_share)}{_taken(d.evidence_before)}"
         aside = ""
     since = "" if d.since_trial is None else f" since trial {d.since_trial}"
     if d.evidence == NO_SIGNAL_AMONG_BEST:
@@ -443,7 +456,8 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
         return (f"{keep}: it explains {own}, but {top_label} most of the model's refits "
                 "find no signal, so an effect there is not ruled out; more trials will tell.")
     where = "" if d.evidence_share == d.share else f" {top_label}"
-    hidden = (f"it explains {fmt_share(d.evidence_share)} of the variation{where}, below the "
+    hidden = (f"it explains {fmt_share(d.evidence_share)} of the variation{where}"
+              f"{_taken(d.evidence_before)}, below the "
               f"{100 * NEGLIGIBLE_SHARE:g} % counted as an effect but more "
               "than a shuffled parameter, and an effect that size could cost more than the "
               f"margin ({_sd_phrase(d, margin)}); more trials will tell.")

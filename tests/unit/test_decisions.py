@@ -253,9 +253,12 @@ def test_a_parameter_kept_tuned_by_the_best_without_signal_says_so(analysis):
             d = out[name]
             assert (d.state, d.evidence) == ("not_yet_safe", NO_SIGNAL_AMONG_BEST), d.sentence
             assert math.isnan(d.evidence_share)
+            # a parameter taken out of the model says so, with the share its verdict read
+            taken = ("" if math.isnan(d.share_before) else
+                     f" (taken out of the model; {fmt_share(d.share_before)} before)")
             assert d.sentence.startswith(
-                f"Keep tuning for now: it explains {fmt_share(d.share)} of the variation, but "
-                "among the best 25 % most of the model's refits find no signal")
+                f"Keep tuning for now: it explains {fmt_share(d.share)} of the variation{taken}, "
+                "but among the best 25 % most of the model's refits find no signal")
             assert fmt_share(d.share_top) not in d.sentence
             assert "could hide" not in d.sentence
             assert member_note(d) == "(no clear signal among the best)"

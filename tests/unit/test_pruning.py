@@ -209,6 +209,16 @@ def test_a_parameter_taken_out_is_kept_tuned_while_its_share_before_is_uncertain
     assert d.state == "unresolved", d.sentence
     assert not d.negligible
     assert d.effect_sd == pytest.approx(math.sqrt(0.3 * result.total_variance))
+    # its sentence gives the share its verdict read, not only the 0 of the pruned model,
+    # and so does its JSON; a parameter kept in the model says nothing of pruning
+    assert d.share == pytest.approx(0.0, abs=1e-12)
+    assert d.share_before == pytest.approx(0.3)
+    assert "explains 0.0 % of the variation (taken out of the model; 30.0 % before)" in d.sentence
+    assert d.to_dict()["share_before"] == pytest.approx(0.3)
+    kept = decide(large, risks=risks(), values=values, margin=margin)["a"]
+    assert math.isnan(kept.share_before)
+    assert "taken out" not in kept.sentence
+    assert kept.to_dict()["share_before"] is None
 
 
 def test_the_page_says_which_parameters_were_taken_out() -> None:
