@@ -408,8 +408,9 @@ def _before(effect: Importance | None) -> float:
 
 
 def _taken(before: float) -> str:
-    """What a sentence adds to a share of 0 that pruning gave: the share the verdict read."""
-    return "" if not math.isfinite(before) else f" (taken out of the model; {fmt_share(before)} before)"
+    """What a sentence adds to a share of 0 that pruning gave: the share the verdict read,
+    in the words of the page's table of effects."""
+    return "" if not math.isfinite(before) else f" (taken out of the model, {fmt_share(before)} before)"
 
 
 def _sd_phrase(d: ParameterDecision, margin: float) -> str:

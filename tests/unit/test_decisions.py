@@ -255,7 +255,7 @@ def test_a_parameter_kept_tuned_by_the_best_without_signal_says_so(analysis):
             assert math.isnan(d.evidence_share)
             # a parameter taken out of the model says so, with the share its verdict read
             taken = ("" if math.isnan(d.share_before) else
-                     f" (taken out of the model; {fmt_share(d.share_before)} before)")
+                     f" (taken out of the model, {fmt_share(d.share_before)} before)")
             assert d.sentence.startswith(
                 f"Keep tuning for now: it explains {fmt_share(d.share)} of the variation{taken}, "
                 "but among the best 25 % most of the model's refits find no signal")

@@ -213,7 +213,7 @@ def test_a_parameter_taken_out_is_kept_tuned_while_its_share_before_is_uncertain
     # and so does its JSON; a parameter kept in the model says nothing of pruning
     assert d.share == pytest.approx(0.0, abs=1e-12)
     assert d.share_before == pytest.approx(0.3)
-    assert "explains 0.0 % of the variation (taken out of the model; 30.0 % before)" in d.sentence
+    assert "explains 0.0 % of the variation (taken out of the model, 30.0 % before)" in d.sentence
     assert d.to_dict()["share_before"] == pytest.approx(0.3)
     kept = decide(large, risks=risks(), values=values, margin=margin)["a"]
     assert math.isnan(kept.share_before)
@@ -242,6 +242,13 @@ def test_the_page_says_which_parameters_were_taken_out() -> None:
     for name in gone:
         assert effects[(name,)]["before_pruning"] is not None
     assert effects[("a",)]["before_pruning"] is None
+    # the table quotes the JSON's share before, in the words a decision's sentence uses
+    # (test_a_parameter_taken_out_is_kept_tuned_while_its_share_before_is_uncertain)
+    from hpinsight._shared import fmt_share
+
+    for name in gone:
+        words = f"taken out of the model, {fmt_share(effects[(name,)]['before_pruning'])} before"
+        assert words in rows[name], name
 
 
 def test_a_fit_for_the_means_alone_has_the_full_models_means_and_skips_the_rest() -> None:
