@@ -276,14 +276,15 @@ def decide(
                     else "hidden" if state == "not_yet_safe" and unseen
                     else f"{name} among the best" if among_best
                     else " x ".join(strongest.params) if strongest is not None else name)
+        # the effect whose share the decision quotes (none for a cost or no signal)
+        quoted = None if evidence in ("cost", NO_SIGNAL_AMONG_BEST) else strongest
         out[name] = ParameterDecision(
             param=name, state=state,
             share=main[name].mean if name in main else 0.0,
             share_std=main[name].std if name in main else 0.0,
             share_top=top[name].mean if name in top else math.nan,
             evidence=evidence,
-            evidence_share=math.nan if evidence in ("cost", NO_SIGNAL_AMONG_BEST)
-            or strongest is None else strongest.mean,
+            evidence_share=math.nan if quoted is None else quoted.mean,
             verdict=strongest.verdict if strongest is not None else _NOTHING,
             n_active=n_active, value=value, cost=cost, cost_upper=upper, cost_lower=lower,
             since_trial=since.get(name) if held else None,
@@ -293,8 +294,7 @@ def decide(
             hidden_share=max((i.hidden for i in own if i.hidden is not None), default=math.nan),
             negligible=strongest is not None and any(strongest is i for i in negligible),
             share_before=_before(main.get(name)),
-            evidence_before=math.nan if evidence in ("cost", NO_SIGNAL_AMONG_BEST)
-            else _before(strongest),
+            evidence_before=_before(quoted),
         )
     _keep_some(out, min_keep)
     top_label = among_best_label(capped)
