@@ -28,6 +28,11 @@ length scale, as a share of ``c``). Trials where the parameter is inactive say n
 
 Only ``M`` depends on the trials, through ``K``'s Cholesky factor, which the fit already
 has for its leave-one-out errors: one triangular solve with ``T`` columns per parameter.
+
+The same question of a term of two parameters (:func:`shift_shares`) asks how much of a
+main effect an interaction that the trials cannot rule out could shift: where an
+optimizer clustered one parameter, another's effect is seen only there
+(:attr:`~hpinsight.results.Importance.shift`).
 """
 
 from __future__ import annotations
@@ -117,3 +122,82 @@ def hidden_terms(cols: Sequence[Column], U: NDArray[np.float64],
         start += psi.shape[1]
         out.append(HiddenTerm(weights=w, k_tt=k_tt, m=block.T @ block))
     return tuple(out)
+
+
+# -- what an interaction the trials cannot rule out could shift ----------------------------
+#: The bounds, in units of each parameter's range, of the length scales of the term of two
+#: parameters that :func:`shift_shares` adds: the model's own length scale of each, within
+#: them (shorter than the model's own would ask about detail the model does not resolve;
+#: longer than ``HIDDEN_LENGTH``, about nothing an optimizer's gaps could hide).
+SHIFT_LENGTHS = (0.1, HIDDEN_LENGTH)
+
+
+def _node_part(col: Column, u: NDArray[np.float64], ell: float) -> tuple[
+        NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """A column's node weights ``w``, kernel on the nodes ``k_tt`` and kernel between the
+    trials' values ``u`` (NaN: inactive, a row of 0) and the nodes, at length scale ``ell``."""
+    t, w = nodes(col)
+    length = np.array([ell])
+    psi = np.zeros((u.size, t.size))
+    active = ~np.isnan(u)
+    psi[active] = kernel_matrix([col], u[active, None], t[:, None], length)
+    return w, kernel_matrix([col], t[:, None], t[:, None], length), psi
+
+
+def shift_shares(cols: Sequence[Column], U: NDArray[np.float64], length_scales: NDArray[np.float64],
+                 noise: float, c: float, candidates: Sequence[int]) -> list[tuple[float, int]]:
+    """For each column ``j`` of ``candidates``: how much of its main effect an interaction
+    with one other column could shift that the trials cannot rule out, the largest over
+    the other columns, and that column (``(nan, -1)`` where none is checked).
+
+    For the pair ``(j, k)``, a term ``g(x_j, x_k)`` of the two alone: a product of
+    squared exponentials with the model's own length scales, clipped to
+    ``SHIFT_LENGTHS``, represented on the tensor product of both columns' nodes
+    (:func:`nodes`) as :class:`HiddenTerm` represents one column's term, with prior
+    variance ``c`` (the model's whole variance, standardized). Given the trials' values
+    of ``g`` with the model's ``noise`` alone (a term the model would add to what it
+    fits: where a trial is, it pins ``g`` down), its values on the nodes have the
+    covariance ``C = k_tt (k_tt / c + M)^-1 k_tt``, ``M = Psi' Psi / noise``. The part of
+    ``j``'s main effect that ``g`` adds is its average over ``k``, ``m = A g`` (``A``: the
+    ``k`` nodes' weights); the expected variance over ``j`` of what the trials leave
+    open of it, ``w' diag(A C A') - w' A C A' w``, over ``c``, is the share returned.
+    Near 0 where the trials cover the pair's plane at the model's resolution; large where
+    an optimizer left part of it empty (a main effect seen only where the other
+    parameter's values cluster, which an interaction could cancel elsewhere). Columns with
+    inactive trials (conditional parameters) are neither candidates nor partners: their
+    plane with any other column is empty wherever they are inactive, which says nothing
+    about an interaction where they are active.
+    """
+    n, d = U.shape
+    if not c > 0 or not noise > 0 or n == 0:
+        return [(math.nan, -1)] * len(candidates)
+    low, high = SHIFT_LENGTHS
+    complete = [j for j in range(d) if not np.isnan(U[:, j]).any()]
+    parts = {j: _node_part(cols[j], U[:, j], float(np.clip(length_scales[j], low, high))) for j in complete}
+    out: list[tuple[float, int]] = []
+    for j in candidates:
+        if j not in parts:
+            out.append((math.nan, -1))
+            continue
+        wj, kj, pj = parts[j]
+        best, partner = -math.inf, -1
+        for k in complete:
+            if k == j:
+                continue
+            wk, kk, pk = parts[k]
+            tj, tk = wj.size, wk.size
+            psi = (pj[:, :, None] * pk[:, None, :]).reshape(n, tj * tk)
+            k_tt = np.kron(kj, kk)
+            a = k_tt / c + psi.T @ psi / noise
+            a[np.diag_indices_from(a)] += 1e-12 * max(float(np.trace(a)), 1e-300)
+            try:
+                cov = k_tt @ solve(a, k_tt, assume_a="pos", check_finite=False)
+            except LinAlgError:
+                continue
+            # A C A': the covariance of g's average over k, on j's nodes
+            marg = np.einsum("b,ibjc,c->ij", wk, cov.reshape(tj, tk, tj, tk), wk)
+            share = max(float(wj @ np.diag(marg) - wj @ marg @ wj), 0.0) / c
+            if share > best:
+                best, partner = share, k
+        out.append((best, partner) if partner >= 0 else (math.nan, -1))
+    return out
