@@ -106,7 +106,9 @@ class Importance:
         support disagree about the effect: an interaction the model's own fit gives
         nothing, and a fit without its additive part most of the variance), or when the
         interval's lower end reaches the null (or 0 without shadows): the effect is
-        above it, but the interval does not rule out that it is not; else "resolved".
+        above it, but the interval does not rule out that it is not, or, for a main
+        effect, where what an interaction the trials cannot rule out could shift
+        (:attr:`shift`) brings that lower end to the null; else "resolved".
         Every effect is "uncertain" where more than ``NO_SIGNAL_SHARE`` of the refits
         find no signal (:attr:`FanovaResult.signal_doubtful`), and none is "resolved"
         where the refits do not rank the trials they were not fit on better than values
