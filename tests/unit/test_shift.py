@@ -16,7 +16,7 @@ import hpinsight as hp
 from hpinsight._decisions import decide
 from hpinsight._fanova_result import VERDICTS, verdict
 from hpinsight._sampling import SamplingRecord
-from hpinsight.surrogates.gp._hidden import SHIFT_LENGTHS, shift_shares
+from hpinsight.surrogates.gp._hidden import SHIFT_BINS, SHIFT_LENGTHS, shift_shares
 from hpinsight.surrogates.gp._kernel import Column, kernel_matrix
 
 
@@ -38,11 +38,13 @@ def _direct_shift(U: np.ndarray, ell: float, noise: float, c: float, grid: int =
     return float(w @ np.diag(marg) - w @ marg @ w) / c
 
 
-@pytest.mark.parametrize(("ell", "noise"), [(0.3, 1e-2), (0.3, 1.0), (0.2, 1e-2)])
-def test_the_shift_equals_the_pair_terms_posterior_computed_directly(ell, noise):
+@pytest.mark.parametrize(("ell", "noise", "n"), [(0.3, 1e-2, 40), (0.3, 1.0, 40), (0.2, 1e-2, 40),
+                                                 (0.2, 0.5, 600)])  # 600: binned (SHIFT_BINS)
+def test_the_shift_equals_the_pair_terms_posterior_computed_directly(ell, noise, n):
     rng = np.random.default_rng(0)
     # trials in a corner of the plane and a few elsewhere, as an optimizer leaves them
-    U = np.vstack([rng.uniform([0.0, 0.6], [0.4, 1.0], (40, 2)), rng.uniform(0, 1, (6, 2))])
+    U = np.vstack([rng.uniform([0.0, 0.6], [0.4, 1.0], (n, 2)), rng.uniform(0, 1, (n // 7, 2))])
+    assert len(np.unique(U[:, 0])) > SHIFT_BINS or n < SHIFT_BINS
     cols = (Column(False, 0.0, 1.0, 0, None, None),) * 2
     (share, partner), = shift_shares(cols, U, np.array([ell, 5.0 * ell]) if ell == SHIFT_LENGTHS[1]
                                      else np.array([ell, ell]), noise, 1.3, [0])

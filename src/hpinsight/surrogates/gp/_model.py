@@ -167,8 +167,11 @@ class FittedGP:
         units) by which an interaction with another column that the trials ``X`` (encoded,
         NaN: inactive; the rows the model was fit on) cannot rule out could shift its
         main effect, and that column (see ``_hidden.shift_shares``)."""
-        return shift_shares(self.columns, scale_columns(self.columns, X), self.length_scales,
-                            self.noise_variance, total_variance / self.y_scale**2, candidates)
+        U = scale_columns(self.columns, X)
+        # small matrices: one thread (two cost up to 50 times more on a busy machine)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return shift_shares(self.columns, U, self.length_scales, self.noise_variance,
+                                total_variance / self.y_scale**2, candidates)
 
     @property
     def unit_members(self) -> tuple[tuple[int, ...], ...]:
