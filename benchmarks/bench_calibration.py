@@ -334,7 +334,6 @@ def analyse(fn: Function, history: hp.TrialHistory, seed: int, refits: int | Non
         imp = r.importance(*key)
         effects[" x ".join(key)] = {"mean": imp.mean, "std": imp.std, "shadow": imp.shadow, "verdict": imp.verdict,
                                     "hidden": imp.hidden, "regrown": imp.regrown,
-                                    "shift": imp.shift, "shift_with": imp.shift_with,
                                     "low": imp.interval[0], "high": imp.interval[1]}
         if len(key) == 1 and residual is not None:
             p = float(residual[names.index(key[0])])

@@ -15,7 +15,6 @@ from ._fanova_result import (
     MATTERS_SHARE,
     NEGLIGIBLE_SHARE,
     NO_SIGNAL_SHARE,
-    SHIFT_LENGTHS,
     UNSHOWN_LEVEL,
 )
 from ._optional import import_optional
@@ -202,11 +201,6 @@ class ParameterDecision:
         pruning of its main effect over all trials and of the effect the state rests on
         (:attr:`~hpinsight.results.Importance.before_pruning`, which its verdict reads);
         NaN where that effect was not taken out.
-    shift_with, shift_share : str or None, float
-        For "unresolved": where the effect the state rests on is a main effect that
-        would be resolved but for an interaction the trials cannot rule out
-        (:attr:`~hpinsight.results.Importance.shift_with`), the other parameter of that
-        interaction and the share it could shift (None and NaN otherwise).
     sentence : str
         The one sentence every surface prints.
     objective : str or None
@@ -237,8 +231,6 @@ class ParameterDecision:
     negligible: bool = False
     share_before: float = math.nan
     evidence_before: float = math.nan
-    shift_with: str | None = None
-    shift_share: float = math.nan
 
     def __repr__(self) -> str:
         return f"ParameterDecision({self.param!r}: {self.action})"
@@ -285,7 +277,6 @@ class ParameterDecision:
             "hidden_share": json_value(self.hidden_share), "negligible": self.negligible,
             "share_before": json_value(self.share_before),
             "evidence_before": json_value(self.evidence_before),
-            "shift_with": self.shift_with, "shift_share": json_value(self.shift_share),
         }
 
 
@@ -405,14 +396,7 @@ class DecisionResult:
             "they were not fit on is not above what values unrelated to the parameters "
             f"exceed {100 * UNSHOWN_LEVEL:g} % of the time, none of its effects is "
             "resolved; among the best trials, an effect is indistinguishable from "
-            "nothing only where it is over all trials too. A main effect stays resolved "
-            "only while (sqrt(lower end) - sqrt(shift))^2 is still above the shadow's "
-            "share, the shift being how much of the variance an interaction with another "
-            "parameter could move it by where the trials leave the two's plane empty (an "
-            "added term of the two with the model's own length scales, at most "
-            f"{SHIFT_LENGTHS[1]:g} of each range, and the model's whole variance as its "
-            "prior, given the trials with the model's noise; parameters active in only "
-            "some trials are not checked).",
+            "nothing only where it is over all trials too.",
             "Matters: a resolved effect it takes part in (alone, among the best trials or in "
             f"a pair) holds at least {fmt_share(self.matters_share)} of the variance; small "
             "but real: a smaller resolved effect, or an uncertain one whose cost of fixing "

@@ -225,11 +225,7 @@ def decide(
         held = sampling is not None and name in sampling.fixed
         if held:
             assert sampling is not None
-            # an effect held back from "resolved" only by what an unseen interaction could
-            # shift (Importance.shift_with) still releases: the trials show it, and a
-            # parameter held fixed leaves its planes with the others empty
-            shifted = any(i.shift_with is not None for i in own if id(i) not in skip)
-            state = "release" if (resolved or shifted or costly) else "fixed"
+            state = "release" if (resolved or costly) else "fixed"
             value = sampling.fixed[name]
         elif n_active < MIN_ACTIVE_TRIALS:
             state = "no_data"
@@ -299,9 +295,6 @@ def decide(
             negligible=strongest is not None and any(strongest is i for i in negligible),
             share_before=_before(main.get(name)),
             evidence_before=_before(quoted),
-            shift_with=quoted.shift_with if state == "unresolved" and quoted is not None else None,
-            shift_share=(quoted.shift if state == "unresolved" and quoted is not None
-                         and quoted.shift_with is not None and quoted.shift is not None else math.nan),
         )
     _keep_some(out, min_keep)
     top_label = among_best_label(capped)
@@ -484,11 +477,6 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                        "it was not fit on better than chance, so no effect is shown"
                        f"{aside}; more trials will tell."
                        if unshown[d.evidence == f"{name} among the best"] else
-                       f"Keep tuning: {effect}, but the trials leave part of its plane with "
-                       f"{d.shift_with} empty, where an interaction of the two could shift "
-                       f"it by {fmt_share(d.shift_share)} of the variation, so it is not yet "
-                       f"resolved{aside}; more trials will tell."
-                       if d.shift_with is not None else
                        f"Keep tuning: {effect}, but its {100 * INTERVAL_LEVEL:g} % interval "
                        f"does not yet tell it from a shuffled parameter{aside}; more trials "
                        "will tell."),

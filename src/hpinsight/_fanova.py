@@ -190,7 +190,6 @@ def fanova(
         pruned_fractions=_pruned_shares(model, index_subsets),
     )
     result = _with_regrown(result, X, y, index_subsets)
-    result = _with_shifts(result, X)
     if result.is_constant:
         kind = "forest" if opts.surrogate.kind == "forest" else "Gaussian process"
         warnings.warn(
@@ -257,27 +256,6 @@ def _with_regrown(result: FanovaResult, X: NDArray[np.float64], y: NDArray[np.fl
     regrown = np.full(len(index_subsets), np.nan)
     regrown[picked] = shares
     return replace(result, regrown_fractions=readonly(regrown))
-
-
-def _with_shifts(result: FanovaResult, X: NDArray[np.float64]) -> FanovaResult:
-    """``result`` with every main effect it would call resolved checked for what an
-    interaction the trials cannot rule out could shift (:attr:`Importance.shift`); a GP
-    with shadows and its leave-one-out pass, over all trials (a capped analysis's
-    question is the uncapped one's, as for :attr:`Importance.hidden`)."""
-    model = result.model
-    if not isinstance(model, FittedGP) or model.shadow_fractions is None or model.hidden_terms is None \
-            or result.cap_value is not None or result.is_constant:
-        return result
-    names = result.space.names
-    picked = [j for j, name in enumerate(names) if result.importance(name).verdict == VERDICTS[0]]
-    if not picked:
-        return result
-    shifts = np.full(len(names), np.nan)
-    partners: list[str | None] = [None] * len(names)
-    for j, (share, k) in zip(picked, model.shift_shares(X, result.total_variance, picked), strict=True):
-        if k >= 0:
-            shifts[j], partners[j] = share, names[k]
-    return replace(result, shift_fractions=readonly(shifts), shift_partners=tuple(partners))
 
 
 def _refit_shares(model: FittedForest | FittedGP, index_subsets: list[tuple[int, ...]],

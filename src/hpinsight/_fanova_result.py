@@ -36,7 +36,7 @@ from .surrogates.forest import (
     compute_partition,
     marginal_grid,
 )
-from .surrogates.gp import SHIFT_LENGTHS, FittedGP
+from .surrogates.gp import FittedGP
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ._history import TrialHistory
 
 
-__all__ = ["INTERVAL_LEVEL", "INTERVAL_Z", "MATTERS_SHARE", "NEGLIGIBLE_SHARE", "NO_SIGNAL_SHARE", "SHIFT_LENGTHS", "VERDICTS", "FanovaResult", "Importance", "MarginalResult",
+__all__ = ["INTERVAL_LEVEL", "INTERVAL_Z", "MATTERS_SHARE", "NEGLIGIBLE_SHARE", "NO_SIGNAL_SHARE", "VERDICTS", "FanovaResult", "Importance", "MarginalResult",
            "among_best_label", "native_grid", "other_history", "verdict"]
 
 
@@ -106,9 +106,7 @@ class Importance:
         support disagree about the effect: an interaction the model's own fit gives
         nothing, and a fit without its additive part most of the variance), or when the
         interval's lower end reaches the null (or 0 without shadows): the effect is
-        above it, but the interval does not rule out that it is not, or, for a main
-        effect, where what an interaction the trials cannot rule out could shift
-        (:attr:`shift`) brings that lower end to the null; else "resolved".
+        above it, but the interval does not rule out that it is not; else "resolved".
         Every effect is "uncertain" where more than ``NO_SIGNAL_SHARE`` of the refits
         find no signal (:attr:`FanovaResult.signal_doubtful`), and none is "resolved"
         where the refits do not rank the trials they were not fit on better than values
@@ -135,18 +133,6 @@ class Importance:
         is not evidence that it does nothing, so it is "indistinguishable from nothing"
         only where the fit before would say so too, and never "resolved". None for every
         other effect.
-    shift : float or None
-        Main effects of the Gaussian process that would otherwise be resolved: the share
-        by which an interaction with another parameter that the trials cannot rule out
-        could shift this effect (the largest over the other parameters; see
-        ``hpinsight.surrogates.gp._hidden.shift_shares``). Where an optimizer left part of
-        a pair's plane empty, an effect seen only where the other parameter's values
-        cluster could be cancelled or doubled elsewhere. Such an effect stays "resolved"
-        only while ``(sqrt(low) - sqrt(shift))^2``, its interval's lower end less that
-        shift, still clears the null. None where it was not checked.
-    shift_with : str or None
-        The parameter of that interaction, where the shift made the verdict "uncertain"
-        (None otherwise).
 
     Examples
     --------
@@ -168,8 +154,6 @@ class Importance:
     hidden: float | None = None
     regrown: float | None = None
     before_pruning: float | None = None
-    shift: float | None = None
-    shift_with: str | None = None
 
     @property
     def interval(self) -> tuple[float, float]:
@@ -212,15 +196,12 @@ class Importance:
                 "std": json_value(self.std), "shadow": json_value(self.shadow),
                 "low": json_value(low), "high": json_value(high),
                 "verdict": self.verdict, "hidden": json_value(self.hidden),
-                "regrown": json_value(self.regrown), "before_pruning": json_value(self.before_pruning),
-                "shift": json_value(self.shift), "shift_with": self.shift_with}
+                "regrown": json_value(self.regrown), "before_pruning": json_value(self.before_pruning)}
 
 
-def verdict(mean: float, std: float, null: float | None, hidden: float | None = None,
-            shift: float | None = None) -> str:
+def verdict(mean: float, std: float, null: float | None, hidden: float | None = None) -> str:
     """The verdict of an effect (:attr:`Importance.verdict`), read from its interval
-    (:attr:`Importance.interval`), and for a main effect that would be resolved, from
-    what an interaction the trials cannot rule out could shift (:attr:`Importance.shift`)."""
+    (:attr:`Importance.interval`)."""
     low, high = _interval(mean, std)
     if mean < NEGLIGIBLE_SHARE or (null is not None and mean <= null):
         # nothing is claimed to be nothing where the trials could hide what matters, or
@@ -228,12 +209,7 @@ def verdict(mean: float, std: float, null: float | None, hidden: float | None = 
         could_matter = (high > (null or 0.0) + MATTERS_SHARE
                         or (hidden is not None and hidden > MATTERS_SHARE))
         return VERDICTS[1] if could_matter else VERDICTS[2]
-    if low <= (null or 0.0):
-        return VERDICTS[1]
-    if shift is not None and math.isfinite(shift) \
-            and max(math.sqrt(low) - math.sqrt(max(shift, 0.0)), 0.0) ** 2 <= (null or 0.0):
-        return VERDICTS[1]
-    return VERDICTS[0]
+    return VERDICTS[1] if low <= (null or 0.0) else VERDICTS[0]
 
 
 def _interval(mean: float, std: float) -> tuple[float, float]:
@@ -432,14 +408,6 @@ class FanovaResult:
         Per effect with a parameter the Gaussian process took out of its fit, the share
         the fit gave the effect before (:attr:`Importance.before_pruning`); NaN for the
         others. None where no parameter was taken out.
-    shift_fractions : ndarray of shape (n_params,) or None
-        Per parameter (the space's order), :attr:`Importance.shift` of its main effect
-        (NaN where not checked: only main effects that would otherwise be resolved are);
-        None without the check (a forest, a capped analysis, a model fit for its means
-        alone).
-    shift_partners : tuple of str or None, or None
-        Per parameter, the other parameter of the interaction behind its shift (None where
-        not checked); None without the check.
     nothing_over_all : frozenset of frozenset of str, or None
         A capped analysis judged :meth:`beside` the analysis of all trials: the effects
         that analysis calls "indistinguishable from nothing". Only these can be nothing
@@ -472,8 +440,6 @@ class FanovaResult:
     hidden_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
     regrown_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
     pruned_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
-    shift_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
-    shift_partners: tuple[str | None, ...] | None = field(default=None, repr=False)
     nothing_over_all: frozenset[frozenset[str]] | None = field(default=None, repr=False)
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
     _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
@@ -628,15 +594,12 @@ class FanovaResult:
         mean, std = float(vals.mean()), float(vals.std())
         if refits is not None:
             std = float(_widened(np.float64(std), refits[np.isfinite(refits)]))
-        shift, partner = self._shift(params)
-        imp = Importance(params, mean, std, shadow, VERDICTS[0], hidden, regrown, before, shift)
+        imp = Importance(params, mean, std, shadow, VERDICTS[0], hidden, regrown, before)
         if not params:
             return imp
         judged = VERDICTS[1] if self.signal_doubtful else verdict(imp.judged_share, std, imp.null, hidden)
         if judged == VERDICTS[0] and (self.signal_unshown or before is not None):
             judged = VERDICTS[1]
-        if judged == VERDICTS[0] and verdict(imp.judged_share, std, imp.null, hidden, shift) != judged:
-            return replace(imp, verdict=VERDICTS[1], shift_with=partner)
         return replace(imp, verdict=self._among_best(params, judged))
 
     def _among_best(self, params: tuple[str, ...], judged: str) -> str:
@@ -660,15 +623,6 @@ class FanovaResult:
             return None
         b = float(self.pruned_fractions[self._index[frozenset(params)]])
         return b if not math.isnan(b) else None
-
-    def _shift(self, params: tuple[str, ...]) -> tuple[float | None, str | None]:
-        """A main effect's :attr:`Importance.shift` and the parameter it comes from (None,
-        None where it was not checked)."""
-        if self.shift_fractions is None or self.shift_partners is None or len(params) != 1:
-            return None, None
-        j = self.space.names.index(params[0])
-        v = float(self.shift_fractions[j])
-        return (v, self.shift_partners[j]) if np.isfinite(v) else (None, None)
 
     def _hidden(self, params: tuple[str, ...]) -> float | None:
         """A main effect's :attr:`Importance.hidden` (None for other effects, or without it)."""

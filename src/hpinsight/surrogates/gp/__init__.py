@@ -143,8 +143,7 @@ Where we deviate, and why:
 from ._blocks import infer_conditions
 from ._decompose import FLAT_REFIT, decompose_gp, refit_fractions
 from ._fit import fit_gp
-from ._hidden import SHIFT_LENGTHS
 from ._model import FittedGP
 from ._removal import regrown_shares
 
-__all__ = ["FLAT_REFIT", "SHIFT_LENGTHS", "FittedGP", "decompose_gp", "fit_gp", "infer_conditions", "refit_fractions", "regrown_shares"]
+__all__ = ["FLAT_REFIT", "FittedGP", "decompose_gp", "fit_gp", "infer_conditions", "refit_fractions", "regrown_shares"]

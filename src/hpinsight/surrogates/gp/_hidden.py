@@ -28,11 +28,6 @@ length scale, as a share of ``c``). Trials where the parameter is inactive say n
 
 Only ``M`` depends on the trials, through ``K``'s Cholesky factor, which the fit already
 has for its leave-one-out errors: one triangular solve with ``T`` columns per parameter.
-
-The same question of a term of two parameters (:func:`shift_shares`) asks how much of a
-main effect an interaction that the trials cannot rule out could shift: where an
-optimizer clustered one parameter, another's effect is seen only there
-(:attr:`~hpinsight.results.Importance.shift`).
 """
 
 from __future__ import annotations
@@ -42,7 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve, solve_triangular
+from scipy.linalg import LinAlgError, solve, solve_triangular
 
 from ._kernel import Column, kernel_matrix
 
@@ -122,109 +117,3 @@ def hidden_terms(cols: Sequence[Column], U: NDArray[np.float64],
         start += psi.shape[1]
         out.append(HiddenTerm(weights=w, k_tt=k_tt, m=block.T @ block))
     return tuple(out)
-
-
-# -- what an interaction the trials cannot rule out could shift ----------------------------
-#: The bounds, in units of each parameter's range, of the length scales of the term of two
-#: parameters that :func:`shift_shares` adds: the model's own length scale of each, within
-#: them (shorter than the model's own would ask about detail the model does not resolve;
-#: longer than ``HIDDEN_LENGTH``, about nothing an optimizer's gaps could hide).
-SHIFT_LENGTHS = (0.1, HIDDEN_LENGTH)
-
-
-#: Distinct values per parameter beyond which :func:`shift_shares` bins a parameter's
-#: trials to this many equal cells of its range (their centres stand for them): the work
-#: per pair then no longer grows with the trials, and a cell of 1/256 of the range moves
-#: a kernel value of length scale 0.1 by under 2 %.
-SHIFT_BINS = 256
-
-
-@dataclass(frozen=True, slots=True)
-class _Values:
-    """A column's trials by their distinct (or binned) values: which value each trial has
-    (``which``), the node weights ``w``, the kernel on the nodes ``k_tt`` and ``q``, per
-    value, the outer product of its kernel row against the nodes with itself (V, T * T)."""
-
-    which: NDArray[np.intp]
-    w: NDArray[np.float64]
-    k_tt: NDArray[np.float64]
-    q: NDArray[np.float64]
-
-
-def _values(col: Column, u: NDArray[np.float64], ell: float) -> _Values:
-    """:class:`_Values` of a column with every trial active, at length scale ``ell``."""
-    t, w = nodes(col)
-    length = np.array([ell])
-    vals, which = np.unique(u, return_inverse=True)
-    if vals.size > SHIFT_BINS:
-        which = np.minimum((u * SHIFT_BINS).astype(np.intp), SHIFT_BINS - 1)
-        vals = (np.arange(SHIFT_BINS) + 0.5) / SHIFT_BINS
-    psi = kernel_matrix([col], vals[:, None], t[:, None], length)
-    q = (psi[:, :, None] * psi[:, None, :]).reshape(vals.size, t.size * t.size)
-    return _Values(which.ravel(), w, kernel_matrix([col], t[:, None], t[:, None], length), q)
-
-
-def shift_shares(cols: Sequence[Column], U: NDArray[np.float64], length_scales: NDArray[np.float64],
-                 noise: float, c: float, candidates: Sequence[int]) -> list[tuple[float, int]]:
-    """For each column ``j`` of ``candidates``: how much of its main effect an interaction
-    with one other column could shift that the trials cannot rule out, the largest over
-    the other columns, and that column (``(nan, -1)`` where none is checked).
-
-    For the pair ``(j, k)``, a term ``g(x_j, x_k)`` of the two alone: a product of
-    squared exponentials with the model's own length scales, clipped to
-    ``SHIFT_LENGTHS``, represented on the tensor product of both columns' nodes
-    (:func:`nodes`) as :class:`HiddenTerm` represents one column's term, with prior
-    variance ``c`` (the model's whole variance, standardized). Given the trials' values
-    of ``g`` with the model's ``noise`` alone (a term the model would add to what it
-    fits: where a trial is, it pins ``g`` down), its values on the nodes have the
-    covariance ``C = k_tt (k_tt / c + M)^-1 k_tt``, ``M = Psi' Psi / noise``. The part of
-    ``j``'s main effect that ``g`` adds is its average over ``k``, ``m = A g`` (``A``: the
-    ``k`` nodes' weights); the expected variance over ``j`` of what the trials leave
-    open of it, ``w' diag(A C A') - w' A C A' w``, over ``c``, is the share returned.
-    Near 0 where the trials cover the pair's plane at the model's resolution; large where
-    an optimizer left part of it empty (a main effect seen only where the other
-    parameter's values cluster, which an interaction could cancel elsewhere). Columns with
-    inactive trials (conditional parameters) are neither candidates nor partners: their
-    plane with any other column is empty wherever they are inactive, which says nothing
-    about an interaction where they are active.
-
-    ``M`` sums over the trials by the pair's distinct values (``SHIFT_BINS``), one
-    product of a count table with each column's kernel rows, and only ``A C A'`` is
-    formed: a Cholesky factorization and a solve with as many columns as ``j`` has nodes.
-    """
-    n, d = U.shape
-    if not c > 0 or not noise > 0 or n == 0:
-        return [(math.nan, -1)] * len(candidates)
-    low, high = SHIFT_LENGTHS
-    complete = [j for j in range(d) if not np.isnan(U[:, j]).any()]
-    parts = {j: _values(cols[j], U[:, j], float(np.clip(length_scales[j], low, high))) for j in complete}
-    out: list[tuple[float, int]] = []
-    for j in candidates:
-        if j not in parts:
-            out.append((math.nan, -1))
-            continue
-        pj = parts[j]
-        tj = pj.w.size
-        best, partner = -math.inf, -1
-        for k in complete:
-            if k == j:
-                continue
-            pk = parts[k]
-            tk = pk.w.size
-            vj, vk = pj.q.shape[0], pk.q.shape[0]
-            counts = np.bincount(pj.which * vk + pk.which, minlength=vj * vk).reshape(vj, vk)
-            # M over ((a, a'), (b, b')), then ordered as the pair's nodes ((a, b), (a', b'))
-            m = (pj.q.T @ (counts @ pk.q)).reshape(tj, tj, tk, tk).transpose(0, 2, 1, 3)
-            a = np.kron(pj.k_tt, pk.k_tt) / c + m.reshape(tj * tk, tj * tk) / noise
-            a[np.diag_indices_from(a)] += 1e-12 * max(float(np.trace(a)), 1e-300)
-            b = np.kron(pj.k_tt, pk.w @ pk.k_tt)  # A k_tt: the term's average over k
-            try:
-                factor = cho_factor(a, lower=True, check_finite=False)
-            except LinAlgError:
-                continue
-            marg = b @ cho_solve(factor, b.T, check_finite=False)  # A C A'
-            share = max(float(pj.w @ np.diag(marg) - pj.w @ marg @ pj.w), 0.0) / c
-            if share > best:
-                best, partner = share, k
-        out.append((best, partner) if partner >= 0 else (math.nan, -1))
-    return out

@@ -11,7 +11,7 @@ from scipy.linalg import cho_factor, cho_solve
 from threadpoolctl import threadpool_limits
 
 from ._blocks import Block, BlockTerms
-from ._hidden import HiddenTerm, shift_shares
+from ._hidden import HiddenTerm
 from ._kernel import Column, kernel_integrals, kernel_matrix, root, scale_columns
 from ._likelihood import additive_mask, signal_kernel, unit_members
 
@@ -160,18 +160,6 @@ class FittedGP:
             return None
         c = total_variance / self.y_scale**2
         return np.array([term.share(c) for term in self.hidden_terms], dtype=np.float64)
-
-    def shift_shares(self, X: NDArray[np.float64], total_variance: float,
-                     candidates: Sequence[int]) -> list[tuple[float, int]]:
-        """For each column of ``candidates``, the share of ``total_variance`` (objective
-        units) by which an interaction with another column that the trials ``X`` (encoded,
-        NaN: inactive; the rows the model was fit on) cannot rule out could shift its
-        main effect, and that column (see ``_hidden.shift_shares``)."""
-        U = scale_columns(self.columns, X)
-        # small matrices: one thread (two cost up to 50 times more on a busy machine)
-        with threadpool_limits(limits=1, user_api="blas"):
-            return shift_shares(self.columns, U, self.length_scales, self.noise_variance,
-                                total_variance / self.y_scale**2, candidates)
 
     @property
     def unit_members(self) -> tuple[tuple[int, ...], ...]:
