@@ -94,7 +94,7 @@ from ._decision_result import (
 )
 from ._fanova_result import INTERVAL_LEVEL, NEGLIGIBLE_SHARE, among_best_label, verdict
 from ._risk import holm_bonferroni
-from ._shared import NO_CLEAR_SIGNAL, fmt_value
+from ._shared import NO_CLEAR_SIGNAL, fmt_value, taken_out_words
 from .exceptions import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -410,7 +410,7 @@ def _before(effect: Importance | None) -> float:
 def _taken(before: float) -> str:
     """What a sentence adds to a share of 0 that pruning gave: the share the verdict read,
     in the words of the page's table of effects."""
-    return "" if not math.isfinite(before) else f" (taken out of the model, {fmt_share(before)} before)"
+    return "" if not math.isfinite(before) else f" ({taken_out_words(before)})"
 
 
 def _sd_phrase(d: ParameterDecision, margin: float) -> str:

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["GRID_TOL", "NO_CLEAR_SIGNAL", "REPR_WIDTH", "clip_text", "fmt_share", "fmt_value", "grid_columns", "join_items",
-           "json_array", "json_value", "readonly", "step_index"]
+           "json_array", "json_value", "readonly", "step_index",
+           "taken_out_words"]
 
 
 def readonly(a: Any) -> NDArray[Any]:
@@ -103,6 +104,12 @@ def fmt_share(x: float) -> str:
         return f"{pct:.1f} %"
     decimals = 1 - math.floor(math.log10(abs(pct)))  # two significant digits
     return f"{pct:.{decimals}f} %"
+
+
+def taken_out_words(before: float) -> str:
+    """How every surface names an effect whose parameter the model took out (its share
+    is 0): ``taken out of the model, 30.0 % before``, the share its verdict read."""
+    return f"taken out of the model, {fmt_share(before)} before"
 
 
 def fmt_value(value: Any, *, quote: bool = False) -> str:

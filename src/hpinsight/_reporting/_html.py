@@ -32,7 +32,7 @@ from .._fanova_result import (
 )
 from .._optional import import_optional
 from .._pareto import FRONT_VALUE_NAME
-from .._shared import NO_CLEAR_SIGNAL, fmt_value
+from .._shared import NO_CLEAR_SIGNAL, fmt_value, taken_out_words
 from ..surrogates import GP, Forest
 from ..surrogates.gp import FLAT_REFIT
 
@@ -346,7 +346,7 @@ def _effects_table(report: Report, spread: str) -> list[str]:
         back = ("" if i.regrown is None or i.verdict == "resolved" or i.regrown <= (i.shadow or 0.0)
                 else f'<span class="why">: {fmt_share(i.regrown)} came back without it</span>')
         if i.before_pruning is not None:  # its share is 0 because it was taken out
-            back += f'<span class="why">: taken out of the model, {fmt_share(i.before_pruning)} before</span>'
+            back += f'<span class="why">: {taken_out_words(i.before_pruning)}</span>'
         return (f"<tr><td>{esc(' x '.join(i.params))}</td><td>{fmt_share(i.mean)} ± "
                 f"{fmt_share(i.std)}</td><td class=\"verdict {css}\">{esc(i.verdict)}{back}</td>"
                 f"<td>{capped}</td></tr>")
