@@ -10,7 +10,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve_triangular
+from scipy.linalg import LinAlgError
 from scipy.stats import spearmanr
 from threadpoolctl import threadpool_limits
 
@@ -21,6 +21,7 @@ from ._blocks import Block, conditional_blocks
 from ._decompose import cross_pair_variances, decompose_gp
 from ._hidden import HiddenTerm, hidden_terms
 from ._kernel import Column, make_columns, scale_columns
+from ._lapack import cholesky, cholesky_solve, triangular_solve
 from ._likelihood import (
     additive_mask,
     default_starts,
@@ -148,9 +149,9 @@ def fit_gp(
     # Hundreds of small factorizations: one BLAS thread is faster for them, and numpy's and
     # scipy's BLAS threads, alternating, would spin against each other on the same cores
     # (measured: a 256-row likelihood 10x slower on 2 cores).
-    # Two threads share the fits (numpy and LAPACK release the interpreter lock for their
-    # loops): a second one takes the tasks in turn, and this one, once it has fit the
-    # model, the next one not yet begun, so both end within one task of each other (with
+    # Two threads share the fits (numpy's loops and the factorizations of ``_lapack``
+    # release the interpreter lock): a second one takes the tasks in turn, and this one,
+    # once it has fit the model, the next one not yet begun, so both end within one task of each other (with
     # the shadows in the second thread and the refits here, this one waited for the last
     # shadow: 200 x 40 with noise 15.0 -> 12.7 s, medians of five). Without tasks, the
     # second thread runs the fit to the ranks from the model's second starting point.
@@ -189,19 +190,23 @@ def fit_gp(
             spread = spread * y_scale  # in objective units
     rng_draw = np.random.default_rng(seeds[3])
     Xs = np.empty((n_draws, n, d))
-    betas = np.zeros((n_draws, n))
-    for b in range(n_draws):
-        Ub = scale_columns(cols, impute_inactive(space, X, rng_draw)) if has_inactive else U0
-        counts = np.bincount(rng_draw.integers(0, n, n), minlength=n) if n > 1 else np.ones(n, np.intp)
+    resamples = []
+    for b in range(n_draws):  # the random streams first, in order; the solves two at a time
+        Xs[b] = scale_columns(cols, impute_inactive(space, X, rng_draw)) if has_inactive else U0
+        resamples.append(np.bincount(rng_draw.integers(0, n, n), minlength=n) if n > 1 else np.ones(n, np.intp))
+
+    def draw(Ub: NDArray[np.float64], counts: NDArray[np.intp]) -> NDArray[np.float64]:
         rows = np.flatnonzero(counts)
         if has_inactive:
             Kb = signal_kernel(cols, Ub[rows], Ub[rows], units, ell, s, a_units)
         else:
             Kb = Kt[np.ix_(rows, rows)]
         Kb[np.diag_indices(rows.size)] += noise / counts[rows]
-        cb = cho_factor(Kb, lower=True, check_finite=False)
-        betas[b, rows] = s * cho_solve(cb, ys[rows], check_finite=False)
-        Xs[b] = Ub
+        beta = np.zeros(n)
+        beta[rows] = s * cholesky_solve(cholesky(Kb), ys[rows])
+        return beta
+
+    betas = np.array(two_at_a_time(draw, Xs, resamples)).reshape(n_draws, n)
     refit_rows = (np.sort(rng_half.choice(n, REFIT_ROWS, replace=False)) if n > REFIT_ROWS and kept
                   else np.arange(n))
 
@@ -244,10 +249,10 @@ def _leave_one_out(
     Raises ``LinAlgError`` when ``K`` does not factorize."""
     n = ys.size
     with threadpool_limits(limits=1, user_api="blas"):  # the same digits on any machine
-        c = cho_factor(K, lower=True, check_finite=False)
-        Kinv = inverse(c[0])
+        c = cholesky(K)
+        Kinv = inverse(c)
         resid = (Kinv @ ys) / np.diag(Kinv)
-        hidden = hidden_terms(cols, U, c[0])
+        hidden = hidden_terms(cols, U, c)
     fit_r2 = float(1.0 - (resid**2).mean() / max(float(ys.var()), 1e-300)) if n > 1 else None
     pvalues, spread = residual_dependence(X, [col.categorical for col in cols], resid)
     return fit_r2, pvalues, spread, hidden
@@ -265,7 +270,7 @@ def _posterior_mean(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...]
     a, weights = _additive(cols, units, a_units)
     K = signal_kernel(cols, U, U, units, ell, s, a_units)
     K[np.diag_indices(U.shape[0])] += noise
-    beta = s * cho_solve(cho_factor(K, lower=True, check_finite=False), ys, check_finite=False)
+    beta = s * cholesky_solve(cholesky(K), ys)
     return FittedGP(
         columns=cols, length_scales=readonly(ell), signal_variance=s, noise_variance=noise,
         y_mean=y_mean, y_scale=y_scale, X=readonly(U[None].copy()), beta=readonly(beta[None]), fit_r2=None,
@@ -293,14 +298,14 @@ def _held_out(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...],
     K = signal_kernel(cols, U[train], U[train], units, ell, s, a_units)
     K[np.diag_indices(train.size)] += noise
     try:
-        c = cho_factor(K, lower=True, check_finite=False)
+        c = cholesky(K)
     except LinAlgError:
         return -math.inf, -math.inf
     Ks = signal_kernel(cols, U[test], U[train], units, ell, s, a_units)
     # one solve for both means: K^-1 y and K^-1 1 (the centred mean is their difference)
-    w = cho_solve(c, np.column_stack([ys[train], np.ones(train.size)]), check_finite=False)
+    w = cholesky_solve(c, np.column_stack([ys[train], np.ones(train.size)]))
     mean = Ks @ w[:, 0]
-    v = solve_triangular(c[0], Ks.T, lower=True, check_finite=False)
+    v = triangular_solve(c, Ks.T)
     prior = float(signal_kernel(cols, U[test[:1]], U[test[:1]], units, ell, s, a_units)[0, 0])  # every kernel is 1 on the diagonal
     var = np.maximum(prior + noise - np.einsum("ij,ij->j", v, v), 1e-12)
     density = float(np.mean(-0.5 * np.log(2 * math.pi * var) - 0.5 * (ys[test] - mean) ** 2 / var))

@@ -13,13 +13,14 @@ import warnings
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, lapack
+from scipy.linalg import LinAlgError
 from scipy.optimize import minimize
 from scipy.special import ndtri
 from scipy.stats import rankdata
 
 from ._blocks import Block
 from ._kernel import Column, kernel_parts
+from ._lapack import cholesky, cholesky_inverse, cholesky_solve
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -47,9 +48,7 @@ PRUNE_CHECK_FACTOR = 8.0
 def inverse(L: NDArray[np.float64]) -> NDArray[np.float64]:
     """``K^-1`` from the lower Cholesky factor of ``K`` (LAPACK potri: a third of the work
     of solving against the identity)."""
-    inv, info = lapack.dpotri(L, lower=1)
-    if info != 0:
-        raise LinAlgError(f"potri failed with info={info}")
+    inv = cholesky_inverse(L)
     out: NDArray[np.float64] = np.tril(inv) + np.tril(inv, -1).T
     return out
 
@@ -168,17 +167,15 @@ def _solve_pairs(
     and its constant diagonal; with ``A = alpha alpha^T - K^-1`` on the same entries and
     ``trace(A)``. ``None`` when ``K`` is not positive definite."""
     n = y.size
-    K = np.zeros((n, n))
+    K = np.zeros((n, n), order="F")  # column-major: LAPACK factorizes it in place
     K[below] = K_pairs  # the Cholesky factorization reads the lower triangle only
     K[np.diag_indices(n)] = diagonal
     try:
-        c = cho_factor(K, lower=True, overwrite_a=True, check_finite=False)
+        c = cholesky(K, overwrite=True)
+        alpha = cholesky_solve(c, y)
+        nll = 0.5 * float(y @ alpha) + float(np.log(np.diag(c)).sum()) + 0.5 * n * math.log(2 * math.pi)
+        inv = cholesky_inverse(c, overwrite=True)  # K^-1, its lower triangle
     except LinAlgError:
-        return None
-    alpha = cho_solve(c, y, check_finite=False)
-    nll = 0.5 * float(y @ alpha) + float(np.log(np.diag(c[0])).sum()) + 0.5 * n * math.log(2 * math.pi)
-    inv, info = lapack.dpotri(c[0], lower=1)  # K^-1, its lower triangle
-    if info != 0:
         return None
     a = np.outer(alpha, alpha)[below]
     a -= inv[below]
@@ -391,10 +388,9 @@ def fit_hyperparameters_and_raw(
     product_only: bool = False, pool: Executor | None = None, prune: bool = False,
 ) -> HyperFit:
     """:func:`fit_hyperparameters`, with the raw fit's length scales and what pruning
-    took out (:class:`HyperFit`). With ``pool``, the fit
-    to the ranks from the second starting point runs there while this thread runs the
-    first (numpy and LAPACK release the interpreter lock for their loops; the result is
-    the same). With ``prune``, the columns whose removal costs less than
+    took out (:class:`HyperFit`). With ``pool``, the fit to the ranks from the second
+    starting point runs there while this thread runs the first (numpy's loops and the
+    factorizations of ``_lapack`` release the interpreter lock; the result is the same). With ``prune``, the columns whose removal costs less than
     :func:`prune_threshold` of the rows are then taken out (:func:`prune_columns`)."""
     d = U.shape[1]
     lik = Likelihood(cols, U, units)

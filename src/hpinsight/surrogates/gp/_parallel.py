@@ -17,8 +17,9 @@ def two_at_a_time(fn: Callable[..., T], *items: Iterable[object]) -> list[T]:
     """``[fn(*args) for args in zip(*items)]``, two calls at a time, in order.
 
     Each call's products are small (a few hundred rows): on one BLAS thread they are
-    faster, and give the same digits on any machine, while numpy and LAPACK release the
-    interpreter lock for their loops, so two threads keep two cores busy.
+    faster, and give the same digits on any machine, while numpy's loops and the
+    factorizations of ``_lapack`` release the interpreter lock, so two threads keep two
+    cores busy.
     """
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
         return list(pool.map(fn, *items))
