@@ -278,6 +278,16 @@ def measure(cell: str, tool: str, args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Of one (cell, tool)'s runs, the one of median time (the first failure, if any
+    failed), with every run's time beside it."""
+    failed = [r for r in runs if r["status"] != "ok"]
+    if failed:
+        return failed[0]
+    ordered = sorted(runs, key=lambda r: r["seconds"])
+    return {**ordered[(len(ordered) - 1) // 2], "seconds_each_run": [r["seconds"] for r in runs]}
+
+
 def table(results: dict[str, dict[str, dict[str, Any]]], tools: list[str]) -> str:
     """Markdown: one row per cell, seconds per tool, and each peer's time as a multiple
     of the default's."""
@@ -335,6 +345,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--automl-python", default=None,
                    help="interpreter of an environment with automl/fanova (adds that peer)")
     p.add_argument("--peer-timeout", type=float, default=600.0, help="seconds per peer run (default 600)")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="runs of every (cell, tool), each in its own process, the tools in turn; "
+                        "the table gives the median (default 1)")
     p.add_argument("--out", default=None, help="also write the JSON here")
     p.add_argument("--markdown", action="store_true", help="print the table to stderr")
     p.add_argument("--child", nargs=3, metavar=("CELL", "TOOL", "LIMIT"), help=argparse.SUPPRESS)
@@ -360,14 +373,18 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict[str, dict[str, Any]]] = {}
     for cell in args.cells.split(","):
         results[cell] = {}
-        for tool in tools:
-            if (tool in MAIN_ONLY and CELLS[cell][2] > 1) or (
-                    tool == "automl_fanova" and cell == "demo_150"):  # no data frame for it
-                results[cell][tool] = {"status": "n/a"}
-                continue
-            log(f"{cell}: {tool} ...")
-            results[cell][tool] = r = measure(cell, tool, args)
-            log(f"{cell}: {tool}: {r.get('seconds', r['status'])}")
+        runs: dict[str, list[dict[str, Any]]] = {}
+        for rep in range(args.repeats):  # the tools in turn, so that a drifting load hits all alike
+            for tool in tools:
+                if (tool in MAIN_ONLY and CELLS[cell][2] > 1) or (
+                        tool == "automl_fanova" and cell == "demo_150"):  # no data frame for it
+                    results[cell][tool] = {"status": "n/a"}
+                    continue
+                log(f"{cell}: {tool} ({rep + 1} of {args.repeats}) ...")
+                runs.setdefault(tool, []).append(r := measure(cell, tool, args))
+                log(f"{cell}: {tool}: {r.get('seconds', r['status'])}")
+        for tool, done in runs.items():
+            results[cell][tool] = median_run(done)
     doc = {
         "cells": {c: {**dict(zip(("n_trials", "n_params", "max_order", "target_s"), CELLS[c],
                                   strict=True)),
