@@ -151,9 +151,9 @@ def fit_gp(
     # (measured: a 256-row likelihood 10x slower on 2 cores).
     # Two threads share the fits (numpy's loops and the factorizations of ``_lapack``
     # release the interpreter lock): a second one takes the tasks in turn, and this one,
-    # once it has fit the model, the next one not yet begun, so both end within one task of each other (with
-    # the shadows in the second thread and the refits here, this one waited for the last
-    # shadow: 200 x 40 with noise 15.0 -> 12.7 s, medians of five). Without tasks, the
+    # once it has fit the model, the next one not yet begun, so both end within one task
+    # of each other (with the shadows in the second thread and the refits here, this one
+    # waited for the last shadow: 200 x 40 with noise 15.0 -> 12.7 s, medians of five). Without tasks, the
     # second thread runs the fit to the ranks from the model's second starting point.
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=1) as pool:
         futures = [pool.submit(task) for task in tasks]

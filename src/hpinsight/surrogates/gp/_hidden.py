@@ -37,9 +37,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.linalg import LinAlgError, solve, solve_triangular
+from scipy.linalg import LinAlgError, solve
 
 from ._kernel import Column, kernel_matrix
+from ._lapack import triangular_solve
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -110,7 +111,7 @@ def hidden_terms(cols: Sequence[Column], U: NDArray[np.float64],
     if not psis:
         return ()
     # one solve for every column's nodes: S = L^-1 Psi, M = S' S
-    S = solve_triangular(chol, np.hstack(psis), lower=True, check_finite=False)
+    S = triangular_solve(chol, np.hstack(psis))
     out, start = [], 0
     for (w, k_tt), psi in zip(parts, psis, strict=True):
         block = S[:, start:start + psi.shape[1]]

@@ -9,8 +9,8 @@ whose function pointers it exports as capsules) and called through :mod:`ctypes`
 releases the lock during a foreign call, run side by side.
 
 The results are those of ``scipy.linalg.cho_factor(a, lower=True)``, ``cho_solve``,
-``solve_triangular(c, b, lower=True)`` and ``lapack.dpotri(c, lower=1)`` to the bit: the same library and the
-same calls on the same column-major copies (a test checks it). Where the capsules are
+``solve_triangular(c, b, lower=True)`` and ``lapack.dpotri(c, lower=1)`` to the bit:
+the same library and the same calls on the same column-major copies (a test checks it). Where the capsules are
 not there, or not of the signature expected, the SciPy wrappers are used.
 """
 
@@ -25,22 +25,15 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve, lapack, solve_trian
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-_INT_P = ctypes.POINTER(ctypes.c_int)
-#: dpotrf, dpotri: (uplo, n, a, lda, info); dpotrs: (uplo, n, nrhs, a, lda, b, ldb, info)
+#: each routine's C signature as SciPy's Cython API declares it (``d`` is its typedef of
+#: double); the ctypes argument types follow from it
 _SIGNATURES = {
-    "dpotrf": (ctypes.c_char_p, _INT_P, ctypes.c_void_p, _INT_P, _INT_P),
-    "dpotri": (ctypes.c_char_p, _INT_P, ctypes.c_void_p, _INT_P, _INT_P),
-    "dpotrs": (ctypes.c_char_p, _INT_P, _INT_P, ctypes.c_void_p, _INT_P, ctypes.c_void_p, _INT_P, _INT_P),
-    "dtrtrs": (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, _INT_P, _INT_P, ctypes.c_void_p, _INT_P,
-               ctypes.c_void_p, _INT_P, _INT_P),
-}
-#: the C signature each capsule must carry (``d`` is SciPy's typedef of double)
-_EXPECTED = {
-    "dpotrf": ("char *", "int *", "d *", "int *", "int *"),
+    "dpotrf": ("char *", "int *", "d *", "int *", "int *"),  # uplo, n, a, lda, info
     "dpotri": ("char *", "int *", "d *", "int *", "int *"),
-    "dpotrs": ("char *", "int *", "int *", "d *", "int *", "d *", "int *", "int *"),
+    "dpotrs": ("char *", "int *", "int *", "d *", "int *", "d *", "int *", "int *"),  # uplo, n, nrhs, a, lda, b, ldb, info
     "dtrtrs": ("char *", "char *", "char *", "int *", "int *", "d *", "int *", "d *", "int *", "int *"),
 }
+_CTYPES: dict[str, Any] = {"char *": ctypes.c_char_p, "int *": ctypes.POINTER(ctypes.c_int), "d *": ctypes.c_void_p}
 
 
 def _routines() -> dict[str, Any] | None:
@@ -55,13 +48,14 @@ def _routines() -> dict[str, Any] | None:
         pointer_of = ctypes.pythonapi.PyCapsule_GetPointer
         pointer_of.restype, pointer_of.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
         out = {}
-        for routine, argtypes in _SIGNATURES.items():
+        for routine, signature in _SIGNATURES.items():
             capsule = capsules[routine]
             name = name_of(capsule)
             args = name.decode().partition("(")[2].rstrip(")").split(",")
             args = [a.strip().replace("__pyx_t_5scipy_6linalg_13cython_lapack_", "") for a in args]
-            if not name.startswith(b"void (") or tuple(args) != _EXPECTED[routine]:
+            if not name.startswith(b"void (") or tuple(args) != signature:
                 return None
+            argtypes = [_CTYPES[a] for a in signature]
             out[routine] = ctypes.CFUNCTYPE(None, *argtypes)(pointer_of(capsule, name))
         return out
     except (ImportError, AttributeError, KeyError, TypeError, ValueError):  # then SciPy's wrappers
@@ -88,15 +82,22 @@ def cholesky(a: NDArray[np.float64], overwrite: bool = False) -> NDArray[np.floa
     return c
 
 
+def _right_hand_side(c: NDArray[np.float64], b: NDArray[np.float64],
+                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], ctypes.c_int, ctypes.c_int]:
+    """For a solve against the factor ``c``: ``c`` column-major, a column-major copy of
+    ``b`` for LAPACK to overwrite, and the order and number of right-hand sides."""
+    x = np.array(b, np.float64, order="F")
+    return (c if c.flags.f_contiguous else np.asfortranarray(c), x, ctypes.c_int(c.shape[0]),
+            ctypes.c_int(1 if x.ndim == 1 else x.shape[1]))
+
+
 def cholesky_solve(c: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
     """``K^-1 b`` from the lower factor ``c`` of :func:`cholesky` (``b``: (n,) or (n, k))."""
     if _LAPACK is None:
         out: NDArray[np.float64] = cho_solve((c, True), b, check_finite=False)
         return out
-    x = np.array(b, np.float64, order="F")
-    n, k, info = ctypes.c_int(c.shape[0]), ctypes.c_int(1 if x.ndim == 1 else x.shape[1]), ctypes.c_int(0)
-    if not c.flags.f_contiguous:
-        c = np.asfortranarray(c)
+    c, x, n, k = _right_hand_side(c, b)
+    info = ctypes.c_int(0)
     _LAPACK["dpotrs"](b"L", ctypes.byref(n), ctypes.byref(k), c.ctypes.data, ctypes.byref(n),
                       x.ctypes.data, ctypes.byref(n), ctypes.byref(info))
     if info.value != 0:
@@ -110,10 +111,8 @@ def triangular_solve(c: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[
     if _LAPACK is None:
         out: NDArray[np.float64] = solve_triangular(c, b, lower=True, check_finite=False)
         return out
-    x = np.array(b, np.float64, order="F")
-    n, k, info = ctypes.c_int(c.shape[0]), ctypes.c_int(1 if x.ndim == 1 else x.shape[1]), ctypes.c_int(0)
-    if not c.flags.f_contiguous:
-        c = np.asfortranarray(c)
+    c, x, n, k = _right_hand_side(c, b)
+    info = ctypes.c_int(0)
     _LAPACK["dtrtrs"](b"L", b"N", b"N", ctypes.byref(n), ctypes.byref(k), c.ctypes.data, ctypes.byref(n),
                       x.ctypes.data, ctypes.byref(n), ctypes.byref(info))
     if info.value != 0:

@@ -390,8 +390,9 @@ def fit_hyperparameters_and_raw(
     """:func:`fit_hyperparameters`, with the raw fit's length scales and what pruning
     took out (:class:`HyperFit`). With ``pool``, the fit to the ranks from the second
     starting point runs there while this thread runs the first (numpy's loops and the
-    factorizations of ``_lapack`` release the interpreter lock; the result is the same). With ``prune``, the columns whose removal costs less than
-    :func:`prune_threshold` of the rows are then taken out (:func:`prune_columns`)."""
+    factorizations of ``_lapack`` release the interpreter lock; the result is the same).
+    With ``prune``, the columns whose removal costs less than :func:`prune_threshold` of
+    the rows are then taken out (:func:`prune_columns`)."""
     d = U.shape[1]
     lik = Likelihood(cols, U, units)
     all_params, variances = slice(0, None), slice(d, None)

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 from threadpoolctl import threadpool_limits
 
 from ._blocks import Block, BlockTerms
 from ._hidden import HiddenTerm
 from ._kernel import Column, kernel_integrals, kernel_matrix, root, scale_columns
+from ._lapack import cholesky, cholesky_solve
 from ._likelihood import additive_mask, signal_kernel, unit_members
 
 if TYPE_CHECKING:
@@ -355,8 +355,8 @@ class FittedGP:
         D = kernel(sa, X0) - kernel(sb, X0)  # (m, n)
         prior = 2.0 * s * (1.0 + r * n_add) - 2.0 * np.einsum("ii->i", kernel(sa, sb))
         with threadpool_limits(limits=1, user_api="blas"):
-            c = cho_factor(K, lower=True, check_finite=False)
-            reduction = np.einsum("mi,im->m", D, cho_solve(c, D.T, check_finite=False))
+            c = cholesky(K)
+            reduction = np.einsum("mi,im->m", D, cholesky_solve(c, D.T))
         out: NDArray[np.float64] = self.y_scale * np.sqrt(np.maximum(prior - reduction, 0.0))
         return out
 
