@@ -23,6 +23,7 @@ from .space import Categorical, Float, Int, SearchSpace, active_mask, encode_val
 from .surrogates.forest import impute_inactive
 from .surrogates.gp import FittedGP
 from .surrogates.gp._model import predict_changed_rows, with_column
+from .surrogates.gp._parallel import two_at_a_time
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -211,9 +212,9 @@ def surrogate_tuning_risk(
     refits = result.model.refits if isinstance(result.model, FittedGP) else ()
     # each refit's risk on the same candidates: its hyperparameters' share of the spread
     # per refit: its prediction at the candidates, then with each parameter fixed
+    # (independent: two at a time; the demo's eleven 0.48 -> 0.33 s, the same bits)
     refit_free, refit_fixed = [], []
-    for m in refits:
-        unchanged, *each = m.predict_fixing(X, fixes, free=True)
+    for unchanged, *each in two_at_a_time(lambda m: m.predict_fixing(X, fixes, free=True), refits):
         refit_free.append(unchanged[0] * sign)
         refit_fixed.append(each)
     out = {}

@@ -81,6 +81,28 @@ def test_decomposition_matches_brute_force_integration(mixed_gp) -> None:
 
 
 
+def test_total_variance_keeps_its_digits_when_the_posterior_weights_are_large() -> None:
+    # a noise-free objective: the noise sits at its floor and the posterior weights reach
+    # about 2e3 with alternating signs. The total variance must still agree with brute
+    # force (Gauss-Legendre on 400 nodes of the uniform measure) to 1e-11: summing the
+    # weights against the column's quadrature root keeps the digits that a product with
+    # the formed (n, n) second moment loses (1.2e-9 off there)
+    space = hp.SearchSpace([hp.Float("x", 0.0, 2.0)])
+    configs = space.sample(40, seed=0)
+    y = np.array([math.sin(3 * c["x"]) + 0.5 * c["x"] for c in configs])
+    gp = fit_gp(space, space.encode(configs), y, n_draws=4, seed=0)
+    assert np.abs(gp.beta).max() > 1e3
+    t, w = np.polynomial.legendre.leggauss(400)
+    f = gp.predict_per_draw((1.0 + t)[:, None])
+    w = w / w.sum()
+    mean = f @ w
+    var = ((f - mean[:, None]) ** 2) @ w
+    variances, total, means = decompose_gp(gp, [(0,)])
+    np.testing.assert_allclose(means, mean, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(total, var, rtol=1e-11)
+    np.testing.assert_allclose(variances[:, 0], var, rtol=1e-11)  # one column: all of it
+
+
 def test_refits_leave_the_model_alone_and_decompose_exactly() -> None:
     # hyperparameters fit on halves of the rows: the model itself is the one fit without
     # them, digit for digit; each refit is one posterior mean on every row, and its

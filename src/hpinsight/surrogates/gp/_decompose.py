@@ -56,20 +56,34 @@ def decompose_gp(
         # nearly equal products are subtracted (their difference would lose digits when
         # the posterior weights are large)
         after = np.exp(np.cumsum(logz[::-1], axis=0)[::-1] - logz) if units else logz  # prod_{v>u} z_v
-        before = np.ones((n, n))
+        # prod_{v<u} W_v, None while it is all ones; the (n, n) products are formed in
+        # place (``scratch``), not on fresh pages each
+        before: NDArray[np.float64] | None = None
+        scratch = np.empty((n, n)) if len(units) > 1 else np.empty((0, 0))
         acc = np.zeros(len(draws))
         for k, u in enumerate(units):
-            C = u.centred(u.members)
             w = beta * after[k][:, None]
-            acc += np.einsum("ib,ib->b", w, (before * C) @ w)
+            # C_u itself only where a product with it is taken: not for a unit alone
+            C = u.centred(u.members) if len(units) > 1 else None
+            if before is None:
+                acc += _bilinear(u, w, w, C)
+            else:
+                assert C is not None
+                acc += np.einsum("ib,ib->b", w, np.multiply(before, C, out=scratch) @ w)
             # the additive part adds to the unit's own effects: with v the product part's
             # weights of them, (v + add)' C (v + add) - v' C v
             if gp.additive_variance > 0 and summed[k]:
                 v = beta * np.exp(logp - logz[k])[:, None]
                 own = summed[k] * add
-                acc += np.einsum("ib,ib->b", own, C @ (2.0 * v + own))
+                acc += _bilinear(u, own, 2.0 * v + own, C)
             if k < len(units) - 1:
-                before *= C + np.outer(u.z, u.z)
+                assert C is not None
+                np.multiply.outer(u.z, u.z, out=scratch)
+                scratch += C
+                if before is None:
+                    before = scratch.copy()
+                else:
+                    before *= scratch
         total[draws] = np.maximum(acc, 0.0) * scale2
         for k, U in enumerate(subsets):
             hit: dict[int, list[int]] = {}
@@ -81,6 +95,23 @@ def decompose_gp(
             variances[draws, k] = np.maximum(_quadratic_form([units[q] for q in hit], hit.values(), v),
                                              0.0) * scale2
     return variances, total, means
+
+
+def _root(u: SingleTerm | BlockTerms) -> NDArray[np.float64] | None:
+    """The unit's ``root`` (``C = A' A``), None where it has none."""
+    return u.root if isinstance(u, SingleTerm) else None
+
+
+def _bilinear(u: SingleTerm | BlockTerms, a: NDArray[np.float64], b: NDArray[np.float64],
+              C: NDArray[np.float64] | None) -> NDArray[np.float64]:
+    """``a_k' C_u b_k`` for every column ``k`` of ``a`` and ``b``: through the unit's root
+    where it has one (``(A a)' (A b)``, no (n, n) product), else through ``C`` (the unit's
+    centred second moment, formed when not given)."""
+    A = _root(u)
+    out: NDArray[np.float64] = (
+        np.einsum("qb,qb->b", A @ a, A @ b) if A is not None
+        else np.einsum("ib,ib->b", a, (u.centred(u.members) if C is None else C) @ b))
+    return out
 
 
 def _quadratic_form(units: Sequence[SingleTerm | BlockTerms], parts: Iterable[list[int]],
