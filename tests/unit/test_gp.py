@@ -11,7 +11,7 @@ import pytest
 
 import hpinsight as hp
 from hpinsight.results import Importance
-from hpinsight.surrogates.gp import decompose_gp, fit_gp
+from hpinsight.surrogates.gp import _decompose, decompose_gp, fit_gp
 
 
 def _gauss_legendre(low: float, high: float, panels: int = 4, order: int = 16) -> tuple[np.ndarray, np.ndarray]:
@@ -653,6 +653,12 @@ def _check_one_weighting(gp, nodes, weights, space) -> None:
     pred = gp.predict_per_draw(grid).reshape(gp.n_draws, *[n.size for n in nodes])
     subsets = [s for r in range(1, d + 1) for s in itertools.combinations(range(d), r)]
     variances, total, means = decompose_gp(gp, subsets)
+    # the total variance summed over blocks of a few rows (the last one shorter), as it
+    # is at a few hundred rows and more
+    n = gp.X.shape[1]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_decompose, "_BLOCK_ENTRIES", next(r for r in (3, 4, 5, 7) if n % r) * n)
+        blocked = decompose_gp(gp, [])[1]
     every = tuple(range(d))
     for b in range(gp.n_draws):
         f = pred[b]
@@ -660,6 +666,7 @@ def _check_one_weighting(gp, nodes, weights, space) -> None:
         assert means[b] == pytest.approx(f0, rel=1e-10, abs=1e-10)
         tot = _expect((f - f0) ** 2, weights, every).item()
         assert total[b] == pytest.approx(tot, rel=1e-9)
+        assert blocked[b] == pytest.approx(tot, rel=1e-9)
         comps: dict[tuple[int, ...], np.ndarray] = {(): np.full([1] * d, f0)}
         for k, s in enumerate(subsets):
             g = _expect(f, weights, tuple(a for a in every if a not in s))
