@@ -256,7 +256,9 @@ def _encode_numeric(param: Float | Int, values: Any) -> NDArray[np.float64]:
     if isinstance(values, np.ndarray) and values.dtype.kind in "fiu":
         raw: Any = values  # a numeric DataFrame column: NaN already marks missing values
     else:
-        raw = [math.nan if is_missing(param, v) else v for v in values]
+        # is_missing of a number, inline (10,000 x 30 cells: 0.046 s by calls, 0.009 s so); a NaN
+        # float is NaN already
+        raw = [math.nan if v is MISSING or v is None else v for v in values]
     try:
         col = np.array(raw, dtype=np.float64)
     except (TypeError, ValueError):
