@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -74,6 +75,31 @@ def test_the_columns_taken_out_are_those_whose_removal_costs_less_than_the_thres
     assert np.all(theta[len(cols) + 2:][off] == math.log(UNIT_BOUNDS[0]))
     # kept: the length scales as fitted (only the variances are refit)
     np.testing.assert_array_equal(theta[:len(cols)][~off], plain.theta[:len(cols)][~off])
+
+
+def test_the_refits_split_over_a_second_thread_give_the_same_columns_and_bits() -> None:
+    # the columns whose cost is checked with a refit are shared with a pool's thread (on a
+    # likelihood of its own); each result must land on its own column
+    space, X, y = _noisy(seed=3)
+    cols, U, ys, units = _fit(space, X, y)
+    theta0 = fit_hyperparameters_and_raw(cols, U, ys, units).theta
+    lik = Likelihood(cols, U, units)
+    threshold = prune_threshold(y.size)
+    d = len(cols)
+    plain = [lik.data_nll(t, ys) - lik.data_nll(theta0, ys) for t in
+             (np.r_[np.where(np.arange(d) == j, math.log(LENGTH_BOUNDS[1]), theta0[:d]),
+                    theta0[d:d + 2],
+                    np.where(np.arange(d) == j, math.log(UNIT_BOUNDS[0]), theta0[d + 2:])]
+              for j in range(d))]
+    checked = [j for j, c in enumerate(plain) if threshold <= c < 8.0 * threshold]
+    assert len(checked) >= 3  # some refits in each thread
+    alone, off = prune_columns(lik, ys, theta0, threshold)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        shared, off_shared = prune_columns(lik, ys, theta0, threshold, pool=pool)
+    np.testing.assert_array_equal(off_shared, off)
+    np.testing.assert_array_equal(shared, alone)
+    costs = np.array([_cost(lik, ys, theta0, j) for j in checked])
+    np.testing.assert_array_equal(off[checked], costs < threshold)
 
 
 def test_the_threshold_is_the_information_criterions_price_of_a_parameter() -> None:

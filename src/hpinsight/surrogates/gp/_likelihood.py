@@ -276,7 +276,7 @@ def prune_threshold(n: int) -> float:
 
 def prune_columns(
     lik: Likelihood, y: NDArray[np.float64], theta: NDArray[np.float64], threshold: float,
-    variances: slice | None = None,
+    variances: slice | None = None, pool: Executor | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     """Take out of the fitted ``theta`` every column whose removal costs less than
     ``threshold`` nats of the marginal likelihood of ``y``; return the new ``theta`` and
@@ -296,7 +296,8 @@ def prune_columns(
     variance; the product part alone's fit holds the units' at their bound). Only
     columns that are units of their own are candidates
     (a conditional block stays whole), and where every column would go, nothing does:
-    that case is the held-out check's (pure noise).
+    that case is the held-out check's (pure noise). With ``pool``, half of the columns'
+    refits run there, beside the others (each is independent: the same result).
 
     Why. With many parameters and a noisy objective, the likelihood's optimum gives
     some of those that do nothing a share of the variance: their values correlate with
@@ -322,21 +323,30 @@ def prune_columns(
 
     refit_entries = range(theta.size)[variances if variances is not None else slice(d, None)]
 
-    def refit(t: NDArray[np.float64], out: NDArray[np.bool_]) -> tuple[float, NDArray[np.float64]]:
+    def refit(t: NDArray[np.float64], out: NDArray[np.bool_],
+              lik: Likelihood = lik) -> tuple[float, NDArray[np.float64]]:
         held = {d + 2 + unit_of[int(j)] for j in np.flatnonzero(out)}
         free = np.array([i for i in refit_entries if i not in held], dtype=np.intp)
         return _minimize_nll(lik, y, t, free)
 
+    def refit_alone(j: int, lik: Likelihood = lik) -> float:
+        alone = np.zeros(d, bool)
+        alone[j] = True
+        return refit(without(theta, (j,)), alone, lik)[0] - base
+
     off = np.zeros(d, bool)
+    checked = []  # the columns whose cost is measured again with the variances refit
     for j in unit_of:
-        t = without(theta, (j,))
-        cost = lik.data_nll(t, y) - base
-        if cost >= PRUNE_CHECK_FACTOR * threshold:
-            continue
-        if cost >= threshold:
-            alone = np.zeros(d, bool)
-            alone[j] = True
-            cost = refit(t, alone)[0] - base
+        cost = lik.data_nll(without(theta, (j,)), y) - base
+        if cost < threshold:
+            off[j] = True
+        elif cost < PRUNE_CHECK_FACTOR * threshold:
+            checked.append(j)
+    # every other one in the pool's thread (on a likelihood of its own), the rest here
+    there = {j: pool.submit(refit_alone, j, lik.twin()) for j in checked[1::2]} if pool is not None else {}
+    costs = {j: refit_alone(j) for j in checked if j not in there}
+    costs.update((j, f.result()) for j, f in there.items())
+    for j, cost in costs.items():
         off[j] = cost < threshold
     if not off.any() or off.all():
         return theta, np.zeros(d, bool)
@@ -412,7 +422,7 @@ def fit_hyperparameters_and_raw(
     theta[:d] = np.maximum(ranked[:d], theta[:d])
     theta = _minimize_nll(lik, y, theta, variances)[1]
     if prune:
-        pruned, off = prune_columns(lik, y, theta, prune_threshold(y.size), variances)
+        pruned, off = prune_columns(lik, y, theta, prune_threshold(y.size), variances, pool)
         if off.any():
             return HyperFit(pruned, raw, tuple(int(j) for j in np.flatnonzero(off)), theta)
     return HyperFit(theta, raw)
