@@ -79,6 +79,18 @@ class Likelihood:
         n, d = U.shape
         self.d, self.units = d, units
         self.singletons = all(len(u) == 1 for u in units)
+        # the units' kernels gathered from the columns': each unit's first column, times
+        # its others (units of several columns are the few conditional blocks), into a
+        # buffer of its own; the product over each unit's rows, stacked anew each time,
+        # made an evaluation 1.0 or 2.0 ms by turns at 150 rows x 12, now 0.95 ms
+        self._first = np.array([unit[0] for unit in units], dtype=np.intp)
+        self._more = [(at, unit[1:]) for at, unit in enumerate(units) if len(unit) > 1]
+        # each column's unit, where every column is in exactly one (conditional blocks
+        # are disjoint): the gradient's sums over units are then one product
+        owner = np.full(d, -1, dtype=np.intp)
+        for at, unit in enumerate(units):
+            owner[list(unit)] = np.where(owner[list(unit)] < 0, at, -2)
+        self._owner = owner if (owner >= 0).all() else None
         self.mask = additive_mask(cols, units)  # which units the additive part sums
         self.n_additive = max(float(self.mask.sum()), 1.0)
         # the pairs as a mask, in the same (row-major) order: scattering into and gathering
@@ -94,22 +106,34 @@ class Likelihood:
             if nan.any():
                 D[j][nan[i] != nan[k]] = self._APART
         self.D = D
-        self._K = np.empty_like(D)
+        self._buffers()
+
+    def _buffers(self) -> None:
+        # every evaluation writes into these: no new array of the pairs' size per call
+        self._K = np.empty_like(self.D)
+        self._Ku = None if self.singletons else np.empty((len(self.units), self.D.shape[1]))
+        self._Kc = None if self.singletons or self._owner is None else np.empty_like(self.D)
 
     def twin(self) -> Likelihood:
-        """The same likelihood with a buffer of its own, for another thread."""
+        """The same likelihood with buffers of its own, for another thread."""
         other = copy.copy(self)
-        other._K = np.empty_like(self.D)
+        other._buffers()
         return other
 
     def kernels(self, ell: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The product kernel and the units' kernels on the pairs below the diagonal
-        (where ``below`` is true): (m,), (units, m). On the diagonal every kernel is 1."""
+        (where ``below`` is true): (m,), (units, m). On the diagonal every kernel is 1.
+        The units' kernels are a buffer of this likelihood's that the next call overwrites."""
         c = -0.5 / ell**2
         np.multiply(self.D, c[:, None], out=self._K)
         np.exp(self._K, out=self._K)
         Kt = np.exp(c @ self.D)
-        Ku = self._K if self.singletons else np.stack([self._K[list(u)].prod(axis=0) for u in self.units])
+        if self.singletons:
+            return Kt, self._K
+        Ku = np.take(self._K, self._first, axis=0, out=self._Ku)
+        for k, rest in self._more:
+            for j in rest:
+                Ku[k] *= self._K[j]
         return Kt, Ku
 
     def __call__(self, theta: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
@@ -127,6 +151,9 @@ class Likelihood:
         raw = self.D @ (a * (s * Kt))
         if self.singletons:
             raw += r * np.einsum("jk,jk,k->j", Ku, self.D, a)
+        elif self._owner is not None:
+            Kc = np.take(Ku, self._owner, axis=0, out=self._Kc)  # each column's unit's
+            raw += r[self._owner] * np.einsum("jk,jk,k->j", Kc, self.D, a)
         else:
             for k, unit in enumerate(self.units):
                 for j in unit:
