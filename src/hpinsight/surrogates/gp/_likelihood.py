@@ -130,7 +130,7 @@ class Likelihood:
         Kt = np.exp(c @ self.D)
         if self.singletons:
             return Kt, self._K
-        Ku = np.take(self._K, self._first, axis=0, out=self._Ku)
+        Ku = np.take(self._K, self._first, axis=0, out=self._Ku, mode="clip")  # "raise" buffers `out`
         for k, rest in self._more:
             for j in rest:
                 Ku[k] *= self._K[j]
@@ -152,7 +152,7 @@ class Likelihood:
         if self.singletons:
             raw += r * np.einsum("jk,jk,k->j", Ku, self.D, a)
         elif self._owner is not None:
-            Kc = np.take(Ku, self._owner, axis=0, out=self._Kc)  # each column's unit's
+            Kc = np.take(Ku, self._owner, axis=0, out=self._Kc, mode="clip")  # each column's unit's
             raw += r[self._owner] * np.einsum("jk,jk,k->j", Kc, self.D, a)
         else:
             for k, unit in enumerate(self.units):
