@@ -948,6 +948,20 @@ def test_likelihood_gradient_matches_finite_differences() -> None:
     np.testing.assert_allclose(grad3, grad[4:], rtol=1e-10)
 
 
+def test_the_likelihood_refuses_units_that_do_not_hold_each_column_once() -> None:
+    # the gradient reads each column's one unit; a column in two units, or in none, is refused
+    from hpinsight.exceptions import InvalidArgumentError
+    from hpinsight.surrogates.gp._kernel import Column
+    from hpinsight.surrogates.gp._likelihood import Likelihood
+
+    cols = [Column(False, 0.0, 1.0, 0, None, None)] * 3
+    U = np.random.default_rng(0).random((6, 3))
+    for units in (((0,), (0, 1), (2,)), ((0, 1),)):
+        with pytest.raises(InvalidArgumentError, match="each of the 3 columns exactly once"):
+            Likelihood(cols, U, units)
+    assert Likelihood(cols, U, ((2, 0), (1,)))._owner.tolist() == [0, 1, 0]
+
+
 def test_a_categorical_is_measured_over_the_choices_the_trials_contain() -> None:
     # 20 choices, the trials hold 10 of them: the effect is integrated over those 10,
     # exactly (brute force over them), and not shrunk by the 10 no trial says anything about

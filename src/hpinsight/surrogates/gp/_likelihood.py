@@ -18,6 +18,7 @@ from scipy.optimize import minimize
 from scipy.special import ndtri
 from scipy.stats import rankdata
 
+from ...exceptions import InvalidArgumentError
 from ._blocks import Block
 from ._kernel import Column, kernel_parts
 from ._lapack import cholesky, cholesky_inverse, cholesky_solve
@@ -89,7 +90,8 @@ class Likelihood:
         # other column alone): the gradient's sums over units are then one product
         members = [j for unit in units for j in unit]
         if sorted(members) != list(range(d)):
-            raise ValueError(f"the units {units!r} must hold each of the {d} columns once")
+            raise InvalidArgumentError(f"Likelihood: the units {units!r} must hold each of the {d} "
+                                       "columns exactly once (as unit_members gives them).")
         self._owner = np.empty(d, dtype=np.intp)
         self._owner[members] = [at for at, unit in enumerate(units) for _ in unit]
         self.mask = additive_mask(cols, units)  # which units the additive part sums
