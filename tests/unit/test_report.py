@@ -555,9 +555,13 @@ def test_the_page_says_where_the_refits_find_no_signal(rep):
     drawn = "most refits there find no signal, so their shares, of next to nothing, are not drawn"
     assert drawn in text
     assert drawn not in html.unescape(rep.html())
-    cells = re.findall(r'<td>((?:(?!</?td>).)*?) <span class="verdict (\w+)">', doubted.html())
-    assert len(cells) == len(rep.history.space)  # the best column: one per main effect
-    assert set(cells) == {('<span class="na">no clear signal</span>', "uncertain")}
+    # one phrase per cell, not a share left out beside its verdict: the best column, one
+    # cell per main effect, each "no clear signal" and marked uncertain
+    cells = re.findall(r'<td><span class="verdict (\w+)" title="([^"]+)">([^<]+)</span></td>',
+                       doubted.html())
+    assert len(cells) == len(rep.history.space)
+    assert set(cells) == {("uncertain", "uncertain", "no clear signal")}
+    assert not re.search(r"no clear signal(</span>)? *<span class=\"verdict", doubted.html())
     # with a signal, the column gives each share and its spread
     shown = re.findall(r'<td>([^<]*) <span class="verdict (\w+)">', rep.html())
     assert len(shown) == len(rep.history.space)
