@@ -583,16 +583,16 @@ def _sampling_section(report: Report) -> list[str]:
 
 def _capped(report: Report, params: tuple[str, ...]) -> str:
     imp = report.capped.importance(*params)
+    css, verdict = imp.verdict.split()[0], html.escape(imp.verdict)
     if report.capped.signal_doubtful:
         # where most refits find no signal, a share is a fraction of next to nothing and
         # its spread runs to the whole; every verdict there is "uncertain", and the cell
         # says why in one phrase instead of a share left out beside its verdict (the
         # numbers are in the JSON)
-        return (f'<span class="verdict {imp.verdict.split()[0]}" '
-                f'title="{html.escape(imp.verdict)}">{NO_CLEAR_SIGNAL}</span>')
+        return f'<span class="verdict {css}" title="{verdict}">{NO_CLEAR_SIGNAL}</span>'
     # its verdict too: a decision may rest on it (``evidence`` "x among the best")
     return (f"{fmt_share(imp.mean)} ± {fmt_share(imp.std)} "
-            f"<span class=\"verdict {imp.verdict.split()[0]}\">{html.escape(imp.verdict)}</span>")
+            f'<span class="verdict {css}">{verdict}</span>')
 
 
 def _quantile(report: Report) -> str:
