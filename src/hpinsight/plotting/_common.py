@@ -346,13 +346,33 @@ def bounded_text(plot: Any) -> Any:
     @functools.wraps(plot)
     def with_bounded_text(*args: Any, **kwargs: Any) -> Any:
         ax = plot(*args, **kwargs)
-        text_type = import_optional("matplotlib.text", plot.__name__).Text
-        for text in ax.figure.findobj(text_type):
+        for text in _texts_but_ticks(ax.figure, plot.__name__):
             content = text.get_text()
             if len(content) > MAX_TEXT_CHARS:
                 text.set_text(bounded(content))
         return ax
     return with_bounded_text
+
+
+def _texts_but_ticks(fig: Any, caller: str) -> list[Any]:
+    """Every text of ``fig`` but its tick labels (titles, axis labels, legends,
+    annotations, the figure's own texts). Tick labels are made anew from their labels
+    when the figure is drawn, so those pass through :func:`bounded` where they are set;
+    walking into an axis would also make its ticks before the draw does (``findobj``
+    over a whole figure cost a twelfth of a report's page)."""
+    axis_type = import_optional("matplotlib.axis", caller).Axis
+    text_type = import_optional("matplotlib.text", caller).Text
+    out: list[Any] = []
+    todo = [fig]
+    while todo:
+        artist = todo.pop()
+        if isinstance(artist, axis_type):
+            out.extend((artist.label, artist.offsetText))
+            continue
+        if isinstance(artist, text_type):
+            out.append(artist)
+        todo.extend(artist.get_children())
+    return out
 
 
 def _font_points(key: str) -> float:
