@@ -291,19 +291,26 @@ class FittedGP:
         blocks = [u for u in units if u[0] not in alone]
         preds = [np.empty((self.n_draws, X.shape[0])) for _ in fixes]
         unchanged = np.empty((self.n_draws, X.shape[0])) if free else None
-        # rows per chunk: the blocks' kernels and about six other matrices of the chunk's
-        # rows by the training rows are held at once, 128 MB in all
-        step = max(1, 2**24 // (max(X0.shape[0], 1) * (len(blocks) + 6)))
+        # the single columns that are fixed: their distance terms and factors are kept
+        # for every fix of theirs (a PDP fixes one column at every grid point)
+        kept = {unit_of[j] for j, _ in fixes if unit_of[j][0] in alone}
+        # rows per chunk: the blocks' kernels, the kept terms and about six other matrices
+        # of the chunk's rows by the training rows are held at once, 128 MB in all
+        step = max(1, 2**24 // (max(X0.shape[0], 1) * (len(blocks) + 2 * len(kept) + 6)))
         for lo in range(0, X.shape[0], step):
             rows = slice(lo, lo + step)
             dist = np.zeros((Q[rows].shape[0], X0.shape[0]))  # the single columns' D
             summed = np.zeros_like(dist)  # the additive part
             kernel = {}  # the blocks' factors
+            own = {}  # the kept columns' distance terms and factors
             for u in units:
                 F = factor(u, Q[rows])
                 if u[0] in alone:
                     dist += F
-                    F = np.exp(-0.5 * F)
+                    E = np.exp(-0.5 * F)
+                    if u in kept:
+                        own[u] = (F, E)
+                    F = E
                 else:
                     kernel[u] = F
                 if weights[u]:
@@ -314,12 +321,13 @@ class FittedGP:
                 unchanged[:, rows] = ((K + r * summed) @ self.beta.T).T
             for (j, _), C, pred in zip(fixes, changed, preds, strict=True):
                 u = unit_of[j]
-                old = factor(u, Q[rows]) if u[0] in alone else kernel[u]
-                new = factor(u, C if u[0] in alone else C[rows])
                 if u[0] in alone:  # swap the column's distance term
-                    K = np.exp(-0.5 * (dist - old + new))
-                    old, new = np.exp(-0.5 * old), np.exp(-0.5 * new)
+                    old_dist, old = own[u]
+                    new_dist = factor(u, C)
+                    K = np.exp(-0.5 * (dist - old_dist + new_dist))
+                    new = np.exp(-0.5 * new_dist)
                 else:  # swap the block's factor
+                    old, new = kernel[u], factor(u, C[rows])
                     K = others * new
                 for b in blocks:
                     if b != u:
