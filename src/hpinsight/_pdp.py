@@ -42,7 +42,7 @@ from ._shared import REPR_WIDTH, clip_text, grid_columns, json_array, json_value
 from ._validation import check_choice, check_int, check_seed, moved_keywords
 from .exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from .space import measure_of
-from .surrogates import FittedSurrogate
+from .surrogates import FittedSurrogate, predict_fixing
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -279,9 +279,11 @@ def partial_dependence(
     >>> bool((lower <= pd.mean).all() and (pd.mean <= upper).all())
     True
     """
+    per_draw: FittedSurrogate | None = None  # a model with draws, predicted per draw
     if isinstance(model, FanovaResult):
         space = model.space if space is None else space
-        predict = _draws_predictor(model.model)
+        per_draw = model.model
+        predict = _draws_predictor(per_draw)
         # the spread over a forest's trees, or over a Gaussian process's bootstrap draws
         kind = "forest" if model.model.kind == "forest" else "gaussian process (draws)"
     else:
@@ -316,12 +318,26 @@ def partial_dependence(
     ice_mean = np.empty((n, G))
     ice_var = np.empty((n, G))
     pd_var = np.empty(G)
-    X = samples.copy()
-    for g in range(G):  # one batched prediction of n rows per grid point
-        X[:, cols] = points[g]
-        m, v, total = predict(X, method == "covariance")
+    cov = method == "covariance"
+
+    def put(g: int, m: NDArray[np.float64], v: NDArray[np.float64], total: float) -> None:
         ice_mean[:, g], ice_var[:, g] = m, v
-        pd_var[g] = total if method == "covariance" else v.mean()
+        pd_var[g] = total if cov else v.mean()
+
+    if per_draw is not None and len(cols) == 1:
+        # every grid point at once: a Gaussian process computes the kernel terms of the
+        # other parameters once, not once per grid point (the demo report's three PDPs
+        # 0.41 -> 0.12 s)
+        fixes = [(cols[0], float(p[0])) for p in points]
+        step = max(1, 2**22 // (per_draw.n_draws * n))  # grid points held at once: 32 MB
+        for lo in range(0, G, step):
+            for g, draws in enumerate(predict_fixing(per_draw, samples, fixes[lo:lo + step]), lo):
+                put(g, *_over_draws(draws, cov))
+    else:
+        X = samples.copy()
+        for g in range(G):  # one batched prediction of n rows per grid point
+            X[:, cols] = points[g]
+            put(g, *predict(X, cov))
     shape = tuple(e.size for e in enc)
     return PartialDependenceResult(
         params=names,
@@ -352,11 +368,16 @@ def gaussian_nll(mean: Any, variance: Any, truth: Any) -> float:
 
 def _draws_predictor(model: FittedSurrogate) -> Any:
     def predict(X: NDArray[np.float64], cov: bool) -> tuple[Any, Any, float]:
-        per_draw = model.predict_per_draw(X)  # (n_draws, n)
-        total = float(per_draw.mean(axis=1).var()) if cov else 0.0  # Eq. 4 over draws
-        return per_draw.mean(axis=0), per_draw.var(axis=0), total
+        return _over_draws(model.predict_per_draw(X), cov)
 
     return predict
+
+
+def _over_draws(per_draw: NDArray[np.float64], cov: bool) -> tuple[Any, Any, float]:
+    """The mean and variance over draws of predictions of shape (n_draws, n), and the
+    variance of their mean over the rows (Eq. 4 over draws; 0 unless ``cov``)."""
+    total = float(per_draw.mean(axis=1).var()) if cov else 0.0
+    return per_draw.mean(axis=0), per_draw.var(axis=0), total
 
 
 def _model_predictor(model: Any) -> tuple[Any, str]:

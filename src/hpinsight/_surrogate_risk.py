@@ -20,9 +20,10 @@ from ._shared import REPR_WIDTH, clip_text, fmt_value, json_value, readonly
 from ._validation import check_int, check_seed
 from .exceptions import InvalidArgumentTypeError, InvalidDataError
 from .space import Categorical, Float, Int, SearchSpace, active_mask, encode_value, measure_of, snap
+from .surrogates import predict_fixing
 from .surrogates.forest import impute_inactive
 from .surrogates.gp import FittedGP
-from .surrogates.gp._model import predict_changed_rows, with_column
+from .surrogates.gp._model import with_column
 from .surrogates.gp._parallel import two_at_a_time
 
 if TYPE_CHECKING:
@@ -191,7 +192,7 @@ def surrogate_tuning_risk(
         cols[name] = (j, encode_value(param, value))
     sign = 1.0 if result.direction == "minimize" else -1.0
     fixes = list(cols.values())
-    free_pred, *fixed = (P * sign for P in _predict_fixing(result.model, X, fixes))
+    free_pred, *fixed = (P * sign for P in predict_fixing(result.model, X, fixes, free=True))
     k_free = _best_row(free_pred)
     fixed_preds = dict(zip(cols, fixed, strict=True))
     # free and fixed searches over equally many paired candidates, so both optima carry
@@ -236,15 +237,6 @@ def surrogate_tuning_risk(
             best_free=best_free, posterior_sd=sd, per_refit=readonly(per_refit),
         )
     return out
-
-
-def _predict_fixing(model: Any, X: NDArray[np.float64],
-                    fixes: Sequence[tuple[int, float]]) -> list[NDArray[np.float64]]:
-    """Each draw's prediction at ``X``, then with column ``j`` set to ``v`` per ``(j, v)``
-    of ``fixes`` (a Gaussian process shares the work between them)."""
-    if isinstance(model, FittedGP):
-        return model.predict_fixing(X, fixes, free=True)
-    return predict_changed_rows(model, X, fixes, free=True)
 
 
 def best_candidate(

@@ -11,8 +11,9 @@ from ._models import (
     decompose,
     describe,
     means_only,
+    predict_fixing,
     refuse_fitted,
 )
 
 __all__ = ["GP", "FittedSurrogate", "Forest", "as_surrogate", "decompose", "describe",
-           "means_only", "refuse_fitted"]
+           "means_only", "predict_fixing", "refuse_fitted"]

@@ -25,6 +25,7 @@ from .._validation import check_int, check_real
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from .forest import FittedForest, decompose_forest, fit_forest, forest_from_estimator
 from .gp import FittedGP, decompose_gp, fit_gp, infer_conditions
+from .gp._model import predict_changed_rows
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from ..space import SearchSpace
 
 __all__ = ["GP", "FittedSurrogate", "Forest", "as_surrogate", "decompose", "describe",
-           "means_only", "refuse_fitted"]
+           "means_only", "predict_fixing", "refuse_fitted"]
 
 
 def _changed_only(model: GP | Forest) -> str:
@@ -312,3 +313,17 @@ def decompose(model: FittedForest | FittedGP, space: SearchSpace,
         return decompose_gp(model, index_subsets)
     forest = forest_from_estimator(model, len(space))  # its width checked against the space
     return decompose_forest(forest, space, index_subsets, max_order)
+
+
+def predict_fixing(model: FittedSurrogate, X: NDArray[np.float64],
+                   fixes: Sequence[tuple[int, float]], *,
+                   free: bool = False) -> list[NDArray[np.float64]]:
+    """Each draw's prediction at encoded ``X`` with column ``j`` set to the encoded value
+    ``v``, per ``(j, v)`` of ``fixes``: one array of shape (n_draws, n_rows) each; with
+    ``free``, first the prediction at ``X`` itself. A Gaussian process computes every
+    other column's kernel terms once for all the fixes
+    (:meth:`~hpinsight.surrogates.gp.FittedGP.predict_fixing`); a forest predicts each
+    changed copy of ``X``."""
+    if isinstance(model, FittedGP):
+        return model.predict_fixing(X, fixes, free=free)
+    return predict_changed_rows(model, X, fixes, free=free)
