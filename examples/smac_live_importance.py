@@ -1,8 +1,10 @@
-"""Live importances during a SMAC3 run, from hpinsight's forest and from SMAC's own.
+"""Live importances during a SMAC3 run, from hpinsight's Gaussian process and from SMAC's
+own forest.
 
 Tunes a synthetic 6-parameter "training job" with SMAC's HPO facade. Two callbacks
-watch it: one refits hpinsight's forest on the runs so far, one decomposes SMAC's own
-random forest without refitting. Afterwards the saved run is read back from disk.
+watch it: one refits hpinsight's default model (a Gaussian process) on the runs so far,
+one decomposes SMAC's own random forest without refitting. Afterwards the saved run is
+read back from disk.
 
     python examples/smac_live_importance.py [--trials 50] [--out smac3_output]
 """
@@ -61,7 +63,7 @@ def main() -> None:
                                             callbacks=[own, theirs])
     incumbent = smac.optimize()
     print(f"incumbent error {train(incumbent):.4f} after {len(smac.runhistory)} runs")
-    for label, cb in (("hpinsight forest", own), ("SMAC's forest", theirs)):
+    for label, cb in (("hpinsight GP", own), ("SMAC's forest", theirs)):
         print(f"{label:<17} " + " -> ".join(f"{s.n_trials}" for s in cb.history) + " configurations")
         print(f"{'':<17} {cb.history[-1].ranking_line(top=4)}")
         cb.close()

@@ -118,7 +118,8 @@ class ImportanceCallback(LiveResults, Callback):
         Model seed; with a seed a refit equals ``hp.fanova(history, seed=...)``
         on the same runs.
     objective : int or str, optional
-        Objective index or name of a multi-objective run.
+        Objective index or name of a multi-objective run; without it such a run is
+        watched for reaching its Pareto front (``"front"``, as the Optuna callback does).
     instances : {"auto", "mean", "model"}, default="auto"
         How runs on several instances become one value per configuration
         (see :func:`hpinsight.adapters.from_smac`).
@@ -301,8 +302,13 @@ class ImportanceCallback(LiveResults, Callback):
         return _Job(records, configs, configspace, objectives, known, model, target)
 
     def _refit(self, job: _Job) -> tuple[FanovaResult, ImportanceSnapshot] | None:
+        # a run of several objectives is watched for reaching its Pareto front unless
+        # objective= names one, as the Optuna callback and `hpinsight watch` do (it failed
+        # at every refit with an error that named another function's argument)
+        objective = (self.objective if self.objective is not None or len(job.objectives or ()) < 2
+                     else "front")
         history = history_from_records(
-            TrialHistory, job.configspace, job.records, job.configs, objective=self.objective,
+            TrialHistory, job.configspace, job.records, job.configs, objective=objective,
             objectives=job.objectives, instances=self.instances, known=job.instances,
             seed=0 if self._seed is None else self._seed,
         )

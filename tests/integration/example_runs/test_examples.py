@@ -23,7 +23,7 @@ def test_quickstart_runs_and_ranks_x_first():
     assert sum(line.startswith("lr=") for line in lines) == 5
 
 
-def test_smac_example_watches_both_forests_and_reads_the_run_back():
+def test_smac_example_watches_our_model_and_smacs_forest_and_reads_the_run_back():
     pytest.importorskip("smac")
     out = subprocess.run(
         [sys.executable, str(EXAMPLES / "smac_live_importance.py"), "--trials", "40"],
@@ -31,7 +31,7 @@ def test_smac_example_watches_both_forests_and_reads_the_run_back():
     ).stdout
     lines = out.splitlines()
     assert lines[0].startswith("incumbent error ")
-    assert lines[1].startswith("hpinsight forest ")
+    assert lines[1].startswith("hpinsight GP ")  # the callback's default model, named as it is
     assert lines[1].endswith(" -> 40 configurations")
     assert lines[2].split()[0] == "learning_rate"
     assert lines[3].startswith("SMAC's forest ")
