@@ -298,7 +298,9 @@ def _checked_options(history: TrialHistory, *, surrogate: Any, seed: Any, max_or
     """Step 1 of :func:`fanova`: check every option, once."""
     func = "fanova"
     if history.n_trials == 0:
-        raise InvalidDataError(f"{func} got no trials (an empty history); it needs at least one.")
+        left_out = (f"; {history.excluded_summary()}: only finished trials with a finite value "
+                    "are analysed" if history.n_excluded else " (an empty history)")
+        raise InvalidDataError(f"{func} got no usable trials{left_out}. It needs at least one.")
     model = as_surrogate(surrogate, func)
     max_order = check_int(max_order, "max_order", func, minimum=1)
     if max_order > len(history.space):

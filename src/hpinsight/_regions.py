@@ -46,6 +46,7 @@ import numpy as np
 
 from ._regions_result import RegionNode, RegionsResult
 from ._validation import check_int, check_real
+from .exceptions import InvalidArgumentTypeError
 from .space import Categorical, SearchSpace, active_everywhere
 
 if TYPE_CHECKING:
@@ -105,6 +106,13 @@ def confidence_split(
     >>> [leaf.conditions[0].split()[0] for leaf in tree.leaves()]
     ['z', 'z']
     """
+    from ._pdp import PartialDependenceResult  # here: at module level it closes an import circle
+
+    if not isinstance(pd, PartialDependenceResult):
+        raise InvalidArgumentTypeError(
+            f"The 'pd' parameter of {_FUNC} must be a PartialDependenceResult. Got "
+            f"{type(pd).__name__} instead: split a PDP, e.g. "
+            f"{_FUNC}(hp.partial_dependence(result, params='lr')).")
     n = pd.n_samples
     max_splits = int(check_int(max_splits, "max_splits", _FUNC, minimum=0))
     min_size = max(10, int(0.05 * n)) if min_node_size is None else int(

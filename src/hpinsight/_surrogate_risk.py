@@ -177,6 +177,12 @@ def surrogate_tuning_risk(
     if not isinstance(result, FanovaResult):
         raise InvalidArgumentTypeError(f"{func} needs a FanovaResult (from hpinsight.fanova); got "
                         f"{type(result).__name__}.")
+    if not isinstance(defaults, Mapping):
+        raise InvalidArgumentTypeError(
+            f"The 'defaults' parameter of {func} must be a mapping of parameter names to the "
+            f"values to fix them at, e.g. {{'lr': 0.01}}. Got {type(defaults).__name__} instead "
+            "(hp.suggest_subspace chooses the values itself: declared defaults, else the best "
+            "trial's).")
     n_candidates = check_int(n_candidates, "n_candidates", func, minimum=1)
     seed = check_seed(seed, func)
     space = result.space

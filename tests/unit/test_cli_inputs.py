@@ -213,3 +213,22 @@ def test_watch_reports_a_trial_that_finished_between_its_count_and_its_fit(
     assert "30 complete, 0 running" in status[-1], lines
     assert not any("29 complete" in line for line in status), lines
     assert lines[-1] == "stopped"
+
+
+@pytest.mark.parametrize("command", ["report", "watch"])
+def test_trees_for_the_gaussian_process_are_a_usage_error_not_dropped(
+    journal: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str,
+) -> None:
+    # --n-trees without --surrogate forest was accepted and ignored: the report came
+    # from the Gaussian process, and nothing said that the trees asked for went unused
+    storage = str(journal)  # a journal file is read by its path
+    args = (["report", "--storage", storage, "--study", "j", "--json", "--out",
+             str(tmp_path / "r.json")] if command == "report"
+            else ["watch", "--storage", storage, "--study", "j", "--once"])
+    with pytest.raises(SystemExit) as exc:
+        main([*args, "--n-trees", "5"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--n-trees 5 sets the trees of a forest" in err
+    assert "add --surrogate forest, or drop --n-trees" in err
+    assert list(tmp_path.iterdir()) == []  # nothing analysed, nothing written

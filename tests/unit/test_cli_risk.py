@@ -96,6 +96,26 @@ def test_help_shows_an_example_config(capsys) -> None:
     assert 'store = "risk.sqlite"' in shown
 
 
+@pytest.mark.parametrize("conditions", [False, True], ids=["as-shown", "conditions-uncommented"])
+def test_the_example_config_of_help_reads_as_it_is_copied(tmp_path: Path, conditions: bool) -> None:
+    # its [[conditions]] block once held "..." placeholders: copied verbatim, it failed
+    # with "A condition cannot make '...' depend on itself"
+    from hpinsight.cli._risk import _FORMAT, _read
+
+    text = "\n".join(line[4:] for line in _FORMAT.splitlines())
+    if conditions:
+        text = text.replace("# [[conditions]]", "[[conditions]]")
+        text = "\n".join(line[2:] if line.startswith(("# child", "# parent", "# values")) else line
+                         for line in text.splitlines())
+    path = tmp_path / "risk.toml"
+    path.write_text(text)
+    _, space, datasets, options = _read(path)
+    assert space.names == ("max_depth", "criterion")
+    assert set(datasets) == {"iris", "wine"}
+    assert options["store"] == "risk.sqlite"
+    assert bool(space.conditional_names) is conditions
+
+
 def test_risk_experiment_draws_no_bar_into_a_log(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

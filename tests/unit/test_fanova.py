@@ -148,7 +148,7 @@ _Y = [float(i) for i in range(10)]
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        pytest.param({"configs": [], "y": []}, hp.exceptions.InvalidDataError, "no trials", id="empty"),
+        pytest.param({"configs": [], "y": []}, hp.exceptions.InvalidDataError, "no usable trials", id="empty"),
         pytest.param({"y": _Y[:5]}, hp.exceptions.InvalidDataError, "10 configurations but 5", id="lengths"),
         pytest.param({"y": [math.nan] * 10}, hp.exceptions.InvalidDataError, "10 NaN/infinite", id="all-nan"),
         pytest.param({"y": [[1.0, 2.0]] * 10}, hp.exceptions.InvalidDataError, "one-dimensional", id="2d-y"),

@@ -178,7 +178,7 @@ def test_cli_writes_a_report_of_a_saved_smac_run(tmp_path, capsys):
     assert capsys.readouterr().out.strip() == f"report: {target.resolve()}"
     assert "SMAC run" in target.read_text(encoding="utf-8")
     assert main(["report", "--smac-run", str(SMAC_RUN), "--json", "--out",
-                 str(tmp_path / "smac.json"), "--n-trees", "8"]) == 0
+                 str(tmp_path / "smac.json"), "--surrogate", "forest", "--n-trees", "8"]) == 0
     assert json.loads((tmp_path / "smac.json").read_text())["n_trials"] > 0
     page = target.read_text(encoding="utf-8")
     assert "load_run(" in page  # the snippet reproduces a SMAC run, not an Optuna study
@@ -197,8 +197,8 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert "is a folder" in capsys.readouterr().err
     blocked = tmp_path / "file"
     blocked.write_text("")
-    assert main(["report", "--smac-run", str(SMAC_RUN), "--n-trees", "4",
-                 "--out", str(blocked / "r.html")]) == 1  # a file where a folder must go
+    assert main(["report", "--smac-run", str(SMAC_RUN), "--surrogate", "forest", "--n-trees",
+                 "4", "--out", str(blocked / "r.html")]) == 1  # a file where a folder must go
     assert "cannot write" in capsys.readouterr().err
     assert main(["report", "--smac-run", str(tmp_path / "nothing")]) == 1
     err = capsys.readouterr().err

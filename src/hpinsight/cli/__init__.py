@@ -59,7 +59,13 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     ``--help`` and ``--version`` print to ``sys.stdout`` and raise
     ``SystemExit(0)``, as argparse does.
     """
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    from ._model import model_misuse
+
+    misuse = model_misuse(args)
+    if misuse is not None:
+        parser.error(misuse)  # a usage error: the message, and exit status 2
     out = stdout if stdout is not None else sys.stdout
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..surrogates import GP, Forest
 
-__all__ = ["add_model_arguments", "model_from"]
+__all__ = ["add_model_arguments", "model_from", "model_misuse"]
 
 
 def add_model_arguments(p: Any) -> None:
@@ -16,11 +16,22 @@ def add_model_arguments(p: Any) -> None:
     p.add_argument("--surrogate", choices=("gp", "forest"), default="gp",
                    help="model decomposed: Gaussian process (gp, hp.GP()) or random forest "
                         "(forest, hp.Forest(n_trees=N))")
-    p.add_argument("--n-trees", type=int, default=64, help="trees per forest (64)")
+    p.add_argument("--n-trees", type=int, default=None,
+                   help="trees per forest (64), with --surrogate forest")
+
+
+def model_misuse(args: argparse.Namespace) -> str | None:
+    """What is wrong with the parsed model options, or None: ``--n-trees`` without
+    ``--surrogate forest`` would be dropped without a word."""
+    if getattr(args, "n_trees", None) is not None and getattr(args, "surrogate", "gp") != "forest":
+        return (f"--n-trees {args.n_trees} sets the trees of a forest, but the model is the "
+                "Gaussian process (--surrogate gp, the default), which has none: add "
+                "--surrogate forest, or drop --n-trees.")
+    return None
 
 
 def model_from(args: argparse.Namespace, *, n_jobs: int | None = None) -> GP | Forest:
     """The model object the parsed options ask for (``n_jobs``: a forest's cores)."""
     if args.surrogate == "forest":
-        return Forest(n_trees=args.n_trees, n_jobs=n_jobs)
+        return Forest(n_trees=64 if args.n_trees is None else args.n_trees, n_jobs=n_jobs)
     return GP()

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         _logger.error("--scheduler analyses several studies on a Dask cluster; give several "
                       "--study (or --all-studies, or several --smac-run).")
         return 2
-    if args.top < 1 or args.n_trees < 1 or args.seed < 0:
+    if args.top < 1 or (args.n_trees is not None and args.n_trees < 1) or args.seed < 0:
         _logger.error("--top and --n-trees must be at least 1, --seed at least 0.")
         return 2
     # None: the report goes to stdout (--out -), and nothing else does

@@ -39,10 +39,10 @@ _FORMAT = """
     type = "categorical"
     choices = ["gini", "entropy"]
 
-    [[conditions]]                                  # optional: child, parent, values / gt / lt
-    child = "..."
-    parent = "..."
-    values = ["..."]
+    # [[conditions]]                                # optional (values, or gt / lt):
+    # child = "max_depth"                           #   max_depth tuned only with gini
+    # parent = "criterion"
+    # values = ["gini"]
 
     [datasets]                                      # name = loader returning (X, y)
     iris = "sklearn.datasets.load_iris"             # called with return_X_y=True

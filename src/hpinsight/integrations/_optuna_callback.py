@@ -206,6 +206,12 @@ class ImportanceCallback(LiveResults):
         max_refit_share: float = 0.1,
     ) -> None:
         func = "ImportanceCallback"
+        if type(every_n_trials).__module__.startswith("optuna"):
+            # optimize(callbacks=[ImportanceCallback]) calls the class with (study, trial)
+            raise InvalidArgumentTypeError(
+                f"{func} was called with an Optuna {type(every_n_trials).__name__} as "
+                "every_n_trials: pass an instance, not the class, in callbacks: "
+                "study.optimize(objective, callbacks=[ImportanceCallback()]).")
         options = RefitOptions.checked(
             func, every_n_trials=every_n_trials, min_trials=min_trials, surrogate=surrogate,
             seed=seed, cap_quantile=cap_quantile, isolation=isolation, regions=regions, region_splits=region_splits)

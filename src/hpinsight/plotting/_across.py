@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import check_int
-from ._common import bounded, bounded_text, new_axes, set_title
+from ._common import bounded, bounded_text, check_result, new_axes, set_title
 
 if TYPE_CHECKING:
     from .._across import AcrossStudiesResult
@@ -49,6 +49,7 @@ def plot_importance_across(result: AcrossStudiesResult, *, ax: Any = None,
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['x', 'z']
     """
+    check_result(result, ("AcrossStudiesResult",), "plot_importance_across")
     names = list(result.ranking())
     if top is not None:
         names = names[: check_int(top, "top", "plot_importance_across", minimum=1)]

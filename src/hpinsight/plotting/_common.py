@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .._optional import import_optional
+from ..exceptions import InvalidArgumentTypeError
 from ..space import Categorical, Float, Int
 
-__all__ = ["MANY_CHOICES", "MARK_STYLES", "MAX_TEXT_CHARS", "axis_of", "bounded", "bounded_text", "category_label", "category_order",
+__all__ = ["MANY_CHOICES", "MARK_STYLES", "MAX_TEXT_CHARS", "axis_of", "bounded", "bounded_text", "category_label", "category_order", "check_result",
            "legend_above", "legend_entries", "log_ticks", "new_axes", "set_category_ticks",
            "set_log_axis", "set_title", "style_axes_2d", "tick_text"]
 
@@ -434,3 +435,36 @@ def n_choices(space: Any, name: str) -> int | None:
     """A categorical parameter's number of choices (None: not categorical, or no space)."""
     param = None if space is None else space[name]
     return len(param.choices) if isinstance(param, Categorical) else None
+
+
+#: The figure of each kind of result, for an error that names the right one.
+_DRAWN_BY = {
+    "FanovaResult": "plot_importance (its effects), plot_marginal or plot_interaction",
+    "MarginalResult": "plot_marginal (one parameter) or plot_interaction (two)",
+    "SubspaceResult": "plot_subspace",
+    "TuningRiskResult": "plot_tuning_risk",
+    "PartialDependenceResult": "plot_partial_dependence",
+    "RegionsResult": "plot_regions",
+    "AcrossStudiesResult": "plot_importance_across",
+}
+
+
+def check_result(result: Any, kinds: tuple[str, ...], func: str, param: str = "result") -> None:
+    """Refuse anything but the results (of :mod:`hpinsight.results`, by name) ``func``
+    draws, naming the function that draws what was given: a SubspaceResult handed to
+    ``plot_tuning_risk`` failed deep inside with ``AttributeError: 'SubspaceResult' object
+    has no attribute 'rows'``. By class name, so that plotting imports no result module."""
+    if any(c.__name__ in kinds and c.__module__.startswith("hpinsight.")
+           for c in type(result).__mro__):
+        return
+    got = type(result).__name__
+    hint = (f" A {got} is drawn by hpinsight.plotting.{_DRAWN_BY[got]}, or by its own "
+            ".plot()." if got in _DRAWN_BY else "")
+    if isinstance(result, Mapping) and result and all(
+            type(v).__name__ == "SurrogateRisk" for v in result.values()):
+        hint = (" surrogate_tuning_risk's dict of SurrogateRisk has no figure of its own; "
+                "suggest_subspace's SubspaceResult (with every cost of fixing) is drawn by "
+                "hpinsight.plotting.plot_subspace.")
+    raise InvalidArgumentTypeError(
+        f"The '{param}' parameter of {func} must be a {' or a '.join(kinds)}. Got {got} "
+        f"instead.{hint}")

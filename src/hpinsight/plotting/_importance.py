@@ -18,6 +18,7 @@ from ._common import (
     bounded_text,
     category_label,
     category_order,
+    check_result,
     legend_above,
     n_choices,
     new_axes,
@@ -84,6 +85,7 @@ def plot_importance(
     >>> [t.get_text() for t in hp.plotting.plot_importance(result).get_yticklabels()]
     ['x', 'z']
     """
+    check_result(result, ("FanovaResult",), "plot_importance")
     data = importance_plot_data(result, top=top, capped=capped)
     ax = new_axes(ax, "plot_importance", (6.0, 0.45 * len(data.labels) + 1.2))
     y = np.arange(len(data.labels), dtype=np.float64)
@@ -137,6 +139,7 @@ def plot_marginal(
     -------
     matplotlib.axes.Axes
     """
+    check_result(result, ("FanovaResult", "MarginalResult"), "plot_marginal")
     m = marginal_of(result, (name,), grid_size, "plot_marginal")
     name = m.params[0]
     data = marginal_plot_data(m, marks=marks)
@@ -197,6 +200,7 @@ def plot_interaction(
     -------
     matplotlib.axes.Axes
     """
+    check_result(result, ("FanovaResult", "MarginalResult"), "plot_interaction")
     m = marginal_of(result, (first, second), grid_size, "plot_interaction")
     first, second = m.params
     ax = new_axes(ax, "plot_interaction", (5.4, 4.2))
@@ -252,6 +256,7 @@ def plot_tuning_risk(result: TuningRiskResult, *, ax: Any = None) -> Any:
     -------
     matplotlib.axes.Axes
     """
+    check_result(result, ("TuningRiskResult",), "plot_tuning_risk")
     data = risk_plot_data(result)
     ax = new_axes(ax, "plot_tuning_risk", (6.0, 0.45 * len(data.params) + 1.4))
     y = np.arange(len(data.params), dtype=np.float64)
@@ -305,6 +310,7 @@ def plot_subspace(result: SubspaceResult, *, ax: Any = None) -> Any:
     >>> [t.get_text() for t in ax.get_yticklabels()][0]
     'x  (keep)'
     """
+    check_result(result, ("SubspaceResult",), "plot_subspace")
     data = subspace_plot_data(result)
     ax = new_axes(ax, "plot_subspace", (6.5, 0.55 * len(data.params) + 1.6))
     y = np.arange(len(data.params), dtype=np.float64)

@@ -15,6 +15,7 @@ from ._common import (
     bounded_text,
     category_label,
     category_order,
+    check_result,
     legend_above,
     legend_entries,
     n_choices,
@@ -82,6 +83,7 @@ def plot_partial_dependence(
     >>> ax.get_xscale()
     'log'
     """
+    check_result(result, ("PartialDependenceResult",), "plot_partial_dependence")
     ax = new_axes(ax, "plot_partial_dependence", (5.5, 3.6))
     if len(result.params) == 2:
         if ice or marks:
@@ -141,6 +143,7 @@ def plot_regions(
     >>> len(ax.get_lines()) >= 3
     True
     """
+    check_result(tree, ("RegionsResult",), "plot_regions", "tree")
     ax = new_axes(ax, "plot_regions", (8.5, 3.6))
     marks = dict(marks or {})
     node = highlight

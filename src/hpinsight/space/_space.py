@@ -172,9 +172,14 @@ class SearchSpace:
         try:
             return self._by_name[name]
         except (KeyError, TypeError):
+            given: Any = name  # typed str, but a list of names is a common slip
+            several = (isinstance(given, (list, tuple)) and bool(given)
+                       and all(isinstance(n, str) and n in self._by_name for n in given))
             raise UnknownNameError(
                 f"{name!r} is not a parameter of this search space; valid names are "
                 f"{list(self._by_name)!r}."
+                + (" To name several, pass each as an argument of its own, e.g. "
+                   f"importance({', '.join(map(repr, given))})." if several else "")
             ) from None
 
     def __getitem__(self, name: str) -> Parameter:
