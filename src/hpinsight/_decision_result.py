@@ -24,12 +24,16 @@ from .exceptions import InvalidArgumentError
 if TYPE_CHECKING:
     pass
 
-__all__ = ["DISPUTED_LENGTH", "DISPUTED_RATIO", "HIDDEN_COST", "MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
+__all__ = ["CONSTANT", "DISPUTED_LENGTH", "DISPUTED_RATIO", "HIDDEN_COST", "MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
            "MISSED_ALPHA", "NEGLIGIBLE_SD", "NO_SIGNAL_AMONG_BEST", "STATES", "TUNED", "DecisionResult", "ParameterDecision",
            "answer_groups", "fmt_cost", "fmt_share", "fmt_share_vs", "member_note", "no_matters_line"]
 
+#: :attr:`ParameterDecision.evidence` of a parameter of an objective whose every trial has
+#: the same value: nothing can be shown or ruled out, and the margin (what the study can
+#: still gain near its best) is 0.
+CONSTANT = "constant objective"
 #: :attr:`ParameterDecision.evidence` of a parameter kept tuned by the analysis among the
-#: best trials where most of that analysis's refits find no signal
+#: best trials where more than a quarter of that analysis's refits find no signal
 #: (:attr:`DecisionResult.top_doubtful`): an effect there is neither shown nor ruled out,
 #: and its share there, a fraction of next to nothing, is not quoted.
 NO_SIGNAL_AMONG_BEST = "no signal among the best"
@@ -156,10 +160,11 @@ class ParameterDecision:
         "not_yet_safe"), and for "not_yet_safe" also ``"noise"`` (an effect the noise
         could hide would cost more than the margin), ``"disputed"`` (the model's two fits
         disagree about it), ``"missed"`` (the model's errors depend on it) or
-        ``"hidden"`` (its trials could hide an effect that matters); for
+        ``"hidden"`` (its trials could hide an effect that matters) or ``CONSTANT``,
+        ``"constant objective"`` (every trial has the same value); for
         "not_yet_safe" and "unresolved" also ``NO_SIGNAL_AMONG_BEST``,
-        ``"no signal among the best"`` (kept tuned by a capped analysis most of whose
-        refits find no signal: an effect among the best is not ruled out). Where that
+        ``"no signal among the best"`` (kept tuned by a capped analysis more than a
+        quarter of whose refits find no signal: an effect among the best is not ruled out). Where that
         analysis has no signal, no other decision names one of its effects (``"x among
         the best"``), except as ``"size"``.
     evidence_share : float

@@ -31,7 +31,8 @@ the order they are applied (each is printed with the report):
    only because its trials could hide one that matters (its share no more than the null,
    :attr:`~hpinsight.results.Importance.hidden` over ``MATTERS_SHARE``: they left part of
    its range unvisited, or are too noisy) gives **not yet safe to fix** (rule 5's
-   "otherwise"). Where most refits of the analysis among the best find no signal
+   "otherwise"). Where more than a quarter of the refits of the analysis among the best
+   find no signal
    (:attr:`~hpinsight.results.FanovaResult.signal_doubtful`), every effect there is
    uncertain; a parameter those effects keep tuned is said to be kept for that reason
    (``NO_SIGNAL_AMONG_BEST``), and its share there, a fraction of next to nothing, is
@@ -76,6 +77,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._decision_result import (
+    CONSTANT,
     DISPUTED_LENGTH,
     DISPUTED_RATIO,
     HIDDEN_COST,
@@ -92,9 +94,15 @@ from ._decision_result import (
     fmt_share,
     fmt_share_vs,
 )
-from ._fanova_result import INTERVAL_LEVEL, NEGLIGIBLE_SHARE, among_best_label, verdict
+from ._fanova_result import (
+    INTERVAL_LEVEL,
+    MIN_TRIALS_HELD_OUT,
+    NEGLIGIBLE_SHARE,
+    among_best_label,
+    verdict,
+)
 from ._risk import holm_bonferroni
-from ._shared import NO_CLEAR_SIGNAL, fmt_value, taken_out_words
+from ._shared import NO_CLEAR_SIGNAL, fmt_value, no_signal_words, taken_out_words
 from .exceptions import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -102,7 +110,23 @@ if TYPE_CHECKING:
     from ._sampling import SamplingRecord
     from ._surrogate_risk import SurrogateRisk
 
-__all__ = ["decide"]
+__all__ = ["MAX_PARAMS_FOR_PAIRS", "decide", "decision_order"]
+
+#: Pairwise interactions are analysed up to this many parameters (all pairs).
+MAX_PARAMS_FOR_PAIRS = 12
+
+
+def decision_order(n_params: int) -> int:
+    """The largest order of the effects every decision rests on: pairs up to
+    ``MAX_PARAMS_FOR_PAIRS`` parameters, main effects beyond.
+
+    One rule for every surface that decides (the report, :func:`~hpinsight.suggest_subspace`
+    fitting its own analysis, the live refits and their notes): a parameter that acts
+    through a pair ("matters with learning_rate") is not "not resolved yet" elsewhere
+    because another surface looked at main effects only.
+    """
+    return 2 if 2 <= n_params <= MAX_PARAMS_FOR_PAIRS else 1
+
 
 _NOTHING = "indistinguishable from nothing"
 #: A cost is the difference of two predictions, so where it is 0 in exact arithmetic it
@@ -229,6 +253,8 @@ def decide(
             value = sampling.fixed[name]
         elif n_active < MIN_ACTIVE_TRIALS:
             state = "no_data"
+        elif result.is_constant:  # no effect to show or rule out, and a margin of 0
+            state = "not_yet_safe"
         elif resolved:
             state = "matters" if strongest is not None and strongest.mean >= MATTERS_SHARE \
                 else "small"
@@ -268,6 +294,7 @@ def decide(
             strongest = max(over_all, key=lambda i: i.mean, default=None)
             among_best = False
         evidence = ("cost" if state in ("small", "release") and not resolved
+                    else CONSTANT if state == "not_yet_safe" and result.is_constant
                     else "noise" if noisy
                     else "size" if by_size is not None
                     else "disputed" if state == "not_yet_safe" and name in disputed
@@ -276,8 +303,9 @@ def decide(
                     else "hidden" if state == "not_yet_safe" and unseen
                     else f"{name} among the best" if among_best
                     else " x ".join(strongest.params) if strongest is not None else name)
-        # the effect whose share the decision quotes (none for a cost or no signal)
-        quoted = None if evidence in ("cost", NO_SIGNAL_AMONG_BEST) else strongest
+        # the effect whose share the decision quotes (none for a cost, no signal or a
+        # constant objective)
+        quoted = None if evidence in ("cost", NO_SIGNAL_AMONG_BEST, CONSTANT) else strongest
         out[name] = ParameterDecision(
             param=name, state=state,
             share=main[name].mean if name in main else 0.0,
@@ -302,7 +330,8 @@ def decide(
         decisions={n: replace(d, sentence=_sentence(d, n_trials=result.n_trials,
                                                      n_params=len(names), margin=margin,
                                                      confidence=confidence, top_label=top_label,
-                                                     top_doubtful=top_doubtful, unshown=unshown))
+                                                     top_doubtful=top_doubtful, unshown=unshown,
+                                                     flat=_flat(capped)))
                    for n, d in out.items()},
         n_trials=result.n_trials, margin=float(margin), confidence=float(confidence),
         shadow=result.shadow_fraction(1) if effects else None,
@@ -421,13 +450,18 @@ def _sd_phrase(d: ParameterDecision, margin: float) -> str:
             f"{fmt_cost(margin)} allowed")
 
 
+def _flat(capped: FanovaResult | None) -> tuple[int, int]:
+    """The capped analysis's flat refits, and its refits."""
+    return (0, 0) if capped is None else (capped.n_flat_refits, capped.n_refits)
+
+
 def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: float,
               confidence: float, top_label: str, top_doubtful: bool,
-              unshown: tuple[bool, bool] = (False, False)) -> str:
+              unshown: tuple[bool, bool] = (False, False), flat: tuple[int, int] = (0, 0)) -> str:
     """The one sentence of a decision, in its own numbers (``top_doubtful``: the capped
-    analysis finds no clear signal, and its share is not quoted; ``unshown``: the
-    analysis of all trials and the capped one resolve nothing, their refits not ranking
-    trials they were not fit on)."""
+    analysis finds no clear signal, and its share is not quoted, ``flat`` its flat refits
+    of how many; ``unshown``: the analysis of all trials and the capped one resolve
+    nothing, their refits not ranking trials they were not fit on)."""
     name = d.param
     share = f"{fmt_share(d.share)} of the variation{_taken(d.share_before)}"
     # the share among the best, after the verdict on the share over all trials, so the
@@ -451,11 +485,11 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
         aside = ""
     since = "" if d.since_trial is None else f" since trial {d.since_trial}"
     if d.evidence == NO_SIGNAL_AMONG_BEST:
-        # kept tuned by a capped analysis whose refits are mostly flat: every verdict there
+        # kept tuned by a capped analysis whose refits are often flat: every verdict there
         # is uncertain, and its shares are fractions of next to nothing
         keep = "Keep tuning" if d.state == "unresolved" else "Keep tuning for now"
-        return (f"{keep}: it explains {own}, but {top_label} most of the model's refits "
-                "find no signal, so an effect there is not ruled out; more trials will tell.")
+        return (f"{keep}: it explains {own}, but {top_label}, {no_signal_words(*flat)}, so "
+                "an effect there is not ruled out; more trials will tell.")
     where = "" if d.evidence_share == d.share else f" {top_label}"
     hidden = (f"it explains {fmt_share(d.evidence_share)} of the variation{where}"
               f"{_taken(d.evidence_before)}, below the "
@@ -473,7 +507,11 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                   f"Keep tuning: it explains only {share}, but fixing it at {value} costs "
                   f"{cost} on average and at least {fmt_cost(d.cost_lower, margin)} "
                   f"({1 - confidence:.0%} quantile), more than the {allowed} allowed."),
-        "unresolved": (f"Keep tuning: {effect}, but the model does not yet rank trials "
+        "unresolved": ((f"Keep tuning: {effect}, but {n_trials} trials are too few to "
+                        "check the model on trials it was not fit on, so no effect is shown"
+                        f"{aside}; more trials will tell.")
+                       if unshown[d.evidence == f"{name} among the best"] and n_trials < MIN_TRIALS_HELD_OUT
+                       else f"Keep tuning: {effect}, but the model does not yet rank trials "
                        "it was not fit on better than chance, so no effect is shown"
                        f"{aside}; more trials will tell."
                        if unshown[d.evidence == f"{name} among the best"] else
@@ -483,7 +521,11 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
         "no_data": (f"Keep tuning: it was active in only {d.n_active} of "
                     f"{n_trials} trials, too few to judge (at least "
                     f"{MIN_ACTIVE_TRIALS} are needed)."),
-        "not_yet_safe": (f"Keep tuning for now: {hidden}" if d.evidence == "size" else
+        "not_yet_safe": (f"Keep tuning for now: all {n_trials} trials have the same value, so "
+                         "no effect can be shown or ruled out, and no margin can be set for "
+                         "what fixing it may cost; more varied trials will tell."
+                         if d.evidence == CONSTANT else
+                         f"Keep tuning for now: {hidden}" if d.evidence == "size" else
                          f"Keep tuning for now: {nothing} in the importances, which follow "
                          "a fit to the ranks of the objective (a few extreme trials cannot "
                          "sway it), but the fit to the objective's values finds an effect "

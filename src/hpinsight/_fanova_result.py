@@ -74,6 +74,10 @@ NO_SIGNAL_SHARE = 0.25
 #: with the trials they were not fit on exceeds what values unrelated to the parameters
 #: exceed with this probability (:attr:`FanovaResult.signal_unshown`).
 UNSHOWN_LEVEL = 0.05
+#: Fewer trials than this leave a GP's refits no half of at least three trials to be
+#: checked on (``n - n // 2 > 2``): the model cannot show that it predicts anything, and
+#: an analysis that asked for refits resolves no effect (:attr:`FanovaResult.signal_unshown`).
+MIN_TRIALS_HELD_OUT = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,8 +161,8 @@ class Importance:
 
     @property
     def interval(self) -> tuple[float, float]:
-        """The effect's ``INTERVAL_LEVEL`` (90 %) interval, ``mean ± INTERVAL_Z std`` with
-        its lower end at least 0: what its :attr:`verdict` reads. For a parameter taken
+        """The effect's ``INTERVAL_LEVEL`` (90 %) interval, ``mean ± INTERVAL_Z std`` within
+        ``[0, 1]``: what its :attr:`verdict` reads. For a parameter taken
         out of the model, from 0 (its share in the model) to ``INTERVAL_Z std`` above
         :attr:`before_pruning` (its share in the fit before)."""
         if self.before_pruning is not None:
@@ -213,9 +217,10 @@ def verdict(mean: float, std: float, null: float | None, hidden: float | None = 
 
 
 def _interval(mean: float, std: float) -> tuple[float, float]:
-    """``mean ± INTERVAL_Z std``, the lower end at least 0 (a share is never below it)."""
+    """``mean ± INTERVAL_Z std`` within ``[0, 1]``: a share is never below 0 nor above the
+    whole (the demo's learning_rate among the best read ``high: 1.088``)."""
     reach = INTERVAL_Z * std
-    return max(mean - reach, 0.0), mean + reach
+    return max(mean - reach, 0.0), min(mean + reach, 1.0)
 
 
 def _widened(std: Any, per_refit: NDArray[np.float64]) -> Any:
@@ -471,6 +476,11 @@ class FanovaResult:
         if ranks and None not in ranks and size is not None and size > 2:
             median = float(np.median([0.0 if is_flat else r for r, is_flat in zip(ranks, flat_rows, strict=True)]))
             shown = (median, NormalDist().inv_cdf(1.0 - UNSHOWN_LEVEL) / math.sqrt(size - 1))
+        elif (isinstance(self.surrogate, GP) and self.surrogate.refits
+              and self.n_trials < MIN_TRIALS_HELD_OUT):
+            # refits asked for, but too few trials to hold any out: nothing is shown (on
+            # 2 and 3 trials effects came out "resolved", with a leave-one-out R² of 0)
+            shown = (math.nan, math.nan)
         object.__setattr__(self, "_held_out", shown)
         # every effect summarized once, when first asked for all (ranking()): the
         # summaries in the order of `subsets`, and sorted
@@ -507,7 +517,8 @@ class FanovaResult:
     def n_flat_refits(self) -> int:
         """Refits that find no signal: their prediction varies by at most ``FLAT_REFIT``
         (1e-3) of the model's variance, or not at all. Their shares are NaN and no spread
-        holds them; most refits flat says the trials' differences may be noise."""
+        holds them; more than a quarter of them flat says the trials' differences may be
+        noise (:attr:`signal_doubtful`)."""
         return self._n_flat_refits
 
     @property
@@ -522,9 +533,10 @@ class FanovaResult:
         """The median over the GP's hyperparameter refits (see ``n_refits``) of the rank
         correlation between a refit's prediction of the trials it was not fit on, given
         the half it was fit on, and those trials' values (a flat refit's counts as 0).
-        None without refits. On a model that predicts, well above
-        :attr:`held_out_bound`; on noise, whatever the fit found in the half it saw,
-        about 0 (``benchmarks/README.md``, *Where the noise goes*)."""
+        None without refits; NaN where refits were asked for but the trials are too few
+        to hold any out (fewer than ``MIN_TRIALS_HELD_OUT``). On a model that predicts,
+        well above :attr:`held_out_bound`; on noise, whatever the fit found in the half
+        it saw, about 0 (``benchmarks/README.md``, *Where the noise goes*)."""
         return None if self._held_out is None else self._held_out[0]
 
     @property
@@ -540,6 +552,8 @@ class FanovaResult:
         """True when :attr:`held_out_rank` is not above :attr:`held_out_bound`: the model
         has not shown that it predicts the trials it was not fit on, so no effect of
         this analysis is "resolved" (one whose interval clears its null is "uncertain").
+        Also True where refits were asked for but the trials are too few to hold any
+        out (:attr:`held_out_rank` NaN).
         Its "nothing" verdicts stand: they rest on the effect's upper end, which noise
         only widens."""
         return self._held_out is not None and not self._held_out[0] > self._held_out[1]

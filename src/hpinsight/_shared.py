@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["GRID_TOL", "NO_CLEAR_SIGNAL", "REPR_WIDTH", "clip_text", "fmt_share", "fmt_value", "grid_columns", "join_items",
-           "json_array", "json_value", "readonly", "step_index",
+           "json_array", "json_value", "no_signal_words", "readonly", "step_index",
            "taken_out_words"]
 
 
@@ -86,9 +86,17 @@ def join_items(items: Sequence[str | tuple[str, str]], width: int) -> str:
     return clip_text(clip_text(name, max(width - len(value) - len(more), 1)) + value + more, width)
 
 
-#: What every surface writes in place of a share from an analysis whose refits mostly find
-#: no signal (``FanovaResult.signal_doubtful``): a fraction of next to nothing.
+#: What every surface writes in place of a share from an analysis where more than a
+#: quarter of the refits find no signal (``FanovaResult.signal_doubtful``): a fraction of
+#: next to nothing.
 NO_CLEAR_SIGNAL = "no clear signal"
+
+
+def no_signal_words(n_flat: int, n_refits: int) -> str:
+    """How every surface says why an analysis has no clear signal, with its own counts:
+    ``4 of 12 refits find no signal`` (the rule is more than a quarter, so "most" would
+    claim more than the counts do)."""
+    return f"{n_flat} of {n_refits} refits find no signal"
 
 
 def fmt_share(x: float) -> str:

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._decision_result import MIN_TRIALS_FOR_COST, DecisionResult
-from ._decisions import decide
+from ._decisions import decide, decision_order
 from ._defaults import DefaultValues
 from ._fanova import fanova
 from ._fanova_result import FanovaResult, other_history
@@ -301,11 +301,13 @@ def suggest_subspace(
         fixing is safe, and is refused.
     fitted, capped : FanovaResult, optional
         The analyses of these trials over all of them and among the best
-        ``top_quantile`` (``fanova(history)`` and ``fanova(history,
+        ``top_quantile`` (``fanova(history, max_order=...)`` and ``fanova(history,
         cap_quantile=top_quantile)``), when already computed (a report passes its own):
         the decisions then rest on the very numbers shown beside them, and nothing is
-        fitted twice. Fitted here with ``surrogate`` and ``seed`` when not given. With
-        several objectives, a mapping of each objective's name to its result.
+        fitted twice. Fitted here with ``surrogate`` and ``seed`` when not given, over
+        all trials with the pairs up to 12 parameters, as a report's
+        (``_decisions.decision_order``), so that both decide alike. With several
+        objectives, a mapping of each objective's name to its result.
     defaults : mapping or DefaultValues, optional
         Values to fix parameters at. Missing parameters take the search space's
         declared default, else their value in the best trial (so the best configuration
@@ -379,7 +381,7 @@ def suggest_subspace(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a constant capped objective is expected here
         result = _checked_fit(fitted, history, None, "fitted", func) if fitted is not None \
-            else fanova(history, **opts)
+            else fanova(history, max_order=decision_order(len(history.space)), **opts)
         top = _checked_fit(capped, history, top_quantile, "capped", func) if capped is not None \
             else fanova(history, cap_quantile=top_quantile, **opts)
     chosen, sources = defaults_for(history, defaults, result, n_candidates, seed)

@@ -141,12 +141,14 @@ def test_a_capped_refit_gives_its_verdicts_among_the_best_and_decides_nothing(
     assert snap.doubtful
     assert not _snapshot(history, capped).doubtful
     assert not _snapshot(history, hp.fanova(history, seed=0)).doubtful
-    assert snap.ranking_line() == "no clear signal among the best (most refits find no signal)"
+    k = shares.shape[0]  # the counts themselves: "most" claimed more than 4 of 12 flat
+    assert snap.ranking_line() == f"no clear signal among the best ({k // 2 + 1} of {k} refits find no signal)"
     assert "%" not in snap.ranking_line()
     assert compact_summary(snap)["no_clear_signal"] is True
     assert "no_clear_signal" not in compact_summary(_snapshot(history, capped))
     assert snap.to_dict()["doubtful"] is True
     assert pickle.loads(pickle.dumps(snap)).doubtful
+    assert pickle.loads(pickle.dumps(snap)).flat_refits == (k // 2 + 1, k)
     # and the figure beside the note draws no bars of its shares, and says why
     fig = importance_figure(doubtful)
     assert all(math.isnan(x) for x in fig.data[0].x)

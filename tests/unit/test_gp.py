@@ -616,9 +616,16 @@ def test_verdict_rule(mean, std, shadow, verdict) -> None:
     imp = Importance(("a",), mean, std, shadow, verdict)
     low, high = imp.interval
     assert low == pytest.approx(max(mean - 1.6449 * std, 0.0), abs=1e-4)
-    assert high == pytest.approx(mean + 1.6449 * std, abs=1e-4)
+    assert high == pytest.approx(min(mean + 1.6449 * std, 1.0), abs=1e-4)
     assert imp.to_dict()["low"] == low
     assert imp.to_dict()["high"] == high
+
+
+def test_an_interval_never_reaches_above_the_whole() -> None:
+    # a share is at most 1: the demo's learning_rate among the best read high 1.088
+    imp = Importance(("a",), 0.8, 0.2, 0.01, "uncertain")
+    assert imp.interval == (pytest.approx(0.8 - 1.6448536 * 0.2), 1.0)
+    assert imp.to_dict()["high"] == 1.0
 
 
 def test_a_forest_has_no_null_and_its_verdicts_follow_the_spread() -> None:
@@ -794,6 +801,27 @@ def test_nothing_is_resolved_where_the_refits_do_not_rank_held_out_trials() -> N
         assert r.held_out_rank == pytest.approx(float(np.median(ranks))), seed
         assert r.held_out_rank > 0.5, seed
         assert {i.params[0] for i in r.ranking(order=1) if i.verdict == "resolved"} == {"f0", "f1"}, seed
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_too_few_trials_to_hold_any_out_resolve_nothing(n) -> None:
+    # on 2 and 3 trials the held-out check was skipped, and effects came out "resolved"
+    # with a leave-one-out R² of 0: with refits asked for and no half of three trials to
+    # check them on, nothing is shown
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Int("k", 1, 5), hp.Float("z", 0, 1)])
+    configs = space.sample(n, seed=1)
+    history = hp.TrialHistory(space, configs, [(c["x"] - 0.3) ** 2 + 0.1 * c["k"] for c in configs])
+    r = hp.fanova(history, seed=0)
+    assert r.signal_unshown
+    assert math.isnan(r.held_out_rank)
+    assert r.to_dict()["held_out_rank"] is None
+    assert [str(i) for i in r.ranking() if i.verdict == "resolved"] == []
+    # a model that asked for no refits claims nothing about them either way
+    assert not hp.fanova(history, seed=0, surrogate=hp.GP(refits=0)).signal_unshown
+    # from five trials on, the refits are checked on their other halves
+    five = space.sample(5, seed=1)
+    five_history = hp.TrialHistory(space, five, [(c["x"] - 0.3) ** 2 + 0.1 * c["k"] for c in five])
+    assert math.isfinite(hp.fanova(five_history, seed=0).held_out_rank)
 
 
 def test_nested_conditional_block_is_exact() -> None:

@@ -552,7 +552,8 @@ def test_the_page_says_where_the_refits_find_no_signal(rep):
             "(their prediction varies by at most 0.1 % of the model's)") in text
     assert "no effect there is judged (every verdict uncertain)" in text
     # the figure draws no bars of them, and its caption says why
-    drawn = "most refits there find no signal, so their shares, of next to nothing, are not drawn"
+    drawn = (f"there {k // 2 + 1} of {k} refits find no signal, so their shares, of next to "
+             "nothing, are not drawn")
     assert drawn in text
     assert drawn not in html.unescape(rep.html())
     # one phrase per cell, not a share left out beside its verdict: the best column, one

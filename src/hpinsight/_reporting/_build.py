@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._decision_result import DecisionResult
-from .._decisions import decide
+from .._decisions import MAX_PARAMS_FOR_PAIRS, decide, decision_order
 from .._fanova import fanova
 from .._fanova_result import FanovaResult
 from .._history import TrialHistory
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Report", "report"]
 
-#: Pairwise interactions are computed up to this many parameters (all pairs).
-MAX_PARAMS_FOR_PAIRS = 12
 #: Monte Carlo samples behind each PDP of a report.
 PDP_SAMPLES = 500
 #: Name and version of the JSON document :meth:`Report.to_dict` returns. The version
@@ -317,7 +315,7 @@ def report(
             progress(stage, next(done), n_steps)
 
     notes: list[str] = []
-    max_order = 2 if 2 <= len(history.space) <= MAX_PARAMS_FOR_PAIRS else 1
+    max_order = decision_order(len(history.space))
     if len(history.space) > MAX_PARAMS_FOR_PAIRS:
         notes.append(f"Interactions were not computed: {len(history.space)} parameters "
                      f"(pairs are computed up to {MAX_PARAMS_FOR_PAIRS}).")

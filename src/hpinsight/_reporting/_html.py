@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import html
 import io
+import math
 import string
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._decision_result import (
+    CONSTANT,
     NEGLIGIBLE_SD,
     NO_SIGNAL_AMONG_BEST,
     ParameterDecision,
@@ -27,12 +29,13 @@ from .._fanova_result import (
     INTERVAL_LEVEL,
     INTERVAL_Z,
     MATTERS_SHARE,
+    MIN_TRIALS_HELD_OUT,
     NEGLIGIBLE_SHARE,
     UNSHOWN_LEVEL,
 )
 from .._optional import import_optional
 from .._pareto import FRONT_VALUE_NAME
-from .._shared import NO_CLEAR_SIGNAL, fmt_value, taken_out_words
+from .._shared import NO_CLEAR_SIGNAL, fmt_value, no_signal_words, taken_out_words
 from ..surrogates import GP, Forest
 from ..surrogates.gp import FLAT_REFIT
 
@@ -249,8 +252,9 @@ def _analysis(report: Report) -> list[str]:
         lambda ax: plotting.plot_importance(r, ax=ax, top=8, capped=report.capped),
         (6.0, 4.0), f"The largest effects (the title says how many of all), over all "
                     f"trials and over the best {_quantile(report)}"
-                    + ("; most refits there find no signal, so their shares, of next to "
-                       "nothing, are not drawn" if report.capped.signal_doubtful else ""))
+                    + (f"; there {no_signal_words(report.capped.n_flat_refits, report.capped.n_refits)}, "
+                       "so their shares, of next to nothing, are not drawn"
+                       if report.capped.signal_doubtful else ""))
         + "</div>")
     held = _held(report)
     if held:
@@ -393,10 +397,15 @@ def _effects_table(report: Report, spread: str) -> list[str]:
             counted.append(f"{where}, {len(pruned)} of the {len(res.space)} parameters were taken "
                            "out of the model: removing each cost its likelihood less than the price "
                            "of a parameter (log(n) / 2 nats on the n trials it is fit on). Their "
-                           "share is 0 and their verdicts read the share the fit gave them before "
+                           "share is next to 0 and their verdicts read the share the fit gave them before "
                            f"(at most {fmt_share(max(i.before_pruning or 0.0 for i in pruned))}); "
                            "being taken out is not evidence of doing nothing, so none is resolved")
-        if res.signal_unshown and not res.signal_doubtful:
+        if res.signal_unshown and not res.signal_doubtful and not math.isfinite(res.held_out_rank or 0.0):
+            counted.append(f"{where}, there are too few trials ({res.n_trials}) to fit the "
+                           "hyperparameters on half of them and check the fit on the other half "
+                           f"(at least {MIN_TRIALS_HELD_OUT} are needed): the model has not shown "
+                           "that it predicts anything, and no effect there is resolved")
+        elif res.signal_unshown and not res.signal_doubtful:
             counted.append(f"{where}, the hyperparameter refits, each fit on half of the trials, rank "
                            f"the other half with a median correlation of {res.held_out_rank:.2f}, not "
                            f"above the {res.held_out_bound:.2f} that values unrelated to the parameters "
@@ -485,7 +494,9 @@ _GROUNDS = {
     "disputed": "the two fits' disagreement about it",
     "missed": "the model's errors on trials left out of its fit",
     "hidden": "how large an effect its trials could hide",
-    NO_SIGNAL_AMONG_BEST: "the analysis among the best trials, most of whose refits find no signal",
+    NO_SIGNAL_AMONG_BEST: ("the analysis among the best trials, where more than a quarter of the "
+                           "refits find no signal"),
+    CONSTANT: "every trial having the same value",
 }
 
 
@@ -596,7 +607,7 @@ def _capped(report: Report, params: tuple[str, ...]) -> str:
     imp = report.capped.importance(*params)
     css, verdict = imp.verdict.split()[0], html.escape(imp.verdict)
     if report.capped.signal_doubtful:
-        # where most refits find no signal, a share is a fraction of next to nothing and
+        # where many refits find no signal, a share is a fraction of next to nothing and
         # its spread runs to the whole; every verdict there is "uncertain", and the cell
         # says why in one phrase instead of a share left out beside its verdict (the
         # numbers are in the JSON)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._decision_result import answer_groups, member_note, no_matters_line
 from .._fanova_result import VERDICTS, among_best_label
-from .._shared import NO_CLEAR_SIGNAL, fmt_share
+from .._shared import NO_CLEAR_SIGNAL, fmt_share, no_signal_words
 from ..exceptions import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -194,14 +194,14 @@ def summary_note(
 def _among_best_lines(result: FanovaResult) -> list[str]:
     """A capped refit's main effects by verdict, and why stopping is not judged: a
     capped analysis calls nothing nothing without the analysis of all trials beside it
-    (:meth:`FanovaResult.beside`), and no cost of fixing was estimated. Where most of
-    its refits find no signal, every verdict is uncertain and its shares are fractions
+    (:meth:`FanovaResult.beside`), and no cost of fixing was estimated. Where more than
+    a quarter of its refits find no signal, every verdict is uncertain and its shares are fractions
     of next to nothing: the note says so and quotes none."""
     where = among_best_label(result)
     lines = []
     if result.signal_doubtful:
         lines.append(f"- **{_md(where[0].upper() + where[1:])}:** {NO_CLEAR_SIGNAL} "
-                     f"({result.n_flat_refits} of {result.n_refits} refits find no signal); "
+                     f"({no_signal_words(result.n_flat_refits, result.n_refits)}); "
                      "no effect is judged there yet.")
     else:
         for said, heading in ((VERDICTS[0], "Matters"), (VERDICTS[1], "Uncertain")):

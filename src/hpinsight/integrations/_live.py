@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from .._decision_result import fmt_share
-from .._shared import NO_CLEAR_SIGNAL
+from .._decisions import decision_order
+from .._shared import NO_CLEAR_SIGNAL, no_signal_words
 from .._validation import check_choice, check_int, check_real, check_seed
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..surrogates import GP, Forest, as_surrogate, refuse_fitted
@@ -79,10 +80,12 @@ class ImportanceSnapshot:
         objectives: how many analysed trials are on the front (``best_value`` is then 0,
         the share of trials dominating a trial on the front). None otherwise.
     doubtful : bool
-        A capped refit (``cap_quantile``) most of whose hyperparameter refits find no
-        signal (:attr:`hpinsight.results.FanovaResult.signal_doubtful`): every verdict is
-        uncertain and the shares are fractions of next to nothing, so the status lines
-        quote none (the numbers stay in :meth:`to_dict`).
+        A capped refit (``cap_quantile``) more than a quarter of whose hyperparameter
+        refits find no signal (:attr:`hpinsight.results.FanovaResult.signal_doubtful`):
+        every verdict is uncertain and the shares are fractions of next to nothing, so the
+        status lines quote none (the numbers stay in :meth:`to_dict`).
+    flat_refits : tuple of (int, int)
+        How many of the fit's hyperparameter refits find no signal, of how many.
     """
 
     n_trials: int
@@ -96,6 +99,7 @@ class ImportanceSnapshot:
     verdicts: Mapping[str, str] = field(default_factory=dict)
     front_size: int | None = None
     doubtful: bool = False
+    flat_refits: tuple[int, int] = (0, 0)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "importances", MappingProxyType(dict(self.importances)))
@@ -108,7 +112,7 @@ class ImportanceSnapshot:
             type(self),
             (self.n_trials, self.last_trial, dict(self.importances), dict(self.stds),
              self.best_value, self.n_excluded, self.seconds, self.created, dict(self.verdicts),
-             self.front_size, self.doubtful),
+             self.front_size, self.doubtful, self.flat_refits),
         )
 
     def best_text(self) -> str:
@@ -126,9 +130,10 @@ class ImportanceSnapshot:
         0.0010 % (nothing), ..."`` for the ``top`` parameters, each share written as the
         report writes it (:func:`hpinsight._decisions.fmt_share`); effects
         indistinguishable from nothing say so. A doubtful capped refit (``doubtful``)
-        gives ``"no clear signal among the best (most refits find no signal)"``."""
+        gives ``"no clear signal among the best (10 of the model's 12 refits find no
+        signal)"``."""
         if self.doubtful:
-            return f"{NO_CLEAR_SIGNAL} among the best (most refits find no signal)"
+            return f"{NO_CLEAR_SIGNAL} among the best ({no_signal_words(*self.flat_refits)})"
         items = list(self.importances.items())
         marks = {"uncertain": " (uncertain)", "indistinguishable from nothing": " (nothing)"}
         shown = ", ".join(f"{n} {fmt_share(m)} ± {fmt_share(self.stds[n])}"
@@ -150,6 +155,7 @@ class ImportanceSnapshot:
             "verdicts": dict(self.verdicts),
             "front_size": self.front_size,
             "doubtful": self.doubtful,
+            "flat_refits": list(self.flat_refits),
         }
 
 
@@ -283,9 +289,18 @@ class LiveFanova:
         return True
 
     def fit(self, history: TrialHistory) -> tuple[FanovaResult, ImportanceSnapshot]:
-        """fANOVA of ``history`` and the snapshot of its main effects."""
+        """fANOVA of ``history`` and the snapshot of its main effects.
+
+        Over all trials, the pairs are analysed where a report's would be
+        (:func:`~hpinsight._decisions.decision_order`): the decisions a note or a summary
+        draws from this fit are then the report's on the same trials (a parameter that
+        matters through a pair was "not resolved yet" in the note and "matters" on the
+        page). A capped refit analyses main effects, as a report's capped analysis does.
+        """
         started = time.perf_counter()
-        return self.summarize(history, self._run("fanova", history, **self.options), started)
+        order = decision_order(len(history.space)) if self.options["cap_quantile"] is None else 1
+        return self.summarize(history, self._run("fanova", history, max_order=order, **self.options),
+                              started)
 
     def rank(self, history: TrialHistory) -> ImportanceSnapshot:
         """The snapshot of a fit of ``history`` that is not published as the latest one
@@ -322,6 +337,7 @@ class LiveFanova:
             seconds=time.perf_counter() - started,
             front_size=int(np.count_nonzero(history.y == 0.0)) if history.is_front else None,
             doubtful=result.cap_value is not None and result.signal_doubtful,
+            flat_refits=(result.n_flat_refits, result.n_refits),
         )
         return result, snapshot
 

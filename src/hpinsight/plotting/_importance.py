@@ -68,7 +68,8 @@ def plot_importance(
         (``"Importance: top 8 of 21 effects"``).
     capped : FanovaResult, optional
         A capped analysis (e.g. ``fanova(..., cap_quantile=0.25)``), drawn beside each bar;
-        where most of its refits find no signal, a line in the corner says so instead.
+        where more than a quarter of its refits find no signal, a line in the corner says
+        so instead.
 
     Returns
     -------

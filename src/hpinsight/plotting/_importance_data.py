@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from .._fanova_result import among_best_label
-from .._shared import NO_CLEAR_SIGNAL
+from .._shared import NO_CLEAR_SIGNAL, no_signal_words
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..space import Categorical
 from ._common import axis_of
@@ -117,8 +117,8 @@ def importance_plot_data(
 
 def _not_drawn(label: str, capped: FanovaResult) -> str:
     """Why a capped analysis's bars are not drawn, in two lines that fit a figure."""
-    return (f"{label}, {NO_CLEAR_SIGNAL}: not drawn\n({capped.n_flat_refits} of "
-            f"{capped.n_refits} refits find no signal)")
+    return (f"{label}, {NO_CLEAR_SIGNAL}: not drawn\n"
+            f"({no_signal_words(capped.n_flat_refits, capped.n_refits)})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,7 +339,8 @@ class SubspacePlotData:
     margin : float
         The risk margin, objective units.
     note : str
-        Why the importance bars are not drawn ("" when they are): most refits of the
+        Why the importance bars are not drawn ("" when they are): more than a quarter of
+        the refits of the
         analysis among the best find no signal (:attr:`DecisionResult.top_doubtful`),
         and ``importance`` is NaN.
     """

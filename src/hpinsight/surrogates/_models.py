@@ -115,7 +115,8 @@ class GP:
         variance, where their values correlate with the objective by chance: on 200
         TPE trials of 40 parameters at a signal-to-noise ratio of 4, the median share
         of those that do nothing fell from 0.20 to 0.00 (``bench_calibration.py``). A
-        parameter taken out has a share of 0; its spread still comes from the refits,
+        parameter taken out has a share next to 0 (its length scale and its additive
+        variance at their bounds); its spread still comes from the refits,
         which are not pruned, so where the trials cannot tell, its verdict says so.
 
     Examples
