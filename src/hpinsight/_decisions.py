@@ -20,6 +20,8 @@ the order they are applied (each is printed with the report):
 1. Held fixed by a restriction: **release** if its effect is resolved or its mean cost
    exceeds the margin, else **fixed**.
 2. Active in fewer than ``MIN_ACTIVE_TRIALS`` analysed trials: **not enough data**.
+   Every trial with the same value (``CONSTANT``): **not yet safe to fix**, as no effect
+   can be shown or ruled out and the margin would be 0.
 3. An effect it takes part in (alone, among the best, or in a pair) is resolved:
    **matters** when that effect holds at least ``MATTERS_SHARE`` of the variance, else
    **small but real**.
@@ -96,7 +98,6 @@ from ._decision_result import (
 )
 from ._fanova_result import (
     INTERVAL_LEVEL,
-    MIN_TRIALS_HELD_OUT,
     NEGLIGIBLE_SHARE,
     among_best_label,
     verdict,
@@ -507,11 +508,7 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                   f"Keep tuning: it explains only {share}, but fixing it at {value} costs "
                   f"{cost} on average and at least {fmt_cost(d.cost_lower, margin)} "
                   f"({1 - confidence:.0%} quantile), more than the {allowed} allowed."),
-        "unresolved": ((f"Keep tuning: {effect}, but {n_trials} trials are too few to "
-                        "check the model on trials it was not fit on, so no effect is shown"
-                        f"{aside}; more trials will tell.")
-                       if unshown[d.evidence == f"{name} among the best"] and n_trials < MIN_TRIALS_HELD_OUT
-                       else f"Keep tuning: {effect}, but the model does not yet rank trials "
+        "unresolved": (f"Keep tuning: {effect}, but the model does not yet rank trials "
                        "it was not fit on better than chance, so no effect is shown"
                        f"{aside}; more trials will tell."
                        if unshown[d.evidence == f"{name} among the best"] else

@@ -544,7 +544,8 @@ class FanovaResult:
         """What :attr:`held_out_rank` must exceed for this analysis to resolve an effect:
         the correlation that values unrelated to the parameters exceed with probability
         ``UNSHOWN_LEVEL`` (``z / sqrt(m - 1)`` for ``m`` held-out trials: 0.31 at 60
-        trials, 0.17 at 200). None without refits."""
+        trials, 0.17 at 200). None without refits; NaN where the trials are too few to
+        hold any out (fewer than ``MIN_TRIALS_HELD_OUT``)."""
         return None if self._held_out is None else self._held_out[1]
 
     @property

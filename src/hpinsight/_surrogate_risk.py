@@ -177,10 +177,13 @@ def surrogate_tuning_risk(
     if not isinstance(result, FanovaResult):
         raise InvalidArgumentTypeError(f"{func} needs a FanovaResult (from hpinsight.fanova); got "
                         f"{type(result).__name__}.")
-    if not isinstance(defaults, Mapping):
+    given: Any = defaults  # typed a mapping; anything with .items() reads as one
+    if not isinstance(given, Mapping) and callable(getattr(given, "items", None)):
+        defaults = dict(given.items())  # e.g. a pandas Series of a trial's values (a copy)
+    elif not isinstance(given, Mapping):
         raise InvalidArgumentTypeError(
             f"The 'defaults' parameter of {func} must be a mapping of parameter names to the "
-            f"values to fix them at, e.g. {{'lr': 0.01}}. Got {type(defaults).__name__} instead "
+            f"values to fix them at, e.g. {{'lr': 0.01}}. Got {type(given).__name__} instead "
             "(hp.suggest_subspace chooses the values itself: declared defaults, else the best "
             "trial's).")
     n_candidates = check_int(n_candidates, "n_candidates", func, minimum=1)

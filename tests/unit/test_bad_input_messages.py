@@ -32,6 +32,12 @@ def test_a_plot_of_another_result_names_the_plot_that_draws_it(analysed):
     with pytest.raises(InvalidArgumentTypeError, match=r"plot_regions must be a RegionsResult\. "
                                                        r"Got PartialDependenceResult.*plot_partial_dependence"):
         hp.plotting.plot_regions(pd)
+    two = hp.partial_dependence(result, params=("x", "n"))  # a PDP of two: a heat map, as before
+    assert hp.plotting.plot_interaction(two) is not None
+    with pytest.raises(InvalidArgumentTypeError, match=r"plot_importance_history must be a sequence "
+                                                       r"of ImportanceSnapshot.*Got FanovaResult.*"
+                                                       r"drawn by plot_importance"):
+        hp.plotting.plot_importance_history(result)  # was: 'FanovaResult' is not subscriptable
     risks = hp.surrogate_tuning_risk(result, {"x": 0.5}, seed=0, n_candidates=50)
     with pytest.raises(InvalidArgumentTypeError, match=r"dict of SurrogateRisk has no figure.*plot_subspace"):
         hp.plotting.plot_subspace(risks)
@@ -44,6 +50,15 @@ def test_defaults_that_are_not_a_mapping_say_what_they_must_be(analysed):
         hp.surrogate_tuning_risk(result, "best")
 
 
+    class Row:  # a mapping by its items alone, as a pandas Series of a trial's values is
+        def items(self):
+            return iter([("x", 0.5)])
+
+    by_items = hp.surrogate_tuning_risk(result, Row(), seed=0, n_candidates=50)
+    assert by_items["x"].mean == hp.surrogate_tuning_risk(result, {"x": 0.5}, seed=0,
+                                                          n_candidates=50)["x"].mean
+
+
 def test_confidence_split_of_an_analysis_says_to_split_a_pdp(analysed):
     result, pd = analysed
     with pytest.raises(InvalidArgumentTypeError, match=r"must be a PartialDependenceResult\. Got "
@@ -54,12 +69,12 @@ def test_confidence_split_of_an_analysis_says_to_split_a_pdp(analysed):
 
 def test_several_names_in_one_list_are_told_to_go_as_arguments(analysed):
     result, _ = analysed
-    with pytest.raises(UnknownNameError, match=r"pass each as an argument of its own, e.g. "
-                                               r"importance\('x', 'n'\)"):
+    with pytest.raises(UnknownNameError, match=r"to name several, pass each where the call takes "
+                                               r"several, e.g. result\.importance\('x', 'n'\)"):
         result.importance(["x", "n"])
     with pytest.raises(UnknownNameError) as exc:  # an unknown name is not told to split
         result.importance("y")
-    assert "argument of its own" not in str(exc.value)
+    assert "to name several" not in str(exc.value)
 
 
 def test_trials_left_out_are_named_when_none_is_left():

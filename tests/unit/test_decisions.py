@@ -333,7 +333,7 @@ def test_every_parameter_has_exactly_one_state_and_the_dict_is_json(analysis):
     assert sorted(flat) == sorted(result.space.names)
     text = json.dumps(out.to_dict(), allow_nan=False)
     assert json.loads(text)["decisions"]["x"]["state"] == "matters"
-    assert len(out.rules) == 6
+    assert len(out.rules) == 7
     table = out.table().splitlines()
     assert len(table) == 1 + len(result.space.names)
     assert table[1].split()[0] == "x"
@@ -669,7 +669,7 @@ def test_a_constant_objective_is_not_judged_by_a_cost_against_a_margin_of_0():
     # every trial the same value: the page says there is nothing to explain, and each
     # decision read "fixing it could cost up to 0.000161, more than the 0 allowed", a
     # cost the data cannot show against a margin that cannot be set
-    from hpinsight._decision_result import CONSTANT
+    from hpinsight._decision_result import CONSTANT, no_matters_line
 
     space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Int("n", 1, 4)])
     configs = space.sample(30, seed=1)
@@ -681,3 +681,7 @@ def test_a_constant_objective_is_not_judged_by_a_cost_against_a_margin_of_0():
         assert "cost up to" not in d.sentence
         assert "allowed" not in d.sentence
         assert math.isnan(d.evidence_share)
+    # the answer's line under "Matters" and the printed rules say the same, not "run more trials"
+    assert no_matters_line(sub.decisions) == ("every trial has the same value, so no effect can "
+                                              "be shown; run more varied trials.")
+    assert sum("Every trial with the same value" in rule for rule in sub.decisions.rules) == 1

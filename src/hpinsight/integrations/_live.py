@@ -130,10 +130,11 @@ class ImportanceSnapshot:
         0.0010 % (nothing), ..."`` for the ``top`` parameters, each share written as the
         report writes it (:func:`hpinsight._decisions.fmt_share`); effects
         indistinguishable from nothing say so. A doubtful capped refit (``doubtful``)
-        gives ``"no clear signal among the best (10 of the model's 12 refits find no
-        signal)"``."""
+        gives ``"no clear signal among the best (10 of 12 refits find no signal)"``."""
         if self.doubtful:
-            return f"{NO_CLEAR_SIGNAL} among the best ({no_signal_words(*self.flat_refits)})"
+            why = (no_signal_words(*self.flat_refits) if self.flat_refits[1]
+                   else "too many refits find no signal")  # counts not given
+            return f"{NO_CLEAR_SIGNAL} among the best ({why})"
         items = list(self.importances.items())
         marks = {"uncertain": " (uncertain)", "indistinguishable from nothing": " (nothing)"}
         shown = ", ".join(f"{n} {fmt_share(m)} ± {fmt_share(self.stds[n])}"

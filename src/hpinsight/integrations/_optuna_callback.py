@@ -62,7 +62,8 @@ class ImportanceCallback(LiveResults):
         fitting; the default 1 leaves the others to the study).
     seed : int, optional
         Model seed; with a seed, a refit equals ``hp.fanova(...)`` on the
-        same trials with that seed.
+        same trials with that seed (over all trials with ``max_order=2`` for 2 to 12
+        parameters, as a report analyses them; the main effects are the same either way).
     objective : int or str, optional
         The objective of a multi-objective study to analyse: an index, a name
         (``"values_1"`` or a metric name) or ``"front"``, the default there: reaching

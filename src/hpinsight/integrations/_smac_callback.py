@@ -116,7 +116,8 @@ class ImportanceCallback(LiveResults, Callback):
         :class:`SmacForest` decomposes SMAC's own fitted random forest as it stands.
     seed : int, optional
         Model seed; with a seed a refit equals ``hp.fanova(history, seed=...)``
-        on the same runs.
+        on the same runs (with ``max_order=2`` for 2 to 12 parameters, as a report
+        analyses them; the main effects are the same either way).
     objective : int or str, optional
         Objective index or name of a multi-objective run; without it such a run is
         watched for reaching its Pareto front (``"front"``, as the Optuna callback does).

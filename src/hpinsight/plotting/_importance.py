@@ -201,7 +201,8 @@ def plot_interaction(
     -------
     matplotlib.axes.Axes
     """
-    check_result(result, ("FanovaResult", "MarginalResult"), "plot_interaction")
+    check_result(result, ("FanovaResult", "MarginalResult", "PartialDependenceResult"),
+                 "plot_interaction")
     m = marginal_of(result, (first, second), grid_size, "plot_interaction")
     first, second = m.params
     ax = new_axes(ax, "plot_interaction", (5.4, 4.2))

@@ -47,8 +47,8 @@ class ImportancePlotData:
     mean, std : ndarray of shape (n,)
     capped_mean, capped_std : ndarray of shape (n,) or None
         The same effects in a capped analysis (Sec. 3.3), side by side.
-        None also where a capped analysis was given but most of its refits find no
-        signal (:attr:`~hpinsight.results.FanovaResult.signal_doubtful`): its shares are
+        None also where a capped analysis was given but more than a quarter of its
+        refits find no signal (:attr:`~hpinsight.results.FanovaResult.signal_doubtful`): its shares are
         fractions of next to nothing, and ``note`` says so instead.
     capped_label : str
     n_effects : int
@@ -79,8 +79,8 @@ def importance_plot_data(
     top : int, default=10
         How many effects, ranked by ``result``.
     capped : FanovaResult, optional
-        A capped analysis of the same space, shown beside each bar, unless most of its
-        refits find no signal (then ``note`` says so and no capped bar is drawn; the same
+        A capped analysis of the same space, shown beside each bar, unless more than a
+        quarter of its refits find no signal (then ``note`` says so and no capped bar is drawn; the same
         for ``result`` itself when it is such a capped analysis: its ``mean`` and ``std``
         are NaN).
 
@@ -261,6 +261,15 @@ def trajectory_plot_data(snapshots: Sequence[Any], *, top: int = 5) -> Trajector
     -------
     TrajectoryPlotData
     """
+    if not isinstance(snapshots, Sequence) or isinstance(snapshots, str) or not all(
+            hasattr(s, "importances") and hasattr(s, "n_trials") for s in snapshots):
+        got = type(snapshots).__name__
+        hint = (" A FanovaResult is drawn by plot_importance." if got == "FanovaResult" else
+                " Pass the callback's history, cb.history." if hasattr(snapshots, "history")
+                else "")
+        raise InvalidArgumentTypeError(
+            "The 'snapshots' parameter of plot_importance_history must be a sequence of "
+            f"ImportanceSnapshot (a live callback's cb.history). Got {got} instead.{hint}")
     if not snapshots:
         raise InvalidArgumentError("No refits to plot yet: the callback's history is empty. Run more "
                          "trials (at least min_trials) first.")

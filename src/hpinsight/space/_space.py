@@ -178,8 +178,9 @@ class SearchSpace:
             raise UnknownNameError(
                 f"{name!r} is not a parameter of this search space; valid names are "
                 f"{list(self._by_name)!r}."
-                + (" To name several, pass each as an argument of its own, e.g. "
-                   f"importance({', '.join(map(repr, given))})." if several else "")
+                + (" This names one parameter: to name several, pass each where the call "
+                   f"takes several, e.g. result.importance({', '.join(map(repr, given))})."
+                   if several else "")
             ) from None
 
     def __getitem__(self, name: str) -> Parameter:

@@ -18,7 +18,7 @@ from hpinsight.integrations.optuna import SUMMARY_KEY
 
 WORKER = Path(__file__).with_name("_worker.py")
 N_WORKERS, N_TRIALS = 4, 100
-FOREST = ["--seed", "0", "--n-trees", "16"]
+SEEDED = ["--seed", "0"]
 
 
 def _storage(spec: str) -> Any:
@@ -29,7 +29,7 @@ def _storage(spec: str) -> Any:
 
 def _watch(spec: str, name: str, *extra: str, **popen: Any) -> subprocess.Popen[str]:
     cmd = [sys.executable, "-m", "hpinsight", "watch", "--storage", spec, "--study", name,
-           "--min-trials", "20", *FOREST, *extra]
+           "--min-trials", "20", *SEEDED, *extra]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 

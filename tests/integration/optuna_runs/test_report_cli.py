@@ -55,7 +55,7 @@ def test_report_of_a_stored_study_and_clear_failures(
 
     target = tmp_path / "out" / "report.html"
     target.parent.mkdir()  # --out never creates folders
-    done = _report("--storage", url, "--study", "r", "--out", str(target), "--n-trees", "16")
+    done = _report("--storage", url, "--study", "r", "--out", str(target))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"report: {target.resolve()}"
     # stderr is a pipe, not a terminal: one log line per step, no progress bar

@@ -234,7 +234,7 @@ def stored_study(tmp_path: Any, name: str) -> Iterator[tuple[Any, list[str]]]:
                                     sampler=optuna.samplers.RandomSampler(seed=0))
         study.optimize(objective, n_trials=60)
         yield storage, [sys.executable, "-m", "hpinsight", "watch", "--storage", url, "--study",
-                        name, "--once", "--seed", "0", "--n-trees", "32"]
+                        name, "--once", "--seed", "0"]
     finally:
         storage.engine.dispose()
 

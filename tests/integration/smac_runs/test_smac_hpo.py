@@ -84,7 +84,7 @@ def test_live_importances_rank_the_known_parameters_and_are_written(hpo_run):
     assert cb._fitter.worker_pid is None  # ... and stopped the refit process
     assert set(cb.sources) == {"gp"}
     assert set(list(cb.history[-1].importances)[:2]) == {"lr", "kind"}
-    post_hoc = hp.fanova(hp.adapters.from_smac(facade), seed=0)
+    post_hoc = hp.fanova(hp.adapters.from_smac(facade), seed=0, max_order=2)  # as a report
     assert cb.latest is not None
     np.testing.assert_array_equal(cb.latest.variances, post_hoc.variances)
     # the incumbent's confidence regions of the two most important parameters
@@ -315,7 +315,7 @@ def test_report_of_the_saved_run_from_the_command_line(hpo_run, tmp_path):
     pytest.importorskip("matplotlib")
     target = tmp_path / "smac.html"
     done = subprocess.run([sys.executable, "-m", "hpinsight", "report", "--smac-run",
-                           str(hpo_run["folder"]), "--out", str(target), "--n-trees", "16"],
+                           str(hpo_run["folder"]), "--out", str(target)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     page = target.read_text(encoding="utf-8")
