@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.linalg import LinAlgError
 from scipy.stats import spearmanr
-from threadpoolctl import threadpool_limits
 
 from ..._shared import readonly
 from ...surrogates.forest import impute_inactive
 from .._residuals import residual_dependence
+from ._blas import one_blas_thread
 from ._blocks import Block, conditional_blocks
 from ._decompose import cross_pair_variances, decompose_gp
 from ._hidden import HiddenTerm, hidden_terms
@@ -155,7 +155,7 @@ def fit_gp(
     # of each other (with the shadows in the second thread and the refits here, this one
     # waited for the last shadow: 200 x 40 with noise 15.0 -> 12.7 s, medians of five). Without tasks, the
     # second thread runs the fit to the ranks from the model's second starting point.
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=1) as pool:
+    with one_blas_thread(), ThreadPoolExecutor(max_workers=1) as pool:
         futures = [pool.submit(task) for task in tasks]
         try:
             theta, raw_ell, pruned_cols, before = fit_hyperparameters_and_raw(
@@ -248,7 +248,7 @@ def _leave_one_out(
     effect of each parameter the trials could hide (``U``: inactive entries as NaN).
     Raises ``LinAlgError`` when ``K`` does not factorize."""
     n = ys.size
-    with threadpool_limits(limits=1, user_api="blas"):  # the same digits on any machine
+    with one_blas_thread():  # the same digits on any machine
         c = cholesky(K)
         Kinv = inverse(c)
         resid = (Kinv @ ys) / np.diag(Kinv)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from ._blas import one_blas_thread
 from ._blocks import Block, BlockTerms
 from ._hidden import HiddenTerm
 from ._kernel import Column, kernel_integrals, kernel_matrix, root, scale_columns
@@ -362,7 +362,7 @@ class FittedGP:
         K[np.diag_indices(X0.shape[0])] += self.noise_variance
         D = kernel(sa, X0) - kernel(sb, X0)  # (m, n)
         prior = 2.0 * s * (1.0 + r * n_add) - 2.0 * np.einsum("ii->i", kernel(sa, sb))
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             c = cholesky(K)
             reduction = np.einsum("mi,im->m", D, cholesky_solve(c, D.T))
         out: NDArray[np.float64] = self.y_scale * np.sqrt(np.maximum(prior - reduction, 0.0))

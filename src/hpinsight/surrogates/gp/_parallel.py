@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar
 
-from threadpoolctl import threadpool_limits
+from ._blas import one_blas_thread
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -21,5 +21,5 @@ def two_at_a_time(fn: Callable[..., T], *items: Iterable[object]) -> list[T]:
     factorizations of ``_lapack`` release the interpreter lock, so two threads keep two
     cores busy.
     """
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=2) as pool:
+    with one_blas_thread(), ThreadPoolExecutor(max_workers=2) as pool:
         return list(pool.map(fn, *items))

@@ -1,0 +1,82 @@
+"""The Gaussian process's one-BLAS-thread sections, entered by two threads at once."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
+
+import hpinsight as hp
+from hpinsight.surrogates.gp._blas import one_blas_thread
+
+
+def _blas_threads() -> set[int]:
+    return {int(i["num_threads"]) for i in threadpool_info() if i["user_api"] == "blas"}
+
+
+def _in_turn(first_out: str) -> dict[str, set[int]]:
+    """Threads a and b each in a section, b entering while a is inside; ``first_out``
+    leaves first, and the other reads the limit while still inside."""
+    seen: dict[str, set[int]] = {}
+    a_in, b_in, out = threading.Event(), threading.Event(), threading.Event()
+
+    def a() -> None:
+        with one_blas_thread():
+            a_in.set()
+            b_in.wait()
+            if first_out == "b":
+                out.wait()
+                seen["inside after the other left"] = _blas_threads()
+        if first_out == "a":
+            out.set()
+
+    def b() -> None:
+        a_in.wait()
+        with one_blas_thread():
+            b_in.set()
+            if first_out == "a":
+                out.wait()
+                seen["inside after the other left"] = _blas_threads()
+        if first_out == "b":
+            out.set()
+
+    with threadpool_limits(limits=2, user_api="blas"):  # the user's limit, on any machine
+        threads = [threading.Thread(target=a), threading.Thread(target=b)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        seen["after both"] = _blas_threads()
+    return seen
+
+
+def test_overlapping_sections_keep_one_thread_until_the_last_leaves_then_restore():
+    # With each section a plain threadpool_limits, the first to leave gave the other two
+    # threads mid-section, and the last to leave restored the 1 it had found, leaving
+    # the process at one BLAS thread for good; from a thread that had not set the limit
+    # itself, threadpoolctl 3.8 drops a change silently.
+    for first_out in ("a", "b"):
+        assert _in_turn(first_out) == {"inside after the other left": {1}, "after both": {2}}, first_out
+
+
+def test_two_analyses_in_two_threads_leave_the_users_blas_threads_as_they_were():
+    space = hp.SearchSpace([hp.Float(f"x{i}", 0, 1) for i in range(4)])
+    configs = space.sample(60, seed=0)
+    history = hp.TrialHistory(space, configs, [(c["x0"] - 0.3) ** 2 + c["x1"] * c["x2"]
+                                               for c in configs])
+    out: dict[int, object] = {}
+
+    def run(k: int) -> None:
+        out[k] = hp.fanova(history, seed=0, surrogate=hp.GP(refits=4)).importance("x0").mean
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        for _ in range(3):
+            threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert _blas_threads() == {2}
+    assert isinstance(out[0], float)
+    assert np.isclose(out[0], out[1], rtol=1e-6)
