@@ -42,7 +42,8 @@ def _new_lock_in_child() -> None:  # a fork while another thread held the lock k
     _lock = threading.Lock()
 
 
-os.register_at_fork(after_in_child=_new_lock_in_child)
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=_new_lock_in_child)
 
 
 @contextmanager
