@@ -96,12 +96,7 @@ from ._decision_result import (
     fmt_share,
     fmt_share_vs,
 )
-from ._fanova_result import (
-    INTERVAL_LEVEL,
-    NEGLIGIBLE_SHARE,
-    among_best_label,
-    verdict,
-)
+from ._fanova_result import INTERVAL_LEVEL, NEGLIGIBLE_SHARE, among_best_label, verdict
 from ._risk import holm_bonferroni
 from ._shared import NO_CLEAR_SIGNAL, fmt_value, no_signal_words, taken_out_words
 from .exceptions import InvalidArgumentError

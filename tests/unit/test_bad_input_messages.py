@@ -36,7 +36,7 @@ def test_a_plot_of_another_result_names_the_plot_that_draws_it(analysed):
     assert hp.plotting.plot_interaction(two) is not None
     with pytest.raises(InvalidArgumentTypeError, match=r"plot_importance_history must be a sequence "
                                                        r"of ImportanceSnapshot.*Got FanovaResult.*"
-                                                       r"drawn by plot_importance"):
+                                                       r"drawn by hpinsight\.plotting\.plot_importance"):
         hp.plotting.plot_importance_history(result)  # was: 'FanovaResult' is not subscriptable
     risks = hp.surrogate_tuning_risk(result, {"x": 0.5}, seed=0, n_candidates=50)
     with pytest.raises(InvalidArgumentTypeError, match=r"dict of SurrogateRisk has no figure.*plot_subspace"):

@@ -19,30 +19,26 @@ def _in_turn(first_out: str) -> dict[str, set[int]]:
     """Threads a and b each in a section, b entering while a is inside; ``first_out``
     leaves first, and the other reads the limit while still inside."""
     seen: dict[str, set[int]] = {}
-    a_in, b_in, out = threading.Event(), threading.Event(), threading.Event()
+    entered = {"a": threading.Event(), "b": threading.Event()}
+    out = threading.Event()
 
-    def a() -> None:
+    def member(me: str, after: str | None, until: str) -> None:
+        """Enter once ``after`` is inside, stay until ``until`` is, then leave first or
+        read the limit once the other has left."""
+        if after is not None:
+            entered[after].wait()
         with one_blas_thread():
-            a_in.set()
-            b_in.wait()
-            if first_out == "b":
+            entered[me].set()
+            entered[until].wait()
+            if me != first_out:
                 out.wait()
                 seen["inside after the other left"] = _blas_threads()
-        if first_out == "a":
-            out.set()
-
-    def b() -> None:
-        a_in.wait()
-        with one_blas_thread():
-            b_in.set()
-            if first_out == "a":
-                out.wait()
-                seen["inside after the other left"] = _blas_threads()
-        if first_out == "b":
+        if me == first_out:
             out.set()
 
     with threadpool_limits(limits=2, user_api="blas"):  # the user's limit, on any machine
-        threads = [threading.Thread(target=a), threading.Thread(target=b)]
+        threads = [threading.Thread(target=member, args=("a", None, "b")),
+                   threading.Thread(target=member, args=("b", "a", "b"))]
         for t in threads:
             t.start()
         for t in threads:

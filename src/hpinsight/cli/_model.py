@@ -17,7 +17,7 @@ def add_model_arguments(p: Any) -> None:
                    help="model decomposed: Gaussian process (gp, hp.GP()) or random forest "
                         "(forest, hp.Forest(n_trees=N))")
     p.add_argument("--n-trees", type=int, default=None,
-                   help="trees per forest (64), with --surrogate forest")
+                   help=f"trees per forest ({Forest().n_trees}), with --surrogate forest")
 
 
 def model_misuse(args: argparse.Namespace) -> str | None:
@@ -33,5 +33,6 @@ def model_misuse(args: argparse.Namespace) -> str | None:
 def model_from(args: argparse.Namespace, *, n_jobs: int | None = None) -> GP | Forest:
     """The model object the parsed options ask for (``n_jobs``: a forest's cores)."""
     if args.surrogate == "forest":
-        return Forest(n_trees=64 if args.n_trees is None else args.n_trees, n_jobs=n_jobs)
+        trees = {} if args.n_trees is None else {"n_trees": args.n_trees}  # else Forest's default
+        return Forest(**trees, n_jobs=n_jobs)
     return GP()

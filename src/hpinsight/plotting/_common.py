@@ -14,7 +14,7 @@ from .._optional import import_optional
 from ..exceptions import InvalidArgumentTypeError
 from ..space import Categorical, Float, Int
 
-__all__ = ["MANY_CHOICES", "MARK_STYLES", "MAX_TEXT_CHARS", "axis_of", "bounded", "bounded_text", "category_label", "category_order", "check_result",
+__all__ = ["MANY_CHOICES", "MARK_STYLES", "MAX_TEXT_CHARS", "axis_of", "bounded", "bounded_text", "category_label", "category_order", "check_result", "drawn_by",
            "legend_above", "legend_entries", "log_ticks", "new_axes", "set_category_ticks",
            "set_log_axis", "set_title", "style_axes_2d", "tick_text"]
 
@@ -449,6 +449,13 @@ _DRAWN_BY = {
 }
 
 
+def drawn_by(kind: str) -> str:
+    """`` A FanovaResult is drawn by ...``: the functions that draw a result of the class
+    named ``kind`` ("" for a class no figure draws), for an error's hint."""
+    return (f" A {kind} is drawn by hpinsight.plotting.{_DRAWN_BY[kind]}, or by its own .plot()."
+            if kind in _DRAWN_BY else "")
+
+
 def check_result(result: Any, kinds: tuple[str, ...], func: str, param: str = "result") -> None:
     """Refuse anything but the results (of :mod:`hpinsight.results`, by name) ``func``
     draws, naming the function that draws what was given: a SubspaceResult handed to
@@ -458,8 +465,7 @@ def check_result(result: Any, kinds: tuple[str, ...], func: str, param: str = "r
            for c in type(result).__mro__):
         return
     got = type(result).__name__
-    hint = (f" A {got} is drawn by hpinsight.plotting.{_DRAWN_BY[got]}, or by its own "
-            ".plot()." if got in _DRAWN_BY else "")
+    hint = drawn_by(got)
     if isinstance(result, Mapping) and result and all(
             type(v).__name__ == "SurrogateRisk" for v in result.values()):
         hint = (" surrogate_tuning_risk's dict of SurrogateRisk has no figure of its own; "

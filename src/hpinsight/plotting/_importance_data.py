@@ -13,7 +13,7 @@ from .._fanova_result import among_best_label
 from .._shared import NO_CLEAR_SIGNAL, no_signal_words
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..space import Categorical
-from ._common import axis_of
+from ._common import axis_of, drawn_by
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -264,9 +264,8 @@ def trajectory_plot_data(snapshots: Sequence[Any], *, top: int = 5) -> Trajector
     if not isinstance(snapshots, Sequence) or isinstance(snapshots, str) or not all(
             hasattr(s, "importances") and hasattr(s, "n_trials") for s in snapshots):
         got = type(snapshots).__name__
-        hint = (" A FanovaResult is drawn by plot_importance." if got == "FanovaResult" else
-                " Pass the callback's history, cb.history." if hasattr(snapshots, "history")
-                else "")
+        hint = (" Pass the callback's history, cb.history." if hasattr(snapshots, "history")
+                else drawn_by(got))
         raise InvalidArgumentTypeError(
             "The 'snapshots' parameter of plot_importance_history must be a sequence of "
             f"ImportanceSnapshot (a live callback's cb.history). Got {got} instead.{hint}")
