@@ -301,12 +301,14 @@ def suggest_subspace(
         fixing is safe, and is refused.
     fitted, capped : FanovaResult, optional
         The analyses of these trials over all of them and among the best
-        ``top_quantile`` (``fanova(history, max_order=...)`` and ``fanova(history,
-        cap_quantile=top_quantile)``), when already computed (a report passes its own):
-        the decisions then rest on the very numbers shown beside them, and nothing is
-        fitted twice. Fitted here with ``surrogate`` and ``seed`` when not given, over
-        all trials with the pairs up to 12 parameters, as a report's
-        (``_decisions.decision_order``), so that both decide alike. With several
+        ``top_quantile`` (``fanova(history, max_order=2)`` on 2 to 12 parameters, else
+        ``fanova(history)``, and ``fanova(history, cap_quantile=top_quantile)``), when
+        already computed (a report passes its own): the decisions then rest on the very
+        numbers shown beside them, and nothing is fitted twice. A ``fitted`` without the
+        pairs on 2 to 12 parameters is refused: it would decide otherwise than a report.
+        Fitted here with ``surrogate`` and ``seed`` when not given, over all trials with
+        the pairs up to 12 parameters, as a report's (``_decisions.decision_order``),
+        so that both decide alike. With several
         objectives, a mapping of each objective's name to its result.
     defaults : mapping or DefaultValues, optional
         Values to fix parameters at. Missing parameters take the search space's
@@ -338,7 +340,7 @@ def suggest_subspace(
     ------
     InvalidDataError
         Fewer than 10 trials, a default outside the space, or fitted results that are
-        not of these trials.
+        not of these trials or lack the pairs a decision weighs.
 
     Examples
     --------
@@ -481,6 +483,14 @@ def _checked_fit(result: Any, history: TrialHistory, cap_quantile: float | None,
                 f"the analysis capped at cap_quantile={cap_quantile}")
         raise InvalidDataError(f"The {name!r} result given to {func} must be {want}; it was "
                                f"capped at {result.cap_quantile or result.cap_value}.")
+    order = decision_order(len(history.space))
+    if cap_quantile is None and result.max_order < order:
+        raise InvalidDataError(
+            f"The {name!r} result given to {func} analyses main effects only "
+            f"(max_order={result.max_order}); on {len(history.space)} parameters every "
+            f"decision also weighs the pairs, as a report's does, so that a parameter "
+            f"acting through a pair is not fixed. Pass fanova(history, max_order={order}), "
+            "or no fitted result (one is then fitted here).")
     return result
 
 

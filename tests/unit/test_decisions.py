@@ -21,6 +21,7 @@ from hpinsight._decision_result import (
 )
 from hpinsight._decisions import decide
 from hpinsight._sampling import SamplingRecord
+from hpinsight.exceptions import InvalidDataError
 from hpinsight.results import SurrogateRisk
 
 
@@ -444,8 +445,11 @@ def test_a_forest_bounds_what_the_noise_could_hide_by_its_out_of_bag_residuals()
     # would be fixed on the forest's costs alone, are held while that residual is large
     from hpinsight._decision_result import HIDDEN_COST
 
+    # 13 parameters: past the pairs' limit, so the decisions weigh main effects alone (a
+    # forest's pairs with k are uncertain here and would keep it tuned on their own,
+    # before the rule this test is about)
     space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Categorical("k", ["a", "b"]),
-                            *(hp.Float(f"w{i}", 0, 1) for i in range(3))])
+                            *(hp.Float(f"w{i}", 0, 1) for i in range(11))])
     configs = space.sample(200, seed=3)
     rng = np.random.default_rng(0)
     y = np.array([10 * (c["x"] - 0.3) ** 2 + 0.5 * rng.standard_normal() for c in configs])
@@ -455,8 +459,6 @@ def test_a_forest_bounds_what_the_noise_could_hide_by_its_out_of_bag_residuals()
     # scikit-learn's out-of-bag R² is 1 - SSE / SST on the same out-of-bag predictions
     assert model.residual_sd**2 == pytest.approx((1 - model.fit_r2) * y.var(), rel=1e-9)
     assert 0.5 < model.residual_sd < 0.8  # the noise's sd is 0.5, plus the misfit
-    # main effects alone: a forest's pairs with k are uncertain here and would keep it
-    # tuned on their own, before the rule this test is about
     sub = hp.suggest_subspace(history, surrogate=forest, seed=0,
                               fitted=hp.fanova(history, surrogate=forest, seed=0))
     d = sub.decisions["k"]
@@ -504,7 +506,7 @@ def test_a_parameter_the_two_fits_disagree_about_is_not_fixed():
     from hpinsight._decision_result import DISPUTED_LENGTH, DISPUTED_RATIO
 
     history = _noisy_history(noise=0.0)
-    result = hp.fanova(history, seed=0)
+    result = hp.fanova(history, seed=0, max_order=2)
     capped = hp.fanova(history, seed=0, cap_quantile=0.25)
     model = result.model
     j = history.space.names.index("w")
@@ -557,7 +559,7 @@ def test_a_parameter_whose_errors_the_model_misses_is_not_fixed():
     from hpinsight._decision_result import MISSED_ALPHA
 
     history = _noisy_history(noise=0.0)
-    result = hp.fanova(history, seed=0)
+    result = hp.fanova(history, seed=0, max_order=2)
     capped = hp.fanova(history, seed=0, cap_quantile=0.25)
     model = result.model
     assert model.residual_pvalues is not None
@@ -659,10 +661,21 @@ def test_a_parameter_that_acts_through_a_pair_has_one_answer_on_every_surface():
     assert report.decisions["b"].state == "matters"  # ... but a pair that matters
     subspace = hp.suggest_subspace(history, seed=0)
     assert subspace.decisions.to_dict() == report.decisions.to_dict()
-    live = LiveFanova(RefitOptions(seed=0, isolation="thread"), logger=logging.getLogger("t"))
-    result, _ = live.fit(history)
+    shown = LiveFanova(RefitOptions(seed=0, isolation="thread"), logger=logging.getLogger("t"),
+                       pairs=True)
+    result, snapshot = shown.fit(history)
     assert result.max_order == 2
     assert {d.param: d.state for d in decide(result)}["b"] == "matters"
+    # a refit whose decisions nobody sees analyses main effects only, at a quarter to a
+    # third less per refit: the same main effects, and suggest_subspace refuses it
+    unseen = LiveFanova(RefitOptions(seed=0, isolation="thread"), logger=logging.getLogger("t"))
+    mains, unseen_snapshot = unseen.fit(history)
+    assert mains.max_order == 1
+    assert unseen_snapshot.importances == snapshot.importances
+    assert unseen_snapshot.verdicts == snapshot.verdicts
+    with pytest.raises(InvalidDataError, match=r"main effects only \(max_order=1\).*"
+                                               r"fanova\(history, max_order=2\)"):
+        hp.suggest_subspace(history, fitted=mains, seed=0)
 
 
 def test_a_constant_objective_is_not_judged_by_a_cost_against_a_margin_of_0():

@@ -155,7 +155,7 @@ def test_errors_name_the_problem():
 def test_given_fits_are_used_as_they_are():
     space, configs, y = _separable(n=60)
     history = hp.TrialHistory(space, configs, y)
-    result = hp.fanova(history, seed=3)
+    result = hp.fanova(history, seed=3, max_order=2)
     capped = hp.fanova(history, cap_quantile=0.25, seed=3)
     sub = hp.suggest_subspace(history, fitted=result, capped=capped, seed=0)
     for name in space.names:

@@ -158,6 +158,11 @@ class ImportanceCallback(LiveResults):
     Attributes
     ----------
     latest : FanovaResult or None
+        The latest refit: main effects, and with ``publish="dashboard"`` (whose note
+        shows decisions) the pairs where a report analyses them. A result without the
+        pairs is refused by ``suggest_subspace(fitted=...)`` on 2 to 12 parameters;
+        call it without ``fitted`` (it fits its own), or pass
+        ``hp.fanova(history, max_order=2)``.
     history : tuple of ImportanceSnapshot
     errors : tuple of Exception
     incumbent_regions : dict of str to RegionNode
