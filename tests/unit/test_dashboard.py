@@ -276,7 +276,7 @@ def test_each_refit_replaces_the_figure_and_the_summary_and_keeps_the_users_note
     stored = "".join(attrs[k] for k in keys)
     assert "after 30 trials" in stored
     assert study.user_attrs["hpinsight:importance"]["n_trials"] == 30  # the attribute too
-    # the note shows decisions: the refit weighs the pairs, as a report's would
+    # the note shows decisions: the refit weighs the pairs, as a report's does
     assert cb.latest is not None
     assert cb.latest.max_order == 2
 

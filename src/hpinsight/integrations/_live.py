@@ -252,17 +252,11 @@ class LiveFanova:
         confidence regions (``region_splits`` splits) and keep the incumbent's region
         (see :func:`._tasks.confidence_regions`).
     logger : logging.Logger
-    pairs : bool, default=False
-        Whether decisions are drawn from each fit and shown (a dashboard note): then
-        the pairs are analysed where a report's would be. Otherwise main effects only,
-        which are the same either way and cost a quarter to a third less per refit.
     """
 
-    def __init__(self, options: RefitOptions, *, logger: logging.Logger,
-                 pairs: bool = False) -> None:
+    def __init__(self, options: RefitOptions, *, logger: logging.Logger) -> None:
         self.options: dict[str, Any] = options.fanova_options()
         self.logger = logger
-        self.pairs = pairs
         self.regions = options.regions
         self.region_splits = options.region_splits
         self.latest_regions: Mapping[str, RegionsResult] = MappingProxyType({})
@@ -298,16 +292,14 @@ class LiveFanova:
     def fit(self, history: TrialHistory) -> tuple[FanovaResult, ImportanceSnapshot]:
         """fANOVA of ``history`` and the snapshot of its main effects.
 
-        With ``pairs``, over all trials, the pairs are analysed where a report's would
-        be (:func:`~hpinsight._decisions.decision_order`): the decisions a note draws
-        from this fit are then the report's on the same trials (a parameter that
+        Over all trials, the pairs are analysed where a report's would be
+        (:func:`~hpinsight._decisions.decision_order`): the decisions a note or a summary
+        draws from this fit are then the report's on the same trials (a parameter that
         matters through a pair was "not resolved yet" in the note and "matters" on the
-        page). Otherwise, and in a capped refit (as a report's capped analysis), main
-        effects only.
+        page). A capped refit analyses main effects, as a report's capped analysis does.
         """
         started = time.perf_counter()
-        order = decision_order(len(history.space)) \
-            if self.pairs and self.options["cap_quantile"] is None else 1
+        order = decision_order(len(history.space)) if self.options["cap_quantile"] is None else 1
         return self.summarize(history, self._run("fanova", history, max_order=order, **self.options),
                               started)
 

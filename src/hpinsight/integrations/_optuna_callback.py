@@ -158,11 +158,9 @@ class ImportanceCallback(LiveResults):
     Attributes
     ----------
     latest : FanovaResult or None
-        The latest refit: main effects, and with ``publish="dashboard"`` (whose note
-        shows decisions) the pairs where a report analyses them. A result without the
-        pairs is refused by ``suggest_subspace(fitted=...)`` on 2 to 12 parameters;
-        call it without ``fitted`` (it fits its own), or pass
-        ``hp.fanova(history, max_order=2)``.
+        The latest refit, with the pairs where a report analyses them (2 to 12
+        parameters), so ``hp.suggest_subspace(history, fitted=cb.latest)`` decides as
+        a report of the same trials would.
     history : tuple of ImportanceSnapshot
     errors : tuple of Exception
     incumbent_regions : dict of str to RegionNode

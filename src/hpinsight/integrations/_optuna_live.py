@@ -73,8 +73,7 @@ class Refitter:
         self.narrow_quantile = narrow_quantile
         self.risk_margin = risk_margin
         self.logger = logger
-        # the pairs only where each fit's decisions are shown (the dashboard's note)
-        self.fitter = LiveFanova(options, logger=logger, pairs=self.dashboard is not None)
+        self.fitter = LiveFanova(options, logger=logger)
         self._told_changed: set[str] = set()
         #: The latest ``shrink_to="auto"`` suggestion (None before the first).
         self.subspace: SubspaceResult | None = None

@@ -84,7 +84,7 @@ def test_live_importances_rank_the_known_parameters_and_are_written(hpo_run):
     assert cb._fitter.worker_pid is None  # ... and stopped the refit process
     assert set(cb.sources) == {"gp"}
     assert set(list(cb.history[-1].importances)[:2]) == {"lr", "kind"}
-    post_hoc = hp.fanova(hp.adapters.from_smac(facade), seed=0)  # main effects: no decisions shown
+    post_hoc = hp.fanova(hp.adapters.from_smac(facade), seed=0, max_order=2)  # as a report
     assert cb.latest is not None
     np.testing.assert_array_equal(cb.latest.variances, post_hoc.variances)
     # the incumbent's confidence regions of the two most important parameters
