@@ -33,7 +33,7 @@ Arms, per problem, sampler and seed, on the same sampler seed:
 * ``auto``: ``ShrinkingSampler(base)`` with ``ImportanceCallback(shrink_to="auto",
   shrink_after=--shrink-after, seed=seed)``: the first decision at trial 50 or, on more
   than 10 parameters, at 5 trials per parameter (60 on ``cond``, 100 on ``sparse20``,
-  200 on ``sparse40``), then every 50; while a restriction holds, one trial in ten
+  200 on ``sparse40``), then at every multiple of 50; while a restriction holds, one trial in ten
   spreads the fixed parameters over their ranges;
 * ``topk``: the published comparison point: at ``--shrink-after`` trials, Optuna's own
   importance (``optuna.importance.get_param_importances``, its fANOVA) ranks the

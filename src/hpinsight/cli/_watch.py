@@ -81,7 +81,7 @@ def add_parser(sub: Any) -> None:
                    help="with --publish: fix all but the K most important parameters for "
                    "workers using ShrinkingSampler; 'auto': fix those that are unimportant "
                    "among good trials and safely cheap to fix (tuning risk)")
-    p.add_argument("--shrink-after", type=int, default=50, help="trials before shrinking, and with --shrink-to auto between checks (50)")
+    p.add_argument("--shrink-after", type=int, default=50, help="trials before shrinking; with --shrink-to auto, later checks fall at its multiples (50)")
     p.add_argument("--risk-margin", type=float, default=0.05, metavar="M",
                    help="with --shrink-to auto: the most fixing a parameter may cost, as a "
                    "fraction of the spread of the good trials (0.05)")

@@ -97,19 +97,21 @@ class ImportanceCallback(LiveResults):
         (:func:`hpinsight.suggest_subspace`) is "safe to fix": no effect
         distinguishable from nothing and a cost of fixing within the margin. They
         are fixed at their ``defaults`` value, else the space's, else the best
-        trial's (so the best configuration stays reachable). ``"auto"`` checks again every ``shrink_after`` trials: it
-        fixes what has become safe to fix, and releases a fixed parameter whose effect is
-        resolved or whose cost exceeds the margin. The exploring trials of the
+        trial's (so the best configuration stays reachable). ``"auto"`` checks again at
+        every multiple of ``shrink_after``: it fixes what has become safe to fix, and
+        releases a fixed parameter whose effect is resolved or whose cost exceeds the
+        margin. The exploring trials of the
         :class:`ShrinkingSampler` give those checks data on the fixed parameters. A
         parameter once released is never fixed again. The first check records "keep" when
         nothing qualifies; :attr:`subspace` holds the latest answer, with reasons.
         Takes effect in studies whose sampler is a :class:`ShrinkingSampler`.
     shrink_after : int, default=50
         Decisions fall due at trial counts: the first when this many trials have
-        completed, and with ``"auto"`` every ``shrink_after`` trials after it. ``"auto"``
-        takes its first decision no earlier than 5 trials per parameter (nothing is safe
-        to fix on fewer: they cannot show a small effect that is costly near the
-        optimum), so with 20 parameters and the default it decides at 100, 150, ... A due
+        completed, and with ``"auto"`` at every multiple of ``shrink_after`` after it.
+        ``"auto"`` takes its first decision no earlier than 5 trials per parameter
+        (nothing is safe to fix on fewer: they cannot show a small effect that is costly
+        near the optimum), so with the default it decides at 100, 150, ... with 20
+        parameters, and at 60, 100, 150, ... with 12. A due
         decision is taken in the callback itself, on the trials numbered below the one
         that just finished, and written before it returns. The study waits for that fit,
         a few seconds at most decision points. The next trial is then sampled under the

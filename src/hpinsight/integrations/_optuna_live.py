@@ -90,7 +90,7 @@ class Refitter:
         #: Completed trials at which the next shrink decision falls due (None: no more).
         #: ``shrink_to=k`` decides once, at ``shrink_after``; ``"auto"`` decides there, or
         #: once there are MIN_TRIALS_PER_PARAM trials per parameter if that is later, and
-        #: checks again every ``shrink_after`` trials.
+        #: checks again at every multiple of ``shrink_after`` after it.
         self.next_decision: int | None = shrink_after if shrink_to is not None else None
         #: Whether :meth:`refit` takes due decisions itself (``hpinsight watch``, which
         #: cannot hold a study's trials back); the callback takes them in :meth:`decide_now`.
@@ -179,15 +179,16 @@ class Refitter:
             ready = math.ceil(MIN_TRIALS_PER_PARAM * len(history.space.names))
             if step is not None and history.n_trials < ready and not read_restriction(study):
                 # nothing can be safe to fix before MIN_TRIALS_PER_PARAM trials per
-                # parameter: the first decision waits for them, and the checks count from it
+                # parameter: the first decision waits for them; later checks stay at
+                # multiples of shrink_after
                 self.next_decision = ready + (n_complete - history.n_trials)
                 self.logger.info(
                     "hpinsight: shrink_to='auto' decides first at %d trials (%g per parameter "
                     "for %d parameters)", self.next_decision, MIN_TRIALS_PER_PARAM,
                     len(history.space.names))
                 return
-            while step is not None and self.next_decision <= n_complete:
-                self.next_decision += step
+            if step is not None:  # the next multiple of the step: 60 -> 100, not 110
+                self.next_decision = (n_complete // step + 1) * step
             if step is None:
                 self.next_decision = None
             log = read_decisions(study)
