@@ -308,8 +308,8 @@ def suggest_subspace(
         pairs on 2 to 12 parameters is refused: it would decide otherwise than a report.
         Fitted here with ``surrogate`` and ``seed`` when not given, over all trials with
         the pairs up to 12 parameters, as a report's (``_decisions.decision_order``),
-        so that both decide alike. With several
-        objectives, a mapping of each objective's name to its result.
+        so that both decide alike. With several objectives, a mapping of each
+        objective's name to its result.
     defaults : mapping or DefaultValues, optional
         Values to fix parameters at. Missing parameters take the search space's
         declared default, else their value in the best trial (so the best configuration

@@ -100,9 +100,8 @@ class ImportanceCallback(LiveResults):
         trial's (so the best configuration stays reachable). ``"auto"`` checks again at
         every multiple of ``shrink_after``: it fixes what has become safe to fix, and
         releases a fixed parameter whose effect is resolved or whose cost exceeds the
-        margin. The exploring trials of the
-        :class:`ShrinkingSampler` give those checks data on the fixed parameters. A
-        parameter once released is never fixed again. The first check records "keep" when
+        margin. The exploring trials of the :class:`ShrinkingSampler` give those checks
+        data on the fixed parameters. A parameter once released is never fixed again. The first check records "keep" when
         nothing qualifies; :attr:`subspace` holds the latest answer, with reasons.
         Takes effect in studies whose sampler is a :class:`ShrinkingSampler`.
     shrink_after : int, default=50

@@ -187,10 +187,8 @@ class Refitter:
                     "for %d parameters)", self.next_decision, MIN_TRIALS_PER_PARAM,
                     len(history.space.names))
                 return
-            if step is not None:  # the next multiple of the step: 60 -> 100, not 110
-                self.next_decision = (n_complete // step + 1) * step
-            if step is None:
-                self.next_decision = None
+            # "auto": the next multiple of the step (60 -> 100, not 110); a size: decided once
+            self.next_decision = None if step is None else (n_complete // step + 1) * step
             log = read_decisions(study)
             last = max(history.trial_ids)
             if any(isinstance(d.get("after_trial"), int) and d["after_trial"] >= last
