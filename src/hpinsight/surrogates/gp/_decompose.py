@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...exceptions import InvalidArgumentError
+from ._blas import on_one_blas_thread
 from ._model import SingleTerm
 from ._parallel import two_at_a_time
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from ._model import FittedGP
 
 
+@on_one_blas_thread
 def decompose_gp(
     gp: FittedGP, subsets: Sequence[tuple[int, ...]]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
@@ -167,6 +169,7 @@ def _quadratic_form(units: Sequence[SingleTerm | BlockTerms], parts: Iterable[li
     return out
 
 
+@on_one_blas_thread
 def cross_pair_variances(gp: FittedGP, left: Sequence[int], right: Sequence[int]) -> NDArray[np.float64]:
     """``V_U`` of every pair ``U = (i, j)``, ``i`` in ``left`` and ``j`` in ``right``, in the
     one draw of ``gp`` (a posterior mean on fixed inputs, as the shadows' model): shape
@@ -226,6 +229,7 @@ def cross_pair_variances(gp: FittedGP, left: Sequence[int], right: Sequence[int]
 FLAT_REFIT = 1e-3
 
 
+@on_one_blas_thread
 def refit_fractions(gp: FittedGP, subsets: Sequence[tuple[int, ...]], *,
                     total: float) -> NDArray[np.float64] | None:
     """Each refit's share of variance of every subset (``gp.refits``): shape (n_refits,

@@ -16,7 +16,7 @@ from scipy.stats import spearmanr
 from ..._shared import readonly
 from ...surrogates.forest import impute_inactive
 from .._residuals import residual_dependence
-from ._blas import one_blas_thread
+from ._blas import on_one_blas_thread, one_blas_thread
 from ._blocks import Block, conditional_blocks
 from ._decompose import cross_pair_variances, decompose_gp
 from ._hidden import HiddenTerm, hidden_terms
@@ -72,6 +72,7 @@ def _block_permutation(n: int, rng: np.random.Generator) -> NDArray[np.intp]:
     return order
 
 
+@on_one_blas_thread
 def fit_gp(
     space: SearchSpace,
     X: NDArray[np.float64],
@@ -221,7 +222,10 @@ def fit_gp(
     # the columns taken out, and the model they were taken out of, on the refits' rows
     unpruned = None
     if before is not None and not means_only:
-        with contextlib.suppress(LinAlgError):  # then a pruned column's verdict is "uncertain"
+        # one BLAS thread, as every other factorization here: with the threads BLAS has
+        # by default, its sums took another order whenever another analysis in the process
+        # held the limit, and the same seed gave other last digits
+        with contextlib.suppress(LinAlgError), one_blas_thread():  # failed: "uncertain"
             unpruned = _posterior_mean(cols, units, blocks or (), Xs[0][refit_rows], ys[refit_rows],
                                        before, y_mean, y_scale)
     return FittedGP(

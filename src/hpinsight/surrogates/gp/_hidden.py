@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.linalg import LinAlgError, solve
 
+from ._blas import on_one_blas_thread
 from ._kernel import Column, kernel_matrix
 from ._lapack import triangular_solve
 
@@ -94,6 +95,7 @@ def nodes(col: Column) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     return (_GL[0] + 1.0) / 2.0, _GL[1] / 2.0
 
 
+@on_one_blas_thread
 def hidden_terms(cols: Sequence[Column], U: NDArray[np.float64],
                  chol: NDArray[np.float64]) -> tuple[HiddenTerm, ...]:
     """Every column's :class:`HiddenTerm`, from the rescaled trials ``U`` (NaN: inactive)

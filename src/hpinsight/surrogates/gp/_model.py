@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from ._blas import one_blas_thread
+from ._blas import on_one_blas_thread, one_blas_thread
 from ._blocks import Block, BlockTerms
 from ._hidden import HiddenTerm
 from ._kernel import Column, kernel_integrals, kernel_matrix, root, scale_columns
@@ -28,6 +28,7 @@ def with_column(X: NDArray[np.float64], j: int, v: float) -> NDArray[np.float64]
     return out
 
 
+@on_one_blas_thread
 def predict_changed_rows(model: Any, X: NDArray[np.float64],
                          fixes: Sequence[tuple[int, float]], *,
                          free: bool = False) -> list[NDArray[np.float64]]:
@@ -192,6 +193,7 @@ class FittedGP:
         return (f"FittedGP(n_rows={self.X.shape[1]}, n_draws={self.n_draws}, "
                 f"fit_r2={self.fit_r2})")
 
+    @on_one_blas_thread
     def predict_per_draw(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Each draw's posterior mean at encoded ``X``: shape (n_draws, n_rows).
 
@@ -246,6 +248,7 @@ class FittedGP:
                 out[b, rows] = (P0 * P + r * (S0 + S)) @ self.beta[b]
         return self.y_mean + self.y_scale * out
 
+    @on_one_blas_thread
     def predict_fixing(self, X: NDArray[np.float64], fixes: Sequence[tuple[int, float]], *,
                        free: bool = False) -> list[NDArray[np.float64]]:
         """:meth:`predict_per_draw` at ``X`` with column ``j`` set to the encoded value
@@ -340,6 +343,7 @@ class FittedGP:
         return [self.y_mean + self.y_scale * p
                 for p in ([unchanged] if unchanged is not None else []) + preds]
 
+    @on_one_blas_thread
     def difference_sd(self, A: NDArray[np.float64], B: NDArray[np.float64]) -> NDArray[np.float64]:
         """Posterior standard deviation of ``f(A_i) - f(B_i)``, in objective units.
 
@@ -399,6 +403,7 @@ class FittedGP:
         # together
         return [np.arange(self.n_draws)] if self.shared_inputs else [np.array([b]) for b in range(self.n_draws)]
 
+    @on_one_blas_thread
     def marginal_per_draw(self, cols: Sequence[int], grids: Sequence[NDArray[np.float64]]) -> NDArray[np.float64]:
         """Exact marginal prediction of columns ``cols`` on the product of encoded ``grids``:
         shape (n_draws, G1[, G2])."""

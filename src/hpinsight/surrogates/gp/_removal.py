@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.linalg import LinAlgError
 
+from ._blas import on_one_blas_thread
 from ._decompose import decompose_gp
 from ._fit import REFIT_ROWS, fit_gp
 from ._parallel import two_at_a_time
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from ._model import FittedGP
 
 
+@on_one_blas_thread
 def regrown_shares(
     model: FittedGP, space: SearchSpace, X: NDArray[np.float64], y: NDArray[np.float64],
     pairs: Sequence[tuple[int, int]], centre: float, seed: int | None,
