@@ -330,3 +330,35 @@ def test_define_by_run_conditions_reach_the_pdp_regions(surrogate) -> None:
     adam = next(t.params for t in study.trials if t.params["optimizer"] == "adam")
     assert tree.leaf_for(adam) is not None  # no momentum needed
     assert tree.leaf_for(study.best_params) is not None
+
+
+def test_objectives_that_share_a_metric_name_stay_apart() -> None:
+    # keyed by the bare name, two objectives called "loss" were one: the report lost the
+    # first, and its parameter was called safe to fix
+    study = _two_objective_study()
+    with pytest.warns(optuna.exceptions.ExperimentalWarning):
+        study.set_metric_names(["loss", "loss"])
+    from hpinsight.adapters._doors import as_objectives
+
+    histories = as_objectives(study, "report")
+    assert histories is not None
+    assert list(histories) == ["loss (values_0)", "loss (values_1)"]
+    np.testing.assert_array_equal(histories["loss (values_0)"].y, [t.values[0] for t in study.trials])
+    np.testing.assert_array_equal(histories["loss (values_1)"].y, [t.values[1] for t in study.trials])
+    assert hp.adapters.from_optuna(study, objective="loss (values_1)").objective_name == "loss (values_1)"
+    with pytest.raises(ValueError, match=r"'loss \(values_0\)', 'loss \(values_1\)', 'front'"):
+        hp.adapters.from_optuna(study, objective="loss")
+
+
+def test_a_metric_named_like_the_front_or_another_objective_is_told_apart() -> None:
+    study = _two_objective_study()
+    with pytest.warns(optuna.exceptions.ExperimentalWarning):
+        study.set_metric_names(["front", "values_0"])
+    from hpinsight.adapters._doors import as_objectives
+
+    histories = as_objectives(study, "report")
+    assert histories is not None
+    assert list(histories) == ["front (values_0)", "values_0 (values_1)"]
+    # "values_1" is the second objective, whatever the first is called
+    np.testing.assert_array_equal(hp.adapters.from_optuna(study, objective="values_1").y,
+                                  histories["values_0 (values_1)"].y)

@@ -389,12 +389,24 @@ def _target_direction(
 def objective_names(study: Any) -> list[str]:
     """The names a study's objectives go by: the study's metric names when it has them
     (``study.set_metric_names``), else ``values_0``, ``values_1``, ... as in
-    ``study.trials_dataframe()`` (``value`` for a single objective)."""
+    ``study.trials_dataframe()`` (``value`` for a single objective).
+
+    Each name stands for one objective: a metric name that two objectives share, or that
+    is another objective's ``values_j`` or the Pareto front's ``"front"``, gets its own
+    ``values_i`` added (``"loss (values_0)"``). Keyed by name, two objectives called
+    ``"loss"`` were one, and a report left the first out and fixed the parameter that
+    drove it."""
     n = len(study.directions)
     named = getattr(study, "metric_names", None)
-    if named and len(named) == n:
-        return [str(m) for m in named]
-    return ["value"] if n == 1 else [f"values_{i}" for i in range(n)]
+    if not named or len(named) != n:
+        return ["value"] if n == 1 else [f"values_{i}" for i in range(n)]
+    names = [str(m) for m in named]
+    taken = {FRONT, *(f"values_{i}" for i in range(n))}
+
+    def clashes(i: int, name: str) -> bool:
+        return names.count(name) > 1 or (name in taken and name != f"values_{i}")
+
+    return [f"{name} (values_{i})" if clashes(i, name) else name for i, name in enumerate(names)]
 
 
 def resolve_objective(
