@@ -242,7 +242,10 @@ def decide(
         value = None if values is None else values.get(name)
         n_active = result.n_trials - result.n_inactive.get(name, 0)
         costly = math.isfinite(cost) and math.isfinite(margin) and cost > margin
-        held = sampling is not None and name in sampling.fixed
+        # held only where the trials say they were sampled under the restriction: a
+        # restriction that no later trial carries the mark of (a sampler that is not a
+        # ShrinkingSampler ignores it) was reported "fixed" while the parameter varied
+        held = sampling is not None and name in sampling.fixed and sampling.n_held is not None
         if held:
             assert sampling is not None
             state = "release" if (resolved or costly) else "fixed"

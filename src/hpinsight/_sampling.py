@@ -32,7 +32,9 @@ class SamplingRecord:
         ``why``, ``after_trial``, ``at``).
     n_held : mapping of str to int, optional
         Per parameter, how many of the analysed trials were sampled with it held at
-        a fixed value by a restriction. None when the trials do not record it.
+        a fixed value by a restriction. None when the trials do not record it (a
+        sampler that is not hpinsight's ``ShrinkingSampler`` ignores a restriction and
+        leaves no record); the decisions then do not call a parameter fixed.
     n_narrowed : mapping of str to int, optional
         Per parameter, how many analysed trials were sampled within a narrowed range.
     forbidden : sequence of str

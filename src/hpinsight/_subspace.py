@@ -387,8 +387,8 @@ def suggest_subspace(
         top = _checked_fit(capped, history, top_quantile, "capped", func) if capped is not None \
             else fanova(history, cap_quantile=top_quantile, **opts)
     chosen, sources = defaults_for(history, defaults, result, n_candidates, seed)
-    held = {} if history.sampling is None else {
-        n: v for n, v in history.sampling.fixed.items() if n in chosen}
+    held = {} if history.sampling is None or history.sampling.n_held is None else {
+        n: v for n, v in history.sampling.fixed.items() if n in chosen}  # as ``decide`` reads it
     for name, value in held.items():  # a held parameter's cost is that of its held value
         chosen[name], sources[name] = value, "held"
     risks = surrogate_tuning_risk(result, chosen, configs=history.configs,

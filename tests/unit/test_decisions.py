@@ -296,9 +296,15 @@ def test_a_parameter_kept_tuned_by_the_best_without_signal_says_so(analysis):
 def test_a_held_parameter_is_fixed_or_released(analysis):
     result, capped = analysis
     record = SamplingRecord(fixed={"z": 0.4, "x": 0.9}, decisions=(
-        {"action": "fix", "params": {"z": 0.4, "x": 0.9}, "after_trial": 49},))
+        {"action": "fix", "params": {"z": 0.4, "x": 0.9}, "after_trial": 49},),
+        n_held={"z": 10, "x": 10})
     risks = {n: _risk(n, 0.0, 0.0) for n in result.space.names}
     out = decide(result, capped=capped, risks=risks, margin=0.01, sampling=record)
+    # without a record of trials held, a restriction is not called in force
+    unheld = decide(result, capped=capped, risks=risks, margin=0.01,
+                    sampling=SamplingRecord(fixed=record.fixed, decisions=record.decisions))
+    assert unheld["z"].state not in ("fixed", "release")
+    assert unheld["z"].since_trial is None
     assert out["z"].state == "fixed"
     assert out["z"].action == "fixed at 0.4 since trial 50"
     assert out["x"].state == "release"  # its effect is resolved

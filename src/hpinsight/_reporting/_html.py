@@ -440,6 +440,13 @@ def _effects_table(report: Report, spread: str) -> list[str]:
     return out
 
 
+#: Where trials after a restriction carry no mark of it (``SamplingRecord.n_held`` None).
+_UNMARKED = ("no trial analysed after the restriction says it was sampled under it: the "
+             "study's sampler is not hpinsight's ShrinkingSampler (which holds a restriction "
+             "and marks the trials it holds), or an hpinsight before 0.1 restricted it. "
+             "The decisions read such a parameter as tuned.")
+
+
 def _held(report: Report) -> dict[str, int]:
     """Parameters held fixed in some analysed trials, with how many."""
     record = report.history.sampling
@@ -477,10 +484,11 @@ def _details(report: Report, name: str) -> str:
             "near the best).")
     record = report.history.sampling
     if record is not None and name in record.fixed:
-        trials = (f"{record.held(name)} of {report.history.n_trials} analysed trials"
-                  if record.n_held is not None else "trials not recorded")
-        items.append(f"Held at {fmt_value(record.fixed[name], quote=True)} by the "
-                     f"restriction in force ({trials}).")
+        items.append(
+            f"Held at {fmt_value(record.fixed[name], quote=True)} by the restriction in force "
+            f"({record.held(name)} of {report.history.n_trials} analysed trials)."
+            if record.n_held is not None else
+            f"Restricted to {fmt_value(record.fixed[name], quote=True)}, but {_UNMARKED}")
     items.append(f"Active in {d.n_active} of {report.history.n_trials} trials; "
                  f"{_grounds(d, report.decisions.margin)}.")
     return "<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>"
@@ -578,8 +586,7 @@ def _sampling_section(report: Report) -> list[str]:
                    f"<th>why</th><th>at (UTC)</th></tr>{rows}</table>")
     if record is not None and (record.fixed or record.decisions):
         if record.n_held is None:
-            out.append('<p class="note">Which trials were sampled under a restriction is not '
-                       "recorded in this study (it was restricted by an earlier hpinsight).</p>")
+            out.append(f'<p class="note">{_UNMARKED[0].upper()}{_UNMARKED[1:]}</p>')
         elif record.n_held or record.n_narrowed:
             counts = [f"{esc(n)} held fixed in {k}" for n, k in record.n_held.items()]
             counts += [f"{esc(n)} sampled in a narrowed range in {k}"

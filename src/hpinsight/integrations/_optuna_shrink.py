@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import math
 import threading
+import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -171,6 +172,13 @@ def restrict(
             f"The parameter(s) {both} of restrict are both fixed and narrowed; "
             "give each parameter in 'fixed' or in 'ranges', not both."
         )
+    _check_against_trials(study, fixed, narrowed)
+    return _record(study, fixed, narrowed, why, after_trial)
+
+
+def _record(study: optuna.Study, fixed: dict[str, Any], narrowed: dict[str, list[float]],
+            why: str, after_trial: int | None) -> dict[str, Any]:
+    """Write the restriction and its decision (values already checked)."""
     decision = _decision("fix", fixed, why, after_trial)
     if narrowed:
         decision["ranges"] = narrowed
@@ -492,6 +500,62 @@ def _json_range(name: Any, bounds: Any) -> list[float]:
             f"with low <= high. Got {bounds!r} instead."
         )
     return [low, high]
+
+
+def _check_against_trials(study: optuna.Study, fixed: Mapping[str, Any],
+                          narrowed: Mapping[str, list[float]]) -> None:
+    """Refuse a fixed value, or a range, that the study's latest trial with the parameter
+    could not take: the sampler would skip it in every trial, while the study's reports
+    said the parameter was fixed. Warn about a name no trial has (a parameter not yet
+    suggested, or a misspelt one, which no trial ever takes)."""
+    names = set(fixed) | set(narrowed)
+    if not names:
+        return
+    latest: dict[str, BaseDistribution] = {}
+    known: set[str] = set()
+    for trial in reversed(study.get_trials(deepcopy=False)):
+        known.update(trial.distributions)
+        for name in names - latest.keys():
+            if name in trial.distributions:
+                latest[name] = trial.distributions[name]
+    for name, value in fixed.items():
+        dist = latest.get(name)
+        if dist is not None and not _fits(dist, value):
+            raise InvalidArgumentError(
+                f"restrict cannot fix {name!r} at {value!r}: the latest trial of study "
+                f"{study.study_name!r} with it samples it from {_describe(dist)}, so no trial "
+                "could take that value. Give a value of that distribution.")
+    D = optuna.distributions
+    for name, (low, high) in narrowed.items():
+        dist = latest.get(name)
+        if isinstance(dist, D.CategoricalDistribution):
+            raise InvalidArgumentError(
+                f"restrict cannot narrow {name!r}: it is categorical ({_describe(dist)}); a "
+                "range narrows a number. Fix it with 'fixed' instead.")
+        if isinstance(dist, D.FloatDistribution | D.IntDistribution) and (
+                high < dist.low or low > dist.high):
+            raise InvalidArgumentError(
+                f"restrict cannot narrow {name!r} to [{low:g}, {high:g}]: the latest trial of "
+                f"study {study.study_name!r} with it samples it from {_describe(dist)}, which "
+                "that range misses. Give a range that overlaps it.")
+    unseen = sorted(names - known)
+    if unseen and known:
+        warnings.warn(
+            f"restrict: no trial of study {study.study_name!r} has the parameter(s) {unseen} "
+            f"(its trials have {sorted(known)}); the restriction holds for a trial that "
+            "suggests one, and a misspelt name is never held.", UserWarning, stacklevel=3)
+
+
+def _describe(dist: BaseDistribution) -> str:
+    """A distribution in words: its choices, or its range with log scale and step."""
+    D = optuna.distributions
+    if isinstance(dist, D.CategoricalDistribution):
+        return f"the choices {list(dist.choices)!r}"
+    if isinstance(dist, D.FloatDistribution | D.IntDistribution):
+        extra = (", log scale" if dist.log else "") + (
+            f", step {dist.step:g}" if dist.step is not None and dist.step != 1 else "")
+        return f"[{dist.low:g}, {dist.high:g}]{extra}"
+    return repr(dist)
 
 
 def _decision(action: str, params: Mapping[str, Any], why: str, after_trial: int | None) -> dict[str, Any]:

@@ -91,3 +91,22 @@ def test_an_unrestricted_study_has_no_sampling_record() -> None:
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     study.optimize(objective, n_trials=5)
     assert hp.adapters.from_optuna(study).sampling is None
+
+
+def test_a_restriction_the_study_s_sampler_never_applied_is_not_called_fixed() -> None:
+    # a plain TPESampler ignores the restriction: "noise" keeps varying, and the report said
+    # "fixed at 0.25" beside it
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=0))
+    study.optimize(objective, n_trials=30)
+    restrict(study, {"noise": 0.25}, why="by hand", after_trial=study.trials[-1].number)
+    study.optimize(objective, n_trials=30)
+    assert len({t.params["noise"] for t in study.trials[30:]}) == 30
+    history = hp.adapters.from_optuna(study)
+    assert history.sampling is not None
+    assert history.sampling.n_held is None
+    rep = hp.report(history, top=1, seed=0)
+    assert rep.decisions["noise"].state not in ("fixed", "release")
+    page = html.unescape(rep.html())
+    assert "fixed at 0.25" not in _row(page, "noise")
+    assert "Restricted to 0.25, but no trial analysed after the restriction says it was " \
+           "sampled under it: the study's sampler is not hpinsight's ShrinkingSampler" in page

@@ -224,6 +224,31 @@ def test_restrict_rejects_bad_ranges() -> None:
     assert read_ranges(study) == {}
 
 
+def test_restrict_refuses_what_the_study_s_trials_could_not_take() -> None:
+    # accepted, such a restriction was skipped by the sampler in every trial while the
+    # report said "fixed at 5"
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) + len(t.suggest_categorical("kind", ["a", "bb"]))
+                   + t.suggest_int("n", 2, 10, step=2), n_trials=6)
+    with pytest.raises(ValueError, match=r"cannot fix 'x' at 5\.0: .* samples it from \[0, 1\]"):
+        restrict(study, {"x": 5.0}, why="test")
+    with pytest.raises(ValueError, match=r"cannot fix 'kind' at 'zzz': .* the choices \['a', 'bb'\]"):
+        restrict(study, {"kind": "zzz"}, why="test")
+    with pytest.raises(ValueError, match=r"cannot fix 'n' at 3: .* \[2, 10\], step 2"):
+        restrict(study, {"n": 3}, why="test")
+    with pytest.raises(ValueError, match=r"cannot narrow 'x' to \[2, 3\]: .* misses"):
+        restrict(study, {}, ranges={"x": (2, 3)}, why="test")
+    with pytest.raises(ValueError, match=r"cannot narrow 'kind': it is categorical"):
+        restrict(study, {}, ranges={"kind": (0, 1)}, why="test")
+    assert read_restriction(study) == {}
+    assert read_ranges(study) == {}
+    with pytest.warns(UserWarning, match=r"no trial of study .* has the parameter\(s\) \['nope'\]"):
+        restrict(study, {"nope": 1, "x": 0.5}, why="test")
+    assert read_restriction(study) == {"nope": 1, "x": 0.5}  # recorded: a later trial may suggest it
+    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=3)
+    assert [t.params["x"] for t in study.trials[6:]] == [0.5, 0.5, 0.5]
+
+
 @contextlib.contextmanager
 def stored_study(tmp_path: Any, name: str) -> Iterator[tuple[Any, list[str]]]:
     """A 60-trial random-search study in SQLite, and the ``hpinsight watch --once`` command."""
