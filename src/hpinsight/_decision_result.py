@@ -126,12 +126,15 @@ def fmt_cost(x: float, threshold: float | None = None) -> str:
 
 
 def fmt_share_vs(x: float, threshold: float) -> str:
-    """A share with as many decimals as it takes not to print equal to ``threshold``."""
-    for decimals in range(1, 6):
-        text, limit = f"{100 * x:.{decimals}f}", f"{100 * threshold:.{decimals}f}"
-        if x == threshold or text != limit:
-            return text + " %"
-    return f"{100 * x:.5f} %"
+    """A share as :func:`fmt_share` writes it, with more decimals where that would print
+    it equal to ``threshold`` (``4.99 %`` against 5 %, not ``5.0 %``)."""
+    text = fmt_share(x)
+    if x == threshold or not math.isfinite(x) or text == "0.0 %":
+        return text
+    decimals = len(text.split()[0].partition(".")[2])
+    while decimals < 8 and f"{100 * x:.{decimals}f}" == f"{100 * threshold:.{decimals}f}":
+        decimals += 1
+    return f"{100 * x:.{decimals}f} %"
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +204,10 @@ class ParameterDecision:
         The effect the state rests on is too small in objective units to matter, whatever
         its verdict: its standard deviation over the space is at most ``NEGLIGIBLE_SD`` of
         the margin.
+    sized_by : str or None
+        For evidence ``"size"``: the effect whose size the state rests on, named as
+        ``evidence`` names effects (``"lr"``, ``"lr among the best"``, ``"lr x
+        optimizer"``); None otherwise.
     share_before, evidence_before : float
         For a parameter taken out of the model (``hp.GP(prune=True)``), the share before
         pruning of its main effect over all trials and of the effect the state rests on
@@ -236,6 +243,7 @@ class ParameterDecision:
     negligible: bool = False
     share_before: float = math.nan
     evidence_before: float = math.nan
+    sized_by: str | None = None
 
     def __repr__(self) -> str:
         return f"ParameterDecision({self.param!r}: {self.action})"
@@ -282,6 +290,7 @@ class ParameterDecision:
             "hidden_share": json_value(self.hidden_share), "negligible": self.negligible,
             "share_before": json_value(self.share_before),
             "evidence_before": json_value(self.evidence_before),
+            "sized_by": self.sized_by,
         }
 
 

@@ -305,6 +305,8 @@ def decide(
         # the effect whose share the decision quotes (none for a cost, no signal or a
         # constant objective)
         quoted = None if evidence in ("cost", NO_SIGNAL_AMONG_BEST, CONSTANT) else strongest
+        sized_by = None if by_size is None else (
+            f"{name} among the best" if among_best else " x ".join(by_size.params))
         out[name] = ParameterDecision(
             param=name, state=state,
             share=main[name].mean if name in main else 0.0,
@@ -321,7 +323,7 @@ def decide(
             hidden_share=max((i.hidden for i in own if i.hidden is not None), default=math.nan),
             negligible=strongest is not None and any(strongest is i for i in negligible),
             share_before=_before(main.get(name)),
-            evidence_before=_before(quoted),
+            evidence_before=_before(quoted), sized_by=sized_by,
         )
     _keep_some(out, min_keep)
     top_label = among_best_label(capped)
@@ -466,7 +468,7 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
     # the share among the best, after the verdict on the share over all trials, so the
     # verdict reads as the latter's
     aside = ("" if not math.isfinite(d.share_top) else f" ({NO_CLEAR_SIGNAL} {top_label})"
-             if top_doubtful else f" ({fmt_share(d.share_top)} {top_label})")
+             if top_doubtful else f" ({fmt_share_vs(d.share_top, MATTERS_SHARE)} {top_label})")
     own = share
     share += aside
     value = fmt_value(d.value, quote=True)
@@ -489,8 +491,12 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
         keep = "Keep tuning" if d.state == "unresolved" else "Keep tuning for now"
         return (f"{keep}: it explains {own}, but {top_label}, {no_signal_words(*flat)}, so "
                 "an effect there is not ruled out; more trials will tell.")
-    where = "" if d.evidence_share == d.share else f" {top_label}"
-    hidden = (f"it explains {fmt_share(d.evidence_share)} of the variation{where}"
+    # the effect whose size is read: its main effect, among the best, or an interaction
+    among = d.sized_by == f"{name} among the best"
+    pair = d.sized_by is not None and not among and d.sized_by != name
+    hidden = (f"{f'its interaction {d.sized_by}' if pair else 'it'} explains "
+              f"{fmt_share_vs(d.evidence_share, NEGLIGIBLE_SHARE)} of the variation"
+              f"{f' {top_label}' if among else ''}"
               f"{_taken(d.evidence_before)}, below the "
               f"{100 * NEGLIGIBLE_SHARE:g} % counted as an effect but more "
               "than a shuffled parameter, and an effect that size could cost more than the "

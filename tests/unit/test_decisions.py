@@ -701,3 +701,33 @@ def test_a_constant_objective_is_not_judged_by_a_cost_against_a_margin_of_0():
     assert no_matters_line(sub.decisions) == ("every trial has the same value, so no effect can "
                                               "be shown; run more varied trials.")
     assert sum("Every trial with the same value" in rule for rule in sub.decisions.rules) == 1
+
+
+def test_a_decision_by_an_interaction_s_size_names_the_interaction() -> None:
+    # the sentence of a decision by size called any share that was not the main effect's
+    # a share "among the best 25 %": here x1 x k's share over all trials, while k's share
+    # among the best was 0
+    optuna = pytest.importorskip("optuna")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+    def objective(t: optuna.Trial) -> float:
+        xs = [t.suggest_float(f"x{i}", -1, 1) for i in range(6)]
+        kind = t.suggest_categorical("k", ["a", "b"])
+        return (xs[0] - 0.3) ** 2 + 0.2 * abs(xs[1]) + (0.05 if kind == "a" else 0.0)
+
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=1))
+    study.optimize(objective, n_trials=80)
+    rep = hp.report(study, seed=0)
+    assert isinstance(rep, hp.results.Report)
+    sized = {n: d for n, d in rep.decisions.decisions.items() if d.evidence == "size"}
+    assert any(d.sized_by is not None and " x " in d.sized_by for d in sized.values())
+    for name, d in sized.items():
+        assert d.sized_by is not None
+        among = d.sized_by == f"{name} among the best"
+        effect = (rep.capped.importance(name) if among
+                  else rep.result.importance(*d.sized_by.split(" x ")))
+        assert d.evidence_share == effect.mean
+        if " x " in d.sized_by:
+            assert f"its interaction {d.sized_by} explains {fmt_share(d.evidence_share)}" in d.sentence
+            assert "among the best" not in d.sentence.split(", below")[0]
+        assert rep.to_dict()["decisions"]["decisions"][name]["sized_by"] == d.sized_by
