@@ -245,6 +245,7 @@ class ImportanceCallback(LiveResults):
             logger=_logger,
             on_error=lambda exc, when, log: self._refits.record(exc, when, log=log),
         )
+        _check_shrink_options(func, self._refitter)
         self._fitter = self._refitter.fitter
         self._refits = BackgroundRefits(self._refitter.refit, _logger, "hpinsight-importance")
         self._lock = threading.Lock()
@@ -409,6 +410,27 @@ class ImportanceCallback(LiveResults):
                 self._refitter.shrink_to, type(study.sampler).__name__,
                 type(study.sampler).__name__ + "(...)",
             )
+
+
+def _check_shrink_options(func: str, refitter: Refitter) -> None:
+    """Refuse options of shrinking given where they do nothing: without ``shrink_to``
+    (every one of them), or ``risk_margin`` with a fixed size (only ``"auto"`` reads it).
+    Accepted, they were silently ignored."""
+    given = [name for name, unset in (("shrink_after", refitter.shrink_after == 50),
+                                      ("defaults", not refitter.defaults),
+                                      ("narrow_quantile", refitter.narrow_quantile is None),
+                                      ("risk_margin", refitter.risk_margin == 0.05)) if not unset]
+    if refitter.shrink_to is None and given:
+        raise InvalidArgumentError(
+            f"{func}: {', '.join(given)} only {'acts' if len(given) == 1 else 'act'} with "
+            "shrink_to, which is not set, so "
+            "nothing would be shrunk; pass shrink_to='auto' (or how many parameters to "
+            "keep), or leave them out.")
+    if isinstance(refitter.shrink_to, int) and "risk_margin" in given:
+        raise InvalidArgumentError(
+            f"{func}: risk_margin is read by shrink_to='auto' only; with "
+            f"shrink_to={refitter.shrink_to} the parameters outside the top ones are fixed "
+            "whatever they cost. Pass shrink_to='auto', or leave risk_margin out.")
 
 
 def _check_shrink_to(value: Any, func: str) -> int | Literal["auto"] | None:

@@ -133,6 +133,19 @@ def test_shrink_to_must_be_a_positive_int_or_auto() -> None:
             ImportanceCallback(shrink_to=wrong)
 
 
+def test_options_of_shrinking_are_refused_where_they_would_do_nothing() -> None:
+    # accepted, they were silently ignored
+    for given in ({"narrow_quantile": 0.2}, {"shrink_after": 30}, {"defaults": {"x": 1}},
+                  {"risk_margin": 0.1}):
+        with pytest.raises(ValueError, match=f"{next(iter(given))} only acts with shrink_to"):
+            ImportanceCallback(**given)
+    with pytest.raises(ValueError, match="risk_margin is read by shrink_to='auto' only"):
+        ImportanceCallback(shrink_to=2, risk_margin=0.1)
+    accepted = ImportanceCallback(shrink_to="auto", risk_margin=0.1, shrink_after=30)
+    assert repr(accepted).startswith("ImportanceCallback(")
+    accepted.close()
+
+
 def test_restrict_rejects_values_optuna_cannot_store() -> None:
     study = optuna.create_study()
     with pytest.raises(TypeError, match="number, string, bool or None"):
