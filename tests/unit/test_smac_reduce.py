@@ -126,3 +126,35 @@ def test_shrink_and_continue_rejects_bad_keep_before_touching_the_run(kwargs, ma
 
     with pytest.raises(ValueError, match=match):
         shrink_and_continue(None, None, n_trials=1, **kwargs)
+
+
+def test_a_free_parameter_whose_default_the_fixed_values_forbid_gets_a_legal_default():
+    # ConfigSpace refuses a space whose default configuration is forbidden: with act fixed
+    # at "tanh", opt's default "rms" was, and reduce_configspace raised ForbiddenValueError
+    cs = CS.ConfigurationSpace(seed=0)
+    cs.add([CS.Float("x", (0.0, 1.0)), CS.Categorical("opt", ["rms", "adam"], default="rms"),
+            CS.Categorical("act", ["relu", "tanh"], default="relu")])
+    cs.add(CS.ForbiddenAndConjunction(CS.ForbiddenEqualsClause(cs["opt"], "rms"),
+                                      CS.ForbiddenEqualsClause(cs["act"], "tanh")))
+    reduced = reduce_configspace(cs, {"act": "tanh"})
+    assert dict(reduced.get_default_configuration()) == {"act": "tanh", "opt": "adam", "x": 0.5}
+    assert cs["opt"].default_value == "rms"  # the input space is left alone
+    ranked = CS.ConfigurationSpace(seed=0)
+    ranked.add([CS.Integer("b", (1, 10), default=5), CS.Integer("f", (1, 10), default=3)])
+    ranked.add(CS.ForbiddenLessThanRelation(ranked["b"], ranked["f"]))
+    default = dict(reduce_configspace(ranked, {"b": 2}).get_default_configuration())
+    assert default["b"] == 2
+    assert default["f"] <= 2
+
+
+def test_parameters_that_share_a_forbidden_clause_are_linked_when_a_run_is_read():
+    from hpinsight.adapters._smac import _linked
+
+    cs = CS.ConfigurationSpace(seed=0)
+    cs.add([CS.Categorical("opt", ["rms", "adam"]), CS.Categorical("act", ["relu", "tanh"]),
+            CS.Integer("b", (1, 10)), CS.Integer("f", (1, 10)), CS.Float("x", (0.0, 1.0))])
+    cs.add(CS.ForbiddenAndConjunction(CS.ForbiddenEqualsClause(cs["opt"], "rms"),
+                                      CS.ForbiddenEqualsClause(cs["act"], "tanh")),
+           CS.ForbiddenLessThanRelation(cs["b"], cs["f"]),
+           CS.ForbiddenEqualsClause(cs["x"], 0.25))  # one parameter: links nothing
+    assert _linked(cs) == (("act", "opt"), ("b", "f"))

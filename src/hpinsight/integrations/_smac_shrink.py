@@ -28,6 +28,7 @@ SMAC in two steps:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
@@ -156,7 +157,49 @@ def reduce_configspace(configspace: Any, fixed: Mapping[str, Any]) -> Any:
         if state is not False:
             forbiddens.append(state)
     out = {**data, "hyperparameters": hps, "conditions": kept_conditions, "forbiddens": forbiddens}
-    return CS.ConfigurationSpace.from_serialized_dict(out)
+    return CS.ConfigurationSpace.from_serialized_dict(_legal_defaults(out, fixed))
+
+
+#: Configurations of the reduced space drawn to find legal defaults (:func:`_legal_defaults`).
+DEFAULT_SEARCH = 1000
+
+
+def _legal_defaults(data: dict[str, Any], fixed: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` (a serialized space) with defaults no forbidden clause matches.
+
+    A free parameter's default can become forbidden once others are fixed (``opt`` at
+    its default ``"rms"`` with ``act`` fixed at ``"tanh"``, where ``rms`` and ``tanh``
+    together are forbidden), and ConfigSpace refuses a space whose default
+    configuration is forbidden. Such a space gets, for its free parameters, the
+    values of the first of ``DEFAULT_SEARCH`` configurations drawn from it (seeded,
+    without the forbidden clauses) that no clause forbids."""
+    if not data["forbiddens"]:
+        return data
+    # (ConfigSpace's decoder pops keys of the dicts it is given: a deep copy)
+    free = CS.ConfigurationSpace.from_serialized_dict(copy.deepcopy({**data, "forbiddens": []}))
+
+    def forbidden(values: Mapping[str, Any]) -> bool:
+        return any(_forbid(c, values, set()) is True for c in data["forbiddens"])
+
+    default = dict(free.get_default_configuration())
+    if not forbidden(default):
+        return data
+    # only the parameters of the clauses the defaults break take other values
+    named = {n for c in data["forbiddens"] if _forbid(c, default, set()) is True
+             for n in _clause_names(c)} - set(fixed)
+    free.seed(0)
+    candidates = ({**default, **{n: v for n, v in dict(c).items() if n in named}}
+                  for c in free.sample_configuration(DEFAULT_SEARCH))
+    legal = next((c for c in candidates if not forbidden(c)), None)
+    if legal is None:
+        raise InvalidSpaceError(
+            f"{_FUNC}: with {dict(fixed)} fixed, none of {DEFAULT_SEARCH} configurations of the "
+            "parameters left free escapes the forbidden clauses; fix those parameters to other "
+            "values.")
+    hps = [{**h, "default_value": legal[h["name"]]}
+           if h["name"] in legal and "default_value" in h and h["name"] not in fixed else h
+           for h in data["hyperparameters"]]
+    return {**data, "hyperparameters": hps}
 
 
 #: Old configurations projected and evaluated again by default (see ``reevaluate``).
@@ -452,6 +495,13 @@ def _forbid(node: Mapping[str, Any], values: Mapping[str, Any], removed: set[str
             f"{name!r}; leave {name!r} free."
         )
     return bool(_FORBID[kind](values[name], node["value"]))
+
+
+def _clause_names(node: Mapping[str, Any]) -> set[str]:
+    """The parameters a serialized forbidden clause reads."""
+    if node["type"] in ("AND", "OR"):
+        return {n for c in node["clauses"] for n in _clause_names(c)}
+    return {node["left"], node["right"]} if node["type"] in _RELATION else {node["name"]}
 
 
 def _project(values: dict[str, Any], reduced: Any, fixed: Mapping[str, Any]) -> Any:
