@@ -24,7 +24,7 @@ from .exceptions import InvalidArgumentError
 if TYPE_CHECKING:
     pass
 
-__all__ = ["CONSTANT", "DISPUTED_LENGTH", "DISPUTED_RATIO", "HIDDEN_COST", "MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
+__all__ = ["CONSTANT", "DISPUTED_LENGTH", "DISPUTED_RATIO", "FORBIDDEN", "HIDDEN_COST", "MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
            "MISSED_ALPHA", "NEGLIGIBLE_SD", "NO_SIGNAL_AMONG_BEST", "STATES", "TUNED", "DecisionResult", "ParameterDecision",
            "answer_groups", "fmt_cost", "fmt_share", "fmt_share_vs", "member_note", "no_matters_line"]
 
@@ -37,6 +37,11 @@ CONSTANT = "constant objective"
 #: (:attr:`DecisionResult.top_doubtful`): an effect there is neither shown nor ruled out,
 #: and its share there, a fraction of next to nothing, is not quoted.
 NO_SIGNAL_AMONG_BEST = "no signal among the best"
+#: :attr:`ParameterDecision.evidence` of a parameter the model finds safe to fix that
+#: shares a forbidden clause with other parameters (``SamplingRecord.linked``): fixed, it
+#: can rule out values of theirs (``act`` fixed at ``"tanh"`` forbids ``opt = "rms"``), a
+#: cost the model, which integrates over forbidden combinations, does not see.
+FORBIDDEN = "forbidden clause"
 
 #: A parameter active in fewer analysed trials than this has "not enough data".
 MIN_ACTIVE_TRIALS = 10
@@ -164,7 +169,9 @@ class ParameterDecision:
         could hide would cost more than the margin), ``"disputed"`` (the model's two fits
         disagree about it), ``"missed"`` (the model's errors depend on it) or
         ``"hidden"`` (its trials could hide an effect that matters) or ``CONSTANT``,
-        ``"constant objective"`` (every trial has the same value); for
+        ``"constant objective"`` (every trial has the same value), or ``FORBIDDEN``,
+        ``"forbidden clause"`` (it is safe to fix by the model but shares a forbidden
+        clause with other parameters, whose values fixing it can rule out); for
         "not_yet_safe" and "unresolved" also ``NO_SIGNAL_AMONG_BEST``,
         ``"no signal among the best"`` (kept tuned by a capped analysis more than a
         quarter of whose refits find no signal: an effect among the best is not ruled out). Where that
@@ -208,6 +215,9 @@ class ParameterDecision:
         For evidence ``"size"``: the effect whose size the state rests on, named as
         ``evidence`` names effects (``"lr"``, ``"lr among the best"``, ``"lr x
         optimizer"``); None otherwise.
+    linked : tuple of str
+        For evidence ``FORBIDDEN``: the parameters it shares a forbidden clause with
+        (``SamplingRecord.linked``); empty otherwise.
     share_before, evidence_before : float
         For a parameter taken out of the model (``hp.GP(prune=True)``), the share before
         pruning of its main effect over all trials and of the effect the state rests on
@@ -244,6 +254,7 @@ class ParameterDecision:
     share_before: float = math.nan
     evidence_before: float = math.nan
     sized_by: str | None = None
+    linked: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"ParameterDecision({self.param!r}: {self.action})"
@@ -290,7 +301,7 @@ class ParameterDecision:
             "hidden_share": json_value(self.hidden_share), "negligible": self.negligible,
             "share_before": json_value(self.share_before),
             "evidence_before": json_value(self.evidence_before),
-            "sized_by": self.sized_by,
+            "sized_by": self.sized_by, "linked": list(self.linked),
         }
 
 

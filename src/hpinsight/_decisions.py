@@ -82,6 +82,7 @@ from ._decision_result import (
     CONSTANT,
     DISPUTED_LENGTH,
     DISPUTED_RATIO,
+    FORBIDDEN,
     HIDDEN_COST,
     MATTERS_SHARE,
     MIN_ACTIVE_TRIALS,
@@ -272,6 +273,13 @@ def decide(
             state = "not_yet_safe" if hidden_cost > margin else "fix"
         else:
             state = "not_yet_safe"
+        # a parameter sharing a forbidden clause with others: fixing it can rule out values
+        # of theirs (act fixed at 'tanh' forbids opt = 'rms'), a cost the model, which
+        # integrates over forbidden combinations, does not see
+        linked = () if sampling is None else sampling.linked_to(name)
+        forbidding = state == "fix" and bool(linked)
+        if forbidding:
+            state = "not_yet_safe"
         noisy = state == "not_yet_safe" and hidden_cost > margin
         by_size = max(sizeable, key=effect_sd) if state == "not_yet_safe" and sizeable else \
             max(negligible, key=effect_sd) if state in ("fix", "kept") and negligible else None
@@ -292,7 +300,8 @@ def decide(
             # matter stays named: its size in objective units is what the rule read)
             strongest = max(over_all, key=lambda i: i.mean, default=None)
             among_best = False
-        evidence = ("cost" if state in ("small", "release") and not resolved
+        evidence = (FORBIDDEN if forbidding
+                    else "cost" if state in ("small", "release") and not resolved
                     else CONSTANT if state == "not_yet_safe" and result.is_constant
                     else "noise" if noisy
                     else "size" if by_size is not None
@@ -304,7 +313,7 @@ def decide(
                     else " x ".join(strongest.params) if strongest is not None else name)
         # the effect whose share the decision quotes (none for a cost, no signal or a
         # constant objective)
-        quoted = None if evidence in ("cost", NO_SIGNAL_AMONG_BEST, CONSTANT) else strongest
+        quoted = None if evidence in ("cost", NO_SIGNAL_AMONG_BEST, CONSTANT, FORBIDDEN) else strongest
         sized_by = None if by_size is None else (
             f"{name} among the best" if among_best else " x ".join(by_size.params))
         out[name] = ParameterDecision(
@@ -324,6 +333,7 @@ def decide(
             negligible=strongest is not None and any(strongest is i for i in negligible),
             share_before=_before(main.get(name)),
             evidence_before=_before(quoted), sized_by=sized_by,
+            linked=linked if forbidding else (),
         )
     _keep_some(out, min_keep)
     top_label = among_best_label(capped)
@@ -526,6 +536,11 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                          "no effect can be shown or ruled out, and no margin can be set for "
                          "what fixing it may cost; more varied trials will tell."
                          if d.evidence == CONSTANT else
+                         f"Keep tuning for now: {nothing}, and fixing it at {value} costs at "
+                         f"most {upper} by the model, but it shares a forbidden clause with "
+                         f"{', '.join(d.linked)}: fixed, it can rule out values of theirs, a "
+                         "cost the model does not see (it integrates over forbidden "
+                         "combinations)." if d.evidence == FORBIDDEN else
                          f"Keep tuning for now: {hidden}" if d.evidence == "size" else
                          f"Keep tuning for now: {nothing} in the importances, which follow "
                          "a fit to the ranks of the objective (a few extreme trials cannot "

@@ -40,6 +40,10 @@ class SamplingRecord:
     forbidden : sequence of str
         Forbidden clauses of the space, as text (the analyses integrate over the whole
         product space, forbidden combinations included).
+    linked : sequence of sequence of str
+        For each forbidden clause that reads two or more parameters, their names: fixing
+        one of them can rule out values of the others, a cost the analyses do not see,
+        so none of them is called safe to fix.
     changed : mapping of str to sequence of str
         Parameters whose distribution changed during the study (a range that depends on
         another parameter, or an edited objective), each with its distributions as text.
@@ -61,6 +65,7 @@ class SamplingRecord:
     n_narrowed: Mapping[str, int] | None = None
     forbidden: tuple[str, ...] = ()
     changed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    linked: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fixed", MappingProxyType(dict(self.fixed)))
@@ -74,6 +79,8 @@ class SamplingRecord:
                 object.__setattr__(self, name, MappingProxyType(
                     {str(k): int(v) for k, v in dict(counts).items() if int(v)}))
         object.__setattr__(self, "forbidden", tuple(str(c) for c in self.forbidden))
+        object.__setattr__(self, "linked", tuple(tuple(str(n) for n in group)
+                                                 for group in self.linked))
         object.__setattr__(self, "changed", MappingProxyType(
             {str(k): tuple(str(t) for t in v) for k, v in dict(self.changed).items()}))
 
@@ -90,13 +97,18 @@ class SamplingRecord:
 
         return (type(self), (dict(self.fixed), dict(self.ranges),
                              tuple(dict(d) for d in self.decisions), plain(self.n_held),
-                             plain(self.n_narrowed), self.forbidden, dict(self.changed)))
+                             plain(self.n_narrowed), self.forbidden, dict(self.changed),
+                             self.linked))
 
     @property
     def is_empty(self) -> bool:
         """True when nothing beyond the search space shaped the sampling."""
         return not (self.fixed or self.ranges or self.decisions or self.n_held
                     or self.n_narrowed or self.forbidden or self.changed)
+
+    def linked_to(self, name: str) -> tuple[str, ...]:
+        """The parameters ``name`` shares a forbidden clause with (``linked``)."""
+        return tuple(sorted({n for group in self.linked if name in group for n in group} - {name}))
 
     def held(self, name: str) -> int:
         """Analysed trials sampled with ``name`` held fixed (0 when not recorded)."""
@@ -112,4 +124,5 @@ class SamplingRecord:
             "n_narrowed": None if self.n_narrowed is None else dict(self.n_narrowed),
             "forbidden": list(self.forbidden),
             "changed": {k: list(v) for k, v in self.changed.items()},
+            "linked": [list(group) for group in self.linked],
         }

@@ -731,3 +731,26 @@ def test_a_decision_by_an_interaction_s_size_names_the_interaction() -> None:
             assert f"its interaction {d.sized_by} explains {fmt_share(d.evidence_share)}" in d.sentence
             assert "among the best" not in d.sentence.split(", below")[0]
         assert rep.to_dict()["decisions"]["decisions"][name]["sized_by"] == d.sized_by
+
+
+def test_a_parameter_that_shares_a_forbidden_clause_is_not_called_safe_to_fix(analysis):
+    # fixing it can rule out values of the other parameters of the clause (act at "tanh"
+    # forbids opt = "rms"), a cost the model, integrating over forbidden combinations,
+    # does not see: a SMAC space's act was called safe to fix at a true cost of 100
+    # margins
+    from hpinsight._decision_result import FORBIDDEN
+
+    result, capped = analysis
+    risks = {n: _risk(n, 0.0, 0.0) for n in result.space.names}
+    free = decide(result, capped=capped, risks=risks, margin=0.01)
+    assert free["z"].state == "fix"
+    assert free["u"].state == "fix"
+    record = SamplingRecord(forbidden=("z == 0.3 && x > 0.5",), linked=(("x", "z"),))
+    out = decide(result, capped=capped, risks=risks, margin=0.01, sampling=record)
+    assert out["z"].state == "not_yet_safe"
+    assert out["z"].evidence == FORBIDDEN
+    assert out["z"].linked == ("x",)
+    assert "shares a forbidden clause with x" in out["z"].sentence
+    assert out["u"].state == "fix"
+    assert out["x"].state == free["x"].state
+    assert out["z"].to_dict()["linked"] == ["x"]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .._decision_result import (
     CONSTANT,
+    FORBIDDEN,
     NEGLIGIBLE_SD,
     NO_SIGNAL_AMONG_BEST,
     ParameterDecision,
@@ -505,6 +506,7 @@ _GROUNDS = {
     NO_SIGNAL_AMONG_BEST: ("the analysis among the best trials, where more than a quarter of the "
                            "refits find no signal"),
     CONSTANT: "every trial having the same value",
+    FORBIDDEN: "the forbidden clauses it shares with other parameters",
 }
 
 

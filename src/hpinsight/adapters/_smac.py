@@ -221,9 +221,21 @@ def history_from_records(
     else:
         name = "cost"
     forbidden = tuple(str(c) for c in getattr(configspace, "forbidden_clauses", ()))
-    sampling = SamplingRecord(forbidden=forbidden) if forbidden else None
+    sampling = SamplingRecord(forbidden=forbidden, linked=_linked(configspace)) if forbidden else None
     return cls(space, tuple(rows), values, direction="minimize", trial_ids=tuple(ids),
                excluded=excluded, objective_name=name + how, sampling=sampling)
+
+
+def _linked(configspace: Any) -> tuple[tuple[str, ...], ...]:
+    """The names each forbidden clause of ``configspace`` reads, for the clauses that read
+    two or more parameters (``SamplingRecord.linked``)."""
+    def names(node: Mapping[str, Any]) -> set[str]:
+        if "clauses" in node:
+            return {n for c in node["clauses"] for n in names(c)}
+        return {node[k] for k in ("name", "left", "right") if k in node}
+
+    groups = (sorted(names(c)) for c in configspace.to_serialized_dict().get("forbiddens", ()))
+    return tuple(tuple(g) for g in groups if len(g) > 1)
 
 
 def _aggregate(
