@@ -209,3 +209,19 @@ def test_ice_curves_are_the_draws_predictions_with_the_parameter_set(make_mixed_
             np.testing.assert_allclose(pd.ice_variance[:, g], per_draw.var(axis=0),
                                        rtol=1e-6, atol=1e-12, err_msg=name)
             assert pd.variance[g] == pytest.approx(per_draw.var(axis=0).mean(), rel=1e-8)
+
+
+def test_a_log_scale_integer_is_drawn_on_a_grid_even_in_its_logarithm():
+    # thinned evenly by index, 1-1024 gave 1, 55, 109, ...: the marginal and the PDP
+    # skipped the decade of its optimum (8); a log float was already on a log grid
+    space = hp.SearchSpace([hp.Int("n", 1, 1024, log=True), hp.Float("u", 0.0, 1.0)])
+    configs = space.sample(60, seed=0)
+    y = [(np.log2(c["n"]) - 3) ** 2 + 0.1 * c["u"] for c in configs]
+    result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
+    for grid in (np.asarray(result.marginal("n").grid[0], float),
+                 np.asarray(hp.partial_dependence(result, "n", seed=0).grid[0], float)):
+        ratios = grid[1:] / grid[:-1]
+        assert grid[0] == 1 and grid[-1] == 1024
+        assert np.all(ratios > 1.0)
+        assert np.max(ratios[3:]) / np.min(ratios[3:]) < 1.6  # even in the logarithm
+        assert np.any((grid > 4) & (grid < 16))  # the optimum's decade is drawn
