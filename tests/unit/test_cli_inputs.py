@@ -232,3 +232,15 @@ def test_trees_for_the_gaussian_process_are_a_usage_error_not_dropped(
     assert "--n-trees 5 sets the trees of a forest" in err
     assert "add --surrogate forest, or drop --n-trees" in err
     assert list(tmp_path.iterdir()) == []  # nothing analysed, nothing written
+
+
+@pytest.mark.parametrize("bad", [["--seed", "-3"], ["--surrogate", "forest", "--n-trees", "0"],
+                                 ["--shrink-to", "auto", "--publish", "--shrink-after", "0"],
+                                 ["--top", "0"]])
+def test_watch_refuses_what_report_refuses(
+    journal: Path, bad: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # accepted, --seed -3 and --n-trees 0 ended in a traceback, --shrink-after 0 in a
+    # refit that failed on every poll, and --top 0 printed no parameter
+    assert main(["watch", "--storage", str(journal), "--study", "j", "--once", *bad]) == 2
+    assert "must be at least" in capsys.readouterr().err

@@ -46,7 +46,7 @@ def add_parser(sub: Any) -> None:
                    help="analyse several studies on this Dask scheduler (tcp://host:8786) "
                         "instead of on this machine; the result is the same")
     p.add_argument("--out", default=None, metavar="PATH",
-                   help="the file to write; a missing folder is created (default: "
+                   help="the file to write, in an existing folder (default: "
                         "hpinsight-report.html, or hpinsight-report.json with --json; an "
                         "existing file is replaced); '-' writes the report to stdout")
     p.add_argument("--json", action="store_true", help="write JSON for machines instead of HTML")

@@ -128,6 +128,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.interval <= 0 or args.every < 1 or args.min_trials < 2:
         _logger.error("--interval must be > 0, --every >= 1 and --min-trials >= 2.")
         return 2
+    # as report checks them: accepted, --seed -3 and --n-trees 0 ended in a traceback, and
+    # --shrink-after 0 in a refit that failed on every poll
+    if args.top < 1 or (args.n_trees is not None and args.n_trees < 1) or args.seed < 0 \
+            or args.shrink_after < 2:
+        _logger.error("--top and --n-trees must be at least 1, --seed at least 0 and "
+                      "--shrink-after at least 2.")
+        return 2
     try:
         storage = open_storage(optuna, args.storage)
         study = optuna.load_study(study_name=args.study, storage=storage)
