@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     pass
 
 __all__ = ["CONSTANT", "DISPUTED_LENGTH", "DISPUTED_RATIO", "FORBIDDEN", "HIDDEN_COST", "MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
-           "MISSED_ALPHA", "NEGLIGIBLE_SD", "NO_SIGNAL_AMONG_BEST", "STATES", "TUNED", "DecisionResult", "ParameterDecision",
+           "MISSED_ALPHA", "NEGLIGIBLE_SD", "NO_SIGNAL_AMONG_BEST", "SINGLE", "STATES", "TUNED", "DecisionResult", "ParameterDecision",
            "answer_groups", "fmt_cost", "fmt_share", "fmt_share_vs", "member_note", "no_matters_line"]
 
 #: :attr:`ParameterDecision.evidence` of a parameter of an objective whose every trial has
@@ -42,6 +42,9 @@ NO_SIGNAL_AMONG_BEST = "no signal among the best"
 #: can rule out values of theirs (``act`` fixed at ``"tanh"`` forbids ``opt = "rms"``), a
 #: cost the model, which integrates over forbidden combinations, does not see.
 FORBIDDEN = "forbidden clause"
+#: :attr:`ParameterDecision.evidence` of a parameter the search space gives one value (a
+#: ConfigSpace ``Constant``, a one-choice categorical): "fixed" at it, nothing to tune.
+SINGLE = "one value"
 
 #: A parameter active in fewer analysed trials than this has "not enough data".
 MIN_ACTIVE_TRIALS = 10
@@ -171,7 +174,8 @@ class ParameterDecision:
         ``"hidden"`` (its trials could hide an effect that matters) or ``CONSTANT``,
         ``"constant objective"`` (every trial has the same value), or ``FORBIDDEN``,
         ``"forbidden clause"`` (it is safe to fix by the model but shares a forbidden
-        clause with other parameters, whose values fixing it can rule out); for
+        clause with other parameters, whose values fixing it can rule out); for "fixed"
+        also ``SINGLE``, ``"one value"`` (the search space gives it one value); for
         "not_yet_safe" and "unresolved" also ``NO_SIGNAL_AMONG_BEST``,
         ``"no signal among the best"`` (kept tuned by a capped analysis more than a
         quarter of whose refits find no signal: an effect among the best is not ruled out). Where that

@@ -91,6 +91,7 @@ from ._decision_result import (
     MISSED_ALPHA,
     NEGLIGIBLE_SD,
     NO_SIGNAL_AMONG_BEST,
+    SINGLE,
     DecisionResult,
     ParameterDecision,
     fmt_cost,
@@ -101,6 +102,7 @@ from ._fanova_result import INTERVAL_LEVEL, NEGLIGIBLE_SHARE, among_best_label, 
 from ._risk import holm_bonferroni
 from ._shared import NO_CLEAR_SIGNAL, fmt_value, no_signal_words, taken_out_words
 from .exceptions import InvalidArgumentError
+from .space import Categorical
 
 if TYPE_CHECKING:
     from ._fanova_result import FanovaResult, Importance
@@ -247,7 +249,12 @@ def decide(
         # restriction that no later trial carries the mark of (a sampler that is not a
         # ShrinkingSampler ignores it) was reported "fixed" while the parameter varied
         held = sampling is not None and name in sampling.fixed and sampling.n_held is not None
-        if held:
+        param = result.space[name]
+        only = param.choices if isinstance(param, Categorical) and len(param.choices) == 1 else ()
+        single = bool(only)
+        if single:  # a constant of the space (a ConfigSpace Constant): nothing to tune
+            state, value = "fixed", only[0]
+        elif held:
             assert sampling is not None
             state = "release" if (resolved or costly) else "fixed"
             value = sampling.fixed[name]
@@ -300,7 +307,7 @@ def decide(
             # matter stays named: its size in objective units is what the rule read)
             strongest = max(over_all, key=lambda i: i.mean, default=None)
             among_best = False
-        evidence = (FORBIDDEN if forbidding
+        evidence = (SINGLE if single else FORBIDDEN if forbidding
                     else "cost" if state in ("small", "release") and not resolved
                     else CONSTANT if state == "not_yet_safe" and result.is_constant
                     else "noise" if noisy
@@ -313,7 +320,8 @@ def decide(
                     else " x ".join(strongest.params) if strongest is not None else name)
         # the effect whose share the decision quotes (none for a cost, no signal or a
         # constant objective)
-        quoted = None if evidence in ("cost", NO_SIGNAL_AMONG_BEST, CONSTANT, FORBIDDEN) else strongest
+        quoted = None if evidence in ("cost", NO_SIGNAL_AMONG_BEST, CONSTANT, FORBIDDEN, SINGLE) \
+            else strongest
         sized_by = None if by_size is None else (
             f"{name} among the best" if among_best else " x ".join(by_size.params))
         out[name] = ParameterDecision(
@@ -586,7 +594,9 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                 + ("nothing measurable" if d.cost_upper <= _ROUNDING * abs(margin)
                    else f"at most {upper}")
                 + f" ({confidence:.0%} quantile; {allowed} allowed)."),
-        "fixed": f"Fixed at {value}{since}; nothing found since says otherwise ({share}).",
+        "fixed": (f"Fixed at {value}: the search space gives it no other value, so there is "
+                  "nothing to tune." if d.evidence == SINGLE else
+                  f"Fixed at {value}{since}; nothing found since says otherwise ({share})."),
         "release": (f"Fixed at {value}{since}, but "
                     + (f"{effect}, resolved" if d.evidence != "cost" else
                        f"fixing it costs {cost} on average, more than the {allowed} allowed")

@@ -754,3 +754,23 @@ def test_a_parameter_that_shares_a_forbidden_clause_is_not_called_safe_to_fix(an
     assert out["u"].state == "fix"
     assert out["x"].state == free["x"].state
     assert out["z"].to_dict()["linked"] == ["x"]
+
+
+def test_a_parameter_with_one_value_in_the_space_is_fixed_at_it():
+    # a ConfigSpace Constant (as a shrunk SMAC run has) reads as a one-choice categorical;
+    # it was told to "keep tuning for now"
+    from hpinsight._decision_result import SINGLE
+
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1),
+                            hp.Categorical("act", ["tanh"])])
+    configs = space.sample(60, seed=0)
+    history = hp.TrialHistory(space, configs, [(c["x"] - 0.3) ** 2 for c in configs])
+    sub = hp.suggest_subspace(history, seed=0)
+    d = sub.decisions["act"]
+    assert d.state == "fixed"
+    assert d.evidence == SINGLE
+    assert d.value == "tanh"
+    assert d.action == "fixed at 'tanh'"
+    assert d.sentence == ("Fixed at 'tanh': the search space gives it no other value, so "
+                          "there is nothing to tune.")
+    assert "act" not in sub.keep

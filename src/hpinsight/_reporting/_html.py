@@ -19,6 +19,7 @@ from .._decision_result import (
     FORBIDDEN,
     NEGLIGIBLE_SD,
     NO_SIGNAL_AMONG_BEST,
+    SINGLE,
     ParameterDecision,
     answer_groups,
     fmt_cost,
@@ -507,6 +508,7 @@ _GROUNDS = {
                            "refits find no signal"),
     CONSTANT: "every trial having the same value",
     FORBIDDEN: "the forbidden clauses it shares with other parameters",
+    SINGLE: "the search space giving it one value",
 }
 
 
