@@ -524,10 +524,12 @@ def member_note(d: ParameterDecision) -> str:
     if d.state in ("matters", "small", "unresolved"):
         if d.evidence == "cost":
             return f"(fixing it costs {fmt_cost(d.cost)})"
-        partners = [p for p in d.evidence.split(" x ") if p != d.param and " among " not in p]
+        # a share among the best says so: beside shares over all trials it read as one
+        among = d.evidence == f"{d.param} among the best"
+        partners = [] if among else [p for p in d.evidence.split(" x ") if p != d.param]
         with_ = f" with {', '.join(partners)}" if partners else ""
         of = "" if d.objective is None else f" of {d.objective}"
-        return f"({fmt_share(d.evidence_share)}{with_}{of})"
+        return f"({fmt_share(d.evidence_share)}{' among the best' if among else ''}{with_}{of})"
     if d.state == "no_data":
         return f"(active in {d.n_active} trials)"
     if d.state in ("fix", "fixed", "release"):

@@ -774,3 +774,18 @@ def test_a_parameter_with_one_value_in_the_space_is_fixed_at_it():
     assert d.sentence == ("Fixed at 'tanh': the search space gives it no other value, so "
                           "there is nothing to tune.")
     assert "act" not in sub.keep
+
+
+def test_the_answer_says_when_a_share_is_among_the_best():
+    # the answer box listed "y (6.4 %)" beside shares over all trials, where y holds
+    # 0.5 % over all trials and 6.4 % among the best
+    from hpinsight._decision_result import ParameterDecision
+
+    among = ParameterDecision(param="y", state="matters", share=0.005, share_std=0.001,
+                              share_top=0.064, evidence="y among the best",
+                              evidence_share=0.064, verdict="resolved", n_active=60)
+    assert member_note(among) == "(6.4 % among the best)"
+    pair = ParameterDecision(param="y", state="matters", share=0.005, share_std=0.001,
+                             share_top=0.0, evidence="x x y", evidence_share=0.2,
+                             verdict="resolved", n_active=60)
+    assert member_note(pair) == "(20.0 % with x)"

@@ -221,7 +221,8 @@ def test_a_log_scale_integer_is_drawn_on_a_grid_even_in_its_logarithm():
     for grid in (np.asarray(result.marginal("n").grid[0], float),
                  np.asarray(hp.partial_dependence(result, "n", seed=0).grid[0], float)):
         ratios = grid[1:] / grid[:-1]
-        assert grid[0] == 1 and grid[-1] == 1024
+        assert grid[0] == 1
+        assert grid[-1] == 1024
         assert np.all(ratios > 1.0)
         assert np.max(ratios[3:]) / np.min(ratios[3:]) < 1.6  # even in the logarithm
         assert np.any((grid > 4) & (grid < 16))  # the optimum's decade is drawn
