@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import check_int
-from ._common import bounded, bounded_text, check_result, new_axes, set_title
+from ._common import MAX_BAR_LABEL_CHARS, bounded, bounded_text, check_result, new_axes, set_title
 
 if TYPE_CHECKING:
     from .._across import AcrossStudiesResult
@@ -64,7 +64,7 @@ def plot_importance_across(result: AcrossStudiesResult, *, ax: Any = None,
         ax.scatter(c, k + rng.uniform(-0.15, 0.15, c.size), s=12, color="0.25",
                    alpha=0.7, zorder=3)
     ax.set_yticks(y)
-    ax.set_yticklabels([bounded(n) for n in names])
+    ax.set_yticklabels([bounded(n, MAX_BAR_LABEL_CHARS) for n in names])
     ax.invert_yaxis()
     ax.set_xlim(left=0.0)
     ax.set_xlabel("share of variance (main effect), one point per study")

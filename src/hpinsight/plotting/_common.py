@@ -33,6 +33,10 @@ MAX_TICK_CHARS = 14
 #: 3,000 did not finish): longer texts lose their middle to an ellipsis. Tables and JSON
 #: keep every name whole.
 MAX_TEXT_CHARS = 60
+#: Longest name beside a bar (importance charts): the names share the figure's width with
+#: the bars and the axis label under them (a 60-character name left too little room for
+#: the label, which was cut off).
+MAX_BAR_LABEL_CHARS = 32
 #: Most major ticks on a log axis.
 MAX_LOG_TICKS = 6
 # rough text metrics (DejaVu Sans): average glyph width and line height, in font sizes
@@ -330,11 +334,11 @@ def _shorten(text: str, limit: int = MAX_TICK_CHARS) -> str:
     return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
 
 
-def bounded(text: str) -> str:
-    """Every line of ``text`` at most ``MAX_TEXT_CHARS`` long, cut in the middle (tick
+def bounded(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """Every line of ``text`` at most ``limit`` characters long, cut in the middle (tick
     labels set from a list are made anew when the figure is drawn: pass them through
     this; every other text is cut by :func:`bounded_text`)."""
-    return "\n".join(_shorten(line, MAX_TEXT_CHARS) for line in text.split("\n"))
+    return "\n".join(_shorten(line, limit) for line in text.split("\n"))
 
 
 def bounded_text(plot: Any) -> Any:
@@ -347,10 +351,16 @@ def bounded_text(plot: Any) -> Any:
     @functools.wraps(plot)
     def with_bounded_text(*args: Any, **kwargs: Any) -> Any:
         ax = plot(*args, **kwargs)
-        for text in _texts_but_ticks(ax.figure, plot.__name__):
+        fig = ax.figure
+        for text in _texts_but_ticks(fig, plot.__name__):
             content = text.get_text()
-            if len(content) > MAX_TEXT_CHARS:
-                text.set_text(bounded(content))
+            # no longer than the figure is wide (or high, for an upright text): a
+            # 60-character name in a title or axis label of a small figure was cut off
+            side = fig.get_figheight() if text.get_rotation() % 180 == 90 else fig.get_figwidth()
+            fits = int(0.9 * side * 72 / (text.get_fontsize() * _CHAR_WIDTH))
+            limit = min(MAX_TEXT_CHARS, max(fits, 20))
+            if len(content) > limit:
+                text.set_text(bounded(content, limit))
         return ax
     return with_bounded_text
 

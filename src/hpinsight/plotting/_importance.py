@@ -12,6 +12,8 @@ from ..space import Categorical
 from ._common import (
     MANY_CHOICES,
     MARK_STYLES,
+    MAX_BAR_LABEL_CHARS,
+    MAX_TICK_CHARS,
     OTHER_MARK,
     axis_of,
     bounded,
@@ -101,12 +103,14 @@ def plot_importance(
         ax.text(0.99, 0.02, data.note, transform=ax.transAxes, ha="right", va="bottom",
                 fontsize="small", color="dimgray")
     ax.set_yticks(y + (height / 2 if data.capped_mean is not None else 0.0))
-    ax.set_yticklabels([bounded(label) for label in data.labels])
+    ax.set_yticklabels([bounded(label, MAX_BAR_LABEL_CHARS) for label in data.labels])
     ax.invert_yaxis()
     ax.set_xlim(left=0.0)
     spread = "trees" if result.surrogate.kind != "gp" else (
         "draws" if not result.n_refits else "draws and refits")
-    ax.set_xlabel(f"fraction of variance (mean ± std over {spread})")
+    # on two lines beside long names, which leave the bars less than its width
+    wide = max((len(label) for label in data.labels), default=0) > MAX_TICK_CHARS
+    ax.set_xlabel(f"fraction of variance{chr(10) if wide else ' '}(mean ± std over {spread})")
     shown = len(data.labels)
     set_title(ax, "Importance" if shown >= data.n_effects
               else f"Importance: top {shown} of {data.n_effects} effects")
@@ -268,7 +272,7 @@ def plot_tuning_risk(result: TuningRiskResult, *, ax: Any = None) -> Any:
                label=f"margin {data.margin:g}")
     ax.axvline(0.0, color="black", linewidth=0.8)
     ax.set_yticks(y)
-    ax.set_yticklabels([bounded(f"{p}  ({'can fix' if ok else 'tune'})")
+    ax.set_yticklabels([f"{bounded(p, MAX_BAR_LABEL_CHARS)}  ({'can fix' if ok else 'tune'})"
                         for p, ok in zip(data.params, data.non_inferior, strict=True)])
     ax.invert_yaxis()
     ax.set_xlabel("relative tuning risk (fixed - tuned) / tuned, mean ± std")
@@ -323,7 +327,7 @@ def plot_subspace(result: SubspaceResult, *, ax: Any = None) -> Any:
     ax.set_xlim(left=0.0)
     ax.set_xlabel(f"{data.importance_label} (fraction of variance)")
     ax.set_yticks(y)
-    ax.set_yticklabels([bounded(label) for label in data.labels])
+    ax.set_yticklabels([bounded(label, MAX_BAR_LABEL_CHARS) for label in data.labels])
     cost = ax.twiny()
     risk = cost.barh(y + height / 2, np.nan_to_num(data.risk_mean), height=height,
                      xerr=np.nan_to_num(data.risk_std), color="tab:orange", capsize=3,

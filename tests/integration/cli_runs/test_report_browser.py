@@ -23,6 +23,8 @@ from typing import Any
 import optuna
 import pytest
 
+import hpinsight as hp
+
 pytest.importorskip("matplotlib")
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -261,3 +263,21 @@ def test_a_two_objective_report_names_each_objective_in_the_browser(tmp_path: Pa
     assert placed["lr"] != ["fix"]
     assert placed["width"] != ["fix"]
     assert data["decisions"]["decisions"]["width"]["objective"] in ("error", "latency_ms")
+
+
+def test_a_parameter_name_of_300_characters_fits_the_page(tmp_path: Path, chromium: str) -> None:
+    # a 300-character name pushed the table's share and verdict columns off the window
+    long = "preprocessing_" + "x" * 286
+
+    def objective_long(t: optuna.Trial) -> float:
+        lr = t.suggest_float("lr", 1e-4, 1.0, log=True)
+        return (math.log10(lr) + 2) ** 2 + 0.1 * t.suggest_float(long, 0.0, 1.0)
+
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=0))
+    study.optimize(objective_long, n_trials=40)
+    page = tmp_path / "long.html"
+    hp.report(study, top=2, seed=0).save(page)
+    measured, console, _ = _probe(chromium, page, tmp_path)
+    assert measured["pageWidth"] <= WIDTH
+    assert "\n".join(measured["clipped"]) == ""
+    assert len(console) == 1
