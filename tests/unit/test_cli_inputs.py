@@ -244,3 +244,22 @@ def test_watch_refuses_what_report_refuses(
     # refit that failed on every poll, and --top 0 printed no parameter
     assert main(["watch", "--storage", str(journal), "--study", "j", "--once", *bad]) == 2
     assert "must be at least" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--smac-run", str(SMAC_RUN), "--study", "alpha"], "a SMAC run is given by --smac-run PATH alone"),
+    (["--smac-run", str(SMAC_RUN), "--all-studies"], "a SMAC run is given by --smac-run PATH alone"),
+])
+def test_report_refuses_study_choices_beside_a_smac_run(
+    args: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --study was silently ignored, and --all-studies' message named a --study not given
+    assert main(["report", *args, "--json", "--out", "-"]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_report_refuses_a_study_given_twice(journal: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the error said the storage "holds 1 study"
+    assert main(["report", "--storage", str(journal), "--study", "j", "--study", "j",
+                 "--json", "--out", "-"]) == 2
+    assert "--study j is given twice" in capsys.readouterr().err

@@ -69,11 +69,21 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if (args.smac_run is None) == (args.storage is None):
         _logger.error("give either --storage and --study (Optuna) or --smac-run PATH (SMAC).")
         return 2
+    if args.smac_run is not None and (args.study or args.all_studies):
+        # accepted, --study was silently ignored beside --smac-run
+        _logger.error("--study and --all-studies choose studies of an Optuna --storage; a "
+                      "SMAC run is given by --smac-run PATH alone (several for the "
+                      "importance across them).")
+        return 2
+    if args.study and len(set(args.study)) < len(args.study):
+        _logger.error("--study %s is given twice; give each study once.",
+                      next(n for n in args.study if args.study.count(n) > 1))
+        return 2
     if args.storage is not None and not args.study and not args.all_studies:
         _logger.error("--storage needs --study NAME (several for the importance across "
                       "them) or --all-studies.")
         return 2
-    if args.all_studies and (args.study or args.storage is None):
+    if args.all_studies and args.study:
         _logger.error("--all-studies takes every study of --storage; give it without --study.")
         return 2
     across = args.all_studies or len(args.study or ()) > 1 or len(args.smac_run or ()) > 1
