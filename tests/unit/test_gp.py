@@ -225,6 +225,14 @@ def test_a_gp_without_draws_is_refused_where_it_is_made() -> None:
         hp.GP(refits=-2)
 
 
+def test_one_trial_is_called_too_little_data_not_a_constant_objective() -> None:
+    space = hp.SearchSpace([hp.Float("x", 0, 1)])
+    with pytest.warns(hp.exceptions.ConstantObjectiveWarning,
+                      match=r"\(1 trial\(s\) used\): one trial shows no variation; run more trials"):
+        result = hp.fanova(hp.TrialHistory(space, [{"x": 0.3}], [1.0]))
+    assert result.is_constant
+
+
 def test_refits_widen_every_spread_by_the_hyperparameters_spread() -> None:
     # the std is sqrt(spread over draws^2 + variance over refits), each refit's share
     # computed here from its own exact decomposition; the means stay the draws'
