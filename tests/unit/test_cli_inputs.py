@@ -263,3 +263,29 @@ def test_report_refuses_a_study_given_twice(journal: Path, capsys: pytest.Captur
     assert main(["report", "--storage", str(journal), "--study", "j", "--study", "j",
                  "--json", "--out", "-"]) == 2
     assert "--study j is given twice" in capsys.readouterr().err
+
+
+def test_a_warning_is_a_line_of_the_command_not_python_s_source_listing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import warnings
+
+    from hpinsight.cli import _report
+    from hpinsight.exceptions import HPInsightWarning
+
+    def run(args: object, out: object) -> int:
+        warnings.warn("3 forbidden clause(s), which hpinsight ignores", HPInsightWarning,
+                      stacklevel=2)
+        return 0
+
+    monkeypatch.setattr(_report, "run", run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # shown, as outside the test suite
+        before = warnings.showwarning
+        assert main(["report", "--smac-run", str(SMAC_RUN)]) == 0
+        after = warnings.showwarning
+    err = capsys.readouterr().err
+    assert "WARNING: 3 forbidden clause(s), which hpinsight ignores" in err
+    assert "HPInsightWarning" not in err
+    assert "warnings.warn(" not in err
+    assert after is before  # the caller's is back

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -72,7 +73,16 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     root = logging.getLogger("hpinsight")
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    # a warning is a line of the command's own, not Python's file:line and source code
+    shown = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: TextIO | None = None, line: str | None = None) -> None:
+        root.warning("%s", message)
+
+    warnings.showwarning = show
     try:
         return int(args.run(args, out))
     finally:
+        warnings.showwarning = shown
         root.removeHandler(handler)
