@@ -526,7 +526,9 @@ def member_note(d: ParameterDecision) -> str:
             return f"(fixing it costs {fmt_cost(d.cost)})"
         # a share among the best says so: beside shares over all trials it read as one
         among = d.evidence == f"{d.param} among the best"
-        partners = [] if among else [p for p in d.evidence.split(" x ") if p != d.param]
+        # (its own main effect has no partners, also where its name holds " x ")
+        partners = [] if among or d.evidence == d.param else [
+            p for p in d.evidence.split(" x ") if p != d.param]
         with_ = f" with {', '.join(partners)}" if partners else ""
         of = "" if d.objective is None else f" of {d.objective}"
         return f"({fmt_share(d.evidence_share)}{' among the best' if among else ''}{with_}{of})"

@@ -789,3 +789,7 @@ def test_the_answer_says_when_a_share_is_among_the_best():
                              share_top=0.0, evidence="x x y", evidence_share=0.2,
                              verdict="resolved", n_active=60)
     assert member_note(pair) == "(20.0 % with x)"
+    named = ParameterDecision(param="lr x wd", state="matters", share=0.8, share_std=0.01,
+                              share_top=0.5, evidence="lr x wd", evidence_share=0.8,
+                              verdict="resolved", n_active=60)
+    assert member_note(named) == "(80.0 %)"  # it said "(80.0 % with lr, wd)"
