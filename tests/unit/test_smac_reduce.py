@@ -158,3 +158,40 @@ def test_parameters_that_share_a_forbidden_clause_are_linked_when_a_run_is_read(
            CS.ForbiddenLessThanRelation(cs["b"], cs["f"]),
            CS.ForbiddenEqualsClause(cs["x"], 0.25))  # one parameter: links nothing
     assert _linked(cs) == (("act", "opt"), ("b", "f"))
+
+
+def test_clauses_of_every_kind_configspace_writes_are_read():
+    # ConfigSpace 1.x writes CLAUSE_GT/GE/LT/LE and RELATION_LE/GE; read as unknown, a
+    # clause on a free parameter made reduce_configspace refuse the space
+    cs = CS.ConfigurationSpace(seed=0)
+    cs.add([CS.Float("x", (0.0, 1.0)), CS.Float("y", (0.0, 1.0), default=0.6),
+            CS.Float("z", (0.0, 1.0), default=0.2), CS.Categorical("opt", ["rms", "adam"])])
+    cs.add(CS.ForbiddenGreaterThanClause(cs["x"], 0.9), CS.ForbiddenLessThanEqualsClause(cs["y"], 0.01),
+           CS.ForbiddenGreaterThanEqualsClause(cs["z"], 0.99),
+           CS.ForbiddenLessThanEqualsRelation(cs["y"], cs["z"]))
+    assert dict(reduce_configspace(cs, {"opt": "adam"}).get_default_configuration())["opt"] == "adam"
+    default = dict(reduce_configspace(cs, {"z": 0.7}).get_default_configuration())
+    assert default["y"] > 0.7  # y <= z is forbidden: y's default 0.6 had to move
+
+
+def test_legal_defaults_follow_conditions_and_chained_clauses():
+    # changing only opt made mom (active under sgd) forbidden with act, and in the chained
+    # space made sched's default forbidden with the new opt
+    cs = CS.ConfigurationSpace(seed=0)
+    opt = CS.Categorical("opt", ["rms", "sgd"], default="rms")
+    mom = CS.Categorical("mom", ["0.9", "0.5"], default="0.9")
+    act = CS.Categorical("act", ["relu", "tanh"], default="relu")
+    cs.add([opt, mom, act, CS.EqualsCondition(mom, opt, "sgd")])
+    cs.add(CS.ForbiddenAndConjunction(CS.ForbiddenEqualsClause(opt, "rms"), CS.ForbiddenEqualsClause(act, "tanh")),
+           CS.ForbiddenAndConjunction(CS.ForbiddenEqualsClause(mom, "0.9"), CS.ForbiddenEqualsClause(act, "tanh")))
+    assert dict(reduce_configspace(cs, {"act": "tanh"}).get_default_configuration()) == {
+        "act": "tanh", "opt": "sgd", "mom": "0.5"}
+    chained = CS.ConfigurationSpace(seed=0)
+    opt = CS.Categorical("opt", ["rms", "adam"], default="rms")
+    act = CS.Categorical("act", ["relu", "tanh"], default="relu")
+    sched = CS.Categorical("sched", ["const", "cos"], default="const")
+    chained.add([opt, act, sched])
+    chained.add(CS.ForbiddenAndConjunction(CS.ForbiddenEqualsClause(opt, "rms"), CS.ForbiddenEqualsClause(act, "tanh")),
+                CS.ForbiddenAndConjunction(CS.ForbiddenEqualsClause(opt, "adam"), CS.ForbiddenEqualsClause(sched, "const")))
+    assert dict(reduce_configspace(chained, {"act": "tanh"}).get_default_configuration()) == {
+        "act": "tanh", "opt": "adam", "sched": "cos"}

@@ -52,14 +52,19 @@ _COMPARE = {
     "EQ": lambda v, c: v == c, "NEQ": lambda v, c: v != c,
     "GT": lambda v, c: v > c, "LT": lambda v, c: v < c,
 }
+# the serialized clause types of ConfigSpace 1.x (CLAUSE_*, RELATION_LE/GE), and the
+# spellings of earlier releases beside them
 _FORBID = {
     "EQUALS": lambda v, c: v == c,
+    "CLAUSE_GT": lambda v, c: v > c, "CLAUSE_GE": lambda v, c: v >= c,
+    "CLAUSE_LT": lambda v, c: v < c, "CLAUSE_LE": lambda v, c: v <= c,
     "GREATER": lambda v, c: v > c, "GREATEREQUAL": lambda v, c: v >= c,
     "LESS": lambda v, c: v < c, "LESSEQUAL": lambda v, c: v <= c,
 }
 _RELATION = {
     "RELATION_EQ": lambda a, b: a == b, "RELATION_LT": lambda a, b: a < b,
-    "RELATION_GT": lambda a, b: a > b, "RELATION_LTE": lambda a, b: a <= b,
+    "RELATION_GT": lambda a, b: a > b, "RELATION_LE": lambda a, b: a <= b,
+    "RELATION_GE": lambda a, b: a >= b, "RELATION_LTE": lambda a, b: a <= b,
     "RELATION_GTE": lambda a, b: a >= b,
 }
 
@@ -170,11 +175,17 @@ def _legal_defaults(data: dict[str, Any], fixed: Mapping[str, Any]) -> dict[str,
     A free parameter's default can become forbidden once others are fixed (``opt`` at
     its default ``"rms"`` with ``act`` fixed at ``"tanh"``, where ``rms`` and ``tanh``
     together are forbidden), and ConfigSpace refuses a space whose default
-    configuration is forbidden. Such a space gets, for its free parameters, the
-    values of the first of ``DEFAULT_SEARCH`` configurations drawn from it (seeded,
-    without the forbidden clauses) that no clause forbids."""
+    configuration is forbidden. Such a space gets the defaults of a legal configuration
+    of the free parameters: among ``DEFAULT_SEARCH`` configurations drawn from it
+    (seeded, without the forbidden clauses), the first that no clause forbids once only
+    the parameters of the clauses the defaults break take its values (the others keep
+    their defaults, children their conditions make active theirs), else the first that
+    no clause forbids as drawn (a clause a change breaks in turn, a child the change
+    makes active)."""
     if not data["forbiddens"]:
         return data
+    from ConfigSpace.util import deactivate_inactive_hyperparameters
+
     # (ConfigSpace's decoder pops keys of the dicts it is given: a deep copy)
     free = CS.ConfigurationSpace.from_serialized_dict(copy.deepcopy({**data, "forbiddens": []}))
 
@@ -184,13 +195,20 @@ def _legal_defaults(data: dict[str, Any], fixed: Mapping[str, Any]) -> dict[str,
     default = dict(free.get_default_configuration())
     if not forbidden(default):
         return data
-    # only the parameters of the clauses the defaults break take other values
     named = {n for c in data["forbiddens"] if _forbid(c, default, set()) is True
              for n in _clause_names(c)} - set(fixed)
     free.seed(0)
-    candidates = ({**default, **{n: v for n, v in dict(c).items() if n in named}}
-                  for c in free.sample_configuration(DEFAULT_SEARCH))
-    legal = next((c for c in candidates if not forbidden(c)), None)
+    drawn = [dict(c) for c in free.sample_configuration(DEFAULT_SEARCH)]
+
+    def few_changed(c: Mapping[str, Any]) -> dict[str, Any]:
+        values = {**default, **{n: v for n, v in c.items() if n in named}}
+        for n, h in free.items():  # a child the change makes active starts at its default
+            values.setdefault(n, h.default_value)
+        return dict(deactivate_inactive_hyperparameters(values, free))
+
+    legal = next((c for c in map(few_changed, drawn) if not forbidden(c)), None)
+    if legal is None:
+        legal = next((c for c in drawn if not forbidden(c)), None)
     if legal is None:
         raise InvalidSpaceError(
             f"{_FUNC}: with {dict(fixed)} fixed, none of {DEFAULT_SEARCH} configurations of the "
