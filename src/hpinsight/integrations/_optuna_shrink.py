@@ -164,6 +164,20 @@ def restrict(
     True
     >>> _ = release(study)
     """
+    return record_restriction(study, fixed, why=why, ranges=ranges, after_trial=after_trial,
+                              check=True)
+
+
+def record_restriction(
+    study: optuna.Study, fixed: Mapping[str, Any], *, why: str,
+    ranges: Mapping[str, tuple[float, float]] | None = None, after_trial: int | None = None,
+    check: bool = False,
+) -> dict[str, Any]:
+    """:func:`restrict`; with ``check``, the values are also checked against the study's
+    trials (the user's restrictions). The live decisions write values of the study's own
+    trials or of the model's candidates without that: in a dynamic space a candidate can
+    fall between two trials' ranges, where the sampler leaves it to the trials that can
+    take it, and a refused decision would stop the decisions after it."""
     fixed = {str(k): _storable(k, v) for k, v in fixed.items()}
     narrowed = {str(k): _json_range(k, v) for k, v in dict(ranges or {}).items()}
     both = sorted(set(fixed) & set(narrowed))
@@ -172,13 +186,8 @@ def restrict(
             f"The parameter(s) {both} of restrict are both fixed and narrowed; "
             "give each parameter in 'fixed' or in 'ranges', not both."
         )
-    _check_against_trials(study, fixed, narrowed)
-    return _record(study, fixed, narrowed, why, after_trial)
-
-
-def _record(study: optuna.Study, fixed: dict[str, Any], narrowed: dict[str, list[float]],
-            why: str, after_trial: int | None) -> dict[str, Any]:
-    """Write the restriction and its decision (values already checked)."""
+    if check:
+        _check_against_trials(study, fixed, narrowed)
     decision = _decision("fix", fixed, why, after_trial)
     if narrowed:
         decision["ranges"] = narrowed
@@ -504,46 +513,53 @@ def _json_range(name: Any, bounds: Any) -> list[float]:
 
 def _check_against_trials(study: optuna.Study, fixed: Mapping[str, Any],
                           narrowed: Mapping[str, list[float]]) -> None:
-    """Refuse a fixed value, or a range, that the study's latest trial with the parameter
-    could not take: the sampler would skip it in every trial, while the study's reports
-    said the parameter was fixed. Warn about a name no trial has (a parameter not yet
-    suggested, or a misspelt one, which no trial ever takes)."""
+    """Refuse a fixed value, or a range, that no trial of the study could take (no
+    distribution any trial sampled the parameter from holds it): the sampler would skip
+    it in every trial, while the study's reports said the parameter was fixed. A value
+    one of a dynamic space's distributions holds is accepted (trials drawn from that one
+    take it). Warn about a name no trial has (a parameter not yet suggested, or a
+    misspelt one, which no trial ever takes)."""
     names = set(fixed) | set(narrowed)
     if not names:
         return
-    latest: dict[str, BaseDistribution] = {}
+    seen: dict[str, list[BaseDistribution]] = {}
     known: set[str] = set()
-    for trial in reversed(study.get_trials(deepcopy=False)):
+    for trial in study.get_trials(deepcopy=False):
         known.update(trial.distributions)
-        for name in names - latest.keys():
-            if name in trial.distributions:
-                latest[name] = trial.distributions[name]
+        for name in names & trial.distributions.keys():
+            dist = trial.distributions[name]
+            if dist not in seen.setdefault(name, []):
+                seen[name].append(dist)
     for name, value in fixed.items():
-        dist = latest.get(name)
-        if dist is not None and not _fits(dist, value):
+        if name in seen and not any(_fits(d, value) for d in seen[name]):
             raise InvalidArgumentError(
-                f"restrict cannot fix {name!r} at {value!r}: the latest trial of study "
-                f"{study.study_name!r} with it samples it from {_describe(dist)}, so no trial "
+                f"restrict cannot fix {name!r} at {value!r}: the trials of study "
+                f"{study.study_name!r} sample it from {_describe_all(seen[name])}, so no trial "
                 "could take that value. Give a value of that distribution.")
     D = optuna.distributions
     for name, (low, high) in narrowed.items():
-        dist = latest.get(name)
-        if isinstance(dist, D.CategoricalDistribution):
+        dists = seen.get(name, [])
+        if dists and all(isinstance(d, D.CategoricalDistribution) for d in dists):
             raise InvalidArgumentError(
-                f"restrict cannot narrow {name!r}: it is categorical ({_describe(dist)}); a "
-                "range narrows a number. Fix it with 'fixed' instead.")
-        if isinstance(dist, D.FloatDistribution | D.IntDistribution) and (
-                high < dist.low or low > dist.high):
+                f"restrict cannot narrow {name!r}: it is categorical ({_describe_all(dists)}); "
+                "a range narrows a number. Fix it with 'fixed' instead.")
+        numeric = [d for d in dists if isinstance(d, D.FloatDistribution | D.IntDistribution)]
+        if numeric and all(high < d.low or low > d.high for d in numeric):
             raise InvalidArgumentError(
-                f"restrict cannot narrow {name!r} to [{low:g}, {high:g}]: the latest trial of "
-                f"study {study.study_name!r} with it samples it from {_describe(dist)}, which "
-                "that range misses. Give a range that overlaps it.")
+                f"restrict cannot narrow {name!r} to [{low:g}, {high:g}]: the trials of study "
+                f"{study.study_name!r} sample it from {_describe_all(numeric)}, which that "
+                "range misses. Give a range that overlaps it.")
     unseen = sorted(names - known)
     if unseen and known:
         warnings.warn(
             f"restrict: no trial of study {study.study_name!r} has the parameter(s) {unseen} "
             f"(its trials have {sorted(known)}); the restriction holds for a trial that "
             "suggests one, and a misspelt name is never held.", UserWarning, stacklevel=3)
+
+
+def _describe_all(dists: Sequence[BaseDistribution]) -> str:
+    """Distributions in words, joined by "or"."""
+    return " or ".join(_describe(d) for d in dists)
 
 
 def _describe(dist: BaseDistribution) -> str:

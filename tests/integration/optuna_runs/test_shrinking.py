@@ -243,7 +243,7 @@ def test_restrict_refuses_what_the_study_s_trials_could_not_take() -> None:
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
     study.optimize(lambda t: t.suggest_float("x", 0, 1) + len(t.suggest_categorical("kind", ["a", "bb"]))
                    + t.suggest_int("n", 2, 10, step=2), n_trials=6)
-    with pytest.raises(ValueError, match=r"cannot fix 'x' at 5\.0: .* samples it from \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"cannot fix 'x' at 5\.0: .* sample it from \[0, 1\]"):
         restrict(study, {"x": 5.0}, why="test")
     with pytest.raises(ValueError, match=r"cannot fix 'kind' at 'zzz': .* the choices \['a', 'bb'\]"):
         restrict(study, {"kind": "zzz"}, why="test")
@@ -260,6 +260,24 @@ def test_restrict_refuses_what_the_study_s_trials_could_not_take() -> None:
     assert read_restriction(study) == {"nope": 1, "x": 0.5}  # recorded: a later trial may suggest it
     study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=3)
     assert [t.params["x"] for t in study.trials[6:]] == [0.5, 0.5, 0.5]
+
+
+def test_restrict_takes_a_value_one_of_a_dynamic_space_s_distributions_holds() -> None:
+    # lr's range depends on the optimizer: checked against the latest trial's alone, 0.5
+    # (an sgd value) was refused after an adam trial
+    def objective_dyn(t: optuna.Trial) -> float:
+        opt = t.suggest_categorical("opt", ["adam", "sgd"])
+        lr = t.suggest_float("lr", 1e-4, 1e-2) if opt == "adam" else t.suggest_float("lr", 1e-2, 1.0)
+        return lr
+
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=1)))
+    study.optimize(objective_dyn, n_trials=12)
+    assert {t.params["opt"] for t in study.trials} == {"adam", "sgd"}
+    restrict(study, {"lr": 0.5}, why="an sgd value")
+    assert read_restriction(study) == {"lr": 0.5}
+    with pytest.raises(ValueError, match=r"sample it from \[0\.0001, 0\.01\] or \[0\.01, 1\]|"
+                                         r"sample it from \[0\.01, 1\] or \[0\.0001, 0\.01\]"):
+        restrict(study, {"lr": 2.0}, why="no trial's")
 
 
 @contextlib.contextmanager
