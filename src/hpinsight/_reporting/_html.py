@@ -443,10 +443,10 @@ def _effects_table(report: Report, spread: str) -> list[str]:
 
 
 #: Where trials after a restriction carry no mark of it (``SamplingRecord.n_held`` None).
-_UNMARKED = ("no trial analysed after the restriction says it was sampled under it: the "
-             "study's sampler is not hpinsight's ShrinkingSampler (which holds a restriction "
-             "and marks the trials it holds), or an hpinsight before 0.1 restricted it. "
-             "The decisions read such a parameter as tuned.")
+_UNMARKED = ("the latest trials analysed after the restriction do not say they were sampled "
+             "under it: the study's sampler is not (or no longer) hpinsight's ShrinkingSampler "
+             "(which holds a restriction and marks the trials it holds), or an hpinsight "
+             "before 0.1 restricted it. The decisions read such a parameter as tuned.")
 
 
 def _held(report: Report) -> dict[str, int]:

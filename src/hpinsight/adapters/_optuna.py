@@ -352,6 +352,18 @@ def sampling_of(study: Any, trials: Sequence[Any],
         d.get("action") == "fix" and (d.get("params") or d.get("ranges"))
         and not (isinstance(d.get("after_trial"), int) and d["after_trial"] >= last)
         for d in decisions)
+    # nor where the latest trials were drawn without the restriction in force: two or
+    # more analysed trials after it, and after the last one that carries its mark, carry
+    # none (the sampler that drew them ignores it: a study loaded without its
+    # ShrinkingSampler), whatever earlier trials were held. One may have been running
+    # when the restriction was written
+    since = stored.get("since")
+    began = since.get("after_trial") if isinstance(since, Mapping) else None
+    if (fixed or ranges) and isinstance(began, int):
+        held_last = max((t.number for t in trials if t.number > began
+                         and isinstance(t.system_attrs.get(TRIAL_KEY), Mapping)), default=began)
+        if sum(t.number > held_last for t in trials) >= 2:
+            known = False
     return SamplingRecord(fixed=dict(fixed), ranges=ranges, decisions=tuple(decisions),
                           n_held=n_held if known else None,
                           n_narrowed=n_narrowed if known else None, changed=changed)

@@ -108,5 +108,23 @@ def test_a_restriction_the_study_s_sampler_never_applied_is_not_called_fixed() -
     assert rep.decisions["noise"].state not in ("fixed", "release")
     page = html.unescape(rep.html())
     assert "fixed at 0.25" not in _row(page, "noise")
-    assert "Restricted to 0.25, but no trial analysed after the restriction says it was " \
-           "sampled under it: the study's sampler is not hpinsight's ShrinkingSampler" in page
+    assert "Restricted to 0.25, but the latest trials analysed after the restriction do not " \
+           "say they were sampled under it: the study's sampler is not (or no longer) " \
+           "hpinsight's ShrinkingSampler" in page
+
+
+def test_a_restriction_no_longer_applied_after_a_sampler_change_is_not_called_fixed() -> None:
+    # held by a ShrinkingSampler for a while, then the study went on with a plain sampler
+    # (loaded without the wrapper): the earlier marks made the report say "Fixed at 0.25"
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0),
+                                                         explore_every=None))
+    study.optimize(objective, n_trials=30)
+    restrict(study, {"noise": 0.25}, why="by hand", after_trial=study.trials[-1].number)
+    study.optimize(objective, n_trials=5)
+    assert [t.params["noise"] for t in study.trials[30:]] == [0.25] * 5
+    study.sampler = optuna.samplers.RandomSampler(seed=1)
+    study.optimize(objective, n_trials=25)
+    history = hp.adapters.from_optuna(study)
+    assert history.sampling is not None
+    assert history.sampling.n_held is None
+    assert hp.report(history, top=1, seed=0).decisions["noise"].state not in ("fixed", "release")
