@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import optuna
 
-from .._decision_result import MIN_TRIALS_PER_PARAM, fmt_cost
+from .._decision_result import MIN_TRIALS_PER_PARAM, SINGLE, fmt_cost
 from .._history import TrialHistory
 from .._joint import front_history
 from ._dashboard import DashboardPublisher, ErrorHook, check_publish
@@ -25,8 +25,8 @@ from ._optuna_shrink import (
     read_ranges,
     read_restriction,
     record_decision,
+    record_restriction,
     release,
-    restrict,
 )
 
 if TYPE_CHECKING:
@@ -231,7 +231,7 @@ class Refitter:
         if ranges:
             why += (f"; narrowed {', '.join(ranges)} to the range of the best "
                     f"{self.narrow_quantile:.0%} of trials")
-        restrict(study, fixed, ranges=ranges, why=why, after_trial=snapshot.last_trial)
+        record_restriction(study, fixed, ranges=ranges, why=why, after_trial=snapshot.last_trial)
         self.logger.info("hpinsight: %s", why)
 
     def _shrink_auto(self, study: optuna.Study, history: TrialHistory,
@@ -259,8 +259,10 @@ class Refitter:
         decisions = subspace.decisions
         release_now = {n: v for n, v in held.items()
                        if n in names and decisions[n].state == "release"}
+        # (a parameter with one value in the space needs no restriction to stay at it)
         fix_now = {n: v for n, v in subspace.fixed.items()
-                   if n not in held and n not in released_before}
+                   if n not in held and n not in released_before
+                   and decisions[n].evidence != SINGLE}
         last = max(history.trial_ids)
         head = f"shrink_to='auto' after {history.n_trials} trials"
         if not log and self.narrow_quantile is not None:
@@ -287,9 +289,9 @@ class Refitter:
             if ranges and not log:
                 why += (f"; narrowed {', '.join(ranges)} to the range of the best "
                         f"{self.narrow_quantile:.0%} of trials")
-            restrict(study, after, ranges=ranges, why=why, after_trial=last)
+            record_restriction(study, after, ranges=ranges, why=why, after_trial=last)
         elif release_now:
-            restrict(study, after, ranges=ranges, why=f"{head}: the rest stays as it was",
+            record_restriction(study, after, ranges=ranges, why=f"{head}: the rest stays as it was",
                      after_trial=last)
             return
         elif not log:

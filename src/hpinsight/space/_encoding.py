@@ -101,10 +101,11 @@ class Measure:
         """Evaluation points: every discrete point (thinned to ``size`` if more), or
         ``size`` evenly spaced encoded values.
 
-        Points are thinned evenly in the encoded coordinate: those of a log-scale integer
-        are evenly spaced in its logarithm, so thinning them evenly by index spaced the
-        grid evenly in the value (1, 55, 109, ... for 1-1024), and a marginal or PDP of
-        such a parameter skipped the decade where its optimum lay (8)."""
+        Points are thinned evenly in the encoded coordinate. A log-scale integer's points
+        are its integers, crowded at the top of its logarithm, so thinning them evenly by
+        index spaced the grid evenly in the value (1, 55, 109, ... for 1-1024), and a
+        marginal or PDP of such a parameter skipped the decade where its optimum lay (8).
+        Where points coincide after thinning there are fewer than ``size``."""
         if self.points is None:
             return np.linspace(self.low, self.high, size)
         if self.points.size <= size:

@@ -369,6 +369,24 @@ def test_auto_fixes_only_what_the_statistics_call_safe(base: Any) -> None:
         assert {k: t.params[k] for k in fixed} == fixed
 
 
+def test_auto_writes_no_restriction_for_a_parameter_with_one_value() -> None:
+    # "fixed at 0.5" by the decisions (the space gives it no other value), it went into the
+    # restriction with the reason of a parameter safe to fix
+    def with_constant(t: optuna.Trial) -> float:
+        t.suggest_float("c", 0.5, 0.5)
+        return (t.suggest_float("x", 0, 1) - 0.3) ** 2 + 0.0 * t.suggest_float("n", 0, 1)
+
+    cb = ImportanceCallback(every_n_trials=100, min_trials=20, shrink_to="auto", seed=0)
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(with_constant, n_trials=51, callbacks=[cb])
+    assert cb.close(120)
+    assert not cb.errors
+    assert cb.subspace is not None
+    assert cb.subspace.decisions["c"].state == "fixed"
+    assert "c" not in read_restriction(study)
+    assert all("c" not in (d.get("params") or {}) for d in study.user_attrs[DECISIONS_KEY])
+
+
 def test_auto_takes_the_risk_margin_it_is_given() -> None:
     # the same 60 random trials decided with the default margin and with a tenth of it:
     # the margin is the one asked for, and a smaller margin never fixes more
