@@ -192,8 +192,8 @@ def fanova(
     result = _with_regrown(result, X, y, index_subsets)
     if result.is_constant:
         kind = "forest" if opts.surrogate.kind == "forest" else "Gaussian process"
-        why = ("one trial shows no variation; run more trials" if X.shape[0] < 2
-               else "the objective looks constant")
+        why = ("one trial shows no variation (too little data, not a constant objective); "
+               "run more trials" if X.shape[0] < 2 else "the objective looks constant")
         warnings.warn(
             f"The {kind}'s prediction does not vary over the search space ({X.shape[0]} "
             f"trial(s) used): {why}, so every importance is 0.",

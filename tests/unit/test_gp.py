@@ -228,7 +228,8 @@ def test_a_gp_without_draws_is_refused_where_it_is_made() -> None:
 def test_one_trial_is_called_too_little_data_not_a_constant_objective() -> None:
     space = hp.SearchSpace([hp.Float("x", 0, 1)])
     with pytest.warns(hp.exceptions.ConstantObjectiveWarning,
-                      match=r"\(1 trial\(s\) used\): one trial shows no variation; run more trials"):
+                      match=r"\(1 trial\(s\) used\): one trial shows no variation \(too little data, "
+                            r"not a constant objective\); run more trials"):
         result = hp.fanova(hp.TrialHistory(space, [{"x": 0.3}], [1.0]))
     assert result.is_constant
 
