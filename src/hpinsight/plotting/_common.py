@@ -3,7 +3,6 @@ the legibility rules (log-axis ticks, category ticks, titles and legends that fi
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 from collections.abc import Mapping, Sequence
@@ -352,38 +351,12 @@ def bounded_text(plot: Any) -> Any:
     @functools.wraps(plot)
     def with_bounded_text(*args: Any, **kwargs: Any) -> Any:
         ax = plot(*args, **kwargs)
-        fig = ax.figure
-        for text in _texts_but_ticks(fig, plot.__name__):
+        for text in _texts_but_ticks(ax.figure, plot.__name__):
             content = text.get_text()
             if len(content) > MAX_TEXT_CHARS:
-                content = bounded(content)
-                text.set_text(content)
-            # no wider than most of the figure (or higher, for an upright text; an axis
-            # label is centred on its axes, not on the figure): a 60-character name in a
-            # title or axis label of a small figure was cut off at its edges
-            if not content or "\n" in content:  # (several lines: our own labels)
-                continue
-            side = 0.8 * 72 * (fig.get_figheight() if text.get_rotation() % 180 == 90
-                               else fig.get_figwidth())
-            width = _text_width(content, text.get_fontproperties())
-            if width > side:
-                text.set_text(bounded(content, max(20, int(len(content) * side / width))))
+                text.set_text(bounded(content))
         return ax
     return with_bounded_text
-
-
-@functools.cache
-def _text_metrics() -> Any:
-    """matplotlib's text-to-path metrics (one, kept: it caches the fonts it loads)."""
-    from matplotlib.textpath import TextToPath
-
-    return TextToPath()
-
-
-def _text_width(content: str, font: Any) -> float:
-    """The width of one line of text in points, measured without drawing it (about a
-    millisecond for a line of 60 characters)."""
-    return float(_text_metrics().get_text_width_height_descent(content, font, ismath=False)[0])
 
 
 def _texts_but_ticks(fig: Any, caller: str) -> list[Any]:
