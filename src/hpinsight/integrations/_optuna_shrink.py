@@ -76,7 +76,7 @@ import optuna
 from optuna.samplers import BaseSampler
 
 from .._shared import step_index
-from ..adapters._optuna import DECISIONS_KEY, RESTRICTION_KEY, TRIAL_KEY
+from ..adapters._optuna import DECISIONS_KEY, RESTRICTION_KEY, TRIAL_KEY, distribution_text
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ._cma_restart import cma_view, restarts, same_space, space_key
 
@@ -554,24 +554,12 @@ def _check_against_trials(study: optuna.Study, fixed: Mapping[str, Any],
         warnings.warn(
             f"restrict: no trial of study {study.study_name!r} has the parameter(s) {unseen} "
             f"(its trials have {sorted(known)}); the restriction holds for a trial that "
-            "suggests one, and a misspelt name is never held.", UserWarning, stacklevel=3)
+            "suggests one, and a misspelt name is never held.", UserWarning, stacklevel=4)
 
 
 def _describe_all(dists: Sequence[BaseDistribution]) -> str:
     """Distributions in words, joined by "or"."""
-    return " or ".join(_describe(d) for d in dists)
-
-
-def _describe(dist: BaseDistribution) -> str:
-    """A distribution in words: its choices, or its range with log scale and step."""
-    D = optuna.distributions
-    if isinstance(dist, D.CategoricalDistribution):
-        return f"the choices {list(dist.choices)!r}"
-    if isinstance(dist, D.FloatDistribution | D.IntDistribution):
-        extra = (", log scale" if dist.log else "") + (
-            f", step {dist.step:g}" if dist.step is not None and dist.step != 1 else "")
-        return f"[{dist.low:g}, {dist.high:g}]{extra}"
-    return repr(dist)
+    return " or ".join(distribution_text(optuna, d) for d in dists)
 
 
 def _decision(action: str, params: Mapping[str, Any], why: str, after_trial: int | None) -> dict[str, Any]:
