@@ -61,6 +61,8 @@ if TYPE_CHECKING:
 __all__ = ["AcrossStudiesResult", "importance_across_studies", "kendall_w", "mean_spearman"]
 
 _FUNC = "importance_across_studies"
+#: The usable trials a study needs by default to be compared with others.
+MIN_TRIALS = 10
 _logger = logging.getLogger(__name__)
 _logger.addHandler(logging.NullHandler())
 
@@ -366,7 +368,7 @@ def importance_across_studies(
     *,
     surrogate: GP | Forest | None = None,
     seed: int | None = 0,
-    min_trials: int = 10,
+    min_trials: int = MIN_TRIALS,
     top_n: int = 10,
     client: Any = None,
     n_jobs: int | None = None,

@@ -289,3 +289,39 @@ def test_a_warning_is_a_line_of_the_command_not_python_s_source_listing(
     assert "HPInsightWarning" not in err
     assert "warnings.warn(" not in err
     assert after is before  # the caller's is back
+
+
+def test_all_studies_names_and_leaves_out_studies_it_cannot_compare(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A storage commonly holds a study created and never run: the comparison of the
+    others goes on, and the left-out ones are named on stderr and in the document."""
+    optuna = pytest.importorskip("optuna")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    for k, name in enumerate(("a", "b")):
+        optuna.create_study(study_name=name, storage=url,
+                            sampler=optuna.samplers.RandomSampler(seed=k)).optimize(
+            lambda t: t.suggest_float("x", 0, 1) + 0.1 * t.suggest_float("y", 0, 1), n_trials=12)
+    optuna.create_study(study_name="never-run", storage=url)
+    short = optuna.create_study(study_name="short", storage=url)
+    short.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=3)
+    out = tmp_path / "across.json"
+    assert main(["report", "--storage", url, "--all-studies", "--json", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "WARNING: --all-studies leaves out study 'never-run': no finished trial." in err
+    assert ("WARNING: --all-studies leaves out study 'short': 3 usable trial(s), at least 10 "
+            "needed." in err)
+    doc = json.loads(out.read_text())
+    assert doc["studies"] == ["a", "b"]
+    assert doc["source"].endswith("left out: 'never-run' (no finished trial), 'short' "
+                                  "(3 usable trial(s), at least 10 needed)")
+    # named on purpose, a study that cannot be read is still an error
+    assert main(["report", "--storage", url, "--study", "a", "--study", "never-run", "--json",
+                 "--out", str(tmp_path / "two.json")]) == 1
+    assert "no COMPLETE trial" in capsys.readouterr().err
+    # what is left must be two or more
+    for name in ("b",):
+        optuna.delete_study(study_name=name, storage=url)
+    assert main(["report", "--storage", url, "--all-studies", "--json", "--out",
+                 str(tmp_path / "one.json")]) == 1
+    assert "holds 1 study with enough trials to compare (of 3)" in capsys.readouterr().err

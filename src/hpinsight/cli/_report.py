@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .._optional import import_optional
+from ..exceptions import InvalidDataError
 from ._model import add_model_arguments, model_from
 from ._progress import Progress
 from ._storage import objective_argument
@@ -239,8 +240,44 @@ def _load_several(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if len(names) < 2:
         raise _UsageError(f"{describe(args.storage)} holds {len(names)} study; the importance "
                           "across studies needs two or more (for one, give --study NAME).")
-    studies = {name: _study_history(optuna, storage, name, args)[0] for name in names}
-    return studies, f"{len(studies)} studies in {describe(args.storage)}"
+    if not args.all_studies:  # each named on purpose: one that cannot be read is an error
+        studies = {name: _study_history(optuna, storage, name, args)[0] for name in names}
+        return studies, f"{len(studies)} studies in {describe(args.storage)}"
+    studies, left_out = _usable_studies(optuna, storage, names, args)
+    for name, why in left_out.items():
+        _logger.warning("--all-studies leaves out study %r: %s.", name, why)
+    if len(studies) < 2:
+        raise InvalidDataError(
+            f"{describe(args.storage)} holds {len(studies)} study with enough trials to "
+            f"compare (of {len(names)}); the importance across studies needs two or more.")
+    where = f"{len(studies)} studies in {describe(args.storage)}"
+    if left_out:
+        where += "; left out: " + ", ".join(f"{name!r} ({why})" for name, why in left_out.items())
+    return studies, where
+
+
+def _usable_studies(optuna: Any, storage: Any, names: list[str],
+                    args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, str]]:
+    """For ``--all-studies``: the studies of ``names`` that can be compared, and why each
+    other one cannot (no finished trial, or fewer than the comparison needs). A storage
+    often holds a study that was created and never run; it should not stop the others'
+    comparison, and it is named, not dropped in silence."""
+    from .._across import MIN_TRIALS
+
+    studies: dict[str, Any] = {}
+    left_out: dict[str, str] = {}
+    for name in names:
+        try:
+            history = _study_history(optuna, storage, name, args)[0]
+        except InvalidDataError:  # no finished trial with parameters
+            left_out[name] = "no finished trial"
+            continue
+        n = getattr(history, "n_trials", None)  # a study of several objectives: its own check
+        if n is not None and n < MIN_TRIALS:
+            left_out[name] = f"{n} usable trial(s), at least {MIN_TRIALS} needed"
+            continue
+        studies[name] = history
+    return studies, left_out
 
 
 def _run_across(args: argparse.Namespace, target: Path | None, out: TextIO) -> int:
