@@ -53,6 +53,10 @@ class TrialHistory:
         How the optimizer was restricted while it sampled these trials (fixed or
         narrowed parameters, the decisions, forbidden clauses); adapters fill it,
         reports show it. The analyses themselves do not read it.
+    label : str, optional
+        What the trials are, in words (``"study 'demo'"``, ``"SMAC run out/svm/0"``);
+        adapters fill it, and a report without a ``label`` of its own takes it as its
+        heading.
 
     Examples
     --------
@@ -71,6 +75,7 @@ class TrialHistory:
     excluded: Mapping[str, int] = field(default_factory=dict)
     objective_name: str = "objective"
     sampling: SamplingRecord | None = None
+    label: str | None = None
     _frame: Any = field(default=None, init=False, repr=False, compare=False)
     _encoded: NDArray[np.float64] | None = field(default=None, init=False, repr=False, compare=False)
     #: The search-space class adapters build spaces with (so they need not import it).
@@ -102,6 +107,11 @@ class TrialHistory:
                 f"The 'sampling' parameter of {func} must be an hpinsight SamplingRecord or "
                 f"None. Got {type(self.sampling).__name__} instead."
             )
+        if self.label is not None and not isinstance(self.label, str):
+            raise InvalidArgumentTypeError(
+                f"The 'label' parameter of {func} must be a str or None. Got "
+                f"{type(self.label).__name__} instead."
+            )
         direction = check_choice(self.direction, "direction", func, ("minimize", "maximize"))
         excluded = {str(k): int(v) for k, v in dict(self.excluded).items() if int(v)}
         if hasattr(self.configs, "columns") and hasattr(self.configs, "copy"):  # pandas DataFrame
@@ -118,7 +128,8 @@ class TrialHistory:
         return (
             type(self),
             (self.space, [dict(c) for c in self.configs], np.array(self.y), self.direction,
-             self.trial_ids, dict(self.excluded), self.objective_name, self.sampling),
+             self.trial_ids, dict(self.excluded), self.objective_name, self.sampling,
+             self.label),
         )
 
     def __repr__(self) -> str:

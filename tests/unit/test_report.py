@@ -215,6 +215,37 @@ def test_label_and_title_name_what_was_analysed(history):
     assert "my 120 runs. Which hyperparameters matter" in page
 
 
+def test_a_history_an_adapter_read_names_its_study_or_run():
+    """``hp.report(hp.adapters.from_optuna(study))`` and ``hp.report(load_run(path))``
+    were headed "the given trials": the history now carries what its adapter read."""
+    optuna = pytest.importorskip("optuna")
+    from hpinsight.integrations.smac import load_run
+
+    study = _two_objective_study(n_trials=12)
+    with pytest.warns(optuna.exceptions.ExperimentalWarning):
+        study.set_metric_names(["loss", "speed"])
+    name = study.study_name
+    one = hp.adapters.from_optuna(study, objective="speed")
+    assert one.label == f"study {name!r}, speed"
+    assert hp.report(one, top=1, subspace=False).title == f"hpinsight report: study {name!r}, speed"
+    # the same words as for the study itself, and a multi-objective page names it once
+    assert hp.report(study, objective="speed", top=1, subspace=False).title == \
+        f"hpinsight report: study {name!r}, speed"
+    histories = {o: hp.adapters.from_optuna(study, objective=o) for o in ("loss", "speed")}
+    assert hp.report(histories, top=1, subspace=False).title.startswith(
+        f"hpinsight report: study {name!r}, 2 objectives")
+    run = load_run(SMAC_RUN)
+    assert run.label == f"SMAC run {SMAC_RUN}"
+    assert hp.report(run, top=1, subspace=False).to_dict()["source"] == f"SMAC run {SMAC_RUN}"
+    assert hp.adapters.from_smac(SMAC_RUN.parent).label == f"SMAC run {SMAC_RUN}"  # the run found
+    # the label travels with a pickled history (a worker process), and a user's own holds
+    import pickle
+
+    assert pickle.loads(pickle.dumps(one)).label == one.label
+    with pytest.raises(TypeError, match="'label' parameter of TrialHistory must be a str"):
+        hp.TrialHistory(one.space, one.configs, one.y, label=3)
+
+
 def test_one_parameter_constant_and_maximized_studies_render(history):
     one = hp.SearchSpace([hp.Float("x", 0.0, 1.0)])
     configs = one.sample(30, seed=0)

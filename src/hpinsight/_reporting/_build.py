@@ -235,7 +235,9 @@ def report(
     title : str, optional
         Heading of the page (default: from ``label``).
     label : str, optional
-        What the trials are, in words (default: ``"study NAME"`` for a study).
+        What the trials are, in words (default: the history's
+        :attr:`~hpinsight.TrialHistory.label`, which the adapters fill: ``"study NAME"``,
+        ``"SMAC run PATH"``).
     top : int, default=3
         Parameters shown in detail (marginals, PDPs with regions).
     cap_quantile : float, default=0.25
@@ -298,10 +300,7 @@ def report(
                         "hp.adapters.from_optuna instead).")
     history = (from_optuna(source, objective=objective) if objective is not None
                else as_history(source, func))
-    where = label or (f"study {source.study_name!r}" if history is not source
-                      else "the given trials")
-    if label is None and history is not source and len(getattr(source, "directions", ())) > 1:
-        where += f", {history.objective_name}"  # one page per objective: say which
+    where = label or history.label or "the given trials"  # an adapter's label names the study
     if history.n_trials < 2:
         raise InvalidDataError(
             f"{func}: {where} has {history.n_trials} usable trial(s)"

@@ -163,6 +163,14 @@ class MultiObjectiveReport:
         return save(self, path)
 
 
+def _shared_label(histories: Mapping[str, TrialHistory]) -> str | None:
+    """What the histories are, in words, less each one's objective (an adapter labels
+    each ``"study 'x', loss"``), where they agree; else None."""
+    stems = {None if h.label is None else h.label.removesuffix(f", {h.objective_name}")
+             for h in histories.values()}
+    return stems.pop() if len(stems) == 1 else None
+
+
 def multi_report(
     source: Any,
     histories: Mapping[str, TrialHistory],
@@ -179,7 +187,7 @@ def multi_report(
 ) -> MultiObjectiveReport:
     """Build the report of several objectives (:func:`hpinsight.report` calls this)."""
     where = label or (f"study {source.study_name!r}" if hasattr(source, "study_name")
-                      else "the given trials")
+                      else _shared_label(histories) or "the given trials")
     front = front_history(histories)
     if front.n_trials < 2:
         raise InvalidDataError(

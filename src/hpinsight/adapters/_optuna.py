@@ -294,6 +294,8 @@ def history_from_study(
         objective_name=objective_name,
         sampling=sampling_of(study, kept, changed={
             n: tuple(distribution_text(optuna, d) for d in dists) for n, dists in changed.items()}),
+        # a study of several objectives gives a history per objective: the label says which
+        label=f"study {study.study_name!r}" + (f", {objective_name}" if len(directions) > 1 else ""),
     )
 
 

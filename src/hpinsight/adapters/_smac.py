@@ -111,8 +111,10 @@ def history_from_smac(
     own_space, objectives, known = run_context(scenario, runhistory)
     configspace = own_space if configspace is None else configspace
     records, configs = records_from_runhistory(runhistory)
+    output = getattr(scenario, "output_directory", None)
     return history_from_records(cls, configspace, records, configs, objective=objective,
-                                objectives=objectives, instances=instances, known=known)
+                                objectives=objectives, instances=instances, known=known,
+                                label=None if output is None else f"SMAC run {output}")
 
 
 def run_context(scenario: Any, runhistory: Any) -> tuple[Any, list[str] | None, Instances]:
@@ -160,8 +162,10 @@ def history_from_records(
     instances: str = "auto",
     known: Instances | None = None,
     seed: int | None = 0,
+    label: str | None = None,
 ) -> TrialHistory:
-    """Aggregate runs per configuration (see the module notes) into a history."""
+    """Aggregate runs per configuration (see the module notes) into a history
+    (``label``: what the run is, in words; :attr:`TrialHistory.label`)."""
     func = _FUNC
     if instances not in ("auto", "mean", "model"):
         raise InvalidArgumentError(
@@ -223,7 +227,10 @@ def history_from_records(
     forbidden = tuple(str(c) for c in getattr(configspace, "forbidden_clauses", ()))
     sampling = SamplingRecord(forbidden=forbidden, linked=_linked(configspace)) if forbidden else None
     return cls(space, tuple(rows), values, direction="minimize", trial_ids=tuple(ids),
-               excluded=excluded, objective_name=name + how, sampling=sampling)
+               excluded=excluded, objective_name=name + how, sampling=sampling,
+               # a run of several objectives gives a history per objective: say which
+               label=f"{label}, {name + how}" if label and objectives and len(objectives) > 1
+               else label)
 
 
 def _linked(configspace: Any) -> tuple[tuple[str, ...], ...]:
@@ -306,26 +313,29 @@ def find_run_folder(path: Path) -> Path:
 def _history_from_folder(
     cls: type[TrialHistory], path: Path, *, objective: int | str | None, instances: str
 ) -> TrialHistory:
-    configspace, records, configs, objectives, known = _read_folder(path)
+    configspace, records, configs, objectives, known, folder = _read_folder(path)
     return history_from_records(cls, configspace, records, configs, objective=objective,
-                                objectives=objectives, instances=instances, known=known)
+                                objectives=objectives, instances=instances, known=known,
+                                label=f"SMAC run {folder}")
 
 
 def objective_histories(cls: type[TrialHistory], path: Path) -> dict[str, TrialHistory] | None:
     """A saved run of several objectives as one history per objective, keyed by the names
     its ``scenario.json`` gives them, from one read of the folder; None when the scenario
     names fewer than two."""
-    configspace, records, configs, objectives, known = _read_folder(path)
+    configspace, records, configs, objectives, known, folder = _read_folder(path)
     if objectives is None or len(objectives) < 2:
         return None
     return {name: history_from_records(cls, configspace, records, configs, objective=i,
-                                       objectives=objectives, known=known)
+                                       objectives=objectives, known=known,
+                                       label=f"SMAC run {folder}")
             for i, name in enumerate(objectives)}
 
 
 def _read_folder(path: Path) -> tuple[Any, list[SmacRun], dict[int, dict[str, Any]],
-                                      list[str] | None, Instances]:
-    """A saved run's space, records, configurations, objective names and instances."""
+                                      list[str] | None, Instances, Path]:
+    """A saved run's space, records, configurations, objective names, instances and
+    folder (``path`` or the one run below it)."""
     folder = find_run_folder(path)
     CS = import_optional("ConfigSpace", _FUNC)
     cs_file = folder / "configspace.json"
@@ -356,7 +366,7 @@ def _read_folder(path: Path) -> tuple[Any, list[SmacRun], dict[int, dict[str, An
         objectives = _names(scenario.get("objectives"))
         known = Instances.from_scenario(scenario.get("instances"),
                                         scenario.get("instance_features"))
-    return configspace, records, configs, objectives, known
+    return configspace, records, configs, objectives, known, folder
 
 
 def _record(entry: Any, i: int) -> SmacRun:

@@ -338,7 +338,7 @@ def _trials_in(study: optuna.Study, history: TrialHistory, ids: set[int]) -> Tri
     return TrialHistory(
         history.space, tuple(history.configs[i] for i in keep), history.y[keep],
         direction=history.direction, trial_ids=tuple(history.trial_ids[i] for i in keep),
-        excluded=history.excluded, objective_name=history.objective_name,
+        excluded=history.excluded, objective_name=history.objective_name, label=history.label,
         sampling=sampling_of(study, trials, changed=changed),
     )
 
