@@ -13,6 +13,7 @@ __all__ = [
     "ChangedDistributionWarning",
     "ConstantObjectiveWarning",
     "ExcludedTrialsWarning",
+    "FewTrialsWarning",
     "HPInsightError",
     "HPInsightWarning",
     "InvalidArgumentError",
@@ -137,6 +138,11 @@ class ExcludedTrialsWarning(HPInsightWarning):
 
 class ConstantObjectiveWarning(HPInsightWarning):
     """The objective (or the fitted model) does not vary, so every importance is zero."""
+
+
+class FewTrialsWarning(HPInsightWarning):
+    """Importances were asked of too few trials to be more than a guess, through an
+    interface that has no room to say so (Optuna's evaluators give numbers only)."""
 
 
 class ChangedDistributionWarning(HPInsightWarning):

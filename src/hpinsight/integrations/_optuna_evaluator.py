@@ -32,6 +32,7 @@ import optuna
 from optuna.importance import BaseImportanceEvaluator
 
 from .._fanova import fanova_quietly
+from .._fanova_result import MIN_TRIALS_HELD_OUT
 from .._validation import (
     MODEL_KEYWORDS,
     check_int,
@@ -43,6 +44,7 @@ from .._validation import (
 from ..adapters import from_optuna
 from ..exceptions import (
     ExcludedTrialsWarning,
+    FewTrialsWarning,
     InvalidArgumentError,
     InvalidArgumentTypeError,
 )
@@ -192,6 +194,13 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
             Non-negative; all zeros when at most one trial is usable or the
             objective is constant.
 
+        Warns
+        -----
+        FewTrialsWarning
+            Fewer than 5 usable trials: the numbers are a guess.
+        ExcludedTrialsWarning
+            COMPLETE trials with a NaN or infinite value were left out.
+
         Raises
         ------
         ValueError
@@ -229,6 +238,19 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
                 ExcludedTrialsWarning,
                 stacklevel=2,
             )
+        # the adapter turns exactly the distributions whose single() is true into
+        # one-choice categoricals: a parameter with one value has no importance
+        single = {p.name for p in history.space.params
+                  if isinstance(p, Categorical) and len(p.choices) == 1}
+        if history.n_trials < MIN_TRIALS_HELD_OUT and set(names) - single:
+            warnings.warn(
+                f"The importances of study {study.study_name!r} rest on {history.n_trials} "
+                "usable trial(s): too few to tell an effect from chance (the model cannot be "
+                f"checked on fewer than {MIN_TRIALS_HELD_OUT}), so they say nothing yet. Run "
+                "more trials; the evaluator's last_result gives every effect's verdict.",
+                FewTrialsWarning,
+                stacklevel=2,
+            )
         if history.n_trials <= 1:
             return zeros
         options: dict[str, Any] = {"surrogate": self.surrogate, "seed": self.seed,
@@ -243,10 +265,6 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
                 self._last, self._pending = None, (history, options)
         if result.is_constant:
             return zeros
-        # the adapter turns exactly the distributions whose single() is true into
-        # one-choice categoricals: a parameter with one value has no importance
-        single = {p.name for p in history.space.params
-                  if isinstance(p, Categorical) and len(p.choices) == 1}
         values = {
             name: 0.0 if name in single else max(0.0, float(result.importance(name).mean))
             for name in names

@@ -52,6 +52,26 @@ def test_ranking_and_last_result(study: optuna.Study) -> None:
     ).evaluate(study)
 
 
+def test_too_few_trials_are_said_to_be_a_guess_not_only_numbers() -> None:
+    """Two trials gave a parameter that does nothing 0.73 without a word; the dict has no
+    room for "uncertain", so a warning says it (and not once the trials can be checked,
+    or where every parameter has one value)."""
+    s = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    s.optimize(lambda t: t.suggest_float("x", 0, 1) + 0 * t.suggest_float("y", 0, 1), n_trials=2)
+    ev = FanovaImportanceEvaluator(seed=0)
+    with pytest.warns(hp.exceptions.FewTrialsWarning, match="rest on 2 usable trial"):
+        imp = optuna.importance.get_param_importances(s, evaluator=ev)
+    assert set(imp) == {"x", "y"}
+    assert ev.last_result is not None
+    assert {i.verdict for i in ev.last_result.ranking()} == {"uncertain"}  # what it points to
+    s.optimize(lambda t: t.suggest_float("x", 0, 1) + 0 * t.suggest_float("y", 0, 1), n_trials=3)
+    optuna.importance.get_param_importances(s, evaluator=ev)  # 5 trials: no warning (an error here)
+    one_value = optuna.create_study()
+    one_value.optimize(lambda t: float(t.suggest_categorical("k", ["only"]) == "only"), n_trials=2)
+    assert optuna.importance.get_param_importances(one_value, evaluator=ev,
+                                                   normalize=False) == {"k": 0.0}
+
+
 @pytest.mark.parametrize(("max_order", "cap"), [(1, None), (2, 0.25)])
 def test_importances_are_the_full_analysis_means_to_the_bit(study: optuna.Study, max_order: int,
                                                             cap: float | None) -> None:
