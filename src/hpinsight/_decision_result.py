@@ -37,10 +37,11 @@ CONSTANT = "constant objective"
 #: (:attr:`DecisionResult.top_doubtful`): an effect there is neither shown nor ruled out,
 #: and its share there, a fraction of next to nothing, is not quoted.
 NO_SIGNAL_AMONG_BEST = "no signal among the best"
-#: :attr:`ParameterDecision.evidence` of a parameter the model finds safe to fix that
-#: shares a forbidden clause with other parameters (``SamplingRecord.linked``): fixed, it
-#: can rule out values of theirs (``act`` fixed at ``"tanh"`` forbids ``opt = "rms"``), a
-#: cost the model, which integrates over forbidden combinations, does not see.
+#: :attr:`ParameterDecision.evidence` of a parameter the model finds safe to fix at a
+#: value where a forbidden clause rules out values of other parameters
+#: (``SamplingRecord.linked``: ``act`` fixed at ``"tanh"`` forbids ``opt = "rms"``; at
+#: ``"relu"``, nothing), a cost the model, which integrates over forbidden combinations,
+#: does not see.
 FORBIDDEN = "forbidden clause"
 #: :attr:`ParameterDecision.evidence` of a parameter the search space gives one value (a
 #: ConfigSpace ``Constant``, a one-choice categorical): "fixed" at it, nothing to tune.
@@ -220,8 +221,8 @@ class ParameterDecision:
         ``evidence`` names effects (``"lr"``, ``"lr among the best"``, ``"lr x
         optimizer"``); None otherwise.
     linked : tuple of str
-        For evidence ``FORBIDDEN``: the parameters it shares a forbidden clause with
-        (``SamplingRecord.linked``); empty otherwise.
+        For evidence ``FORBIDDEN``: the parameters whose values a forbidden clause rules
+        out where it would be fixed (``SamplingRecord.linked``); empty otherwise.
     share_before, evidence_before : float
         For a parameter taken out of the model (``hp.GP(prune=True)``), the share before
         pruning of its main effect over all trials and of the effect the state rests on

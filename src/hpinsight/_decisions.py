@@ -280,10 +280,12 @@ def decide(
             state = "not_yet_safe" if hidden_cost > margin else "fix"
         else:
             state = "not_yet_safe"
-        # a parameter sharing a forbidden clause with others: fixing it can rule out values
-        # of theirs (act fixed at 'tanh' forbids opt = 'rms'), a cost the model, which
-        # integrates over forbidden combinations, does not see
-        linked = () if sampling is None else sampling.linked_to(name)
+        # a parameter sharing a forbidden clause with others: fixed at a value the clause
+        # reads, it rules out values of theirs (act fixed at 'tanh' forbids opt = 'rms'; at
+        # 'relu' nothing), a cost the model, which integrates over forbidden combinations,
+        # does not see
+        linked = () if sampling is None else (
+            sampling.linked_to(name) if value is None else sampling.linked_to(name, value))
         forbidding = state == "fix" and bool(linked)
         if forbidding:
             state = "not_yet_safe"
@@ -545,10 +547,10 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                          "what fixing it may cost; more varied trials will tell."
                          if d.evidence == CONSTANT else
                          f"Keep tuning for now: {nothing}, and fixing it at {value} costs at "
-                         f"most {upper} by the model, but it shares a forbidden clause with "
-                         f"{', '.join(d.linked)}: fixed, it can rule out values of theirs, a "
-                         "cost the model does not see (it integrates over forbidden "
-                         "combinations)." if d.evidence == FORBIDDEN else
+                         f"most {upper} by the model, but there a forbidden clause rules out "
+                         f"values of {', '.join(d.linked)}, a cost the model does not see "
+                         "(it integrates over forbidden combinations)."
+                         if d.evidence == FORBIDDEN else
                          f"Keep tuning for now: {hidden}" if d.evidence == "size" else
                          f"Keep tuning for now: {nothing} in the importances, which follow "
                          "a fit to the ranks of the objective (a few extreme trials cannot "

@@ -16,6 +16,8 @@ from typing import Any
 
 __all__ = ["SamplingRecord"]
 
+_ANY = object()  # SamplingRecord.linked_to without a value
+
 
 @dataclass(frozen=True, slots=True)
 class SamplingRecord:
@@ -40,10 +42,13 @@ class SamplingRecord:
     forbidden : sequence of str
         Forbidden clauses of the space, as text (the analyses integrate over the whole
         product space, forbidden combinations included).
-    linked : sequence of sequence of str
-        For each forbidden clause that reads two or more parameters, their names: fixing
-        one of them can rule out values of the others, a cost the analyses do not see,
-        so none of them is called safe to fix.
+    linked : sequence of mapping of str to sequence or None
+        For each forbidden clause that reads two or more parameters: each of them, with
+        the values at which the clause can rule out values of the others (``None``: at
+        any value, as for a relation between two parameters). Fixing a parameter at such
+        a value costs what the analyses do not see (they integrate over forbidden
+        combinations), so it is not called safe to fix there. A clause given as a plain
+        sequence of names counts at any value of each.
     changed : mapping of str to sequence of str
         Parameters whose distribution changed during the study (a range that depends on
         another parameter, or an edited objective), each with its distributions as text.
@@ -65,7 +70,7 @@ class SamplingRecord:
     n_narrowed: Mapping[str, int] | None = None
     forbidden: tuple[str, ...] = ()
     changed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    linked: tuple[tuple[str, ...], ...] = ()
+    linked: tuple[Mapping[str, tuple[Any, ...] | None], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fixed", MappingProxyType(dict(self.fixed)))
@@ -79,8 +84,10 @@ class SamplingRecord:
                 object.__setattr__(self, name, MappingProxyType(
                     {str(k): int(v) for k, v in dict(counts).items() if int(v)}))
         object.__setattr__(self, "forbidden", tuple(str(c) for c in self.forbidden))
-        object.__setattr__(self, "linked", tuple(tuple(str(n) for n in group)
-                                                 for group in self.linked))
+        object.__setattr__(self, "linked", tuple(
+            MappingProxyType({str(n): None if v is None else tuple(v) for n, v in group.items()}
+                             if isinstance(group, Mapping) else dict.fromkeys(map(str, group)))
+            for group in self.linked))
         object.__setattr__(self, "changed", MappingProxyType(
             {str(k): tuple(str(t) for t in v) for k, v in dict(self.changed).items()}))
 
@@ -98,7 +105,7 @@ class SamplingRecord:
         return (type(self), (dict(self.fixed), dict(self.ranges),
                              tuple(dict(d) for d in self.decisions), plain(self.n_held),
                              plain(self.n_narrowed), self.forbidden, dict(self.changed),
-                             self.linked))
+                             tuple(dict(group) for group in self.linked)))
 
     @property
     def is_empty(self) -> bool:
@@ -106,9 +113,14 @@ class SamplingRecord:
         return not (self.fixed or self.ranges or self.decisions or self.n_held
                     or self.n_narrowed or self.forbidden or self.changed)
 
-    def linked_to(self, name: str) -> tuple[str, ...]:
-        """The parameters ``name`` shares a forbidden clause with (``linked``)."""
-        return tuple(sorted({n for group in self.linked if name in group for n in group} - {name}))
+    def linked_to(self, name: str, value: Any = _ANY) -> tuple[str, ...]:
+        """The parameters whose values a forbidden clause can rule out once ``name`` is
+        fixed at ``value`` (``linked``; without a value, at any)."""
+        def fires(at: tuple[Any, ...] | None) -> bool:
+            return at is None or value is _ANY or any(value == v for v in at)
+
+        return tuple(sorted({n for group in self.linked if name in group and fires(group[name])
+                             for n in group} - {name}))
 
     def held(self, name: str) -> int:
         """Analysed trials sampled with ``name`` held fixed (0 when not recorded)."""
@@ -124,5 +136,6 @@ class SamplingRecord:
             "n_narrowed": None if self.n_narrowed is None else dict(self.n_narrowed),
             "forbidden": list(self.forbidden),
             "changed": {k: list(v) for k, v in self.changed.items()},
-            "linked": [list(group) for group in self.linked],
+            "linked": [{n: None if v is None else list(v) for n, v in group.items()}
+                       for group in self.linked],
         }

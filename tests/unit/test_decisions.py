@@ -750,10 +750,21 @@ def test_a_parameter_that_shares_a_forbidden_clause_is_not_called_safe_to_fix(an
     assert out["z"].state == "not_yet_safe"
     assert out["z"].evidence == FORBIDDEN
     assert out["z"].linked == ("x",)
-    assert "shares a forbidden clause with x" in out["z"].sentence
+    assert "a forbidden clause rules out values of x" in out["z"].sentence
     assert out["u"].state == "fix"
     assert out["x"].state == free["x"].state
     assert out["z"].to_dict()["linked"] == ["x"]
+    # by value: the clause fires only where z = 0.3, so z fixed elsewhere rules nothing out
+    # (a SMAC space's act at 'relu' beside opt = rms and act = tanh was kept tuned)
+    valued = SamplingRecord(forbidden=("z == 0.3 && x > 0.5",),
+                            linked=({"z": (0.3,), "x": None},))
+    at = {v: decide(result, capped=capped, risks=risks, margin=0.01, sampling=valued,
+                    values={"z": v, "u": 0.5, "x": 0.5, "w": 0.5})
+          for v in (0.3, 0.7)}
+    assert at[0.3]["z"].state == "not_yet_safe"
+    assert at[0.3]["z"].linked == ("x",)
+    assert at[0.7]["z"].state == "fix"
+    assert at[0.7]["z"].linked == ()
 
 
 def test_a_parameter_with_one_value_in_the_space_is_fixed_at_it():

@@ -156,8 +156,13 @@ def test_parameters_that_share_a_forbidden_clause_are_linked_when_a_run_is_read(
     cs.add(CS.ForbiddenAndConjunction(CS.ForbiddenEqualsClause(cs["opt"], "rms"),
                                       CS.ForbiddenEqualsClause(cs["act"], "tanh")),
            CS.ForbiddenLessThanRelation(cs["b"], cs["f"]),
-           CS.ForbiddenEqualsClause(cs["x"], 0.25))  # one parameter: links nothing
-    assert _linked(cs) == (("act", "opt"), ("b", "f"))
+           CS.ForbiddenEqualsClause(cs["x"], 0.25),  # one parameter: links nothing
+           CS.ForbiddenAndConjunction(CS.ForbiddenInClause(cs["b"], [1, 2]),
+                                      CS.ForbiddenGreaterThanClause(cs["x"], 0.5)))
+    # each with the values at which the clause fires; any value for a relation or a
+    # comparison (the order is ConfigSpace's)
+    assert sorted(_linked(cs), key=lambda g: sorted(g)) == [
+        {"act": ("tanh",), "opt": ("rms",)}, {"b": None, "f": None}, {"b": (1, 2), "x": None}]
 
 
 def test_clauses_of_every_kind_configspace_writes_are_read():

@@ -174,9 +174,10 @@ def space_from_configspace(cls: type[SearchSpace], cs: Any) -> SearchSpace:
     n_forbidden = len(cs.forbidden_clauses)
     if n_forbidden:
         warnings.warn(
-            f"The ConfigurationSpace has {n_forbidden} forbidden clause(s), which hpinsight "
-            "ignores: the analyses integrate over the product of the per-parameter measures, "
-            "including the forbidden combinations. Results on those regions are extrapolation.",
+            f"The ConfigurationSpace has {n_forbidden} forbidden clause(s), which the "
+            "importances do not model: they integrate over the product of the per-parameter "
+            "measures, including the forbidden combinations. Results on those regions are "
+            "extrapolation.",
             HPInsightWarning,
             stacklevel=3,
         )

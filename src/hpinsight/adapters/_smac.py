@@ -233,16 +233,37 @@ def history_from_records(
                else label)
 
 
-def _linked(configspace: Any) -> tuple[tuple[str, ...], ...]:
-    """The names each forbidden clause of ``configspace`` reads, for the clauses that read
-    two or more parameters (``SamplingRecord.linked``)."""
-    def names(node: Mapping[str, Any]) -> set[str]:
-        if "clauses" in node:
-            return {n for c in node["clauses"] for n in names(c)}
-        return {node[k] for k in ("name", "left", "right") if k in node}
+def _linked(configspace: Any) -> tuple[dict[str, tuple[Any, ...] | None], ...]:
+    """For each forbidden clause of ``configspace`` that reads two or more parameters,
+    each of them with the values at which the clause can rule out others' values
+    (``SamplingRecord.linked``): a conjunction of equality and membership tests fires
+    only where each holds (``opt = rms and act = tanh``: ``act`` fixed at ``relu`` rules
+    nothing out); for a relation, an ``or``, a comparison or a parameter read twice,
+    any value (None)."""
+    def parts(node: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        return [p for c in node["clauses"] for p in parts(c)] if node["type"] == "AND" else [node]
 
-    groups = (sorted(names(c)) for c in configspace.to_serialized_dict().get("forbiddens", ()))
-    return tuple(tuple(g) for g in groups if len(g) > 1)
+    def names(node: Mapping[str, Any]) -> list[str]:
+        if "clauses" in node:
+            return [n for c in node["clauses"] for n in names(c)]
+        return [node[k] for k in ("name", "left", "right") if k in node]
+
+    out = []
+    for clause in configspace.to_serialized_dict().get("forbiddens", ()):
+        read = names(clause)
+        if len(set(read)) < 2:
+            continue
+        at: dict[str, tuple[Any, ...] | None] = dict.fromkeys(sorted(set(read)))
+        for part in parts(clause):
+            name = part.get("name")
+            if name is None or read.count(name) > 1:
+                continue
+            if part["type"] == "EQUALS":
+                at[name] = (part["value"],)
+            elif part["type"] == "IN":
+                at[name] = tuple(part["values"])
+        out.append(at)
+    return tuple(out)
 
 
 def _aggregate(

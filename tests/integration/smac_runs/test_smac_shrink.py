@@ -217,3 +217,50 @@ def test_auto_never_fixes_a_small_parameter_whose_default_is_costly(tmp_path: Pa
         truth = {"a": 10.0 * (value - 0.3) ** 2, "b": 5.0 * (value - 0.6) ** 2,
                  "v": 0.3 * abs(value - 0.5)}.get(name, 1e-4 * value)
         assert truth <= sub.margin, (name, value, truth, sub.margin)
+
+
+def _act_space(act_default: str) -> Any:
+    """x matters, opt = rms is better by 1, act does nothing, and rms with tanh is
+    forbidden: act fixed at tanh rules out the better optimizer."""
+    cs = CS.ConfigurationSpace(seed=0)
+    opt = CS.Categorical("opt", ["rms", "adam"], default="adam")
+    act = CS.Categorical("act", ["relu", "tanh"], default=act_default)
+    cs.add([CS.Float("x", (0.0, 1.0)), opt, act] + [CS.Float(n, (0.0, 1.0)) for n in NUISANCE])
+    cs.add(CS.ForbiddenAndConjunction(CS.ForbiddenEqualsClause(opt, "rms"),
+                                      CS.ForbiddenEqualsClause(act, "tanh")))
+    return cs
+
+
+def act_cost(c: dict[str, Any]) -> float:
+    return (10.0 * (c["x"] - 0.3) ** 2 + (0.0 if c["opt"] == "rms" else 1.0)
+            + 1e-4 * sum(c[n] for n in NUISANCE))
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:The ConfigurationSpace has 1 forbidden clause")
+def test_a_forbidden_clause_read_from_a_run_keeps_tuned_what_would_rule_out_the_best(
+        tmp_path: Path) -> None:
+    # act does nothing, but fixed at its default (tanh) it forbids opt = rms, a true cost
+    # of 1.0 the model does not see; read from the run, the clause is known by value, so
+    # act at relu would rule nothing out
+    from hpinsight.adapters import from_smac
+
+    def fn(config: Any, seed: int = 0) -> float:
+        return act_cost(dict(config))
+
+    first = _optimized(_act_space("tanh"), fn, 60, tmp_path, "act")
+    record = from_smac(first).sampling
+    assert record is not None
+    assert record.linked_to("act", "tanh") == ("opt",)
+    assert record.linked_to("act", "relu") == ()
+    assert record.linked_to("opt", "adam") == ()
+    best_before = first.runhistory.get_cost(first.intensifier.get_incumbent())
+    run = shrink_and_continue(first, fn, n_trials=20, keep="auto", seed=0)
+    assert run.subspace is not None
+    assert "act" not in run.fixed
+    assert run.subspace.decisions["act"].tuned
+    assert run.fixed.get("opt") != "adam"
+    result = run.facade.optimize()
+    best = run.facade.runhistory.get_cost(result)
+    assert dict(result)["opt"] == "rms"  # the better optimizer stayed reachable
+    assert best <= best_before
