@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CONSTANT", "DISPUTED_LENGTH", "DISPUTED_RATIO", "FORBIDDEN", "HIDDEN_COST", "MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
            "MISSED_ALPHA", "NEGLIGIBLE_SD", "NO_SIGNAL_AMONG_BEST", "SINGLE", "STATES", "TUNED", "DecisionResult", "ParameterDecision",
-           "answer_groups", "fmt_cost", "fmt_share", "fmt_share_vs", "member_note", "no_matters_line"]
+           "answer_groups", "fmt_cost", "fmt_share", "member_note", "no_matters_line"]
 
 #: :attr:`ParameterDecision.evidence` of a parameter of an objective whose every trial has
 #: the same value: nothing can be shown or ruled out, and the margin (what the study can
@@ -132,18 +132,6 @@ def fmt_cost(x: float, threshold: float | None = None) -> str:
                 or text != f"{threshold:.{digits}g}":
             return text
     return f"{x:.8g}"
-
-
-def fmt_share_vs(x: float, threshold: float) -> str:
-    """A share as :func:`fmt_share` writes it, with more decimals where that would print
-    it equal to ``threshold`` (``4.99 %`` against 5 %, not ``5.0 %``)."""
-    text = fmt_share(x)
-    if x == threshold or not math.isfinite(x) or text == "0.0 %":
-        return text
-    decimals = len(text.split()[0].partition(".")[2])
-    while decimals < 8 and f"{100 * x:.{decimals}f}" == f"{100 * threshold:.{decimals}f}":
-        decimals += 1
-    return f"{100 * x:.{decimals}f} %"
 
 
 @dataclass(frozen=True, slots=True)

@@ -96,7 +96,6 @@ from ._decision_result import (
     ParameterDecision,
     fmt_cost,
     fmt_share,
-    fmt_share_vs,
 )
 from ._fanova_result import INTERVAL_LEVEL, NEGLIGIBLE_SHARE, among_best_label, verdict
 from ._risk import holm_bonferroni
@@ -488,7 +487,7 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
     # the share among the best, after the verdict on the share over all trials, so the
     # verdict reads as the latter's
     aside = ("" if not math.isfinite(d.share_top) else f" ({NO_CLEAR_SIGNAL} {top_label})"
-             if top_doubtful else f" ({fmt_share_vs(d.share_top, MATTERS_SHARE)} {top_label})")
+             if top_doubtful else f" ({fmt_share(d.share_top)} {top_label})")
     own = share
     share += aside
     value = fmt_value(d.value, quote=True)
@@ -515,7 +514,7 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
     among = d.sized_by == f"{name} among the best"
     pair = d.sized_by is not None and not among and d.sized_by != name
     hidden = (f"{f'its interaction {d.sized_by}' if pair else 'it'} explains "
-              f"{fmt_share_vs(d.evidence_share, NEGLIGIBLE_SHARE)} of the variation"
+              f"{fmt_share(d.evidence_share)} of the variation"
               f"{f' {top_label}' if among else ''}"
               f"{_taken(d.evidence_before)}, below the "
               f"{100 * NEGLIGIBLE_SHARE:g} % counted as an effect but more "
@@ -568,7 +567,7 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                          if d.evidence == "missed" else
                          f"Keep tuning for now: it explains {share}, no more than a shuffled "
                          "parameter, but these trials could hide an effect of it that holds "
-                         f"up to {fmt_share_vs(d.hidden_share, MATTERS_SHARE)} of the "
+                         f"up to {fmt_share(d.hidden_share)} of the "
                          f"variation, and from {fmt_share(MATTERS_SHARE)} an effect matters: "
                          "they leave part of its range unexplored, or their noise is too "
                          "large to show one; more trials will tell."

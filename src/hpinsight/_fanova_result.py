@@ -13,6 +13,8 @@ import numpy as np
 
 from ._optional import import_optional
 from ._shared import (
+    MATTERS_SHARE,
+    NEGLIGIBLE_SHARE,
     REPR_WIDTH,
     clip_text,
     fmt_share,
@@ -50,14 +52,6 @@ __all__ = ["INTERVAL_LEVEL", "INTERVAL_Z", "MATTERS_SHARE", "NEGLIGIBLE_SHARE", 
 
 #: The verdicts an :class:`Importance` can carry.
 VERDICTS = ("resolved", "uncertain", "indistinguishable from nothing")
-#: Shares below this are nothing whatever the null says: they round to 0.0 % as reports
-#: show them (a fit that gives the shadows exactly nothing would otherwise call a share
-#: of 1e-9 "uncertain", next to a printed 0.0 %).
-NEGLIGIBLE_SHARE = 5e-4
-#: An effect that is resolved and holds at least this share of the variance "matters";
-#: nothing is "indistinguishable from nothing" while its trials could hide an effect this
-#: large (:attr:`Importance.hidden`).
-MATTERS_SHARE = 0.05
 #: The level of an effect's interval (:attr:`Importance.interval`), which its verdict
 #: reads, and the normal quantile that makes it: ``mean ± INTERVAL_Z std``.
 INTERVAL_LEVEL = 0.90

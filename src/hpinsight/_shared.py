@@ -12,7 +12,7 @@ import numpy as np
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["GRID_TOL", "NO_CLEAR_SIGNAL", "REPR_WIDTH", "clip_text", "fmt_share", "fmt_value", "grid_columns", "join_items",
+__all__ = ["GRID_TOL", "MATTERS_SHARE", "NEGLIGIBLE_SHARE", "NO_CLEAR_SIGNAL", "REPR_WIDTH", "clip_text", "fmt_share", "fmt_value", "grid_columns", "join_items",
            "json_array", "json_value", "no_signal_words", "readonly", "step_index",
            "taken_out_words"]
 
@@ -99,10 +99,33 @@ def no_signal_words(n_flat: int, n_refits: int) -> str:
     return f"{n_flat} of {n_refits} refits find no signal"
 
 
+#: An effect that is resolved and holds at least this share of the variance "matters";
+#: nothing is "indistinguishable from nothing" while its trials could hide an effect this
+#: large (:attr:`~hpinsight.results.Importance.hidden`).
+MATTERS_SHARE = 0.05
+#: Shares below this are nothing whatever the null says (a fit that gives the shadows
+#: exactly nothing would otherwise call a share of 1e-9 "uncertain").
+NEGLIGIBLE_SHARE = 5e-4
+
+
 def fmt_share(x: float) -> str:
     """A share of variance, the one way every surface writes it: ``42.1 %``; below
     0.1 %, to two significant digits (``0.047 %``), so a small share that is not nothing
-    does not print as ``0.0 %`` (below 1e-6 % it does)."""
+    does not print as ``0.0 %`` (below 1e-6 % it does). A share is never printed equal
+    to a threshold the rules read (:data:`MATTERS_SHARE`, :data:`NEGLIGIBLE_SHARE`)
+    unless it is one: ``4.99 %``, not ``5.0 %``, for a share the rules call below 5 %."""
+    text = _share_text(x)
+    for threshold in (MATTERS_SHARE, NEGLIGIBLE_SHARE):
+        if x != threshold and text == _share_text(threshold):
+            decimals = len(text.split()[0].partition(".")[2])
+            while decimals < 8 and f"{100 * x:.{decimals}f}" == f"{100 * threshold:.{decimals}f}":
+                decimals += 1
+            return f"{100 * x:.{decimals}f} %"
+    return text
+
+
+def _share_text(x: float) -> str:
+    """:func:`fmt_share` before it keeps shares apart from the thresholds."""
     if not math.isfinite(x):
         return "n/a"
     pct = 100 * x

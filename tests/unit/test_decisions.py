@@ -357,6 +357,18 @@ def test_a_cost_never_prints_equal_to_its_threshold(x, threshold, text):
     assert fmt_cost(x, threshold) == text
 
 
+@pytest.mark.parametrize(
+    ("x", "text"),
+    [(0.0499, "4.99 %"), (0.04999, "4.999 %"), (0.05, "5.0 %"), (0.0501, "5.01 %"),
+     (0.123, "12.3 %"), (0.000499, "0.0499 %"), (0.0005, "0.050 %"), (0.00047, "0.047 %"),
+     (1e-9, "0.0 %")],
+)
+def test_a_share_never_prints_equal_to_a_threshold_the_rules_read(x, text):
+    # one spelling on every surface: the table wrote 5.0 % for a share the sentence beside
+    # it wrote 4.99 % (the rule reads it against 5 %, and 0.05 % for nothing)
+    assert fmt_share(x) == text
+
+
 def test_the_live_ranking_line_writes_shares_as_the_report_does():
     """The callback's log line and ``watch`` print the shares the way the page and the
     terminal table do, so 0.069 % is not "0.00" in one place and "0.1 %" in another."""
