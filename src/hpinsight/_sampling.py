@@ -9,14 +9,38 @@ reports show it next to the numbers it qualifies.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from .exceptions import InvalidArgumentTypeError
+
 __all__ = ["SamplingRecord"]
 
 _ANY = object()  # SamplingRecord.linked_to without a value
+
+
+def _clause(group: Any) -> Mapping[str, tuple[Any, ...] | None]:
+    """One entry of :attr:`SamplingRecord.linked`, checked: each name with a tuple of
+    values or None (a plain sequence of names: None for each)."""
+    if not isinstance(group, Mapping):
+        if isinstance(group, str) or not isinstance(group, Iterable):
+            raise InvalidArgumentTypeError(
+                "Each entry of the 'linked' parameter of SamplingRecord must be the names "
+                "of one forbidden clause's parameters, or a mapping of each to the values at "
+                f"which the clause can fire, e.g. {{'act': ('tanh',), 'opt': None}}. Got "
+                f"{group!r} instead.")
+        return MappingProxyType(dict.fromkeys(map(str, group)))
+    out: dict[str, tuple[Any, ...] | None] = {}
+    for name, values in group.items():
+        if values is not None and (isinstance(values, str | bytes) or not isinstance(values, Iterable)):
+            raise InvalidArgumentTypeError(
+                f"In the 'linked' parameter of SamplingRecord, the values of {name!r} must be "
+                f"a sequence of values or None (any value). Got {values!r} instead; write "
+                f"({values!r},) for that one value.")
+        out[str(name)] = None if values is None else tuple(values)
+    return MappingProxyType(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +108,7 @@ class SamplingRecord:
                 object.__setattr__(self, name, MappingProxyType(
                     {str(k): int(v) for k, v in dict(counts).items() if int(v)}))
         object.__setattr__(self, "forbidden", tuple(str(c) for c in self.forbidden))
-        object.__setattr__(self, "linked", tuple(
-            MappingProxyType({str(n): None if v is None else tuple(v) for n, v in group.items()}
-                             if isinstance(group, Mapping) else dict.fromkeys(map(str, group)))
-            for group in self.linked))
+        object.__setattr__(self, "linked", tuple(map(_clause, self.linked)))
         object.__setattr__(self, "changed", MappingProxyType(
             {str(k): tuple(str(t) for t in v) for k, v in dict(self.changed).items()}))
 

@@ -305,23 +305,35 @@ def test_all_studies_names_and_leaves_out_studies_it_cannot_compare(
     optuna.create_study(study_name="never-run", storage=url)
     short = optuna.create_study(study_name="short", storage=url)
     short.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=3)
+    # studies of two objectives are compared on reaching their Pareto front, and left out
+    # on the same grounds
+    for name, n in (("mo-empty", 0), ("mo-short", 3), ("mo-ok", 12)):
+        optuna.create_study(study_name=name, storage=url, directions=["minimize"] * 2,
+                            sampler=optuna.samplers.RandomSampler(seed=2)).optimize(
+            lambda t: (t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)), n_trials=n)
     out = tmp_path / "across.json"
     assert main(["report", "--storage", url, "--all-studies", "--json", "--out", str(out)]) == 0
     err = capsys.readouterr().err
-    assert "WARNING: --all-studies leaves out study 'never-run': no finished trial." in err
+    assert ("WARNING: --all-studies leaves out study 'never-run': no finished trial with "
+            "parameters." in err)
     assert ("WARNING: --all-studies leaves out study 'short': 3 usable trial(s), at least 10 "
             "needed." in err)
     doc = json.loads(out.read_text())
-    assert doc["studies"] == ["a", "b"]
-    assert doc["source"].endswith("left out: 'never-run' (no finished trial), 'short' "
-                                  "(3 usable trial(s), at least 10 needed)")
+    assert doc["studies"] == ["a", "b", "mo-ok"]
+    assert "WARNING: --all-studies leaves out study 'mo-empty'" in err
+    assert "WARNING: --all-studies leaves out study 'mo-short': 3 usable trial(s)" in err
+    assert doc["source"].endswith(
+        "; left out: 'mo-empty' (no finished trial with parameters), 'mo-short' (3 usable "
+        "trial(s), at least 10 needed), 'never-run' (no finished trial with parameters), "
+        "'short' (3 usable trial(s), at least 10 needed)")
+    assert "left out" not in doc["title"]
     # named on purpose, a study that cannot be read is still an error
     assert main(["report", "--storage", url, "--study", "a", "--study", "never-run", "--json",
                  "--out", str(tmp_path / "two.json")]) == 1
     assert "no COMPLETE trial" in capsys.readouterr().err
     # what is left must be two or more
-    for name in ("b",):
+    for name in ("b", "mo-ok"):
         optuna.delete_study(study_name=name, storage=url)
     assert main(["report", "--storage", url, "--all-studies", "--json", "--out",
                  str(tmp_path / "one.json")]) == 1
-    assert "holds 1 study with enough trials to compare (of 3)" in capsys.readouterr().err
+    assert "holds 5 studies, of which 1 can be compared" in capsys.readouterr().err

@@ -238,6 +238,14 @@ def test_a_history_an_adapter_read_names_its_study_or_run():
     assert run.label == f"SMAC run {SMAC_RUN}"
     assert hp.report(run, top=1, subspace=False).to_dict()["source"] == f"SMAC run {SMAC_RUN}"
     assert hp.adapters.from_smac(SMAC_RUN.parent).label == f"SMAC run {SMAC_RUN}"  # the run found
+    # the page's code to reproduce it loads the run, and the objective chosen of several
+    # (the label's ", time" is not part of the path)
+    one_of_two = hp.TrialHistory(run.space, run.configs, run.y, objective_name="time",
+                                 label=f"SMAC run {SMAC_RUN}, time")
+    page = hp.report(one_of_two, top=1, subspace=False).html()
+    assert html.escape(f"history = load_run({str(SMAC_RUN)!r}, objective='time')") in page
+    assert html.escape(f"history = load_run({str(SMAC_RUN)!r})") in hp.report(
+        run, top=1, subspace=False).html()
     # the label travels with a pickled history (a worker process), and a user's own holds
     import pickle
 

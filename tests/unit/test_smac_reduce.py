@@ -163,6 +163,19 @@ def test_parameters_that_share_a_forbidden_clause_are_linked_when_a_run_is_read(
     # comparison (the order is ConfigSpace's)
     assert sorted(_linked(cs), key=lambda g: sorted(g)) == [
         {"act": ("tanh",), "opt": ("rms",)}, {"b": None, "f": None}, {"b": (1, 2), "x": None}]
+    # a parameter read twice, and the parts of a disjunction, count at any value
+    other = CS.ConfigurationSpace(seed=0)
+    other.add([CS.Categorical("act", ["relu", "tanh"]), CS.Integer("b", (1, 10), default=5),
+               CS.Categorical("opt", ["rms", "adam"], default="adam")])
+    other.add(CS.ForbiddenAndConjunction(CS.ForbiddenInClause(other["b"], [1, 2, 3]),
+                                         CS.ForbiddenEqualsClause(other["b"], 2),
+                                         CS.ForbiddenEqualsClause(other["act"], "relu")),
+              CS.ForbiddenAndConjunction(
+                  CS.ForbiddenEqualsClause(other["opt"], "rms"),
+                  CS.ForbiddenOrConjunction(CS.ForbiddenEqualsClause(other["act"], "tanh"),
+                                            CS.ForbiddenInClause(other["b"], [9, 10]))))
+    assert _linked(other) == ({"act": ("relu",), "b": None},
+                              {"act": None, "b": None, "opt": ("rms",)})
 
 
 def test_clauses_of_every_kind_configspace_writes_are_read():

@@ -641,8 +641,14 @@ def _snippet(report: Report) -> str:
                  named == "target" else f", objective={named!r}")
         load = f"history = hp.adapters.from_optuna(study{which})"
     elif src.startswith("SMAC run "):
+        # one objective of a run of several is labelled "SMAC run PATH, OBJECTIVE"
+        path = src.removeprefix("SMAC run ")
+        head, _, tail = path.rpartition(", ")
+        named = report.history.objective_name
+        chosen = bool(head) and (named == tail or named.startswith(f"{tail} ("))
         load = ("from hpinsight.integrations.smac import load_run\n"
-                f"history = load_run({src.removeprefix('SMAC run ')!r})")
+                f"history = load_run({head if chosen else path!r}"
+                f"{f', objective={tail!r}' if chosen else ''})")
     else:
         load = "history = ...  # the TrialHistory the report was made from"
     seed = report.seed

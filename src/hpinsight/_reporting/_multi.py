@@ -166,8 +166,8 @@ class MultiObjectiveReport:
 def _shared_label(histories: Mapping[str, TrialHistory]) -> str | None:
     """What the histories are, in words, less each one's objective (an adapter labels
     each ``"study 'x', loss"``), where they agree; else None."""
-    stems = {None if h.label is None else h.label.removesuffix(f", {h.objective_name}")
-             for h in histories.values()}
+    stems = {None if h.label is None else h.label.removesuffix(f", {name}")
+             for name, h in histories.items()}
     return stems.pop() if len(stems) == 1 else None
 
 

@@ -229,7 +229,7 @@ def history_from_records(
     return cls(space, tuple(rows), values, direction="minimize", trial_ids=tuple(ids),
                excluded=excluded, objective_name=name + how, sampling=sampling,
                # a run of several objectives gives a history per objective: say which
-               label=f"{label}, {name + how}" if label and objectives and len(objectives) > 1
+               label=f"{label}, {name}" if label and objectives and len(objectives) > 1
                else label)
 
 

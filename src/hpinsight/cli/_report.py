@@ -197,7 +197,10 @@ def _smac_history(path: Path, objective: int | str | None, *,
     if problem:
         raise FileNotFoundError(problem)
     each = objective_histories(TrialHistory, path) if several and objective is None else None
-    return (from_smac(path, objective=objective) if each is None else each), f"SMAC run {path}"
+    if each is not None:
+        return each, f"SMAC run {path}"
+    history = from_smac(path, objective=objective)
+    return history, history.label or f"SMAC run {path}"  # with the objective chosen, if any
 
 
 def _study_history(optuna: Any, storage: Any, name: str,
@@ -221,12 +224,13 @@ def _study_history(optuna: Any, storage: Any, name: str,
     return history, f"study {name!r} ({describe(args.storage)}){which}"
 
 
-def _load_several(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    """Every study asked for, by name, and what they are in words."""
+def _load_several(args: argparse.Namespace) -> tuple[dict[str, Any], str, str]:
+    """Every study asked for, by name, what they are in words, and which ones
+    ``--all-studies`` left out and why (empty when none)."""
     if args.smac_run is not None:
         runs = {str(path): _smac_history(path, args.objective, several=False)[0]
                 for path in args.smac_run}
-        return runs, f"{len(runs)} SMAC runs"
+        return runs, f"{len(runs)} SMAC runs", ""
     optuna = import_optional("optuna", "hpinsight report --storage")
     from ._storage import describe, open_storage
 
@@ -238,22 +242,22 @@ def _load_several(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     except Exception as exc:
         raise RuntimeError(f"cannot open {describe(args.storage)}: {exc}") from exc
     if len(names) < 2:
-        raise _UsageError(f"{describe(args.storage)} holds {len(names)} study; the importance "
+        raise _UsageError(f"{describe(args.storage)} holds {len(names)} "
+                          f"stud{'y' if len(names) == 1 else 'ies'}; the importance "
                           "across studies needs two or more (for one, give --study NAME).")
     if not args.all_studies:  # each named on purpose: one that cannot be read is an error
         studies = {name: _study_history(optuna, storage, name, args)[0] for name in names}
-        return studies, f"{len(studies)} studies in {describe(args.storage)}"
+        return studies, f"{len(studies)} studies in {describe(args.storage)}", ""
     studies, left_out = _usable_studies(optuna, storage, names, args)
     for name, why in left_out.items():
         _logger.warning("--all-studies leaves out study %r: %s.", name, why)
     if len(studies) < 2:
         raise InvalidDataError(
-            f"{describe(args.storage)} holds {len(studies)} study with enough trials to "
-            f"compare (of {len(names)}); the importance across studies needs two or more.")
-    where = f"{len(studies)} studies in {describe(args.storage)}"
-    if left_out:
-        where += "; left out: " + ", ".join(f"{name!r} ({why})" for name, why in left_out.items())
-    return studies, where
+            f"{describe(args.storage)} holds {len(names)} studies, of which {len(studies)} "
+            "can be compared; the importance across studies needs two or more.")
+    left = ("left out: " + ", ".join(f"{name!r} ({why})" for name, why in left_out.items())
+            if left_out else "")
+    return studies, f"{len(studies)} studies in {describe(args.storage)}", left
 
 
 def _usable_studies(optuna: Any, storage: Any, names: list[str],
@@ -263,18 +267,19 @@ def _usable_studies(optuna: Any, storage: Any, names: list[str],
     often holds a study that was created and never run; it should not stop the others'
     comparison, and it is named, not dropped in silence."""
     from .._across import MIN_TRIALS
+    from ..adapters import as_history
 
     studies: dict[str, Any] = {}
     left_out: dict[str, str] = {}
     for name in names:
-        try:
-            history = _study_history(optuna, storage, name, args)[0]
-        except InvalidDataError:  # no finished trial with parameters
-            left_out[name] = "no finished trial"
+        try:  # a study of several objectives is compared on reaching its Pareto front
+            history = as_history(_study_history(optuna, storage, name, args)[0],
+                                 "hpinsight report")
+        except InvalidDataError:
+            left_out[name] = "no finished trial with parameters"
             continue
-        n = getattr(history, "n_trials", None)  # a study of several objectives: its own check
-        if n is not None and n < MIN_TRIALS:
-            left_out[name] = f"{n} usable trial(s), at least {MIN_TRIALS} needed"
+        if history.n_trials < MIN_TRIALS:
+            left_out[name] = f"{history.n_trials} usable trial(s), at least {MIN_TRIALS} needed"
             continue
         studies[name] = history
     return studies, left_out
@@ -287,7 +292,7 @@ def _run_across(args: argparse.Namespace, target: Path | None, out: TextIO) -> i
     from ..exceptions import HPInsightError
 
     try:
-        studies, where = _load_several(args)
+        studies, where, left = _load_several(args)
     except _UsageError as exc:
         _logger.error("%s", exc)
         return 2
@@ -297,6 +302,7 @@ def _run_across(args: argparse.Namespace, target: Path | None, out: TextIO) -> i
     if not args.json:
         import_optional("matplotlib", "hpinsight report")
     title = f"hpinsight: importance across {where}"
+    source = f"{where}; {left}" if left else where  # the page and the document name them
     bar = Progress(logger=_logger)
     try:
         result = importance_across_studies(
@@ -312,9 +318,9 @@ def _run_across(args: argparse.Namespace, target: Path | None, out: TextIO) -> i
         _logger.error("the analysis on %s failed: %s", args.scheduler or "this machine", exc)
         return 1
     return _write_out(
-        lambda as_json: (json.dumps(across_document(result, title=title, source=where),
+        lambda as_json: (json.dumps(across_document(result, title=title, source=source),
                                     indent=2, allow_nan=False) if as_json
-                         else across_html(result, title=title, source=where)),
+                         else across_html(result, title=title, source=source)),
         args, target, out, bar, where)
 
 

@@ -23,6 +23,7 @@ Differences from ``optuna.importance.FanovaImportanceEvaluator``:
 
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -236,7 +237,7 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
                 f"{study.study_name!r} were left out of the importances because their value "
                 "is NaN or infinite.",
                 ExcludedTrialsWarning,
-                stacklevel=2,
+                stacklevel=_outside_stacklevel(),
             )
         # the adapter turns exactly the distributions whose single() is true into
         # one-choice categoricals: a parameter with one value has no importance
@@ -246,10 +247,12 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
             warnings.warn(
                 f"The importances of study {study.study_name!r} rest on {history.n_trials} "
                 "usable trial(s): too few to tell an effect from chance (the model cannot be "
-                f"checked on fewer than {MIN_TRIALS_HELD_OUT}), so they say nothing yet. Run "
-                "more trials; the evaluator's last_result gives every effect's verdict.",
+                f"checked on fewer than {MIN_TRIALS_HELD_OUT}), so "
+                + ("they are all 0" if history.n_trials <= 1 else
+                   "they say nothing yet; the evaluator's last_result gives every effect's "
+                   "verdict") + ". Run more trials.",
                 FewTrialsWarning,
-                stacklevel=2,
+                stacklevel=_outside_stacklevel(),
             )
         if history.n_trials <= 1:
             return zeros
@@ -270,6 +273,17 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
             for name in names
         }
         return dict(sorted(values.items(), key=lambda kv: kv[1], reverse=True))
+
+
+def _outside_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning issued by the caller point at the first
+    frame outside hpinsight and Optuna: the user's line, whether it called ``evaluate``
+    or ``optuna.importance.get_param_importances`` (or a plot that calls it)."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and str(frame.f_globals.get("__name__", "")).partition(".")[0] \
+            in ("hpinsight", "optuna"):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _means_only(model: GP | Forest) -> GP | Forest:

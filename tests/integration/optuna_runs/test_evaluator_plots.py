@@ -59,13 +59,21 @@ def test_too_few_trials_are_said_to_be_a_guess_not_only_numbers() -> None:
     s = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     s.optimize(lambda t: t.suggest_float("x", 0, 1) + 0 * t.suggest_float("y", 0, 1), n_trials=2)
     ev = FanovaImportanceEvaluator(seed=0)
-    with pytest.warns(hp.exceptions.FewTrialsWarning, match="rest on 2 usable trial"):
+    with pytest.warns(hp.exceptions.FewTrialsWarning, match="rest on 2 usable trial") as caught:
         imp = optuna.importance.get_param_importances(s, evaluator=ev)
+    assert caught[0].filename == __file__  # the user's line, not Optuna's
     assert set(imp) == {"x", "y"}
+    with pytest.warns(hp.exceptions.FewTrialsWarning, match="last_result") as caught:
+        ev.evaluate(s)
+    assert caught[0].filename == __file__
     assert ev.last_result is not None
     assert {i.verdict for i in ev.last_result.ranking()} == {"uncertain"}  # what it points to
     s.optimize(lambda t: t.suggest_float("x", 0, 1) + 0 * t.suggest_float("y", 0, 1), n_trials=3)
     optuna.importance.get_param_importances(s, evaluator=ev)  # 5 trials: no warning (an error here)
+    one = optuna.create_study()
+    one.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=1)
+    with pytest.warns(hp.exceptions.FewTrialsWarning, match="1 usable trial.*they are all 0"):
+        assert FanovaImportanceEvaluator(seed=0).evaluate(one) == {"x": 0.0}
     one_value = optuna.create_study()
     one_value.optimize(lambda t: float(t.suggest_categorical("k", ["only"]) == "only"), n_trials=2)
     assert optuna.importance.get_param_importances(one_value, evaluator=ev,
