@@ -475,7 +475,8 @@ def test_from_configspace_warns_about_forbidden_clauses():
             ),
         ]
     )
-    with pytest.warns(HPInsightWarning, match=r"2 forbidden clause\(s\), which hpinsight ignores"):
+    with pytest.warns(HPInsightWarning, match=r"2 forbidden clause\(s\), which the importances do "
+                      r"not model"):
         space = hp.adapters.from_configspace(cs)
     assert space.names == ("a", "b")
     assert space.conditions == ()

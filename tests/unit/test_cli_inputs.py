@@ -274,7 +274,7 @@ def test_a_warning_is_a_line_of_the_command_not_python_s_source_listing(
     from hpinsight.exceptions import HPInsightWarning
 
     def run(args: object, out: object) -> int:
-        warnings.warn("3 forbidden clause(s), which hpinsight ignores", HPInsightWarning,
+        warnings.warn("3 forbidden clause(s), which the importances do not model", HPInsightWarning,
                       stacklevel=2)
         return 0
 
@@ -285,7 +285,7 @@ def test_a_warning_is_a_line_of_the_command_not_python_s_source_listing(
         assert main(["report", "--smac-run", str(SMAC_RUN)]) == 0
         after = warnings.showwarning
     err = capsys.readouterr().err
-    assert "WARNING: 3 forbidden clause(s), which hpinsight ignores" in err
+    assert "WARNING: 3 forbidden clause(s), which the importances do not model" in err
     assert "HPInsightWarning" not in err
     assert "warnings.warn(" not in err
     assert after is before  # the caller's is back
