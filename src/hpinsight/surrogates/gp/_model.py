@@ -297,49 +297,62 @@ class FittedGP:
         # the single columns that are fixed: their distance terms and factors are kept
         # for every fix of theirs (a PDP fixes one column at every grid point)
         kept = {unit_of[j] for j, _ in fixes if unit_of[j][0] in alone}
-        # rows per chunk: the blocks' kernels, the kept terms and about six other matrices
-        # of the chunk's rows by the training rows are held at once, 128 MB in all
-        step = max(1, 2**24 // (max(X0.shape[0], 1) * (len(blocks) + 2 * len(kept) + 6)))
+        # The prediction is linear in the kernel: (P + r A) beta, with P the product part
+        # and A the additive part. So the additive part is carried as its product with the
+        # weights (a few columns), and a fix swaps its unit's term there as a product too,
+        # instead of forming and adding matrices of the rows by the training rows (on 40
+        # parameters, five such passes per fix and per refit).
+        bt = self.beta.T
+        # rows per chunk: the blocks' kernels, the kept distance terms and about four other
+        # matrices of the chunk's rows by the training rows are held at once, 128 MB in all
+        step = max(1, 2**24 // (max(X0.shape[0], 1) * (len(blocks) + len(kept) + 4)))
         for lo in range(0, X.shape[0], step):
             rows = slice(lo, lo + step)
-            dist = np.zeros((Q[rows].shape[0], X0.shape[0]))  # the single columns' D
-            summed = np.zeros_like(dist)  # the additive part
+            n_rows = Q[rows].shape[0]
+            dist = np.zeros((n_rows, X0.shape[0]))  # the single columns' D
+            additive = np.zeros((n_rows, bt.shape[1]))  # the additive part times the weights
             kernel = {}  # the blocks' factors
-            own = {}  # the kept columns' distance terms and factors
+            own = {}  # the kept columns' distance terms, and their factors times the weights
             for u in units:
                 F = factor(u, Q[rows])
                 if u[0] in alone:
                     dist += F
                     E = np.exp(-0.5 * F)
-                    if u in kept:
-                        own[u] = (F, E)
-                    F = E
                 else:
-                    kernel[u] = F
-                if weights[u]:
-                    summed += weights[u] * F
+                    kernel[u] = E = F
+                if weights[u] or u in kept:
+                    term = E @ bt
+                    if weights[u]:
+                        additive += weights[u] * term
+                    if u in kept:
+                        own[u] = (F, term)
             others = np.exp(-0.5 * dist)  # everything of the product but the blocks
+            additive *= r
             if unchanged is not None:
                 K = others * np.prod([kernel[b] for b in blocks], axis=0) if blocks else others
-                unchanged[:, rows] = ((K + r * summed) @ self.beta.T).T
+                unchanged[:, rows] = (K @ bt + additive).T
+            K = np.empty_like(dist)
             for (j, _), C, pred in zip(fixes, changed, preds, strict=True):
                 u = unit_of[j]
                 if u[0] in alone:  # swap the column's distance term
                     old_dist, old = own[u]
-                    new_dist = factor(u, C)
-                    K = np.exp(-0.5 * (dist - old_dist + new_dist))
-                    new = np.exp(-0.5 * new_dist)
+                    new_dist = factor(u, C)  # one row: the column is the same in every row
+                    np.subtract(dist, old_dist, out=K)
+                    K += new_dist
+                    K *= -0.5
+                    np.exp(K, out=K)
+                    new = np.exp(-0.5 * new_dist) @ bt
                 else:  # swap the block's factor
-                    old, new = kernel[u], factor(u, C[rows])
-                    K = others * new
+                    new_factor = factor(u, C[rows])
+                    np.multiply(others, new_factor, out=K)
+                    old, new = kernel[u] @ bt, new_factor @ bt
                 for b in blocks:
                     if b != u:
                         K *= kernel[b]
+                out = K @ bt + additive
                 if weights[u]:
-                    K += r * (summed + weights[u] * (new - old))
-                else:
-                    K += r * summed
-                pred[:, rows] = (K @ self.beta.T).T
+                    out += (r * weights[u]) * (new - old)
+                pred[:, rows] = out.T
         return [self.y_mean + self.y_scale * p
                 for p in ([unchanged] if unchanged is not None else []) + preds]
 
