@@ -283,6 +283,11 @@ def _with_inferred_conditions(space: SearchSpace, X: NDArray[np.float64]) -> Sea
     return infer_conditions(space, X) or space
 
 
+#: The widest spread of objective values analysed (its inverse, the narrowest that is not
+#: zero): squared, as variances are, it stays well inside float64's range (about 1e308).
+MAX_SPREAD = 1e120
+
+
 @dataclass(frozen=True, slots=True)
 class _Options:
     """The validated options of one :func:`fanova` call."""
@@ -303,6 +308,16 @@ def _checked_options(history: TrialHistory, *, surrogate: Any, seed: Any, max_or
         left_out = (f"; {history.excluded_summary()}: only finished trials with a finite value "
                     "are analysed" if history.n_excluded else " (an empty history)")
         raise InvalidDataError(f"{func} got no usable trials{left_out}. It needs at least one.")
+    spread = float(np.ptp(history.y))
+    if spread > MAX_SPREAD or 0 < spread < 1 / MAX_SPREAD:
+        raise InvalidDataError(
+            f"{func}: the objective's values span {spread:.3g}; variances of that scale "
+            f"{'overflow' if spread > 1 else 'underflow'} in floating point (the analysis "
+            f"squares differences of the values), so every share would be lost. Rescale the "
+            "objective, e.g. "
+            + (f"divide it by {10.0 ** round(math.log10(spread)):g}" if spread > 1 else
+               f"multiply it by {10.0 ** -round(math.log10(spread)):g}")
+            + " or take its logarithm, before analysing it.")
     model = as_surrogate(surrogate, func)
     max_order = check_int(max_order, "max_order", func, minimum=1)
     if max_order > len(history.space):

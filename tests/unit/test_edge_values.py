@@ -1,10 +1,12 @@
 """Edge values that used to give silent wrong answers: ``None`` as a categorical choice
 (defaults and subspace), midpoints of stepped and log ranges (subspace), and the last bit
-of log-encoded condition parents (encoding and activity)."""
+of log-encoded condition parents (encoding and activity), and objectives whose variance
+leaves floating point."""
 
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -244,3 +246,19 @@ def test_condition_targets_bounds_and_measure_points_use_one_logarithm():
     points = measure_of(int_param).points
     assert points is not None
     np.testing.assert_array_equal(points[[v - 1 for v in INT_LOG_SPLITS]], X[:, 0])
+
+
+@pytest.mark.parametrize(("scale", "fix"), [(1e200, "divide it by 1e+200"),
+                                             (1e-200, "multiply it by 1e+200")])
+def test_an_objective_whose_variance_leaves_float_range_is_a_clear_error(scale, fix):
+    # values spread over 1e200 crashed inside the fit (an empty maximum), and over 1e-200
+    # read as a constant objective with every importance 0
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("y", 0, 1)])
+    configs = space.sample(40, seed=0)
+    y = np.array([(c["x"] - 0.3) ** 2 + 0.1 * c["y"] for c in configs])
+    with pytest.raises(hp.exceptions.InvalidDataError, match=f"span .*{re.escape(fix)}"):
+        hp.fanova(hp.TrialHistory(space, configs, y * scale), seed=0)
+    # a large offset with an ordinary spread is analysed, and so is a spread of 1e100
+    for values in (1e12 + y, 1e100 * y, 1e-100 * y):
+        ranked = hp.fanova(hp.TrialHistory(space, configs, values), seed=0).ranking()
+        assert ranked[0].params == ("x",)
