@@ -307,3 +307,15 @@ def test_to_dict_turns_non_finite_numbers_into_none():
     imp = results.Importance(("x",), math.nan, math.inf)
     assert imp.to_dict()["mean"] is None
     assert imp.to_dict()["std"] is None
+
+
+def test_report_frame_tells_a_pair_from_a_parameter_named_like_it():
+    # the pair (lr, wd) and a parameter named "lr x wd" share one text in "params"; the
+    # pair took the parameter's share among the best
+    space = hp.SearchSpace([hp.Float("lr", 0, 1), hp.Float("wd", 0, 1), hp.Float("lr x wd", 0, 1)])
+    configs = space.sample(80, seed=0)
+    y = [4 * c["lr"] * c["wd"] + 0.5 * c["lr x wd"] for c in configs]
+    rep = hp.report(hp.TrialHistory(space, configs, y), top=1, subspace=False)
+    frame = rep.to_frame().set_index(["params", "order"])
+    assert frame.loc[("lr x wd", 1), "capped_mean"] == rep.capped.importance("lr x wd").mean
+    assert np.isnan(frame.loc[("lr x wd", 2), "capped_mean"])

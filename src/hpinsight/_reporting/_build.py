@@ -145,11 +145,11 @@ class Report:
         """
         import_optional("pandas", "Report.to_frame")
         frame = self.result.to_frame()
-        capped = {" x ".join(i.params): i for i in self.capped.ranking()}
-        frame["capped_mean"] = [capped[p].mean if p in capped else float("nan")
-                                for p in frame["params"]]
-        frame["capped_std"] = [capped[p].std if p in capped else float("nan")
-                               for p in frame["params"]]
+        # by name and order: a pair (lr, wd) and a parameter named "lr x wd" are one text
+        capped = {(" x ".join(i.params), len(i.params)): i for i in self.capped.ranking()}
+        keys = list(zip(frame["params"], frame["order"], strict=True))
+        frame["capped_mean"] = [capped[k].mean if k in capped else float("nan") for k in keys]
+        frame["capped_std"] = [capped[k].std if k in capped else float("nan") for k in keys]
         return frame
 
     def to_dict(self) -> dict[str, Any]:
