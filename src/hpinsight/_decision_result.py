@@ -211,6 +211,10 @@ class ParameterDecision:
     linked : tuple of str
         For evidence ``FORBIDDEN``: the parameters whose values a forbidden clause rules
         out where it would be fixed (``SamplingRecord.linked``); empty otherwise.
+    partners : tuple of str
+        Where ``evidence`` names an interaction: its other parameters, each name whole
+        (``evidence`` joins them with ``" x "``, which a name may hold too); empty
+        otherwise.
     share_before, evidence_before : float
         For a parameter taken out of the model (``hp.GP(prune=True)``), the share before
         pruning of its main effect over all trials and of the effect the state rests on
@@ -248,6 +252,7 @@ class ParameterDecision:
     evidence_before: float = math.nan
     sized_by: str | None = None
     linked: tuple[str, ...] = ()
+    partners: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"ParameterDecision({self.param!r}: {self.action})"
@@ -295,6 +300,7 @@ class ParameterDecision:
             "share_before": json_value(self.share_before),
             "evidence_before": json_value(self.evidence_before),
             "sized_by": self.sized_by, "linked": list(self.linked),
+            "partners": list(self.partners),
         }
 
 
@@ -515,10 +521,7 @@ def member_note(d: ParameterDecision) -> str:
             return f"(fixing it costs {fmt_cost(d.cost)})"
         # a share among the best says so: beside shares over all trials it read as one
         among = d.evidence == f"{d.param} among the best"
-        # (its own main effect has no partners, also where its name holds " x ")
-        partners = [] if among or d.evidence == d.param else [
-            p for p in d.evidence.split(" x ") if p != d.param]
-        with_ = f" with {', '.join(partners)}" if partners else ""
+        with_ = f" with {', '.join(d.partners)}" if d.partners else ""
         of = "" if d.objective is None else f" of {d.objective}"
         return f"({fmt_share(d.evidence_share)}{' among the best' if among else ''}{with_}{of})"
     if d.state == "no_data":

@@ -343,6 +343,9 @@ def decide(
             share_before=_before(main.get(name)),
             evidence_before=_before(quoted), sized_by=sized_by,
             linked=linked if forbidding else (),
+            partners=tuple(p for p in strongest.params if p != name)
+            if strongest is not None and len(strongest.params) > 1
+            and evidence == " x ".join(strongest.params) else (),
         )
     _keep_some(out, min_keep)
     top_label = among_best_label(capped)

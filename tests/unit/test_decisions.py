@@ -810,9 +810,25 @@ def test_the_answer_says_when_a_share_is_among_the_best():
     assert member_note(among) == "(6.4 % among the best)"
     pair = ParameterDecision(param="y", state="matters", share=0.005, share_std=0.001,
                              share_top=0.0, evidence="x x y", evidence_share=0.2,
-                             verdict="resolved", n_active=60)
+                             verdict="resolved", n_active=60, partners=("x",))
     assert member_note(pair) == "(20.0 % with x)"
     named = ParameterDecision(param="lr x wd", state="matters", share=0.8, share_std=0.01,
                               share_top=0.5, evidence="lr x wd", evidence_share=0.8,
                               verdict="resolved", n_active=60)
     assert member_note(named) == "(80.0 %)"  # it said "(80.0 % with lr, wd)"
+
+
+def test_an_interaction_s_partners_keep_names_that_hold_the_separator():
+    # a parameter named "lr x wd" kept for its interaction with b was listed "with lr,
+    # wd, b": the partners were read back by splitting the evidence on " x "
+    space = hp.SearchSpace([hp.Float("lr x wd", 0, 1), hp.Float("b", 0, 1),
+                            hp.Float("z", 0, 1)])
+    configs = space.sample(120, seed=0)
+    y = [8 * (c["lr x wd"] - 0.5) * (c["b"] - 0.5) for c in configs]
+    sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
+    d = sub.decisions["lr x wd"]
+    assert d.evidence == "lr x wd x b"
+    assert d.partners == ("b",)
+    assert member_note(d).endswith(" with b)")
+    assert d.to_dict()["partners"] == ["b"]
+    assert sub.decisions["b"].partners == ("lr x wd",)
