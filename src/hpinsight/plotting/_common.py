@@ -257,7 +257,9 @@ def set_log_axis(ax: Any, which: str, values: Any) -> None:
         axis.set_minor_locator(ticker.FixedLocator(
             [m for m in minor if m not in ticks and v.min() <= m <= v.max()]))
     else:
-        axis.set_minor_locator(ticker.LogLocator(subs="auto"))
+        # 1, 2 and 5 of each decade (a decade without a label keeps its tick): the eight
+        # of matplotlib's "auto" were a sixth of the demo page's drawing time
+        axis.set_minor_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
     axis.set_minor_formatter(ticker.NullFormatter())
 
 
