@@ -291,7 +291,7 @@ def suggest_subspace(
     Parameters
     ----------
     history : TrialHistory, optuna.Study or mapping of str to TrialHistory
-        The trials so far (a study is read with ``TrialHistory.from_optuna``). A study of
+        The trials so far (a study is read with ``hp.adapters.from_optuna``). A study of
         several objectives, or a mapping of objective names to histories of the same
         trials, is decided for every objective (:mod:`hpinsight._joint`): a parameter is
         safe to fix only when it is safe for each objective at one common value (its

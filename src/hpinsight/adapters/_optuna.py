@@ -190,14 +190,14 @@ def history_from_study(
     on_change: Callable[[list[str]], object] | None = None,
     allow_empty: bool = False,
 ) -> TrialHistory | None:
-    """Implement :meth:`hpinsight.TrialHistory.from_optuna` (see there).
+    """Implement :func:`hpinsight.adapters.from_optuna` (see there).
 
     ``on_change`` receives the names of parameters whose distribution changed
     instead of a warning (warnings cannot be caught safely off the main
     thread); ``allow_empty`` returns None instead of raising when no COMPLETE
     trial has parameters.
     """
-    func = "TrialHistory.from_optuna"
+    func = "hp.adapters.from_optuna"
     optuna = import_optional("optuna", func)
     if not isinstance(study, optuna.Study):
         raise InvalidArgumentTypeError(

@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 _STATUS = {0: "RUNNING", 1: "SUCCESS", 2: "CRASHED", 3: "TIMEOUT", 4: "MEMORYOUT"}
-_FUNC = "TrialHistory.from_smac"
+_FUNC = "hp.adapters.from_smac"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +95,7 @@ def history_from_smac(
     objective: int | str | None = None,
     instances: str = "auto",
 ) -> TrialHistory:
-    """Implement :meth:`hpinsight.TrialHistory.from_smac` (see there)."""
+    """Implement :func:`hpinsight.adapters.from_smac` (see there)."""
     if isinstance(source, str | Path):
         return _history_from_folder(cls, Path(source), objective=objective, instances=instances)
     runhistory = getattr(source, "runhistory", None)

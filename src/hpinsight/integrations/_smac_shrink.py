@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import math
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -282,6 +284,7 @@ def shrink_and_continue(
     overwrite: bool = False,
     reevaluate: int | Literal["auto"] = "auto",
     risk_margin: float = 0.05,
+    components: Callable[[Any], Mapping[str, Any]] | None = None,
 ) -> ContinuedRun:
     """Continue a SMAC run on the subspace of its most important parameters.
 
@@ -332,11 +335,18 @@ def shrink_and_continue(
         keeps its parameter tuned. Unlike the Optuna callback, the continued run is
         decided once: its smaller configuration space has no exploring trials to release
         a parameter on.
+    components : callable, optional
+        Called with the continued run's scenario; returns keyword arguments for the new
+        facade, for components SMAC builds for a scenario (``lambda s: {"intensifier":
+        HPO.get_intensifier(s, max_config_calls=1)}``). Without it the new facade has
+        its kind's defaults, and a component of the first run that differs from them
+        (another intensifier, a ParEGO aggregation) is named in a warning.
 
     Notes
     -----
     SMAC's logging is left as the first facade set it up (the new facade is made with
-    ``logging_level=False``).
+    ``logging_level=False``). ``keep`` needs a run of one objective (it ranks parameters
+    and reads the incumbent); for a run of several, pass ``fixed``.
 
     Returns
     -------
@@ -361,6 +371,18 @@ def shrink_and_continue(
         raise InvalidArgumentError("shrink_and_continue: keep='auto' decides from its own analysis; "
                          "'importances' only orders parameters for keep=<int>. Pass one.")
     scenario = facade.scenario
+    objectives = scenario.objectives if isinstance(scenario.objectives, list) else [scenario.objectives]
+    if keep is not None and len(objectives) > 1:
+        raise InvalidArgumentError(
+            f"shrink_and_continue: this run has {len(objectives)} objectives ({objectives}); "
+            "keep= ranks parameters by one objective's importance and fixes them at the "
+            "incumbent's values, which a run of several objectives does not have. Pass "
+            "fixed={...} with the values to hold (hp.report(hp.adapters.from_smac(run_folder)) "
+            "decides what is safe to fix for every objective).")
+    if components is not None and not callable(components):
+        raise InvalidArgumentTypeError(
+            "The 'components' parameter of shrink_and_continue must be a callable taking "
+            f"the new scenario. Got {type(components).__name__} instead.")
     risk_margin = check_real(risk_margin, "risk_margin", "shrink_and_continue", low=0.0, high=math.inf)
     fixed, subspace = _chosen_fixed(facade, keep, fixed, importances, seed, risk_margin)
     reduced = reduce_configspace(scenario.configspace, fixed)
@@ -377,7 +399,8 @@ def shrink_and_continue(
     queued = _best_projections(facade, outside, {_key(c) for c, _, _ in told},
                                min(reevaluate, int(n_trials)))
     new_scenario = dataclasses.replace(new_scenario, n_trials=len(told) + int(n_trials))
-    new = _continued_facade(facade, new_scenario, target_function, callbacks, told, queued)
+    new = _continued_facade(facade, new_scenario, target_function, callbacks, told, queued,
+                            components)
     kept = tuple(n for n in reduced if n not in fixed)
     queued_keys = {_key(q) for q in queued}
     n_left_out = sum(1 for _, c in outside if _key(c) not in queued_keys)
@@ -402,6 +425,12 @@ def _chosen_fixed(facade: Any, keep: Any, fixed: Mapping[str, Any] | None,
     elif fixed is None and isinstance(keep, int):
         from .._fanova import fanova
 
+        if importances is not None:
+            unknown = [n for n in importances if n not in cs]
+            if unknown:  # a misspelt name took a place of keep and let a real one be fixed
+                raise InvalidArgumentError(
+                    f"shrink_and_continue: 'importances' names {unknown}, not parameters of "
+                    f"the run's configuration space ({list(cs)}).")
         ranked = list(importances) if importances is not None else [
             i.params[0] for i in fanova(from_smac(facade), seed=seed).ranking(order=1)]
         order = ranked + [n for n in cs if n not in ranked]
@@ -442,23 +471,63 @@ def _sorted_runs(facade: Any, reduced: Any, fixed: Mapping[str, Any],
 
 def _continued_facade(facade: Any, scenario: Any, target_function: Any,
                       callbacks: Sequence[Any], told: list[tuple[Any, Any, Any]],
-                      queued: list[Any]) -> Any:
+                      queued: list[Any],
+                      components: Callable[[Any], Mapping[str, Any]] | None = None) -> Any:
     """Step 3: a facade of the same kind on the reduced scenario, the queued projections
     as its initial design, told the runs that already lay in the subspace."""
     from smac.runhistory import TrialInfo, TrialValue
 
     for config in queued:
         config.origin = "hpinsight: an old configuration projected onto the subspace, evaluated again"
-    design = type(facade).get_initial_design(scenario, n_configs=0,
-                                             additional_configs=list(queued))
-    new = type(facade)(scenario, target_function, initial_design=design,
-                       callbacks=list(callbacks), overwrite=True, logging_level=False)
+    kind = type(facade)
+    # the facades whose design is the default configuration (algorithm configuration,
+    # random search, Hyperband) take no count of random configurations
+    count = ({"n_configs": 0} if "n_configs" in inspect.signature(kind.get_initial_design).parameters
+             else {})
+    design = kind.get_initial_design(scenario, **count, additional_configs=list(queued))
+    given = dict(components(scenario)) if components is not None else {}
+    new = kind(scenario, target_function, **{"initial_design": design, **given},
+               callbacks=list(callbacks), overwrite=True, logging_level=False)
+    if components is None:
+        _warn_about_defaults(facade, new)
     for config, key, value in told:
         config.origin = "hpinsight: evaluated before shrinking, already in the subspace"
         new.tell(TrialInfo(config=config, instance=key.instance, seed=key.seed, budget=key.budget),
                  TrialValue(cost=value.cost, time=value.time), save=False)
     new.optimizer.save()
     return new
+
+
+def _warn_about_defaults(old: Any, new: Any) -> None:
+    """Warn where the continued facade's components (its kind's defaults) differ from the
+    first run's: SMAC builds them for a scenario, so they cannot be carried over."""
+    space_bound = {"types", "bounds"}  # a model's description of the configuration space
+
+    def settings(meta: Any, component: str = "") -> Any:
+        # a model's nested parts (a Gaussian process's kernel) hold what it learned
+        return ({k: v for k, v in meta.items() if k not in space_bound and k != "seed"
+                 and not (component == "model" and isinstance(v, Mapping))}
+                if isinstance(meta, Mapping) else meta)
+
+    before, after = old.meta, new.meta
+    changed = [k for k in before if k not in ("initial_design", "version", "facade", "runner")
+               and settings(before.get(k), k) != settings(after.get(k), k)]
+    if changed:
+        def difference(k: str) -> str:
+            was, now = settings(before.get(k), k), settings(after.get(k), k)
+            if not (isinstance(was, Mapping) and isinstance(now, Mapping)) \
+                    or was.get("name") != now.get("name"):
+                def named(m: Any) -> str:
+                    return str(m.get("name")) if isinstance(m, Mapping) else str(m)
+                return f"{k} {named(now)} instead of {named(was)}"
+            keys = [x for x in {**was, **now} if was.get(x) != now.get(x)]
+            return f"{k} " + ", ".join(f"{x}={now.get(x)!r} instead of {was.get(x)!r}" for x in keys)
+
+        listed = "; ".join(map(difference, changed))
+        warnings.warn(
+            f"shrink_and_continue: the continued run has {type(new).__name__}'s defaults where "
+            f"the first run had its own ({listed}). Pass components=lambda scenario: "
+            "{...} to build them for the continued run.", UserWarning, stacklevel=3)
 
 
 # ---------------------------------------------------------------------------- internals

@@ -264,3 +264,66 @@ def test_a_forbidden_clause_read_from_a_run_keeps_tuned_what_would_rule_out_the_
     best = run.facade.runhistory.get_cost(result)
     assert dict(result)["opt"] == "rms"  # the better optimizer stayed reachable
     assert best <= best_before
+
+
+@pytest.mark.slow
+def test_every_facade_kind_continues_and_its_own_components_are_not_lost_silently(
+        tmp_path: Path) -> None:
+    # the algorithm-configuration, random and Hyperband facades have a design without a
+    # count of random configurations (a raw TypeError); a first run's own intensifier
+    # was replaced by the default without a word
+    cs = CS.ConfigurationSpace({"a": (0.0, 1.0), "b": (0.0, 1.0)}, seed=0)
+
+    def on_instance(config: Any, instance: str, seed: int = 0) -> float:
+        return config["a"] + 0.01 * config["b"] + int(instance[-1])
+
+    def plain(config: Any, seed: int = 0) -> float:
+        return config["a"] + 0.01 * config["b"]
+
+    configured = smac.AlgorithmConfigurationFacade(
+        smac.Scenario(cs, deterministic=True, n_trials=10, instances=["i0", "i1"],
+                      instance_features={"i0": [0.0], "i1": [1.0]}, seed=0,
+                      output_directory=tmp_path, name="ac"),
+        on_instance, overwrite=True, logging_level=40)
+    configured.optimize()
+    run = shrink_and_continue(configured, on_instance, fixed={"b": 0.5}, n_trials=3)
+    best = run.facade.optimize()
+    assert dict(best)["b"] == 0.5
+    assert type(run.facade) is smac.AlgorithmConfigurationFacade
+    scenario = smac.Scenario(cs, deterministic=True, n_trials=10, seed=0,
+                             output_directory=tmp_path, name="own")
+    HPO = smac.HyperparameterOptimizationFacade
+    own = HPO(scenario, plain, intensifier=HPO.get_intensifier(scenario, max_config_calls=1),
+              overwrite=True, logging_level=40)
+    own.optimize()
+    with pytest.warns(UserWarning, match=r"intensifier max_config_calls=3 instead of 1\)\. Pass "
+                                         r"components="):
+        shrink_and_continue(own, plain, fixed={"b": 0.5}, n_trials=3)
+    kept = shrink_and_continue(own, plain, fixed={"b": 0.5}, n_trials=3, name="kept",
+                               components=lambda s: {"intensifier": HPO.get_intensifier(
+                                   s, max_config_calls=1)})
+    assert kept.facade.intensifier.meta["max_config_calls"] == 1
+    # a misspelt name in importances took a place of keep, and a parameter was fixed
+    with pytest.raises(ValueError, match=r"'importances' names \['B'\], not parameters"):
+        shrink_and_continue(own, plain, keep=1, importances=["B", "a"], n_trials=3, name="x")
+
+
+@pytest.mark.slow
+def test_keep_on_a_run_of_several_objectives_asks_for_fixed(tmp_path: Path) -> None:
+    # it said "pass objective=<index>", an argument shrink_and_continue does not have
+    cs = CS.ConfigurationSpace({"a": (0.0, 1.0), "b": (0.0, 1.0)}, seed=0)
+    scenario = smac.Scenario(cs, deterministic=True, n_trials=8, seed=0, objectives=["e", "t"],
+                             output_directory=tmp_path, name="mo")
+    HPO = smac.HyperparameterOptimizationFacade
+
+    def two(config: Any, seed: int = 0) -> dict[str, float]:
+        return {"e": config["a"], "t": config["b"]}
+
+    first = HPO(scenario, two, overwrite=True, logging_level=40,
+                multi_objective_algorithm=HPO.get_multi_objective_algorithm(scenario))
+    first.optimize()
+    for keep in (1, "auto"):
+        with pytest.raises(ValueError, match=r"2 objectives .* Pass fixed="):
+            shrink_and_continue(first, two, keep=keep, n_trials=3)
+    run = shrink_and_continue(first, two, fixed={"b": 0.25}, n_trials=3)
+    assert dict(run.fixed) == {"b": 0.25}
