@@ -78,6 +78,10 @@ class SamplingRecord:
         another parameter, or an edited objective), each with its distributions as text.
         The analyses take each over the union of its ranges, combinations the study
         could not suggest included.
+    budgets : mapping of float to int
+        For a multi-fidelity run whose configurations are valued at different budgets
+        (each at its highest): how many at each. The values then mix budgets, and an
+        effect can be the budget's rather than the parameter's.
 
     Examples
     --------
@@ -95,6 +99,7 @@ class SamplingRecord:
     forbidden: tuple[str, ...] = ()
     changed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     linked: tuple[Mapping[str, tuple[Any, ...] | None], ...] = ()
+    budgets: Mapping[float, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fixed", MappingProxyType(dict(self.fixed)))
@@ -109,6 +114,8 @@ class SamplingRecord:
                     {str(k): int(v) for k, v in dict(counts).items() if int(v)}))
         object.__setattr__(self, "forbidden", tuple(str(c) for c in self.forbidden))
         object.__setattr__(self, "linked", tuple(map(_clause, self.linked)))
+        object.__setattr__(self, "budgets", MappingProxyType(
+            {float(b): int(n) for b, n in sorted(dict(self.budgets).items())}))
         object.__setattr__(self, "changed", MappingProxyType(
             {str(k): tuple(str(t) for t in v) for k, v in dict(self.changed).items()}))
 
@@ -126,13 +133,13 @@ class SamplingRecord:
         return (type(self), (dict(self.fixed), dict(self.ranges),
                              tuple(dict(d) for d in self.decisions), plain(self.n_held),
                              plain(self.n_narrowed), self.forbidden, dict(self.changed),
-                             tuple(dict(group) for group in self.linked)))
+                             tuple(dict(group) for group in self.linked), dict(self.budgets)))
 
     @property
     def is_empty(self) -> bool:
         """True when nothing beyond the search space shaped the sampling."""
         return not (self.fixed or self.ranges or self.decisions or self.n_held
-                    or self.n_narrowed or self.forbidden or self.changed)
+                    or self.n_narrowed or self.forbidden or self.changed or self.budgets)
 
     def linked_to(self, name: str, value: Any = _ANY) -> tuple[str, ...]:
         """The parameters whose values a forbidden clause can rule out once ``name`` is
@@ -159,4 +166,5 @@ class SamplingRecord:
             "changed": {k: list(v) for k, v in self.changed.items()},
             "linked": [{n: None if v is None else list(v) for n, v in group.items()}
                        for group in self.linked],
+            "budgets": [[b, n] for b, n in self.budgets.items()],
         }

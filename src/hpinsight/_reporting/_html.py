@@ -606,6 +606,14 @@ def _sampling_section(report: Report) -> list[str]:
                    "not suggest included, so its numbers are approximate:</p><ul>"
                    + "".join(f"<li>{esc(n)}: {esc('; '.join(v))}</li>"
                              for n, v in record.changed.items()) + "</ul>")
+    if record is not None and record.budgets:
+        per = ", ".join(f"{fmt_value(b)}: {n}" for b, n in record.budgets.items())
+        out.append(f'<p class="note">The configurations reached different budgets and each is '
+                   f"valued at its highest (configurations per budget: {esc(per)}), so the "
+                   "values mix budgets: an effect can be the budget's rather than the "
+                   "parameter's. To analyse one budget, read the run with "
+                   f"<code>hp.adapters.from_smac(run, budget={esc(fmt_value(max(record.budgets)))})"
+                   "</code>.</p>")
     if record is not None and record.forbidden:
         out.append("<p>Forbidden clauses (the analysis integrates over the whole space, "
                    "forbidden combinations included):</p><ul>"

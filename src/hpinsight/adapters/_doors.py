@@ -81,14 +81,18 @@ def from_smac(
     configspace: Any = None,
     objective: int | str | None = None,
     instances: Literal["auto", "mean", "model"] = "auto",
+    budget: float | None = None,
 ) -> TrialHistory:
     """Read a SMAC3 run: a facade, a runhistory, or a saved output folder.
 
     One entry per configuration (``trial_id`` is SMAC's ``config_id``),
-    valued by its successful runs at its highest budget, averaged over
-    instances and seeds (see ``instances``). Runs that did not succeed
+    valued by its successful runs at its highest budget (or at ``budget``), averaged
+    over instances and seeds (see ``instances``). Runs that did not succeed
     (CRASHED, TIMEOUT, MEMORYOUT, RUNNING) and runs at lower budgets are
-    counted in :attr:`excluded`. Parameters inactive in a configuration are
+    counted in :attr:`excluded`. Where configurations reached different budgets
+    (Hyperband, successive halving), their values mix budgets: ``sampling.budgets``
+    counts the configurations valued at each, reports say so, and an effect can be
+    the budget's rather than the parameter's; ``budget=`` analyses one. Parameters inactive in a configuration are
     missing from it; the space keeps ConfigSpace's conditions.
 
     Parameters
@@ -115,6 +119,11 @@ def from_smac(
         on easier or harder instances. ``"auto"``: the model when
         configurations ran on different sets of two or more instances,
         else the mean.
+    budget : float, optional
+        Of a multi-fidelity run, analyse the runs at this budget alone (usually the
+        largest, the one the tuned model is trained with); configurations never run at
+        it are left out (counted in :attr:`excluded` as ``"other budget"``). Default:
+        each configuration at its highest budget.
 
     Returns
     -------
@@ -126,7 +135,7 @@ def from_smac(
     >>> history = hp.adapters.from_smac("smac3_output/my-run/0")  # doctest: +SKIP
     """
     return history_from_smac(TrialHistory, source, configspace=configspace,
-                             objective=objective, instances=instances)
+                             objective=objective, instances=instances, budget=budget)
 
 
 def from_configspace(configspace: Any) -> SearchSpace:

@@ -94,10 +94,17 @@ def history_from_smac(
     configspace: Any = None,
     objective: int | str | None = None,
     instances: str = "auto",
+    budget: float | None = None,
 ) -> TrialHistory:
     """Implement :func:`hpinsight.adapters.from_smac` (see there)."""
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int | float)
+                               or not math.isfinite(budget)):
+        raise InvalidArgumentTypeError(
+            f"The 'budget' parameter of {_FUNC} must be a number (one of the run's budgets) "
+            f"or None (each configuration at its highest). Got {budget!r} instead.")
     if isinstance(source, str | Path):
-        return _history_from_folder(cls, Path(source), objective=objective, instances=instances)
+        return _history_from_folder(cls, Path(source), objective=objective, instances=instances,
+                                    budget=budget)
     runhistory = getattr(source, "runhistory", None)
     scenario = getattr(source, "scenario", None)
     if runhistory is None or scenario is None:  # not a facade
@@ -114,7 +121,8 @@ def history_from_smac(
     output = getattr(scenario, "output_directory", None)
     return history_from_records(cls, configspace, records, configs, objective=objective,
                                 objectives=objectives, instances=instances, known=known,
-                                label=None if output is None else f"SMAC run {output}")
+                                label=None if output is None else f"SMAC run {output}",
+                                budget=budget)
 
 
 def run_context(scenario: Any, runhistory: Any) -> tuple[Any, list[str] | None, Instances]:
@@ -163,6 +171,7 @@ def history_from_records(
     known: Instances | None = None,
     seed: int | None = 0,
     label: str | None = None,
+    budget: float | None = None,
 ) -> TrialHistory:
     """Aggregate runs per configuration (see the module notes) into a history
     (``label``: what the run is, in words; :attr:`TrialHistory.label`)."""
@@ -190,14 +199,29 @@ def history_from_records(
             exclude(_STATUS.get(r.status, f"status {r.status}"))
         else:
             by_config.setdefault(r.config_id, []).append(r)
+    if budget is not None and by_config and not any(
+            r.budget is not None and math.isclose(r.budget, budget)
+            for mine in by_config.values() for r in mine):
+        seen = sorted({r.budget for mine in by_config.values() for r in mine if r.budget is not None})
+        raise InvalidArgumentError(
+            f"{func}: no successful run at budget={budget!r}; the run's budgets are "
+            f"{seen or 'none (it is not a multi-fidelity run)'}.")
     ids: list[int] = []
     runs: list[tuple[int, str | None, tuple[float, ...]]] = []  # (position in ids, instance, costs)
+    valued_at: dict[float, int] = {}  # configurations per budget they are valued at
     for cid in sorted(by_config):
         mine = by_config[cid]
-        top = max((-math.inf if r.budget is None else r.budget) for r in mine)
-        kept = [r for r in mine if (-math.inf if r.budget is None else r.budget) == top]
-        if len(kept) < len(mine):
-            exclude("lower budget", len(mine) - len(kept))
+        if budget is not None:  # one budget: every configuration valued at it, or left out
+            kept = [r for r in mine if r.budget is not None and math.isclose(r.budget, budget)]
+            if len(kept) < len(mine):
+                exclude("other budget", len(mine) - len(kept))
+            if not kept:
+                continue
+        else:
+            top = max((-math.inf if r.budget is None else r.budget) for r in mine)
+            kept = [r for r in mine if (-math.inf if r.budget is None else r.budget) == top]
+            if len(kept) < len(mine):
+                exclude("lower budget", len(mine) - len(kept))
         costs = [(r.instance, tuple(_cost(r.cost, i) for i in read)) for r in kept]
         finite = [(inst, c) for inst, c in costs if all(map(math.isfinite, c))]
         if len(finite) < len(costs):
@@ -211,6 +235,8 @@ def history_from_records(
             )
         runs.extend((len(ids), None if inst is None else str(inst), c) for inst, c in finite)
         ids.append(cid)
+        if kept[0].budget is not None:
+            valued_at[float(kept[0].budget)] = valued_at.get(float(kept[0].budget), 0) + 1
     rows = [configs[cid] for cid in ids]
     each = [_aggregate(space, rows, [(at, inst, c[k]) for at, inst, c in runs], instances,
                        known or Instances(), seed) for k in range(len(read))]
@@ -225,7 +251,9 @@ def history_from_records(
     else:
         name = "cost"
     forbidden = tuple(str(c) for c in getattr(configspace, "forbidden_clauses", ()))
-    sampling = SamplingRecord(forbidden=forbidden, linked=_linked(configspace)) if forbidden else None
+    mixed = valued_at if len(valued_at) > 1 else {}  # values from several budgets
+    sampling = (SamplingRecord(forbidden=forbidden, linked=_linked(configspace), budgets=mixed)
+                if forbidden or mixed else None)
     return cls(space, tuple(rows), values, direction="minimize", trial_ids=tuple(ids),
                excluded=excluded, objective_name=name + how, sampling=sampling,
                # a run of several objectives gives a history per objective: say which
@@ -332,12 +360,13 @@ def find_run_folder(path: Path) -> Path:
 
 # ---------------------------------------------------------------------------- internals
 def _history_from_folder(
-    cls: type[TrialHistory], path: Path, *, objective: int | str | None, instances: str
+    cls: type[TrialHistory], path: Path, *, objective: int | str | None, instances: str,
+    budget: float | None = None,
 ) -> TrialHistory:
     configspace, records, configs, objectives, known, folder = _read_folder(path)
     return history_from_records(cls, configspace, records, configs, objective=objective,
                                 objectives=objectives, instances=instances, known=known,
-                                label=f"SMAC run {folder}")
+                                label=f"SMAC run {folder}", budget=budget)
 
 
 def objective_histories(cls: type[TrialHistory], path: Path) -> dict[str, TrialHistory] | None:

@@ -58,7 +58,8 @@ __all__ = [
 ]
 
 
-def load_run(path: str | Path, *, objective: int | str | None = None) -> TrialHistory:
+def load_run(path: str | Path, *, objective: int | str | None = None,
+             budget: float | None = None) -> TrialHistory:
     """Read a SMAC run saved on disk (any SMAC 2.x release).
 
     Parameters
@@ -68,13 +69,16 @@ def load_run(path: str | Path, *, objective: int | str | None = None) -> TrialHi
         that holds exactly one run.
     objective : int or str, optional
         Objective index or name of a multi-objective run.
+    budget : float, optional
+        Of a multi-fidelity run, the one budget to analyse (default: each
+        configuration at its highest).
 
     Returns
     -------
     TrialHistory
         One entry per configuration; see :func:`hpinsight.adapters.from_smac`.
     """
-    return from_smac(Path(path), objective=objective)
+    return from_smac(Path(path), objective=objective, budget=budget)
 
 
 def smac_forest(facade: Any, space: SearchSpace | None = None) -> FittedForest:
