@@ -185,7 +185,9 @@ def fanova(
         surrogate=opts.surrogate,
         shadow_fractions=model.shadow_fractions,
         refit_fractions=_refit_shares(model, index_subsets, float(draw_var.mean())),
-        objective_name=history.objective_name,
+        # an optimizer's own forest may predict a transformed objective: say which
+        objective_name=(model.target if isinstance(model, FittedForest) and model.target
+                        else history.objective_name),
         hidden_fractions=None if applied_cap is not None else _hidden_shares(model, draw_var),
         pruned_fractions=_pruned_shares(model, index_subsets),
     )

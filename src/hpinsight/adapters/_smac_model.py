@@ -113,7 +113,7 @@ def forest_from_smac_model(model: Any, space: SearchSpace, configspace: Any) -> 
         raise SmacModelUnavailable(
             f"SMAC's forest has {rf.n_features_in_} input columns for {len(names)} parameters: "
             "it was trained with instance features, which hpinsight does not integrate over; "
-            "use the default surrogate (a forest refit on mean costs per configuration)"
+            "use the default surrogate, hp.GP(), refit on each configuration's mean cost"
         )
     if sorted(names) != sorted(space.names):
         raise SmacModelUnavailable(

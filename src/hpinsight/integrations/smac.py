@@ -20,6 +20,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from ..adapters._smac_model import (  # noqa: E402
     SmacModelUnavailable,
     forest_from_smac_model,
     smac_model_of,
+    smac_target_of,
 )
 from ..space import SearchSpace  # noqa: E402
 from ..surrogates.forest import FittedForest  # noqa: E402
@@ -104,4 +106,12 @@ def smac_forest(facade: Any, space: SearchSpace | None = None) -> FittedForest:
     """
     configspace = facade.scenario.configspace
     space = from_configspace(configspace) if space is None else space
-    return forest_from_smac_model(smac_model_of(facade), space, configspace)
+    forest = forest_from_smac_model(smac_model_of(facade), space, configspace)
+    # what the trees predict: SMAC's transformed cost, with crashed runs at crash_cost
+    # (the history the result is read with leaves those out)
+    from smac.runhistory.enumerations import StatusType
+
+    crashed = sum(1 for v in facade.runhistory.values() if v.status == StatusType.CRASHED)
+    target = smac_target_of(facade) + (
+        f"; {crashed} crashed run(s) counted at crash_cost" if crashed else "")
+    return dataclasses.replace(forest, target=target)

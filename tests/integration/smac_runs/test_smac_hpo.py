@@ -325,3 +325,29 @@ def test_report_of_the_saved_run_from_the_command_line(hpo_run, tmp_path):
     top = hp.fanova(hp.adapters.from_smac(hpo_run["folder"]), seed=0,
                     max_order=2).ranking()[0]
     assert f"<tr><td>{' x '.join(top.params)}</td>" in page
+
+
+@pytest.mark.slow
+def test_smacs_own_forest_is_labelled_with_what_it_predicts(tmp_path):
+    # its marginals are in SMAC's transformed cost, crashed runs at crash_cost, while the
+    # result said "cost" and counted the crashes as left out
+    cs = CS.ConfigurationSpace({"a": (0.0, 1.0), "b": (0.0, 1.0)}, seed=0)
+
+    def crashes_above(config: Any, seed: int = 0) -> float:
+        if config["b"] > 0.7:
+            raise RuntimeError("out of memory")
+        return (config["a"] - 0.5) ** 2
+
+    scenario = smac.Scenario(cs, deterministic=True, n_trials=30, seed=0, crash_cost=10.0,
+                             output_directory=tmp_path / "crash")
+    facade = smac.HyperparameterOptimizationFacade(scenario, crashes_above, overwrite=True,
+                                                   logging_level=40)
+    facade.optimize()
+    history = hp.adapters.from_smac(facade)
+    crashed = history.excluded["CRASHED"]
+    assert crashed > 0
+    result = hp.fanova(history, surrogate=smac_forest(facade))
+    assert result.to_dict()["objective"] == (
+        "the log of the cost scaled to [0, 1] (RunHistoryLogScaledEncoder, log_y); "
+        f"{crashed} crashed run(s) counted at crash_cost")
+    assert hp.fanova(history, seed=0).to_dict()["objective"] == "cost"  # a refit: the cost

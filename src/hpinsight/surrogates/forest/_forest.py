@@ -73,7 +73,9 @@ class FittedForest:
     None for an ensemble hpinsight did not fit; ``residual_pvalues`` and
     ``residual_spread`` per parameter, the Kruskal-Wallis p-value of those residuals
     grouped by its values and the standard deviation of the groups' means (see
-    ``FittedGP.residual_pvalues``), None likewise.
+    ``FittedGP.residual_pvalues``), None likewise. ``target`` says what the trees
+    predict where that is not the history's objective (an optimizer's own forest, trained
+    on a transformed cost), in words; None for the objective itself.
     """
 
     trees: tuple[TreeArrays, ...]
@@ -82,6 +84,7 @@ class FittedForest:
     residual_sd: float | None = None
     residual_pvalues: NDArray[np.float64] | None = None
     residual_spread: NDArray[np.float64] | None = None
+    target: str | None = None
     kind: ClassVar[Literal["forest"]] = "forest"
 
     @property
