@@ -86,6 +86,11 @@ class _Job:
     smac_target: str | None  # what SMAC's forest was trained on
 
 
+def _file_safe(text: str) -> str:
+    """``text`` with every character a file name may not hold as ``_``."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+
+
 class ImportanceCallback(LiveResults, Callback):
     """Refit fANOVA importances while SMAC optimizes, without slowing it down.
 
@@ -96,7 +101,9 @@ class ImportanceCallback(LiveResults, Callback):
     one refit at a time, a newer request replacing a pending one. Each refit
     updates :attr:`latest` and :attr:`history`, logs a one-line ranking and
     writes ``hpinsight_importance.json`` (``..._smac_surrogate.json`` with
-    ``surrogate=SmacForest()``) into the run's output folder.
+    ``surrogate=SmacForest()``; ``hpinsight_importance.objective-err.json`` with
+    ``objective="err"``, so that callbacks on different objectives keep their own) into
+    the run's output folder (:attr:`result_path`).
 
     The callback never raises into SMAC (SMAC would pass the exception out of
     ``optimize()``): failures are logged and kept in :attr:`errors`, and
@@ -228,8 +235,10 @@ class ImportanceCallback(LiveResults, Callback):
         """Where the JSON result is written (None before the run starts or if disabled)."""
         if self._output is None or not self.write_json:
             return None
-        return self._output / (SMAC_RESULT_FILE if isinstance(self.surrogate, SmacForest)
-                               else RESULT_FILE)
+        name = SMAC_RESULT_FILE if isinstance(self.surrogate, SmacForest) else RESULT_FILE
+        if self.objective is not None:  # one callback per objective: a file each
+            name = name.replace(".json", f".objective-{_file_safe(str(self.objective))}.json")
+        return self._output / name
 
     # ---------------------------------------------------------------- SMAC hooks
     def on_start(self, smbo: Any) -> None:

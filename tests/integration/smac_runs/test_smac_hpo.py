@@ -351,3 +351,26 @@ def test_smacs_own_forest_is_labelled_with_what_it_predicts(tmp_path):
         "the log of the cost scaled to [0, 1] (RunHistoryLogScaledEncoder, log_y); "
         f"{crashed} crashed run(s) counted at crash_cost")
     assert hp.fanova(history, seed=0).to_dict()["objective"] == "cost"  # a refit: the cost
+
+
+@pytest.mark.slow
+def test_a_callback_per_objective_writes_its_own_file(tmp_path):
+    # two callbacks on the objectives of one run wrote one file, the last refit's
+    cs = CS.ConfigurationSpace({"a": (0.0, 1.0), "b": (0.0, 1.0)}, seed=0)
+    scenario = smac.Scenario(cs, deterministic=True, n_trials=25, objectives=["err", "time"],
+                             seed=0, output_directory=tmp_path / "two")
+    callbacks = {name: ImportanceCallback(min_trials=10, objective=name, seed=0,
+                                          isolation="thread") for name in ("err", "time")}
+    HPO = smac.HyperparameterOptimizationFacade
+    facade = HPO(scenario, lambda config, seed=0: {"err": config["a"], "time": config["b"]},
+                 multi_objective_algorithm=HPO.get_multi_objective_algorithm(scenario),
+                 callbacks=list(callbacks.values()), overwrite=True, logging_level=40)
+    facade.optimize()
+    for name, driver in (("err", "a"), ("time", "b")):
+        cb = callbacks[name]
+        assert cb.close(60)
+        assert cb.result_path.name == f"hpinsight_importance.objective-{name}.json"
+        written = json.loads(cb.result_path.read_text())
+        assert written["latest"]["objective"] == name
+        assert written["latest"]["effects"][0]["params"] == [driver]
+    assert not (Path(scenario.output_directory) / RESULT_FILE).exists()
