@@ -8,7 +8,7 @@ import os
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -328,7 +328,11 @@ class ImportanceCallback(LiveResults, Callback):
         out: tuple[FanovaResult, ImportanceSnapshot] | None = None
         if job.model is not None:
             try:
-                forest = forest_from_smac_model(job.model, history.space, job.configspace)
+                # its trees predict SMAC's own target (for several objectives, their
+                # aggregation), not the history's objective: the result says which
+                forest = replace(
+                    forest_from_smac_model(job.model, history.space, job.configspace),
+                    target=job.smac_target)
             except SmacModelUnavailable as exc:
                 self._tell_fallback(str(exc))
             else:

@@ -117,6 +117,9 @@ def test_smac_surrogate_is_decomposed_without_refit(hpo_run):
     # the HPO facade trains its forest on log-scaled costs: the result says so
     assert written["target"] == (
         "the log of the cost scaled to [0, 1] (RunHistoryLogScaledEncoder, log_y)")
+    # and so does the result itself (it said the history's objective, "cost")
+    assert cb.latest.objective_name == written["target"]
+    assert written["latest"]["objective"] == written["target"]
 
 
 def assert_converted_forest_predicts_like_smac(facade: Any, n: int, seed: int) -> Any:
