@@ -337,3 +337,21 @@ def test_all_studies_names_and_leaves_out_studies_it_cannot_compare(
     assert main(["report", "--storage", url, "--all-studies", "--json", "--out",
                  str(tmp_path / "one.json")]) == 1
     assert "holds 5 studies, of which 1 can be compared" in capsys.readouterr().err
+
+
+def test_an_objective_a_smac_run_does_not_have_is_named_in_the_command_s_words(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # it was reported as "the 'objective' parameter of hp.adapters.from_smac", an
+    # argument the command line does not have
+    assert main(["report", "--smac-run", str(SMAC_RUN), "--objective", "err", "--json",
+                 "--out", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"--objective 'err': SMAC run {SMAC_RUN} has one objective; leave --objective out." in err
+    assert "hp.adapters" not in err
+    two = _copy_run(tmp_path / "two")
+    scenario = json.loads((two / "scenario.json").read_text())
+    (two / "scenario.json").write_text(json.dumps({**scenario, "objectives": ["err", "time"]}))
+    assert main(["report", "--smac-run", str(two), "--objective", "nope", "--json",
+                 "--out", str(tmp_path / "r.json")]) == 2
+    assert ("--objective 'nope' names no objective of SMAC run "
+            f"{two}; use one of err, time or front, or an index 0 to 1.") in capsys.readouterr().err

@@ -196,6 +196,9 @@ def _smac_history(path: Path, objective: int | str | None, *,
     problem = _smac_run_problem(path)
     if problem:
         raise FileNotFoundError(problem)
+    problem = _smac_objective_problem(path, objective)
+    if problem:
+        raise _UsageError(problem)
     each = objective_histories(TrialHistory, path) if several and objective is None else None
     if each is not None:
         return each, f"SMAC run {path}"
@@ -322,6 +325,24 @@ def _run_across(args: argparse.Namespace, target: Path | None, out: TextIO) -> i
                                     indent=2, allow_nan=False) if as_json
                          else across_html(result, title=title, source=source)),
         args, target, out, bar, where)
+
+
+def _smac_objective_problem(path: Path, objective: int | str | None) -> str | None:
+    """What is wrong with ``--objective`` for the SMAC run at ``path``, in the command
+    line's words (its objectives are those its ``scenario.json`` names); None when it fits
+    or the scenario does not say."""
+    if objective is None or not (path / "scenario.json").is_file():
+        return None
+    named = json.loads((path / "scenario.json").read_text()).get("objectives")
+    names = [named] if isinstance(named, str) else list(named or [])
+    if len(names) < 2:
+        return (f"--objective {objective!r}: SMAC run {path} has one objective; leave "
+                "--objective out." if objective not in (0, *names) else None)
+    if objective == "front" or objective in names or (
+            isinstance(objective, int) and 0 <= objective < len(names)):
+        return None
+    return (f"--objective {objective!r} names no objective of SMAC run {path}; use one of "
+            f"{', '.join(names)} or front, or an index 0 to {len(names) - 1}.")
 
 
 #: Runs listed when --smac-run names a folder holding several.
