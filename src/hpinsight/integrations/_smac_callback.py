@@ -8,6 +8,7 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -131,6 +132,11 @@ class ImportanceCallback(LiveResults, Callback):
     instances : {"auto", "mean", "model"}, default="auto"
         How runs on several instances become one value per configuration
         (see :func:`hpinsight.adapters.from_smac`).
+    budget : float, optional
+        Of a multi-fidelity run, refit on the runs at this budget alone (see
+        :func:`hpinsight.adapters.from_smac`). Without it each configuration counts at
+        its highest budget; where those differ, the log line and the JSON say the values
+        mix budgets.
     cap_quantile : float in (0, 1], optional
         Importance among the best configurations (Hutter et al. 2014, Sec. 3.3). Its
         verdicts call no effect "indistinguishable from nothing": that takes the
@@ -170,6 +176,7 @@ class ImportanceCallback(LiveResults, Callback):
         seed: int | None = None,
         objective: int | str | None = None,
         instances: Literal["auto", "mean", "model"] = "auto",
+        budget: float | None = None,
         cap_quantile: float | None = None,
         stop_after: int | None = None,
         write_json: bool = True,
@@ -196,6 +203,8 @@ class ImportanceCallback(LiveResults, Callback):
             )
         self.objective = objective
         self.instances = check_choice(instances, "instances", func, ("auto", "mean", "model"))
+        self.budget = None if budget is None else check_real(budget, "budget", func, low=0.0,
+                                                             high=1e300)
         self._seed = options.seed
         self.cap_quantile = options.cap_quantile
         if smac is not None and self.cap_quantile is not None:
@@ -320,7 +329,7 @@ class ImportanceCallback(LiveResults, Callback):
         history = history_from_records(
             TrialHistory, job.configspace, job.records, job.configs, objective=objective,
             objectives=job.objectives, instances=self.instances, known=job.instances,
-            seed=0 if self._seed is None else self._seed,
+            seed=0 if self._seed is None else self._seed, budget=self.budget,
         )
         if not self._fitter.worth_fitting(history, self.min_trials, "configurations"):
             return None
@@ -345,12 +354,16 @@ class ImportanceCallback(LiveResults, Callback):
         result, snapshot = out
         with self._lock:
             self._sources.append(source)
-        _logger.info("hpinsight: %d configurations (%s, %s model): %s",
-                     snapshot.n_trials, snapshot.best_text(), source, snapshot.ranking_line())
+        budgets = {} if history.sampling is None else dict(history.sampling.budgets)
+        mixed = (f"; values from budgets {', '.join(f'{b:g}' for b in budgets)}, each "
+                 "configuration at its highest (budget= reads one)" if budgets else "")
+        _logger.info("hpinsight: %d configurations (%s, %s model%s): %s",
+                     snapshot.n_trials, snapshot.best_text(), source, mixed,
+                     snapshot.ranking_line())
         path = self.result_path
         if path is not None:
             self._write(path, result, snapshot, source,
-                        job.smac_target if source == "smac" else history.objective_name)
+                        job.smac_target if source == "smac" else history.objective_name, budgets)
         return result, snapshot
 
     def _write(
@@ -360,11 +373,14 @@ class ImportanceCallback(LiveResults, Callback):
         snapshot: ImportanceSnapshot,
         source: str,
         target: str | None,
+        budgets: Mapping[float, int] | None = None,
     ) -> None:
         payload = {
             "surrogate": (self.surrogate if source == "smac"
                           else self._fitter.options["surrogate"]).to_dict(),
             "target": target,
+            # configurations valued at each budget, where they differ (values mix budgets)
+            "budgets": [[b, n] for b, n in (budgets or {}).items()],
             "latest": result.to_dict(),
             "history": [s.to_dict() for s in (*self.history, snapshot)],
         }

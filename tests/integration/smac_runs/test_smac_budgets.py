@@ -3,7 +3,9 @@ mix budgets; the history says so, reports say so, and one budget can be analysed
 
 from __future__ import annotations
 
+import json
 import pickle
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +61,32 @@ def test_values_of_several_budgets_are_named_and_one_budget_can_be_read(run: Any
     with pytest.raises(ValueError, match=r"no successful run at budget=5; the run's budgets are "
                                          r"\[1\.0, 3\.0, 9\.0\]"):
         hp.adapters.from_smac(run, budget=5)
+
+
+@pytest.mark.slow
+def test_the_live_callback_says_budgets_mix_and_can_read_one(
+        tmp_path: Path, capture_log: Callable[[str], list[str]]) -> None:
+    from hpinsight.integrations.smac import ImportanceCallback
+
+    cs = CS.ConfigurationSpace({"lr": (1e-4, 1.0), "warmup": (0.0, 1.0), "x": (0.0, 1.0)}, seed=0)
+    scenario = smac.Scenario(cs, deterministic=True, n_trials=60, min_budget=1, max_budget=9,
+                             seed=0, output_directory=tmp_path, name="live")
+    mixed = ImportanceCallback(every_n_trials=20, min_trials=10, seed=0, isolation="thread")
+    at_full = ImportanceCallback(every_n_trials=20, min_trials=3, seed=0, isolation="thread",
+                                 budget=9, write_json=False)
+    facade = smac.MultiFidelityFacade(
+        scenario, target, intensifier=smac.MultiFidelityFacade.get_intensifier(scenario, eta=3),
+        callbacks=[mixed, at_full], overwrite=True, logging_level=40)
+    lines = capture_log("hpinsight.integrations.smac")
+    facade.optimize()
+    assert mixed.close(60)
+    assert at_full.close(60)
+    assert not mixed.errors
+    assert not at_full.errors
+    written = json.loads(mixed.result_path.read_text())
+    assert len(written["budgets"]) > 1
+    assert any("each configuration at its highest (budget= reads one)" in m for m in lines), lines
+    assert at_full.latest is not None
+    assert at_full.latest.n_trials == hp.adapters.from_smac(facade, budget=9).n_trials
+    with pytest.raises(TypeError, match="'budget' parameter of ImportanceCallback"):
+        ImportanceCallback(budget="9")
