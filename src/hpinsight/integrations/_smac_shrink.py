@@ -285,6 +285,7 @@ def shrink_and_continue(
     reevaluate: int | Literal["auto"] = "auto",
     risk_margin: float = 0.05,
     components: Callable[[Any], Mapping[str, Any]] | None = None,
+    budget: float | None = None,
 ) -> ContinuedRun:
     """Continue a SMAC run on the subspace of its most important parameters.
 
@@ -341,6 +342,10 @@ def shrink_and_continue(
         HPO.get_intensifier(s, max_config_calls=1)}``). Without it the new facade has
         its kind's defaults, and a component of the first run that differs from them
         (another intensifier, a ParEGO aggregation) is named in a warning.
+    budget : float, optional
+        Of a multi-fidelity run, decide on the runs at this budget alone (see
+        :func:`hpinsight.adapters.from_smac`); by default each configuration counts at
+        its highest budget, and where those differ the values mix budgets.
 
     Notes
     -----
@@ -384,7 +389,7 @@ def shrink_and_continue(
             "The 'components' parameter of shrink_and_continue must be a callable taking "
             f"the new scenario. Got {type(components).__name__} instead.")
     risk_margin = check_real(risk_margin, "risk_margin", "shrink_and_continue", low=0.0, high=math.inf)
-    fixed, subspace = _chosen_fixed(facade, keep, fixed, importances, seed, risk_margin)
+    fixed, subspace = _chosen_fixed(facade, keep, fixed, importances, seed, risk_margin, budget)
     reduced = reduce_configspace(scenario.configspace, fixed)
     new_name = name or f"{scenario.name}-shrunk"
     base = Path(scenario.output_directory).parent.parent  # SMAC writes to base/name/seed
@@ -410,7 +415,8 @@ def shrink_and_continue(
 
 def _chosen_fixed(facade: Any, keep: Any, fixed: Mapping[str, Any] | None,
                   importances: Sequence[str] | None, seed: int,
-                  risk_margin: float = 0.05) -> tuple[dict[str, Any], SubspaceResult | None]:
+                  risk_margin: float = 0.05, budget: float | None = None,
+                  ) -> tuple[dict[str, Any], SubspaceResult | None]:
     """Step 1: the parameters to fix and their values (and, with ``keep="auto"``, the
     suggestion they came from)."""
     from ..adapters import from_smac
@@ -420,7 +426,8 @@ def _chosen_fixed(facade: Any, keep: Any, fixed: Mapping[str, Any] | None,
     if keep == "auto":
         from .._subspace import suggest_subspace
 
-        subspace = suggest_subspace(from_smac(facade), seed=seed, risk_margin=risk_margin)
+        subspace = suggest_subspace(from_smac(facade, budget=budget), seed=seed,
+                                    risk_margin=risk_margin)
         fixed = subspace.fixed
     elif fixed is None and isinstance(keep, int):
         from .._fanova import fanova
@@ -432,7 +439,7 @@ def _chosen_fixed(facade: Any, keep: Any, fixed: Mapping[str, Any] | None,
                     f"shrink_and_continue: 'importances' names {unknown}, not parameters of "
                     f"the run's configuration space ({list(cs)}).")
         ranked = list(importances) if importances is not None else [
-            i.params[0] for i in fanova(from_smac(facade), seed=seed).ranking(order=1)]
+            i.params[0] for i in fanova(from_smac(facade, budget=budget), seed=seed).ranking(order=1)]
         order = ranked + [n for n in cs if n not in ranked]
         incumbent = facade.intensifier.get_incumbent()
         if incumbent is None:

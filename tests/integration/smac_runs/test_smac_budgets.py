@@ -90,3 +90,14 @@ def test_the_live_callback_says_budgets_mix_and_can_read_one(
     assert at_full.latest.n_trials == hp.adapters.from_smac(facade, budget=9).n_trials
     with pytest.raises(TypeError, match="'budget' parameter of ImportanceCallback"):
         ImportanceCallback(budget="9")
+
+
+@pytest.mark.slow
+def test_shrinking_decides_on_the_budget_it_is_given(run: Any) -> None:
+    from hpinsight.integrations.smac import shrink_and_continue
+
+    at_full = shrink_and_continue(run, target, keep=1, budget=9, n_trials=3, name="at9")
+    assert at_full.kept == ("lr",)  # at the full budget warmup does nothing
+    assert set(at_full.fixed) == {"warmup", "x"}
+    with pytest.raises(ValueError, match="no successful run at budget=5"):
+        shrink_and_continue(run, target, keep=1, budget=5, n_trials=3, name="at5")
