@@ -52,6 +52,7 @@ import numpy as np
 from .._optional import import_optional
 from .._pareto import FRONT, FRONT_VALUE_NAME, dominated_share
 from .._sampling import SamplingRecord
+from .._validation import check_real
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidDataError
 from ._configspace import space_from_configspace
 
@@ -67,6 +68,7 @@ __all__ = [
     "find_run_folder",
     "history_from_records",
     "history_from_smac",
+    "listed_objectives",
     "records_from_runhistory",
     "run_context",
 ]
@@ -97,11 +99,8 @@ def history_from_smac(
     budget: float | None = None,
 ) -> TrialHistory:
     """Implement :func:`hpinsight.adapters.from_smac` (see there)."""
-    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int | float)
-                               or not math.isfinite(budget)):
-        raise InvalidArgumentTypeError(
-            f"The 'budget' parameter of {_FUNC} must be a number (one of the run's budgets) "
-            f"or None (each configuration at its highest). Got {budget!r} instead.")
+    if budget is not None:  # checked, and kept as given (the messages quote it)
+        check_real(budget, "budget", _FUNC, low=0.0, high=math.inf)
     if isinstance(source, str | Path):
         return _history_from_folder(cls, Path(source), objective=objective, instances=instances,
                                     budget=budget)
@@ -132,7 +131,7 @@ def run_context(scenario: Any, runhistory: Any) -> tuple[Any, list[str] | None, 
         configspace = _configspace_of(runhistory)
     known = Instances.from_scenario(getattr(scenario, "instances", None),
                                     getattr(scenario, "instance_features", None))
-    return configspace, _names(getattr(scenario, "objectives", None)), known
+    return configspace, listed_objectives(getattr(scenario, "objectives", None)), known
 
 
 def records_from_runhistory(runhistory: Any) -> tuple[list[SmacRun], dict[int, dict[str, Any]]]:
@@ -413,7 +412,7 @@ def _read_folder(path: Path) -> tuple[Any, list[SmacRun], dict[int, dict[str, An
     scenario_file = folder / "scenario.json"
     if scenario_file.is_file():
         scenario = json.loads(scenario_file.read_text())
-        objectives = _names(scenario.get("objectives"))
+        objectives = listed_objectives(scenario.get("objectives"))
         known = Instances.from_scenario(scenario.get("instances"),
                                         scenario.get("instance_features"))
     return configspace, records, configs, objectives, known, folder
@@ -438,7 +437,8 @@ def _record(entry: Any, i: int) -> SmacRun:
     )
 
 
-def _names(objectives: Any) -> list[str] | None:
+def listed_objectives(objectives: Any) -> list[str] | None:
+    """A scenario's objectives (one name or several) as a list of names; None if unnamed."""
     if objectives is None:
         return None
     return [str(objectives)] if isinstance(objectives, str) else [str(o) for o in objectives]

@@ -86,7 +86,12 @@ def smac_target_of(smbo_or_facade: Any) -> str:
         "RunHistorySqrtScaledEncoder": "the square root of the cost scaled to [0, 1]",
         "RunHistoryEncoder": "the cost",
     }.get(encoder, f"the cost as {encoder} encodes it")
-    return f"{kind} ({encoder}{', log_y' if log_y else ''})"
+    # SMAC's encoder trains the forest on crashed runs at crash_cost; a history leaves them out
+    runhistory = getattr(smbo_or_facade, "runhistory", None)
+    crashed = 0 if runhistory is None else sum(
+        1 for v in runhistory.values() if getattr(v.status, "name", None) == "CRASHED")
+    return (f"{kind} ({encoder}{', log_y' if log_y else ''})"
+            + (f"; {crashed} crashed run(s) counted at crash_cost" if crashed else ""))
 
 
 def forest_from_smac_model(model: Any, space: SearchSpace, configspace: Any) -> FittedForest:

@@ -333,8 +333,9 @@ def _smac_objective_problem(path: Path, objective: int | str | None) -> str | No
     or the scenario does not say."""
     if objective is None or not (path / "scenario.json").is_file():
         return None
-    named = json.loads((path / "scenario.json").read_text()).get("objectives")
-    names = [named] if isinstance(named, str) else list(named or [])
+    from ..adapters._smac import listed_objectives
+
+    names = listed_objectives(json.loads((path / "scenario.json").read_text()).get("objectives")) or []
     if len(names) < 2:
         return (f"--objective {objective!r}: SMAC run {path} has one objective; leave "
                 "--objective out." if objective not in (0, *names) else None)

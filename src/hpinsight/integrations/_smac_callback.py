@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import tempfile
 import threading
@@ -204,7 +205,7 @@ class ImportanceCallback(LiveResults, Callback):
         self.objective = objective
         self.instances = check_choice(instances, "instances", func, ("auto", "mean", "model"))
         self.budget = None if budget is None else check_real(budget, "budget", func, low=0.0,
-                                                             high=1e300)
+                                                             high=math.inf)
         self._seed = options.seed
         self.cap_quantile = options.cap_quantile
         if smac is not None and self.cap_quantile is not None:

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import ConfigSpace as CS
 
 from .._validation import check_real
+from ..adapters._smac import listed_objectives
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidSpaceError
 
 if TYPE_CHECKING:
@@ -376,7 +377,7 @@ def shrink_and_continue(
         raise InvalidArgumentError("shrink_and_continue: keep='auto' decides from its own analysis; "
                          "'importances' only orders parameters for keep=<int>. Pass one.")
     scenario = facade.scenario
-    objectives = scenario.objectives if isinstance(scenario.objectives, list) else [scenario.objectives]
+    objectives = listed_objectives(scenario.objectives) or []
     if keep is not None and len(objectives) > 1:
         raise InvalidArgumentError(
             f"shrink_and_continue: this run has {len(objectives)} objectives ({objectives}); "

@@ -107,11 +107,4 @@ def smac_forest(facade: Any, space: SearchSpace | None = None) -> FittedForest:
     configspace = facade.scenario.configspace
     space = from_configspace(configspace) if space is None else space
     forest = forest_from_smac_model(smac_model_of(facade), space, configspace)
-    # what the trees predict: SMAC's transformed cost, with crashed runs at crash_cost
-    # (the history the result is read with leaves those out)
-    from smac.runhistory.enumerations import StatusType
-
-    crashed = sum(1 for v in facade.runhistory.values() if v.status == StatusType.CRASHED)
-    target = smac_target_of(facade) + (
-        f"; {crashed} crashed run(s) counted at crash_cost" if crashed else "")
-    return dataclasses.replace(forest, target=target)
+    return dataclasses.replace(forest, target=smac_target_of(facade))  # what the trees predict
