@@ -57,6 +57,11 @@ class TrialHistory:
         What the trials are, in words (``"study 'demo'"``, ``"SMAC run out/svm/0"``);
         adapters fill it, and a report without a ``label`` of its own takes it as its
         heading.
+    loader : str, optional
+        The Python call that reads these trials again, with every option that shaped
+        them (``"hp.adapters.from_optuna(study, objective='loss')"``,
+        ``"load_run('out/svm/0', budget=9.0)"``); adapters fill it, and a report's code
+        to reproduce it starts from it.
 
     Examples
     --------
@@ -76,6 +81,7 @@ class TrialHistory:
     objective_name: str = "objective"
     sampling: SamplingRecord | None = None
     label: str | None = None
+    loader: str | None = None
     _frame: Any = field(default=None, init=False, repr=False, compare=False)
     _encoded: NDArray[np.float64] | None = field(default=None, init=False, repr=False, compare=False)
     #: The search-space class adapters build spaces with (so they need not import it).
@@ -107,11 +113,12 @@ class TrialHistory:
                 f"The 'sampling' parameter of {func} must be an hpinsight SamplingRecord or "
                 f"None. Got {type(self.sampling).__name__} instead."
             )
-        if self.label is not None and not isinstance(self.label, str):
-            raise InvalidArgumentTypeError(
-                f"The 'label' parameter of {func} must be a str or None. Got "
-                f"{type(self.label).__name__} instead."
-            )
+        for name in ("label", "loader"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                raise InvalidArgumentTypeError(
+                    f"The {name!r} parameter of {func} must be a str or None. Got "
+                    f"{type(getattr(self, name)).__name__} instead."
+                )
         direction = check_choice(self.direction, "direction", func, ("minimize", "maximize"))
         excluded = {str(k): int(v) for k, v in dict(self.excluded).items() if int(v)}
         if hasattr(self.configs, "columns") and hasattr(self.configs, "copy"):  # pandas DataFrame
@@ -129,7 +136,7 @@ class TrialHistory:
             type(self),
             (self.space, [dict(c) for c in self.configs], np.array(self.y), self.direction,
              self.trial_ids, dict(self.excluded), self.objective_name, self.sampling,
-             self.label),
+             self.label, self.loader),
         )
 
     def __repr__(self) -> str:

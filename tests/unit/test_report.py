@@ -238,20 +238,31 @@ def test_a_history_an_adapter_read_names_its_study_or_run():
     assert run.label == f"SMAC run {SMAC_RUN}"
     assert hp.report(run, top=1, subspace=False).to_dict()["source"] == f"SMAC run {SMAC_RUN}"
     assert hp.adapters.from_smac(SMAC_RUN.parent).label == f"SMAC run {SMAC_RUN}"  # the run found
-    # the page's code to reproduce it loads the run, and the objective chosen of several
-    # (the label's ", time" is not part of the path)
-    one_of_two = hp.TrialHistory(run.space, run.configs, run.y, objective_name="time",
-                                 label=f"SMAC run {SMAC_RUN}, time")
-    page = hp.report(one_of_two, top=1, subspace=False).html()
-    assert html.escape(f"history = load_run({str(SMAC_RUN)!r}, objective='time')") in page
+    # the page's code to reproduce it loads the run with every option that shaped it:
+    # the objective chosen of several, the instances' aggregation, one budget
+    assert run.loader == f"load_run({str(SMAC_RUN)!r})"
     assert html.escape(f"history = load_run({str(SMAC_RUN)!r})") in hp.report(
         run, top=1, subspace=False).html()
+    mean = load_run(SMAC_RUN, instances="mean")
+    assert mean.loader == f"load_run({str(SMAC_RUN)!r}, instances='mean')"
+    assert html.escape(f"history = {mean.loader}") in hp.report(mean, top=1, subspace=False).html()
+    assert one.loader == "hp.adapters.from_optuna(study, objective='speed')"
+    assert hp.adapters.from_optuna(study, objective=1, params=["x"]).loader == \
+        "hp.adapters.from_optuna(study, objective=1, params=['x'])"
+    # a history made by hand has none: the code says where it goes
+    own = hp.TrialHistory(run.space, run.configs, run.y, label=f"SMAC run {SMAC_RUN}, time")
+    assert own.loader is None
+    assert "history = ...  # the TrialHistory" in html.unescape(
+        hp.report(own, top=1, subspace=False).html())
     # the label travels with a pickled history (a worker process), and a user's own holds
     import pickle
 
     assert pickle.loads(pickle.dumps(one)).label == one.label
+    assert pickle.loads(pickle.dumps(one)).loader == one.loader
     with pytest.raises(TypeError, match="'label' parameter of TrialHistory must be a str"):
         hp.TrialHistory(one.space, one.configs, one.y, label=3)
+    with pytest.raises(TypeError, match="'loader' parameter of TrialHistory must be a str"):
+        hp.TrialHistory(one.space, one.configs, one.y, loader=3)
 
 
 def test_one_parameter_constant_and_maximized_studies_render(history):

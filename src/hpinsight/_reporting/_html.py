@@ -36,7 +36,6 @@ from .._fanova_result import (
     UNSHOWN_LEVEL,
 )
 from .._optional import import_optional
-from .._pareto import FRONT_VALUE_NAME
 from .._shared import NO_CLEAR_SIGNAL, fmt_value, no_signal_words, taken_out_words
 from ..surrogates import GP, Forest
 from ..surrogates.gp import FLAT_REFIT
@@ -642,23 +641,13 @@ def _quantile(report: Report) -> str:
 
 
 def _snippet(report: Report) -> str:
-    src = report.source
-    if src.startswith("study "):
-        named = report.history.objective_name
-        which = ("" if named in ("objective", FRONT_VALUE_NAME) else ", target=..." if
-                 named == "target" else f", objective={named!r}")
-        load = f"history = hp.adapters.from_optuna(study{which})"
-    elif src.startswith("SMAC run "):
-        # one objective of a run of several is labelled "SMAC run PATH, OBJECTIVE"
-        path = src.removeprefix("SMAC run ")
-        head, _, tail = path.rpartition(", ")
-        named = report.history.objective_name
-        chosen = bool(head) and (named == tail or named.startswith(f"{tail} ("))
-        load = ("from hpinsight.integrations.smac import load_run\n"
-                f"history = load_run({head if chosen else path!r}"
-                f"{f', objective={tail!r}' if chosen else ''})")
-    else:
+    loader = report.history.loader  # what the adapter was called with, written out
+    if loader is None:
         load = "history = ...  # the TrialHistory the report was made from"
+    elif loader.startswith("load_run("):
+        load = f"from hpinsight.integrations.smac import load_run\nhistory = {loader}"
+    else:
+        load = f"history = {loader}"
     seed = report.seed
     model = "" if report.surrogate == GP() else f"surrogate=hp.{report.surrogate!r}, "
     lines = ["import hpinsight as hp", load,

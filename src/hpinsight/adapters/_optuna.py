@@ -296,7 +296,24 @@ def history_from_study(
             n: tuple(distribution_text(optuna, d) for d in dists) for n, dists in changed.items()}),
         # a study of several objectives gives a history per objective: the label says which
         label=f"study {study.study_name!r}" + (f", {objective_name}" if len(directions) > 1 else ""),
+        loader=_loader(target, objective, direction, params),
     )
+
+
+def _loader(target: Any, objective: int | str | None, direction: str | None,
+            params: Sequence[str] | None) -> str:
+    """The call that reads the same trials again (:attr:`TrialHistory.loader`); a
+    ``target`` function cannot be written out, so it stands as ``...``."""
+    args = ["study"]
+    if target is not None:
+        args.append("target=...")
+    elif objective is not None:
+        args.append(f"objective={objective!r}")
+    if direction is not None:
+        args.append(f"direction={direction!r}")
+    if params is not None:
+        args.append(f"params={list(params)!r}")
+    return f"hp.adapters.from_optuna({', '.join(args)})"
 
 
 def distribution_text(optuna: ModuleType, dist: Any) -> str:

@@ -133,8 +133,7 @@ def history_from_smac(
     output = getattr(scenario, "output_directory", None)
     return history_from_records(cls, configspace, records, configs, objective=objective,
                                 objectives=objectives, instances=instances, known=known,
-                                label=None if output is None else f"SMAC run {output}",
-                                budget=budget)
+                                run=output, budget=budget)
 
 
 def run_context(scenario: Any, runhistory: Any) -> tuple[Any, list[str] | None, Instances]:
@@ -183,11 +182,12 @@ def history_from_records(
     instances: str = "auto",
     known: Instances | None = None,
     seed: int | None = 0,
-    label: str | None = None,
+    run: str | Path | None = None,
     budget: float | None = None,
 ) -> TrialHistory:
-    """Aggregate runs per configuration (see the module notes) into a history
-    (``label``: what the run is, in words; :attr:`TrialHistory.label`)."""
+    """Aggregate runs per configuration (see the module notes) into a history (``run``:
+    the run's folder, which its :attr:`~TrialHistory.label` names and its
+    :attr:`~TrialHistory.loader` reads again)."""
     func = _FUNC
     if instances not in ("auto", "mean", "model"):
         raise InvalidArgumentError(
@@ -265,6 +265,8 @@ def history_from_records(
         name = str(objectives[0])
     else:
         name = "cost"
+    if budget is not None:  # one budget of several: the values are of it alone
+        name = f"{name} at budget {budget:g}"
     forbidden = tuple(str(c) for c in getattr(configspace, "forbidden_clauses", ()))
     mixed = valued_at if len(valued_at) > 1 else {}  # values from several budgets
     sampling = (SamplingRecord(forbidden=forbidden, linked=_linked(configspace), budgets=mixed)
@@ -272,8 +274,25 @@ def history_from_records(
     return cls(space, tuple(rows), values, direction="minimize", trial_ids=tuple(ids),
                excluded=excluded, objective_name=name + how, sampling=sampling,
                # a run of several objectives gives a history per objective: say which
-               label=f"{label}, {name}" if label and objectives and len(objectives) > 1
-               else label)
+               label=None if run is None else f"SMAC run {run}" + (
+                   f", {name}" if objectives and len(objectives) > 1 else ""),
+               loader=None if run is None else _loader(run, objective, objectives, instances, budget))
+
+
+def _loader(run: str | Path, objective: int | str | None, objectives: Sequence[str] | None,
+            instances: str, budget: float | None) -> str:
+    """The call that reads the same history again (:attr:`TrialHistory.loader`): the
+    objective by its name where the run names its objectives."""
+    args = [repr(str(run))]
+    if objective is not None:
+        named = (objectives[objective] if isinstance(objective, int) and objectives
+                 and 0 <= objective < len(objectives) else objective)
+        args.append(f"objective={named!r}")
+    if instances != "auto":
+        args.append(f"instances={instances!r}")
+    if budget is not None:
+        args.append(f"budget={budget!r}")
+    return f"load_run({', '.join(args)})"
 
 
 def _linked(configspace: Any) -> tuple[dict[str, tuple[Any, ...] | None], ...]:
@@ -381,7 +400,7 @@ def _history_from_folder(
     configspace, records, configs, objectives, known, folder = _read_folder(path)
     return history_from_records(cls, configspace, records, configs, objective=objective,
                                 objectives=objectives, instances=instances, known=known,
-                                label=f"SMAC run {folder}", budget=budget)
+                                run=folder, budget=budget)
 
 
 def objective_histories(cls: type[TrialHistory], path: Path) -> dict[str, TrialHistory] | None:
@@ -392,8 +411,7 @@ def objective_histories(cls: type[TrialHistory], path: Path) -> dict[str, TrialH
     if objectives is None or len(objectives) < 2:
         return None
     return {name: history_from_records(cls, configspace, records, configs, objective=i,
-                                       objectives=objectives, known=known,
-                                       label=f"SMAC run {folder}")
+                                       objectives=objectives, known=known, run=folder)
             for i, name in enumerate(objectives)}
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .._optional import import_optional
 
@@ -61,6 +61,7 @@ __all__ = [
 
 
 def load_run(path: str | Path, *, objective: int | str | None = None,
+             instances: Literal["auto", "mean", "model"] = "auto",
              budget: float | None = None) -> TrialHistory:
     """Read a SMAC run saved on disk (any SMAC 2.x release).
 
@@ -71,6 +72,9 @@ def load_run(path: str | Path, *, objective: int | str | None = None,
         that holds exactly one run.
     objective : int or str, optional
         Objective index or name of a multi-objective run.
+    instances : {"auto", "mean", "model"}, default="auto"
+        How runs on several instances are combined (see
+        :func:`hpinsight.adapters.from_smac`).
     budget : float, optional
         Of a multi-fidelity run, the one budget to analyse (default: each
         configuration at its highest).
@@ -80,7 +84,7 @@ def load_run(path: str | Path, *, objective: int | str | None = None,
     TrialHistory
         One entry per configuration; see :func:`hpinsight.adapters.from_smac`.
     """
-    return from_smac(Path(path), objective=objective, budget=budget)
+    return from_smac(Path(path), objective=objective, instances=instances, budget=budget)
 
 
 def smac_forest(facade: Any, space: SearchSpace | None = None) -> FittedForest:

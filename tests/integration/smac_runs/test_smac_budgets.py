@@ -3,6 +3,7 @@ mix budgets; the history says so, reports say so, and one budget can be analysed
 
 from __future__ import annotations
 
+import html
 import json
 import pickle
 from collections.abc import Callable
@@ -58,6 +59,10 @@ def test_values_of_several_budgets_are_named_and_one_budget_can_be_read(run: Any
     assert at_full.importance("lr").mean >= at_full.importance("x").mean
     folder = Path(run.scenario.output_directory)
     assert hp.adapters.from_smac(folder, budget=9).trial_ids == full.trial_ids  # saved run too
+    # the page names the budget its values are of, and its code reads that budget again
+    assert full.objective_name == "cost at budget 9"
+    assert full.loader == f"load_run({str(folder)!r}, budget=9)"
+    assert html.escape(f"history = {full.loader}") in hp.report(full, top=1, subspace=False).html()
     with pytest.raises(ValueError, match=r"no successful run at budget=5; the run's budgets are "
                                          r"\[1\.0, 3\.0, 9\.0\]"):
         hp.adapters.from_smac(run, budget=5)
