@@ -51,14 +51,12 @@ Arms, per problem, sampler and seed, on the same sampler seed:
   ``ShrinkingSampler`` take them out of the base sampler's space; the two oracles side
   by side show what taking them out does to the sampler itself.
 
-SMAC (``--samplers smac``, arms ``full``, ``auto`` and ``auto_bare``; the known-truth
-problems, each also declared as a ConfigSpace space by :func:`configspace`): the HPO
-facade with the same seed; ``auto`` stops the run at its first decision point (as above)
-with ``ImportanceCallback(stop_after=...)`` and continues it with
+SMAC (``--samplers smac``, arms ``full`` and ``auto``; the known-truth problems, each
+also declared as a ConfigSpace space by :func:`configspace`): the HPO facade with the
+same seed; ``auto`` stops the run at its first decision point (as above) with
+``ImportanceCallback(stop_after=...)`` and continues it with
 ``shrink_and_continue(keep="auto")`` for the rest of the same number of evaluations
-(re-evaluations of old configurations count); ``auto_bare`` the same with
-``model_projections=False`` (the continued run's model without the other old runs'
-projections, the design before them). One decision per run: SMAC has no live
+(re-evaluations of old configurations count). One decision per run: SMAC has no live
 restriction. Run it with ``PYTHONHASHSEED=0``: SMAC repeats a seeded run in a new process
 only with a fixed hash seed.
 
@@ -529,7 +527,7 @@ def run_smac(problem_name: str, arm: str, seed: int, budget: int, shrink_after: 
     out: dict[str, Any] = {"problem": problem_name, "sampler": "smac", "arm": arm, "seed": seed}
     if arm == "full":
         facade("full", []).optimize()
-    elif arm in ("auto", "auto_bare"):
+    elif arm == "auto":
         # the Optuna callback's first decision: at --shrink-after, or at 5 trials per
         # parameter when that is later (nothing is safe to fix before)
         first = max(shrink_after, 5 * len(list(space.values())))
@@ -540,11 +538,8 @@ def run_smac(problem_name: str, arm: str, seed: int, budget: int, shrink_after: 
             first_run.optimize()
             cb.close()
             first = len(costs)
-            # auto_bare: the continued run's model starts from the told and re-evaluated
-            # runs alone, without the other old runs' projections (the earlier design)
             continued = shrink_and_continue(first_run, target, n_trials=budget - first,
-                                            keep="auto", seed=seed,
-                                            model_projections=arm == "auto")
+                                            keep="auto", seed=seed)
             margin = continued.subspace.margin if continued.subspace is not None else math.nan
             decisions.append({"trial": first, "margin": margin,
                               "fixed_now": dict(continued.fixed), "seconds": math.nan,
@@ -555,7 +550,7 @@ def run_smac(problem_name: str, arm: str, seed: int, budget: int, shrink_after: 
             facade("full", []).optimize()
         out["decisions"] = decisions
     else:
-        raise ValueError(f"SMAC runs the full, auto and auto_bare arms, not {arm!r}")
+        raise ValueError(f"SMAC runs the full and auto arms, not {arm!r}")
     out["best"] = {str(b): min(costs[:b]) for b in budgets if len(costs) >= b}
     out["seconds"] = time.perf_counter() - started
     return out
@@ -649,11 +644,11 @@ def summarize(rows: list[dict[str, Any]], budgets: list[int]) -> list[dict[str, 
                            for ds in decided) if known else None
         # against the margin of the decision that fixed it (topk has no margin) ...
         costly = sum(any(c > d["margin"] for d, c in _newly_fixed(ds)) for ds in decided) \
-            if arm in ("auto", "auto_bare") and known else None
+            if arm == "auto" and known else None
         # ... and of any later decision that kept it fixed (the margin shrinks as the
         # study converges; a held parameter should then be released)
         held_costly = sum(any(c > d["margin"] for d in ds for c in d["costs"].values())
-                          for ds in decided) if arm in ("auto", "auto_bare") and known else None
+                          for ds in decided) if arm == "auto" and known else None
         half = math.ceil(len(truth.nuisance) / 2)
         acted = sum(any(d["trial"] <= 100 and sum(n in truth.nuisance for n in d["fixed_now"])
                         >= half for d in ds) for ds in decided) if known else None

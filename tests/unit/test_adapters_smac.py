@@ -92,36 +92,6 @@ def test_the_newer_layout_reads_the_same_as_the_old(tmp_path):
     assert dict(new.excluded) == dict(old.excluded)
 
 
-@pytest.mark.parametrize("layout", ["flat", "mapping"])
-def test_a_projection_a_continued_run_holds_for_its_model_is_left_out_and_counted(tmp_path, layout):
-    """shrink_and_continue gives SMAC's model old configurations projected onto the
-    subspace at their old costs; nobody evaluated them, so no analysis reads them."""
-    from hpinsight.adapters._smac import PROJECTED
-
-    folder = tmp_path / "run"
-    shutil.copytree(SMAC20, folder)
-    data = json.loads((folder / "runhistory.json").read_text())
-    keys = ["config_id", "instance", "seed", "budget", "cost", "time", "status", "starttime",
-            "endtime", "additional_info"]
-    entries = [dict(zip(keys, e, strict=True)) for e in data["data"]]
-    # config 4's two successful runs become projections, as a continued run stores them
-    for e in entries:
-        if e["config_id"] == 4:
-            e["additional_info"] = {PROJECTED: "configuration 9 of 'first'"}
-    data["data"] = ([[e[k] for k in keys] for e in entries] if layout == "flat"
-                    else [{**e, "cpu_time": 0.0} for e in entries])
-    (folder / "runhistory.json").write_text(json.dumps(data))
-    h = hp.adapters.from_smac(folder, instances="mean")
-    assert h.trial_ids == (1, 2)  # config 4 was never evaluated
-    np.testing.assert_allclose(h.y, [2.0, 0.5])
-    assert dict(h.excluded) == {"CRASHED": 1, "TIMEOUT": 1, "projected, not evaluated": 2}
-    live = [SmacRun(1, None, 0, None, 1.0, 1), SmacRun(2, None, 0, None, 3.0, 1, projected=True)]
-    configs = {1: {"x": 0.1, "k": "a"}, 2: {"x": 0.9, "k": "b"}}
-    read = history_from_records(hp.TrialHistory, _space(), live, configs)
-    assert read.trial_ids == (1,)
-    assert dict(read.excluded) == {"projected, not evaluated": 1}
-
-
 def _space():
     import ConfigSpace as CS
 

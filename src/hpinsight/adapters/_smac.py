@@ -30,10 +30,8 @@ instances or seeds (algorithm configuration), or on several budgets
   way. When the model is used, ``objective_name`` says so.
 
 The instance is not a parameter of the importance analysis. Runs with another
-status (CRASHED, TIMEOUT, MEMORYOUT, RUNNING), runs at lower budgets, and runs
-a continued run holds for SMAC's model without evaluating them (old configurations
-projected onto its subspace by ``shrink_and_continue``) are left out and counted by
-reason in :attr:`~hpinsight.TrialHistory.excluded`.
+status (CRASHED, TIMEOUT, MEMORYOUT, RUNNING) and runs at lower budgets are
+left out and counted by reason in :attr:`~hpinsight.TrialHistory.excluded`.
 Parameters inactive in a configuration are missing from it, as everywhere in
 hpinsight; ConfigSpace's conditions come with the space, its forbidden clauses
 are reported as ignored by :func:`~hpinsight.SearchSpace.from_configspace`.
@@ -65,13 +63,11 @@ if TYPE_CHECKING:
     from ..space import SearchSpace
 
 __all__ = [
-    "PROJECTED",
     "Instances",
     "SmacRun",
     "find_run_folder",
     "history_from_records",
     "history_from_smac",
-    "is_projected",
     "listed_objectives",
     "records_from_runhistory",
     "run_context",
@@ -79,12 +75,6 @@ __all__ = [
 
 _STATUS = {0: "RUNNING", 1: "SUCCESS", 2: "CRASHED", 3: "TIMEOUT", 4: "MEMORYOUT"}
 _FUNC = "hp.adapters.from_smac"
-#: The key of a run's ``additional_info`` that marks it as not evaluated: an old
-#: configuration projected onto a continued run's subspace and given its old cost, for
-#: SMAC's model only (``shrink_and_continue``). Its value says where it came from.
-PROJECTED = "hpinsight_projected_from"
-#: The reason such runs are counted under in :attr:`~hpinsight.TrialHistory.excluded`.
-PROJECTED_REASON = "projected, not evaluated"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,9 +87,6 @@ class SmacRun:
     budget: float | None
     cost: float | list[float]
     status: int
-    #: an old configuration's projection, given its old cost for SMAC's model alone
-    #: (``PROJECTED``): never evaluated, so never analysed
-    projected: bool = False
 
 
 def history_from_smac(
@@ -149,8 +136,7 @@ def run_context(scenario: Any, runhistory: Any) -> tuple[Any, list[str] | None, 
 def records_from_runhistory(runhistory: Any) -> tuple[list[SmacRun], dict[int, dict[str, Any]]]:
     """Copy a live ``smac.RunHistory`` into plain records and config dicts (public API only)."""
     records = [
-        SmacRun(int(k.config_id), k.instance, k.seed, k.budget, v.cost, int(v.status),
-                is_projected(getattr(v, "additional_info", None)))
+        SmacRun(int(k.config_id), k.instance, k.seed, k.budget, v.cost, int(v.status))
         for k, v in list(runhistory.items())
     ]
     configs = {int(cid): dict(cfg) for cid, cfg in dict(runhistory.ids_config).items()}
@@ -208,9 +194,7 @@ def history_from_records(
 
     by_config: dict[int, list[SmacRun]] = {}
     for r in records:
-        if r.projected:
-            exclude(PROJECTED_REASON)
-        elif r.status != 1:
+        if r.status != 1:
             exclude(_STATUS.get(r.status, f"status {r.status}"))
         else:
             by_config.setdefault(r.config_id, []).append(r)
@@ -456,8 +440,7 @@ def _record(entry: Any, i: int) -> SmacRun:
     if isinstance(entry, Mapping):  # SMAC >= 2.1
         try:
             return SmacRun(int(entry["config_id"]), entry.get("instance"), entry.get("seed"),
-                           entry.get("budget"), entry["cost"], int(entry["status"]),
-                           is_projected(entry.get("additional_info")))
+                             entry.get("budget"), entry["cost"], int(entry["status"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidDataError(
                 f"{_FUNC}: entry {i} of runhistory.json lacks {exc}; expected config_id, cost "
@@ -465,17 +448,11 @@ def _record(entry: Any, i: int) -> SmacRun:
             ) from exc
     if isinstance(entry, list | tuple) and len(entry) >= 7:  # SMAC 2.0: a flat list
         config_id, instance, seed, budget, cost, _time, status = entry[:7]
-        return SmacRun(int(config_id), instance, seed, budget, cost, int(status),
-                       is_projected(entry[9]) if len(entry) > 9 else False)
+        return SmacRun(int(config_id), instance, seed, budget, cost, int(status))
     raise InvalidDataError(
         f"{_FUNC}: entry {i} of runhistory.json has a layout this version does not know "
         f"({type(entry).__name__} {str(entry)[:80]}); please report it with the SMAC version."
     )
-
-
-def is_projected(info: Any) -> bool:
-    """Whether a run's ``additional_info`` marks it as a projection (``PROJECTED``)."""
-    return isinstance(info, Mapping) and PROJECTED in info
 
 
 def listed_objectives(objectives: Any) -> list[str] | None:

@@ -44,7 +44,6 @@ from .._shared import readonly
 from ..exceptions import HPInsightError
 from ..space import Categorical, Float, Int, encode_value
 from ..surrogates.forest import FittedForest, TreeArrays, copy_tree, route_inactive
-from ._smac import is_projected
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -91,13 +90,8 @@ def smac_target_of(smbo_or_facade: Any) -> str:
     runhistory = getattr(smbo_or_facade, "runhistory", None)
     crashed = 0 if runhistory is None else sum(
         1 for v in runhistory.values() if getattr(v.status, "name", None) == "CRASHED")
-    # and on the projections a continued run holds for it, which a history leaves out too
-    projected = 0 if runhistory is None else sum(
-        1 for v in runhistory.values() if is_projected(getattr(v, "additional_info", None)))
     return (f"{kind} ({encoder}{', log_y' if log_y else ''})"
-            + (f"; {crashed} crashed run(s) counted at crash_cost" if crashed else "")
-            + (f"; {projected} old configuration(s) projected onto the subspace at their old "
-               "cost" if projected else ""))
+            + (f"; {crashed} crashed run(s) counted at crash_cost" if crashed else ""))
 
 
 def forest_from_smac_model(model: Any, space: SearchSpace, configspace: Any) -> FittedForest:

@@ -23,7 +23,6 @@ from ..adapters._smac import (
     Instances,
     SmacRun,
     history_from_records,
-    is_projected,
     records_from_runhistory,
     run_context,
 )
@@ -227,8 +226,6 @@ class ImportanceCallback(LiveResults, Callback):
         self._seen = 0
         self._requested_at = 0
         self._output: Path | None = None
-        #: configurations a continued run holds for its model alone (not evaluated)
-        self._projected = 0
 
     def __repr__(self) -> str:
         return (
@@ -259,9 +256,6 @@ class ImportanceCallback(LiveResults, Callback):
             scenario = getattr(smbo, "_scenario", None)
             output = getattr(scenario, "output_directory", None)
             self._output = None if output is None else Path(output)
-            # shrink_and_continue adds them before the run starts, and SMAC never runs them
-            self._projected = len({k.config_id for k, v in list(smbo.runhistory.items())
-                                   if is_projected(v.additional_info)})
         except Exception as exc:
             self._refits.record(exc, "while reading the run's output folder")
 
@@ -271,7 +265,7 @@ class ImportanceCallback(LiveResults, Callback):
                 return None
             with self._lock:
                 self._seen += 1
-                n_configs = len(smbo.runhistory.ids_config) - self._projected
+                n_configs = len(smbo.runhistory.ids_config)
                 stop = (self.stop_after is not None and not self.stopped
                         and self._seen >= self.stop_after)
                 due = stop or (n_configs >= self.min_trials

@@ -20,17 +20,10 @@ SMAC in two steps:
   cost would hand SMAC an incumbent that may never be beaten. Instead the best
   ``reevaluate`` projections (the old incumbent's first) become the new run's
   initial design, so SMAC evaluates them for real; the other projections are left
-  out of what is told. (On the benchmark in ``benchmarks/bench_smac_shrink.py``,
-  re-evaluating ten beat re-evaluating one: its model then has data in the subspace.)
-  Those other projections are still data for SMAC's model (``model_projections``):
-  each is added to the new run's history at its old cost without being told, so the
-  intensifier never sees it and it can never become the incumbent, and it is marked
-  in its ``additional_info`` so that hpinsight's analyses of the continued run leave
-  it out. Without them the new run's model started from about ten points, and runs
-  that had fixed only parameters that do nothing fell behind the full space and
-  stayed there (``benchmarks/README.md``). Told and added runs count towards SMAC's
-  ``n_trials``, so the new scenario's ``n_trials`` is their number plus the
-  ``n_trials`` asked for; the re-evaluations are part of the ``n_trials`` asked for.
+  out. (On the benchmark in ``benchmarks/bench_smac_shrink.py``, re-evaluating ten
+  beat re-evaluating one: its model then has data in the subspace.) Told runs count towards SMAC's ``n_trials``, so the new scenario's
+  ``n_trials`` is the number of told runs plus the ``n_trials`` asked for; the
+  re-evaluations are part of the ``n_trials`` asked for.
 """
 
 from __future__ import annotations
@@ -49,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import ConfigSpace as CS
 
 from .._validation import check_real
-from ..adapters._smac import PROJECTED, is_projected, listed_objectives
+from ..adapters._smac import listed_objectives
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidSpaceError
 
 if TYPE_CHECKING:
@@ -254,13 +247,8 @@ class ContinuedRun:
         first evaluations (the old incumbent's first).
     n_left_out : int
         Old runs outside the subspace whose projection was not re-evaluated.
-    n_projected : int
-        Of those, the runs added to the new run's history for its model alone
-        (``model_projections``; fewer than ``n_left_out`` where two old runs
-        project onto the same configuration, instance and seed).
     n_skipped : int
-        Old runs left out: not successful, forbidden in the subspace, or themselves
-        projections of an earlier continuation.
+        Old runs left out: not successful, or forbidden in the subspace.
     output_directory : pathlib.Path
         Where the new run writes its files.
     subspace : SubspaceResult or None
@@ -276,13 +264,11 @@ class ContinuedRun:
     n_skipped: int
     output_directory: Path
     subspace: SubspaceResult | None = None
-    n_projected: int = 0
 
     def __repr__(self) -> str:
         return (f"ContinuedRun(kept={list(self.kept)}, fixed={dict(self.fixed)}, "
                 f"n_told={self.n_told}, n_reevaluated={len(self.reevaluated)}, "
-                f"n_left_out={self.n_left_out}, n_projected={self.n_projected}, "
-                f"n_skipped={self.n_skipped})")
+                f"n_left_out={self.n_left_out}, n_skipped={self.n_skipped})")
 
 
 def shrink_and_continue(
@@ -301,7 +287,6 @@ def shrink_and_continue(
     risk_margin: float = 0.05,
     components: Callable[[Any], Mapping[str, Any]] | None = None,
     budget: float | None = None,
-    model_projections: bool = True,
 ) -> ContinuedRun:
     """Continue a SMAC run on the subspace of its most important parameters.
 
@@ -343,14 +328,6 @@ def shrink_and_continue(
         measured data in the subspace. ``"auto"``: 10, at most a quarter of
         ``n_trials`` (SMAC's own cap on an initial design) and at least 1. ``0``
         starts the new run from the told runs alone.
-    model_projections : bool, default=True
-        Give the new run's model the other old runs outside the subspace too, each
-        projected onto it at its old cost: a parameter is fixed where fixing it was
-        judged to cost little, so the old cost is what the projection would measure,
-        up to that. They are data for SMAC's model only, never told: none can become
-        the incumbent or be reported as evaluated, and hpinsight's analyses of the
-        continued run leave them out (:attr:`~hpinsight.TrialHistory.excluded` counts
-        them). ``False``: the model starts from the told and re-evaluated runs alone.
     risk_margin : float, default=0.05
         With ``keep="auto"``: the most fixing a parameter may cost, as a fraction of the
         spread of the configurations near the best (best to the 10 % quantile;
@@ -388,10 +365,9 @@ def shrink_and_continue(
             isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
         raise InvalidArgumentError(f"The 'keep' parameter of shrink_and_continue must be a positive int "
                          f"or 'auto'. Got {keep!r} instead.")
-    for flag, given in (("overwrite", overwrite), ("model_projections", model_projections)):
-        if not isinstance(given, bool):
-            raise InvalidArgumentTypeError(f"The {flag!r} parameter of shrink_and_continue must be a bool. "
-                                           f"Got {given!r} instead.")
+    if not isinstance(overwrite, bool):
+        raise InvalidArgumentTypeError(f"The 'overwrite' parameter of shrink_and_continue must be a bool. "
+                        f"Got {overwrite!r} instead.")
     if reevaluate == "auto":
         reevaluate = max(1, min(AUTO_REEVALUATE, int(n_trials) // 4))
     if isinstance(reevaluate, bool) or not isinstance(reevaluate, int) or reevaluate < 0:
@@ -428,16 +404,15 @@ def shrink_and_continue(
     told, outside, n_skipped = _sorted_runs(facade, reduced, fixed)
     queued = _best_projections(facade, outside, {_key(c) for c, _, _ in told},
                                min(reevaluate, int(n_trials)))
-    queued_keys = {_key(q) for q in queued}
-    left_out = [run for run in outside if _key(run[1]) not in queued_keys]
-    projected = _model_projections(left_out, told) if model_projections else []
-    new_scenario = dataclasses.replace(new_scenario, n_trials=len(told) + len(projected) + int(n_trials))
+    new_scenario = dataclasses.replace(new_scenario, n_trials=len(told) + int(n_trials))
     new = _continued_facade(facade, new_scenario, target_function, callbacks, told, queued,
-                            components, projected)
-    kept = tuple(n for n in reduced if n not in fixed)
+                            components)
+    # a parameter an earlier continuation fixed is a constant here, not searched
+    kept = tuple(n for n in reduced if n not in fixed and not isinstance(reduced[n], CS.Constant))
+    queued_keys = {_key(q) for q in queued}
+    n_left_out = sum(1 for _, c in outside if _key(c) not in queued_keys)
     return ContinuedRun(new, MappingProxyType(dict(fixed)), kept, len(told), tuple(queued),
-                        len(left_out), n_skipped, Path(new_scenario.output_directory), subspace,
-                        len(projected))
+                        n_left_out, n_skipped, Path(new_scenario.output_directory), subspace)
 
 
 def _chosen_fixed(facade: Any, keep: Any, fixed: Mapping[str, Any] | None,
@@ -479,18 +454,17 @@ def _chosen_fixed(facade: Any, keep: Any, fixed: Mapping[str, Any] | None,
 
 
 def _sorted_runs(facade: Any, reduced: Any, fixed: Mapping[str, Any],
-                 ) -> tuple[list[tuple[Any, Any, Any]], list[tuple[Any, Any, Any, Any]], int]:
+                 ) -> tuple[list[tuple[Any, Any, Any]], list[tuple[Any, Any]], int]:
     """Step 2: the old runs that already lie in the subspace (configuration, run key,
-    run value), the others (old configuration, its projection, run key, run value),
-    and how many were skipped (not successful, forbidden in the subspace, or a
-    projection an earlier continuation added for its model: never evaluated)."""
+    run value), the others with their projection, and how many were skipped (not
+    successful, or forbidden in the subspace)."""
     from smac.runhistory.enumerations import StatusType
 
     told: list[tuple[Any, Any, Any]] = []
-    outside: list[tuple[Any, Any, Any, Any]] = []
+    outside: list[tuple[Any, Any]] = []
     n_skipped = 0
     for key, value in list(facade.runhistory.items()):
-        if value.status != StatusType.SUCCESS or is_projected(value.additional_info):
+        if value.status != StatusType.SUCCESS:
             n_skipped += 1
             continue
         old_config = facade.runhistory.get_config(key.config_id)
@@ -500,37 +474,16 @@ def _sorted_runs(facade: Any, reduced: Any, fixed: Mapping[str, Any],
         elif dict(config) == dict(old_config):  # it already lay in the subspace
             told.append((config, key, value))
         else:
-            outside.append((old_config, config, key, value))
+            outside.append((old_config, config))
     return told, outside, n_skipped
-
-
-def _model_projections(left_out: list[tuple[Any, Any, Any, Any]], told: list[tuple[Any, Any, Any]],
-                       ) -> list[tuple[Any, Any, Any, Any]]:
-    """The projections added to the new run's history for its model (projection, run
-    key, run value, old configuration): one per projected configuration, instance,
-    seed and budget (the first old run's, in the old run's order), and none of a
-    configuration that was told: its cost, which the intensifier reads to race it,
-    stays measured."""
-    told_configs = {_key(c) for c, _, _ in told}
-    seen: set[Any] = set()
-    out = []
-    for old_config, config, key, value in left_out:
-        at = (_key(config), key.instance, key.seed, key.budget)
-        if at not in seen and at[0] not in told_configs:
-            seen.add(at)
-            out.append((config, key, value, old_config))
-    return out
 
 
 def _continued_facade(facade: Any, scenario: Any, target_function: Any,
                       callbacks: Sequence[Any], told: list[tuple[Any, Any, Any]],
                       queued: list[Any],
-                      components: Callable[[Any], Mapping[str, Any]] | None = None,
-                      projected: Sequence[tuple[Any, Any, Any, Any]] = ()) -> Any:
+                      components: Callable[[Any], Mapping[str, Any]] | None = None) -> Any:
     """Step 3: a facade of the same kind on the reduced scenario, the queued projections
-    as its initial design, told the runs that already lay in the subspace, its history
-    holding the ``projected`` runs for its model (added, not told: the intensifier,
-    which picks incumbents as runs are told, never sees them)."""
+    as its initial design, told the runs that already lay in the subspace."""
     from smac.runhistory import TrialInfo, TrialValue
 
     for config in queued:
@@ -550,13 +503,6 @@ def _continued_facade(facade: Any, scenario: Any, target_function: Any,
         config.origin = "hpinsight: evaluated before shrinking, already in the subspace"
         new.tell(TrialInfo(config=config, instance=key.instance, seed=key.seed, budget=key.budget),
                  TrialValue(cost=value.cost, time=value.time), save=False)
-    old_ids = facade.runhistory.config_ids
-    for config, key, value, old_config in projected:
-        config.origin = "hpinsight: an old configuration projected onto the subspace, not evaluated"
-        new.runhistory.add(config=config, cost=value.cost, time=value.time, status=value.status,
-                           instance=key.instance, seed=key.seed, budget=key.budget,
-                           additional_info={PROJECTED: f"configuration {old_ids[old_config]} of "
-                                                       f"{facade.scenario.name!r}"})
     new.optimizer.save()
     return new
 
@@ -565,9 +511,9 @@ def _warn_about_defaults(old: Any, new: Any) -> None:
     """Warn where the continued facade's components (its kind's defaults) differ from the
     first run's: SMAC builds them for a scenario, so they cannot be carried over."""
     space_bound = {"types", "bounds"}  # a model's description of the configuration space
-    # what SMAC changes as a run goes: its config selector adds the number of
-    # configurations a run started with to its tries (a continued run's first, told
-    # runs, 16 became 30)
+    # what SMAC changes as a run goes: its config selector adds the configurations a run
+    # started with to its tries (continuing a continued run that had told runs warned
+    # that max_new_config_tries was 30 where the default is 16)
     run_state = {"max_new_config_tries"}
 
     def settings(meta: Any, component: str = "") -> Any:
@@ -678,7 +624,7 @@ def _key(config: Any) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(dict(config).items()))
 
 
-def _best_projections(facade: Any, outside: list[tuple[Any, Any, Any, Any]], told: set[Any],
+def _best_projections(facade: Any, outside: list[tuple[Any, Any]], told: set[Any],
                       n: int) -> list[Any]:
     """The projections of the ``n`` best old configurations outside the subspace: the
     incumbents first, then by mean cost (normalized for several objectives), without
@@ -688,13 +634,13 @@ def _best_projections(facade: Any, outside: list[tuple[Any, Any, Any, Any]], tol
     incumbents = {_key(c) for c in facade.intensifier.get_incumbents()}
     runhistory = facade.runhistory
 
-    def rank(run: tuple[Any, Any, Any, Any]) -> tuple[bool, float]:
-        cost = float(runhistory.average_cost(run[0], normalize=True))
-        return _key(run[0]) not in incumbents, cost if math.isfinite(cost) else math.inf
+    def rank(pair: tuple[Any, Any]) -> tuple[bool, float]:
+        cost = float(runhistory.average_cost(pair[0], normalize=True))
+        return _key(pair[0]) not in incumbents, cost if math.isfinite(cost) else math.inf
 
     queued: list[Any] = []
     seen = set(told)
-    for _, config, _, _ in sorted(outside, key=rank):
+    for _, config in sorted(outside, key=rank):
         if _key(config) not in seen:
             seen.add(_key(config))
             queued.append(config)

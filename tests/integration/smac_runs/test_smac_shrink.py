@@ -14,8 +14,7 @@ import pytest
 smac = pytest.importorskip("smac")
 CS = pytest.importorskip("ConfigSpace")
 
-from hpinsight.adapters._smac import PROJECTED  # noqa: E402
-from hpinsight.integrations.smac import ImportanceCallback, load_run, shrink_and_continue  # noqa: E402
+from hpinsight.integrations.smac import ImportanceCallback, shrink_and_continue  # noqa: E402
 
 NUISANCE = [f"n{i}" for i in range(6)]
 
@@ -41,16 +40,10 @@ def target(config: Any, seed: int = 0) -> float:
     return cost(dict(config))
 
 
-def measured(facade: Any) -> list[tuple[Any, Any]]:
-    """The facade's runs that were evaluated: without the projections a continued run
-    holds for its model alone."""
-    return [(k, v) for k, v in facade.runhistory.items() if PROJECTED not in v.additional_info]
-
-
 def assert_every_cost_was_measured(facade: Any) -> None:
-    """Every evaluated run the facade holds has the cost its configuration really has:
-    nothing was told a cost measured on another configuration."""
-    for key, value in measured(facade):
+    """Every run the facade holds has the cost its configuration really has: nothing
+    was told a cost measured on another configuration."""
+    for key, value in facade.runhistory.items():
         config = dict(facade.runhistory.get_config(key.config_id))
         assert value.cost == pytest.approx(cost(config), rel=1e-12), config
 
@@ -95,21 +88,9 @@ def test_continued_run_searches_only_new_configurations_of_the_subspace(tmp_path
     # only the incumbent already lies in the subspace (the others differ in floats there);
     # the best others (a quarter of the 30 new trials) are projected and queued
     assert (run.n_told, len(run.reevaluated), run.n_left_out, run.n_skipped) == (1, 7, 22, 0)
-    [(key, value)] = measured(run.facade)
+    [(key, value)] = run.facade.runhistory.items()
     assert dict(run.facade.runhistory.get_config(key.config_id)) == incumbent
     assert value.cost == best_before
-    # the 22 others are the model's data at their old costs, marked, never told
-    assert run.n_projected == 22
-    projected = [(k, v) for k, v in run.facade.runhistory.items() if PROJECTED in v.additional_info]
-    assert len(projected) == 22
-    for _, v in projected:  # each at the cost its old configuration measured
-        old_id = int(v.additional_info[PROJECTED].split()[1])
-        assert v.additional_info[PROJECTED] == f"configuration {old_id} of 'full'"
-        assert v.cost == first.runhistory.get_cost(first.runhistory.get_config(old_id))
-    projected_configs = [dict(run.facade.runhistory.get_config(k.config_id)) for k, _ in projected]
-    for config in projected_configs:
-        assert {n: config[n] for n in run.fixed} == dict(run.fixed)
-    assert run.facade.scenario.n_trials == 1 + 22 + 30
     n_before = len(evaluated)
 
     result = run.facade.optimize()
@@ -120,13 +101,7 @@ def test_continued_run_searches_only_new_configurations_of_the_subspace(tmp_path
     for config in new:
         assert {n: config[n] for n in run.fixed} == dict(run.fixed)
     assert_every_cost_was_measured(run.facade)
-    assert not any(c in new for c in projected_configs)  # SMAC never runs a projection
-    assert dict(result) in [*new, incumbent]  # the incumbent was evaluated, not projected
     assert run.facade.runhistory.get_cost(result) <= best_before
-    # an analysis of the continued run sees the evaluated runs alone
-    history = load_run(run.output_directory)
-    assert history.excluded == {"projected, not evaluated": 22}
-    assert len(history.y) == 31
     assert _digest(old_folder) == before  # the original run's files are untouched
     assert run.output_directory.parent.parent == old_folder.parent.parent  # beside it
     assert run.output_directory.parent.name == "full-shrunk"
@@ -213,31 +188,25 @@ def test_an_earlier_continued_run_is_never_replaced_silently(tmp_path: Path) -> 
     assert alone.n_told + alone.n_left_out == 15
     with pytest.raises(TypeError, match="overwrite"):
         shrink_and_continue(first, target, n_trials=1, keep=2, overwrite="yes")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"'model_projections'.*bool"):
-        shrink_and_continue(first, target, n_trials=1, keep=2, model_projections=1)  # type: ignore[arg-type]
 
 
-def test_projections_are_the_models_alone_and_never_projected_again(tmp_path: Path) -> None:
+def test_a_continued_run_continues_again_without_a_false_warning(tmp_path: Path) -> None:
+    """SMAC's config selector adds the configurations a run starts with to its own
+    max_new_config_tries; a continued run with told runs then looked like a run with
+    another config selector, and continuing it warned that its components differ."""
+    import warnings
+
     first = _optimized(space(), target, 15, tmp_path, "full")
-    fixed = dict.fromkeys(NUISANCE, 0.5)
-    bare = shrink_and_continue(first, target, n_trials=5, fixed=fixed, model_projections=False,
-                               name="bare")
-    assert bare.n_projected == 0 < bare.n_left_out
-    assert len(bare.facade.runhistory) == bare.n_told  # the model starts from told runs alone
-    run = shrink_and_continue(first, target, n_trials=5, fixed=fixed, name="modelled")
-    assert run.n_projected == run.n_left_out == bare.n_left_out
-    assert len(run.facade.runhistory) == run.n_told + run.n_projected
+    kept_k = dict(first.intensifier.get_incumbent())["k"]
+    run = shrink_and_continue(first, target, n_trials=4, fixed={"k": kept_k})
+    assert run.n_told > 0  # the runs with that k already lie in the subspace
     run.facade.optimize()
-    assert len(measured(run.facade)) == run.n_told + 5
-    # SMAC's forest learnt from them, and what it predicts says so
-    from hpinsight.adapters._smac_model import smac_target_of
-    assert smac_target_of(run.facade).endswith(
-        f"; {run.n_projected} old configuration(s) projected onto the subspace at their old cost")
-    # continuing the continued run: a projection is not an evaluation, so it is neither
-    # told nor projected again
-    again = shrink_and_continue(run.facade, target, n_trials=2, fixed={"k": "p"}, name="again")
-    assert again.n_skipped == run.n_projected
-    assert again.n_told + len(again.reevaluated) + again.n_left_out == run.n_told + 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # the warning about components
+        again = shrink_and_continue(run.facade, target, n_trials=2, fixed={"n0": 0.5},
+                                    name="again")
+    assert dict(again.fixed) == {"n0": 0.5}
+    assert "k" not in again.kept  # a constant since the first continuation
 
 
 def vee_cost(c: dict[str, Any]) -> float:
@@ -377,19 +346,3 @@ def test_keep_on_a_run_of_several_objectives_asks_for_fixed(tmp_path: Path) -> N
             shrink_and_continue(first, two, keep=keep, n_trials=3)
     run = shrink_and_continue(first, two, fixed={"b": 0.25}, n_trials=3)
     assert dict(run.fixed) == {"b": 0.25}
-
-
-def test_the_callback_of_a_continued_run_counts_evaluated_trials_alone(tmp_path: Path) -> None:
-    first = _optimized(space(), target, 20, tmp_path, "full")
-    cb = ImportanceCallback(every_n_trials=3, min_trials=8, seed=0)
-    run = shrink_and_continue(first, target, n_trials=12, fixed=dict.fromkeys(NUISANCE, 0.5),
-                              callbacks=[cb])
-    assert run.n_told == 0
-    assert run.n_projected >= 8  # enough to pass min_trials if counted
-    run.facade.optimize()
-    assert cb.close(120)
-    # the first refit once 8 configurations were evaluated (the projections counted
-    # would have asked at 3 and 6, too few to fit, and so at 9 next); none analyses them
-    assert cb.history[0].n_trials == 8
-    assert cb.history[-1].n_trials == 12
-    assert all(r.n_excluded == run.n_projected for r in cb.history)
