@@ -260,18 +260,18 @@ def history_from_records(
                # a run of several objectives gives a history per objective: say which
                label=None if run is None else f"SMAC run {run}" + (
                    f", {name}" if objectives and len(objectives) > 1 else ""),
-               loader=None if run is None else _loader(run, objective, objectives, instances, budget))
+               # the objective as resolved above: by its name where the run names them
+               loader=None if run is None else _loader(
+                   run, FRONT if front else index if objectives is None or index is None
+                   else str(objectives[index]), instances, budget))
 
 
-def _loader(run: str | Path, objective: int | str | None, objectives: Sequence[str] | None,
-            instances: str, budget: float | None) -> str:
-    """The call that reads the same history again (:attr:`TrialHistory.loader`): the
-    objective by its name where the run names its objectives."""
+def _loader(run: str | Path, objective: int | str | None, instances: str,
+            budget: float | None) -> str:
+    """The call that reads the same history again (:attr:`TrialHistory.loader`)."""
     args = [repr(str(run))]
     if objective is not None:
-        named = (objectives[objective] if isinstance(objective, int) and objectives
-                 and 0 <= objective < len(objectives) else objective)
-        args.append(f"objective={named!r}")
+        args.append(f"objective={objective!r}")
     if instances != "auto":
         args.append(f"instances={instances!r}")
     if budget is not None:

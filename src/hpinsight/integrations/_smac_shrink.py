@@ -407,8 +407,9 @@ def shrink_and_continue(
     new_scenario = dataclasses.replace(new_scenario, n_trials=len(told) + int(n_trials))
     new = _continued_facade(facade, new_scenario, target_function, callbacks, told, queued,
                             components)
-    # a parameter an earlier continuation fixed is a constant here, not searched
-    kept = tuple(n for n in reduced if n not in fixed and not isinstance(reduced[n], CS.Constant))
+    # what is searched: the fixed parameters are constants now, as are those an earlier
+    # continuation (or the user's space) held
+    kept = tuple(n for n in reduced if not isinstance(reduced[n], CS.Constant))
     queued_keys = {_key(q) for q in queued}
     n_left_out = sum(1 for _, c in outside if _key(c) not in queued_keys)
     return ContinuedRun(new, MappingProxyType(dict(fixed)), kept, len(told), tuple(queued),

@@ -282,12 +282,16 @@ def test_multi_objective_runs_are_analysed_per_named_objective_or_for_the_front(
     saved = load_run(scenario.output_directory, objective=0)
     assert saved.objective_name == "error"
     assert saved.n_trials == 30
+    # the code that reads it again names the objective the index chose
+    folder = str(scenario.output_directory)
+    assert saved.loader == f"load_run({folder!r}, objective='error')"
     # reaching the Pareto front: x and y both decide it, and the status counts its trials
     assert front.close(60)
     assert not front.errors
     assert set(list(front.history[-1].importances)[:2]) == {"x", "y"}
     pareto = load_run(scenario.output_directory, objective="front")
     assert pareto.is_front
+    assert pareto.loader == f"load_run({folder!r}, objective='front')"
     assert front.history[-1].front_size == int((pareto.y == 0).sum()) >= 1
     assert missing.history[-1].importances == front.history[-1].importances
     assert missing.history[-1].front_size == front.history[-1].front_size
