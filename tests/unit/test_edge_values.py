@@ -262,3 +262,38 @@ def test_an_objective_whose_variance_leaves_float_range_is_a_clear_error(scale, 
     for values in (1e12 + y, 1e100 * y, 1e-100 * y):
         ranked = hp.fanova(hp.TrialHistory(space, configs, values), seed=0).ranking()
         assert ranked[0].params == ("x",)
+
+
+@pytest.mark.parametrize("units", ["offset", "tiny"])
+def test_the_forest_answers_the_same_in_any_units_of_the_objective(units):
+    # scikit-learn's criterion sums squares of the raw values: 1e8 + f lost f to rounding
+    # (most trees grew no split, yet x was "resolved" at 0 and z at 1), and f * 1e-8
+    # grew no split at all ("the objective looks constant")
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    X = np.random.default_rng(0).random((200, 2))
+    y = X[:, 0] ** 2 + X[:, 1]  # x and z each hold about half of the variance
+    configs = [{"x": a, "z": b} for a, b in X]
+    shifted = {"offset": y + 1e8, "tiny": y * 1e-8}[units]
+    forest = hp.Forest(n_trees=16, min_samples_leaf=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", HPInsightWarning)  # no "looks constant"
+        got = hp.fanova(hp.TrialHistory(space, configs, shifted), surrogate=forest, seed=0)
+    plain = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=forest, seed=0)
+    assert got.n_constant_draws == 0
+    assert got.fit_r2 is not None
+    assert got.fit_r2 > 0.9
+    for name in ("x", "z"):
+        assert got.importance(name).mean == pytest.approx(0.5, abs=0.05)
+        assert got.importance(name).mean == pytest.approx(plain.importance(name).mean, abs=0.005)
+
+
+def test_a_small_forests_out_of_bag_r2_counts_only_rows_it_has_a_prediction_for():
+    # with 6 trees on 30 rows some rows are in every tree's bootstrap; scikit-learn's own
+    # score counts them as predicted 0, so a clean function offset by 5 scored -11
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    X = np.random.default_rng(0).random((30, 2))
+    configs = [{"x": a, "z": b} for a, b in X]
+    y = X[:, 0] ** 2 + X[:, 1] + 5.0
+    result = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(n_trees=6), seed=0)
+    assert result.fit_r2 is not None
+    assert 0.5 < result.fit_r2 < 1.0

@@ -374,13 +374,26 @@ def fit_forest(
         n_jobs=n_jobs,
         random_state=int(seeds[1]),
     )
+    # The trees are grown on the standardized objective and their values mapped back:
+    # scikit-learn's squared-error criterion sums squares of the raw values, so an
+    # objective of 1e8 + f lost f to rounding (6 of 8 trees grew no split) and one
+    # whose variance is below the float epsilon (f * 1e-8) grew none at all. The
+    # criterion is invariant to an affine map of the values, so the splits are those
+    # exact arithmetic would give the raw objective.
+    y = np.asarray(y, dtype=np.float64)
+    center = float(y.mean()) if y.size else 0.0
+    scale = float(y.std()) if y.size else 0.0
+    scale = scale if scale > 0 and np.isfinite(scale) else 1.0
     with warnings.catch_warnings():
         # Tiny data sets leave some rows never out of bag; the OOB score is still defined.
         warnings.filterwarnings("ignore", message="Some inputs do not have OOB scores")
-        model.fit(X_fit, y)
+        model.fit(X_fit, (y - center) / scale)
     # the mean of its trees by construction: no need to check predict on probe rows
     frozen = _freeze(model, list(model.estimators_), X.shape[1])
-    oob = np.asarray(getattr(model, "oob_prediction_", np.empty(0)), dtype=np.float64).reshape(-1)
+    frozen = replace(frozen, trees=tuple(replace(t, value=readonly(center + scale * t.value))
+                                         for t in frozen.trees))
+    oob = center + scale * np.asarray(getattr(model, "oob_prediction_", np.empty(0)),
+                                      dtype=np.float64).reshape(-1)
     if oob.shape != np.shape(y):
         return frozen
     # a row every tree drew has no out-of-bag prediction (scikit-learn puts 0 there)
@@ -390,8 +403,13 @@ def fit_forest(
     seen = (~inbag).any(axis=0) & np.isfinite(oob)
     if not seen.any():
         return frozen
-    residual = np.asarray(y, dtype=np.float64)[seen] - oob[seen]
+    residual = y[seen] - oob[seen]
     pvalues, spread = residual_dependence(X[seen], [isinstance(p, Categorical) for p in space.params],
                                           residual)
-    return replace(frozen, residual_sd=float(np.sqrt(np.mean(residual**2))),
+    # the out-of-bag R² of the rows that have an out-of-bag prediction (scikit-learn's own
+    # score counts the others as predicted 0: with 8 trees on 30 rows, -0.06 where these
+    # rows give 0.68)
+    spread_y = float(y[seen].var())
+    fit_r2 = float(1.0 - np.mean(residual**2) / spread_y) if spread_y > 0 else frozen.fit_r2
+    return replace(frozen, fit_r2=fit_r2, residual_sd=float(np.sqrt(np.mean(residual**2))),
                    residual_pvalues=readonly(pvalues), residual_spread=readonly(spread))
