@@ -62,6 +62,7 @@ from ._validation import (
 from .adapters import as_history
 from .exceptions import (
     ConstantObjectiveWarning,
+    FewTrialsWarning,
     InvalidArgumentError,
     InvalidDataError,
 )
@@ -192,15 +193,25 @@ def fanova(
         pruned_fractions=_pruned_shares(model, index_subsets),
     )
     result = _with_regrown(result, X, y, index_subsets)
+    # every trial at one configuration: the objective may vary (noise), no parameter did
+    same = X.shape[0] >= 2 and bool(np.all((X[0] == X) | (np.isnan(X) & np.isnan(X[0]))))
+    if same and not result.is_constant:
+        warnings.warn(
+            f"Every one of the {X.shape[0]} trials has the same configuration: no parameter "
+            "was varied, so the shares say nothing about any of them (the differences "
+            "between the trials are noise). Vary the parameters to measure their effects.",
+            FewTrialsWarning, stacklevel=3)  # the caller of fanova's argument check
     if result.is_constant:
         kind = "forest" if opts.surrogate.kind == "forest" else "Gaussian process"
         why = ("one trial shows no variation (too little data, not a constant objective); "
-               "run more trials" if X.shape[0] < 2 else "the objective looks constant")
+               "run more trials" if X.shape[0] < 2 else
+               "every trial has the same configuration, so no parameter was varied; vary them "
+               "to measure their effects" if same else "the objective looks constant")
         warnings.warn(
             f"The {kind}'s prediction does not vary over the search space ({X.shape[0]} "
             f"trial(s) used): {why}, so every importance is 0.",
             ConstantObjectiveWarning,
-            stacklevel=2,
+            stacklevel=3,  # the caller of fanova's argument check
         )
     return result
 

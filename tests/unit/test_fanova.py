@@ -437,3 +437,21 @@ def test_importance_and_ranking_give_the_same_summary_before_and_after_ranking()
         after = result.importance(*key)
         assert after is ranked[after.params]  # from the summary, not summarized again
         assert after == imp
+
+
+@pytest.mark.parametrize("surrogate", [None, hp.Forest(n_trees=8)], ids=["gp", "forest"])
+def test_trials_that_never_vary_their_configuration_are_called_so(surrogate):
+    # the Gaussian process gave each parameter 0.4997 ("uncertain") without a word, and
+    # the forest said "the objective looks constant" of values that vary
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    y = np.random.default_rng(0).random(20)
+    history = hp.TrialHistory(space, [{"x": 0.5, "z": 0.5}] * 20, y)
+    options = {} if surrogate is None else {"surrogate": surrogate}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        hp.fanova(history, seed=0, **options)
+    messages = [str(w.message) for w in caught if issubclass(w.category, hp.exceptions.HPInsightWarning)]
+    assert len(messages) == 1
+    assert "same configuration" in messages[0]
+    assert "looks constant" not in messages[0]
+    assert caught[0].filename == __file__  # the user's line, not the package's
