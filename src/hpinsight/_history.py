@@ -102,7 +102,7 @@ class TrialHistory:
                 f"{int((~np.isfinite(y)).sum())} NaN/infinite value(s); leave those trials out "
                 "and count them in 'excluded'."
             )
-        ids = tuple(int(i) for i in self.trial_ids) if self.trial_ids else tuple(range(len(configs)))
+        ids = _trial_ids(self.trial_ids, func) if self.trial_ids else tuple(range(len(configs)))
         if len(ids) != len(configs):
             raise InvalidArgumentError(
                 f"The 'trial_ids' parameter of {func} must have one entry per configuration "
@@ -120,7 +120,7 @@ class TrialHistory:
                     f"{type(getattr(self, name)).__name__} instead."
                 )
         direction = check_choice(self.direction, "direction", func, ("minimize", "maximize"))
-        excluded = {str(k): int(v) for k, v in dict(self.excluded).items() if int(v)}
+        excluded = _excluded(self.excluded, func)
         if hasattr(self.configs, "columns") and hasattr(self.configs, "copy"):  # pandas DataFrame
             # encoded column by column when first needed: much faster than from the rows
             object.__setattr__(self, "_frame", self.configs.copy())
@@ -269,3 +269,40 @@ def _config_rows(configs: Any, func: str) -> list[dict[str, Any]]:
             )
         rows.append(dict(c))
     return rows
+
+
+def _integral(value: Any) -> bool:
+    """An integer, or a real number with no fraction (ids read from a float column)."""
+    if isinstance(value, bool | np.bool_):
+        return False
+    if isinstance(value, int | np.integer):
+        return True
+    return isinstance(value, float | np.floating) and bool(np.isfinite(value)) and float(value).is_integer()
+
+
+def _trial_ids(ids: Any, func: str) -> tuple[int, ...]:
+    """The trials' numbers as ints; an error naming the first that is not one."""
+    bad = next((i for i in ids if not _integral(i)), None) if not isinstance(ids, str) else ids
+    if bad is not None:
+        raise InvalidArgumentTypeError(
+            f"The 'trial_ids' parameter of {func} must hold the trials' numbers, integers "
+            f"(e.g. [t.number for t in study.trials]). Got {bad!r} ({type(bad).__name__}); "
+            "leave it out to number the trials 0, 1, 2, ...")
+    return tuple(int(i) for i in ids)
+
+
+def _excluded(excluded: Any, func: str) -> dict[str, int]:
+    """The counts of trials left out, by reason, without zero counts; an error naming what
+    is not a mapping of a reason to a count."""
+    example = "e.g. {'failed': 3, 'pruned': 2}"
+    if not isinstance(excluded, Mapping):
+        raise InvalidArgumentTypeError(
+            f"The 'excluded' parameter of {func} must be a mapping of a reason to the number "
+            f"of trials left out for it, {example}. Got {type(excluded).__name__} instead.")
+    for reason, count in excluded.items():
+        if not _integral(count) or count < 0:
+            raise InvalidDataError(
+                f"The 'excluded' parameter of {func} must count trials: {reason!r} maps to "
+                f"{count!r}, not a number of trials ({example}).")
+    return {str(k): int(v) for k, v in excluded.items() if int(v)}
+

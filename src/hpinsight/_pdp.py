@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ._fanova_result import FanovaResult, native_grid
+from ._history import TrialHistory
 from ._optional import import_optional
 from ._shared import REPR_WIDTH, clip_text, grid_columns, json_array, json_value, readonly
 from ._validation import check_choice, check_int, check_seed, moved_keywords
@@ -287,6 +288,11 @@ def partial_dependence(
         # the spread over a forest's trees, or over a Gaussian process's bootstrap draws
         kind = "forest" if model.model.kind == "forest" else "gaussian process (draws)"
     else:
+        if isinstance(model, TrialHistory):
+            raise InvalidArgumentTypeError(
+                f"The 'model' parameter of {_FUNC} takes a fitted model; got the trials "
+                "themselves (a TrialHistory). Fit one first: result = hp.fanova(history), "
+                f"then {_FUNC}(result, {params!r}).")
         if space is None:
             raise InvalidArgumentTypeError(
                 f"The 'space' parameter of {_FUNC} is required for a {type(model).__name__} "
@@ -380,12 +386,35 @@ def _over_draws(per_draw: NDArray[np.float64], cov: bool) -> tuple[Any, Any, flo
     return per_draw.mean(axis=0), per_draw.var(axis=0), total
 
 
+def _takes_return_std(predict: Any) -> bool:
+    """Whether ``predict`` accepts ``return_std`` (by name or through ``**kwargs``); True
+    where its signature cannot be read (a compiled method)."""
+    import inspect
+
+    try:
+        params = inspect.signature(predict).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == "return_std" or p.kind is p.VAR_KEYWORD for p in params)
+
+
 def _model_predictor(model: Any) -> tuple[Any, str]:
     if not callable(getattr(model, "predict", None)):
         raise InvalidArgumentTypeError(
             f"The 'model' parameter of {_FUNC} must be a FanovaResult or a fitted model with "
             f"predict(X, return_std=True). Got {type(model).__name__} instead."
         )
+    if not _takes_return_std(model.predict):
+        forest = hasattr(model, "estimators_") or hasattr(model, "tree_")
+        raise InvalidArgumentTypeError(
+            f"The 'model' parameter of {_FUNC} needs predict(X, return_std=True) for the "
+            f"confidence bands; {type(model).__name__}.predict takes no return_std. "
+            + ("For a fitted tree ensemble, decompose it through hpinsight, whose bands are the "
+               "spread over its trees: result = hp.fanova(history, "
+               "surrogate=hp.Forest.from_estimator(model)), then "
+               f"{_FUNC}(result, ...)." if forest else
+               "Pass a model that gives its predictive standard deviation (e.g. a fitted "
+               "sklearn GaussianProcessRegressor), or a FanovaResult from hp.fanova."))
     from sklearn.gaussian_process import GaussianProcessRegressor
 
     is_gp = isinstance(model, GaussianProcessRegressor)  # subclasses too

@@ -171,7 +171,7 @@ def noninferiority_test(
     margin = check_real(margin, "margin", func, low=-np.inf, high=np.inf)
     zero_method = check_choice(zero_method, "zero_method", func, ("wilcox", "pratt", "zsplit"))
     method = check_choice(method, "method", func, ("auto", "exact", "approx"))
-    x = np.asarray(differences, dtype=np.float64).ravel()
+    x = _numbers(differences, "differences", func)
     if not np.all(np.isfinite(x)):
         raise InvalidDataError(f"{func}: the differences contain NaN or infinite values; "
                                "drop those pairs first (and report them).")
@@ -264,7 +264,7 @@ def holm_bonferroni(pvalues: ArrayLike, alpha: float = 0.05) -> tuple[NDArray[np
     ([0.03, 0.06, 0.06], [True, False, False])
     """
     alpha = check_real(alpha, "alpha", "holm_bonferroni", low=0.0, high=1.0, low_open=True)
-    p = np.asarray(pvalues, dtype=np.float64).ravel()
+    p = _numbers(pvalues, "pvalues", "holm_bonferroni")
     if np.any(np.isnan(p)) or np.any((p < 0) | (p > 1)):
         raise InvalidDataError("holm_bonferroni: p-values must lie in [0, 1].")
     m = p.size
@@ -528,8 +528,25 @@ def tuning_risk(
     return TuningRiskResult(rows=out, margin=float(margin), alpha=alpha)
 
 
+def _numbers(values: Any, what: str, func: str) -> NDArray[np.float64]:
+    """``values`` as a new 1-D float array; an error naming ``what`` where they are not
+    numbers or not one row of them (a table would be paired in an order nobody chose)."""
+    if isinstance(values, str | bytes):
+        raise InvalidDataError(f"{func}: {what} must be a sequence of numbers. Got a string, "
+                               f"{values!r}.")
+    try:
+        x = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidDataError(f"{func}: {what} must be a sequence of numbers ({exc}).") from None
+    if x.ndim > 1:
+        raise InvalidDataError(
+            f"{func}: {what} must be one sequence of numbers (a 1-D array). Got an array of "
+            f"shape {x.shape}; pass one row (values.ravel(), if that order is the one meant).")
+    return x.reshape(-1)
+
+
 def _risks(values: Any, what: str, func: str) -> NDArray[np.float64]:
-    x = np.asarray(values, dtype=np.float64).ravel()
+    x = _numbers(values, what, func)
     if x.size == 0:
         raise InvalidDataError(f"{func}: {what} is empty.")
     if not np.all(np.isfinite(x)):

@@ -296,8 +296,16 @@ def defaults_for(
     given_values = dict(given.values) if isinstance(given, DefaultValues) else dict(given or {})
     unknown = sorted(set(given_values) - set(space.names))
     if unknown:
-        raise InvalidDataError(f"Defaults were given for {unknown!r}, which are not in the "
-                               f"search space {list(space.names)!r}.")
+        raise InvalidDataError(f"suggest_subspace: defaults were given for {unknown!r}, which "
+                               f"are not in the search space {list(space.names)!r}.")
+    for name, value in given_values.items():
+        param = space.params[space.index(name)]
+        if not param.contains(value):
+            raise InvalidDataError(
+                f"suggest_subspace: the default {value!r} given for {name!r} is not a value it "
+                f"can take in the search space ({param!r}); pass one that is, or leave "
+                f"{name!r} out (its declared default, else the best trial's value, is used).",
+                name=name)
     declared = space.defaults
     incumbent = dict(history.best()[1])
     best: dict[str, Any] = {}

@@ -99,3 +99,74 @@ def test_the_callback_class_given_instead_of_an_instance_says_so():
                                                        r"callbacks=\[ImportanceCallback\(\)\]"):
         study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=1,
                        callbacks=[ImportanceCallback])
+
+
+def test_partial_dependence_of_a_forest_without_return_std_says_how_to_get_bands(analysed):
+    # a fitted RandomForestRegressor failed inside predict with "unexpected keyword
+    # argument 'return_std'"
+    from sklearn.ensemble import RandomForestRegressor
+
+    result, _ = analysed
+    X = result.space.encode(result.space.sample(30, seed=1))
+    forest = RandomForestRegressor(n_estimators=4, random_state=0).fit(X, X[:, 0])
+    with pytest.raises(InvalidArgumentTypeError,
+                       match=r"RandomForestRegressor\.predict takes no return_std.*"
+                             r"surrogate=hp\.Forest\.from_estimator\(model\)"):
+        hp.partial_dependence(forest, "x", space=result.space)
+
+
+def test_partial_dependence_of_the_trials_themselves_says_to_fit_first(analysed):
+    # a TrialHistory was told to pass "the SearchSpace it was fitted on"
+    result, _ = analysed
+    history = hp.TrialHistory(result.space, result.space.sample(10, seed=0), list(range(10)))
+    for space in (None, result.space):
+        with pytest.raises(InvalidArgumentTypeError, match=r"TrialHistory.*hp\.fanova\(history\)"):
+            hp.partial_dependence(history, "x", space=space)
+
+
+@pytest.mark.parametrize(("options", "error", "match"), [
+    ({"trial_ids": ["a"]}, InvalidArgumentTypeError, r"'trial_ids'.*integers.*Got 'a' \(str\)"),
+    ({"trial_ids": [1.5]}, InvalidArgumentTypeError, r"'trial_ids'.*Got 1\.5 \(float\)"),
+    ({"excluded": [1]}, InvalidArgumentTypeError, r"'excluded'.*mapping of a reason.*Got list"),
+    ({"excluded": {"failed": "y"}}, InvalidDataError, r"'excluded'.*'failed' maps to 'y'"),
+    ({"excluded": {"failed": -1}}, InvalidDataError, r"'excluded'.*'failed' maps to -1"),
+])
+def test_trial_ids_and_excluded_counts_that_are_not_numbers_are_named(options, error, match):
+    # these failed with "invalid literal for int()" or "dictionary update sequence", and
+    # a trial id of 1.5 was silently read as 1
+    space = hp.SearchSpace([hp.Float("x", 0, 1)])
+    with pytest.raises(error, match=match):
+        hp.TrialHistory(space, [{"x": 0.5}], [1.0], **options)
+
+
+def test_trial_ids_from_a_float_column_and_numpy_counts_are_taken():
+    import numpy as np
+
+    space = hp.SearchSpace([hp.Float("x", 0, 1)])
+    history = hp.TrialHistory(space, [{"x": 0.5}, {"x": 0.2}], [1.0, 2.0],
+                              trial_ids=[np.int64(3), 7.0], excluded={"failed": np.int64(2), "pruned": 0})
+    assert history.trial_ids == (3, 7)
+    assert dict(history.excluded) == {"failed": 2}
+
+
+@pytest.mark.parametrize(("defaults", "match"), [
+    ({"x": 50.0}, r"^suggest_subspace: the default 50\.0 given for 'x' is not a value"),
+    ({"n": 2.5}, r"^suggest_subspace: the default 2\.5 given for 'n' is not a value"),
+    ({"nope": 1}, r"^suggest_subspace: defaults were given for \['nope'\]"),
+])
+def test_a_default_the_space_cannot_take_is_named_by_suggest_subspace(analysed, defaults, match):
+    # the error named surrogate_tuning_risk, a function the user had not called
+    result, _ = analysed
+    history = hp.TrialHistory(result.space, result.space.sample(30, seed=0), list(range(30)))
+    with pytest.raises(InvalidDataError, match=match):
+        hp.suggest_subspace(history, defaults=defaults, seed=0)
+
+
+def test_a_list_of_analyses_given_as_importance_history_names_what_the_list_holds(analysed):
+    # the message said "Got list instead" of a list, which is what it asks for
+    pytest.importorskip("matplotlib")
+    result, _ = analysed
+    with pytest.raises(InvalidArgumentTypeError,
+                       match=r"Got a list holding FanovaResult instead\. A FanovaResult is drawn by "
+                             r"hpinsight\.plotting\.plot_importance"):
+        hp.plotting.plot_importance_history([result, result])

@@ -191,3 +191,17 @@ def test_pairs_exactly_on_the_margin_are_no_evidence(zero_method, method):
         res = hp.noninferiority_test(x, margin=0.01, zero_method=zero_method, method=method)
         assert res.pvalue == 1.0
         assert res.n_zeros == len(x)
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda: hp.tuning_risk({"a": ["a", "b"]}, [0.1, 0.2]), r"fixed\['a'\] must be a sequence of numbers"),
+    (lambda: hp.holm_bonferroni("abc"), r"pvalues must be a sequence of numbers\. Got a string"),
+    (lambda: hp.tuning_risk({"a": [[0.1, 0.2]]}, [[0.1, 0.2]]), r"fixed\['a'\] must be one sequence.*shape \(1, 2\)"),
+    (lambda: hp.noninferiority_test([[0.1, 0.2], [0.3, 0.4]]), r"differences must be one sequence.*shape \(2, 2\)"),
+    (lambda: hp.holm_bonferroni([[0.01, 0.5]]), r"pvalues must be one sequence.*shape \(1, 2\)"),
+])
+def test_risk_inputs_that_are_not_one_row_of_numbers_are_named(call, match):
+    # strings failed with numpy's "could not convert string to float", and tables were
+    # flattened in an order nobody chose and tested as if paired that way
+    with pytest.raises(hp.exceptions.InvalidDataError, match=match):
+        call()

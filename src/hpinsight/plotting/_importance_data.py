@@ -263,9 +263,14 @@ def trajectory_plot_data(snapshots: Sequence[Any], *, top: int = 5) -> Trajector
     """
     if not isinstance(snapshots, Sequence) or isinstance(snapshots, str) or not all(
             hasattr(s, "importances") and hasattr(s, "n_trials") for s in snapshots):
-        got = type(snapshots).__name__
+        got = kind = type(snapshots).__name__
+        if isinstance(snapshots, Sequence) and not isinstance(snapshots, str):
+            # a sequence of something else: name the element, not the list
+            kind = type(next(s for s in snapshots
+                             if not (hasattr(s, "importances") and hasattr(s, "n_trials")))).__name__
+            got = f"a {got} holding {kind}"
         hint = (" Pass the callback's history, cb.history." if hasattr(snapshots, "history")
-                else drawn_by(got))
+                else drawn_by(kind))
         raise InvalidArgumentTypeError(
             "The 'snapshots' parameter of plot_importance_history must be a sequence of "
             f"ImportanceSnapshot (a live callback's cb.history). Got {got} instead.{hint}")
