@@ -298,14 +298,7 @@ def defaults_for(
     if unknown:
         raise InvalidDataError(f"suggest_subspace: defaults were given for {unknown!r}, which "
                                f"are not in the search space {list(space.names)!r}.")
-    for name, value in given_values.items():
-        param = space.params[space.index(name)]
-        if not param.contains(value):
-            raise InvalidDataError(
-                f"suggest_subspace: the default {value!r} given for {name!r} is not a value it "
-                f"can take in the search space ({param!r}); pass one that is, or leave "
-                f"{name!r} out (its declared default, else the best trial's value, is used).",
-                name=name)
+    check_default_values(space, given_values, "suggest_subspace")
     declared = space.defaults
     incumbent = dict(history.best()[1])
     best: dict[str, Any] = {}
@@ -329,6 +322,20 @@ def defaults_for(
         else:  # inactive where the model predicts the best: it matters little where it is fixed
             chosen[n], sources[n] = midpoint(param), "inactive"
     return chosen, sources
+
+
+def check_default_values(space: SearchSpace, given: Mapping[str, Any], func: str) -> None:
+    """Raise an error naming the first value of ``given`` its parameter cannot take (names
+    not in ``space`` are not checked: a parameter of a dynamic space may come later)."""
+    for name, value in given.items():
+        if name not in space.names:
+            continue
+        param = space.params[space.index(name)]
+        if not param.contains(value):
+            raise InvalidDataError(
+                f"{func}: the default {value!r} given for {name!r} is not a value it can take "
+                f"in the search space ({param!r}); pass one that is, or leave {name!r} out "
+                "(its declared default, else the best trial's value, is used).", name=name)
 
 
 def midpoint(param: Float | Int | Categorical) -> Any:

@@ -18,6 +18,7 @@ import optuna
 from .._decision_result import MIN_TRIALS_PER_PARAM, SINGLE, fmt_cost
 from .._history import TrialHistory
 from .._joint import front_history
+from .._surrogate_risk import check_default_values
 from ._dashboard import DashboardPublisher, ErrorHook, check_publish
 from ._live import ImportanceSnapshot, LiveFanova, RefitOptions, compact_summary
 from ._optuna_shrink import (
@@ -207,6 +208,8 @@ class Refitter:
         if log or read_restriction(study):
             return  # decided before (and maybe released by the user): never shrink twice
         assert isinstance(self.shrink_to, int)
+        # a default no trial could take was recorded as fixed while trials went on varying
+        check_default_values(history.space, self.defaults, "ImportanceCallback(defaults=...)")
         snapshot = self.fitter.rank(history)
         keep = list(snapshot.importances)[: self.shrink_to]
         best_id, incumbent, _ = history.best()
@@ -247,6 +250,7 @@ class Refitter:
         nearest the Pareto front.
         """
         names = set(history.space.names)  # a default for a parameter not seen yet waits
+        check_default_values(history.space, self.defaults, "ImportanceCallback(defaults=...)")
         subspace = self.fitter.suggest_subspace(
             objectives or history,
             defaults={k: v for k, v in self.defaults.items() if k in names},

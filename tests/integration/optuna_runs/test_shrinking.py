@@ -647,3 +647,19 @@ def test_shrinking_two_objectives_to_a_top_k_is_refused_once() -> None:
     assert "cannot shrink_to=2 on study" in str(cb.errors[0])
     assert "shrink_to='auto'" in str(cb.errors[0])
     assert read_restriction(study) == {}
+
+
+@pytest.mark.parametrize("shrink_to", [3, "auto"])
+def test_a_default_no_trial_can_take_is_an_error_not_a_restriction(shrink_to: Any) -> None:
+    # shrink_to=k recorded {"k": "s"} as fixed while every later trial went on varying k,
+    # and every surface said "fixed at s"; "auto" failed with an error naming another
+    # function
+    cb = ImportanceCallback(every_n_trials=1000, min_trials=1000, shrink_to=shrink_to,
+                            shrink_after=60, seed=0, defaults={"k": "s"})
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(objective, n_trials=61, callbacks=[cb])
+    cb.close()
+    assert not read_restriction(study)
+    assert DECISIONS_KEY not in study.user_attrs
+    (error,) = cb.errors
+    assert "ImportanceCallback(defaults=...): the default 's' given for 'k' is not a value" in str(error)
