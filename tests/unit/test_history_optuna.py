@@ -362,3 +362,24 @@ def test_a_metric_named_like_the_front_or_another_objective_is_told_apart() -> N
     # "values_1" is the second objective, whatever the first is called
     np.testing.assert_array_equal(hp.adapters.from_optuna(study, objective="values_1").y,
                                   histories["values_0 (values_1)"].y)
+
+
+def test_an_enqueued_value_outside_its_range_is_left_out_counted_and_named():
+    # Optuna runs it with a warning only; the history took it, and every analysis of the
+    # study then failed ("outside [-5.0, 5.0] ... Widen the search space or drop those
+    # trials", neither of which a define-by-run study can do)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.enqueue_trial({"x": 10.0})
+
+    def objective(t: optuna.Trial) -> float:
+        return t.suggest_float("x", -5, 5) ** 2 + t.suggest_float("y", 0, 1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # Optuna's own, for the enqueued value
+        study.optimize(objective, n_trials=30)
+    with pytest.warns(hp.exceptions.ExcludedTrialsWarning, match=r"trial 0 \(x=10\.0 not in \[-5, 5\]\)"):
+        history = hp.adapters.from_optuna(study)
+    assert history.n_trials == 29
+    assert 0 not in history.trial_ids
+    assert dict(history.excluded) == {"value outside its distribution": 1}
+    assert hp.fanova(history, seed=0).ranking()[0].params == ("x",)

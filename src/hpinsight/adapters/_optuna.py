@@ -39,6 +39,7 @@ from .._optional import import_optional
 from .._pareto import FRONT, FRONT_VALUE_NAME, dominated_share
 from ..exceptions import (
     ChangedDistributionWarning,
+    ExcludedTrialsWarning,
     InvalidArgumentError,
     InvalidArgumentTypeError,
     InvalidDataError,
@@ -270,18 +271,32 @@ def history_from_study(
         finite, shares = front_values(complete, directions)
         share_of = {id(t): v for t, v in zip(finite, shares, strict=True)}
         value_of = lambda t: share_of.get(id(t), math.nan)  # noqa: E731
+    outside: list[str] = []  # trials with a value outside its own distribution
     for t in complete:
         v = float(value_of(t))
         if not np.isfinite(v):
             n_nonfinite += 1
             continue
         cfg = t.params if params is None else {k: x for k, x in t.params.items() if k in keep}
+        off = _outside(optuna, t, cfg)
+        if off:
+            outside.append(f"trial {t.number} ({off})")
+            continue
         configs.append(cfg)
         values.append(v)
         ids.append(t.number)
         kept.append(t)
     if n_nonfinite:
         excluded["non-finite value"] = n_nonfinite
+    if outside:
+        excluded["value outside its distribution"] = len(outside)
+        shown = "; ".join(outside[:5]) + (f"; and {len(outside) - 5} more" if len(outside) > 5 else "")
+        warnings.warn(
+            f"{func}: {len(outside)} trial(s) of study {study.study_name!r} have a value outside "
+            f"the range their own trial suggested it from, and are left out ({shown}). Optuna "
+            "runs an enqueued configuration outside the range with a warning; to analyse "
+            "such trials, suggest the parameter over a range that holds them.",
+            ExcludedTrialsWarning, stacklevel=3)
     if target is not None and direction is None:
         analysed_direction = _target_direction(directions, kept, values)
     return cls(
@@ -534,3 +549,16 @@ def _check_params(func: str, params: Any, seen: Mapping[str, Any]) -> list[str]:
             f"cannot be assessed. Parameters seen in COMPLETE trials: {sorted(seen)!r}."
         )
     return list(dict.fromkeys(params))
+
+
+def _outside(optuna: Any, trial: Any, config: Mapping[str, Any]) -> str:
+    """The first of ``config``'s numbers outside the range of the distribution ``trial``
+    suggested it from, as ``name=value not in [low, high]``; empty when there is none.
+    (Optuna runs an enqueued value outside the range, with a warning only.)"""
+    numeric = (optuna.distributions.FloatDistribution, optuna.distributions.IntDistribution)
+    for name, value in config.items():
+        dist = trial.distributions.get(name)
+        if isinstance(dist, numeric) and not dist.low <= value <= dist.high:
+            return f"{name}={value!r} not in [{dist.low:g}, {dist.high:g}]"
+    return ""
+
