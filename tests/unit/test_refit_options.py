@@ -54,3 +54,12 @@ def test_checked_options_keep_what_was_given() -> None:
     assert opts.fanova_options() == {"surrogate": hp.Forest(n_trees=8), "seed": 3,
                                      "cap_quantile": 0.25}
     assert RefitOptions.checked("f").surrogate == hp.GP()
+
+
+def test_the_optuna_callback_refuses_an_objective_beside_a_target() -> None:
+    # objective="values_1" beside a target of values[0] analysed values[0] without a word
+    pytest.importorskip("optuna")
+    from hpinsight.integrations.optuna import ImportanceCallback
+
+    with pytest.raises(hp.exceptions.InvalidArgumentError, match="objective= or target=, not both"):
+        ImportanceCallback(objective="values_1", target=lambda t: t.values[0])

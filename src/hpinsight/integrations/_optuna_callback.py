@@ -229,6 +229,12 @@ class ImportanceCallback(LiveResults):
                 f"The 'target' parameter of {func} must be a callable taking a FrozenTrial. "
                 f"Got {type(target).__name__} instead."
             )
+        if target is not None and objective is not None:
+            # the target was analysed and the objective ignored without a word
+            raise InvalidArgumentError(
+                f"{func} takes objective= or target=, not both: objective={objective!r} picks "
+                "one of the study's values, target computes one from each trial. Pass one of "
+                "them.")
         self._refitter = Refitter(
             options,
             objective=check_objective(objective, func),
