@@ -215,6 +215,7 @@ class Refitter:
         best_id, incumbent, _ = history.best()
         fixed: dict[str, Any] = {}
         sources: list[str] = []
+        free: list[str] = []  # inactive in the best trial, no default: no value to fix at
         for name in list(snapshot.importances)[self.shrink_to :]:
             if name in self.defaults:
                 fixed[name] = self.defaults[name]
@@ -222,6 +223,8 @@ class Refitter:
             elif name in incumbent:
                 fixed[name] = incumbent[name]
                 sources.append(f"{name}=trial {best_id}")
+            else:
+                free.append(name)
         ranges = {} if self.narrow_quantile is None else best_ranges(
             history, keep, self.narrow_quantile)
         if not fixed and not ranges:
@@ -231,6 +234,10 @@ class Refitter:
             f"shrink_to={self.shrink_to} after {history.n_trials} trials: kept the most important "
             f"{top}; fixed the others ({', '.join(sources) or 'none'})"
         )
+        if free:
+            why += (f"; left {', '.join(free)} free: inactive in the best trial (trial "
+                    f"{best_id}) and without a default, so there is no value to fix "
+                    f"{'it' if len(free) == 1 else 'them'} at")
         if ranges:
             why += (f"; narrowed {', '.join(ranges)} to the range of the best "
                     f"{self.narrow_quantile:.0%} of trials")

@@ -663,3 +663,26 @@ def test_a_default_no_trial_can_take_is_an_error_not_a_restriction(shrink_to: An
     assert DECISIONS_KEY not in study.user_attrs
     (error,) = cb.errors
     assert "ImportanceCallback(defaults=...): the default 's' given for 'k' is not a value" in str(error)
+
+
+def test_shrink_to_k_names_a_parameter_it_leaves_free_for_want_of_a_value() -> None:
+    # momentum, inactive in the best trial (adam), was neither kept nor fixed, and the
+    # decision said "fixed the others"
+    def conditional(t: optuna.Trial) -> float:
+        x = t.suggest_float("x", -3, 3)
+        opt = t.suggest_categorical("opt", ["adam", "sgd"])
+        if opt == "sgd":
+            t.suggest_float("momentum", 0, 1)
+        t.suggest_float("noise", 0, 1)
+        return x**2 + (1.0 if opt == "sgd" else 0.0)
+
+    cb = ImportanceCallback(every_n_trials=1000, min_trials=1000, shrink_to=1, shrink_after=40,
+                            seed=0)
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(conditional, n_trials=41, callbacks=[cb])
+    cb.close()
+    assert not cb.errors
+    assert "momentum" not in study.best_trial.params
+    (decision,) = study.user_attrs[DECISIONS_KEY]
+    assert "momentum" not in read_restriction(study)
+    assert "left momentum free: inactive in the best trial" in decision["why"]
