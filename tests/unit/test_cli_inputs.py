@@ -339,6 +339,28 @@ def test_all_studies_names_and_leaves_out_studies_it_cannot_compare(
     assert "holds 5 studies, of which 1 can be compared" in capsys.readouterr().err
 
 
+def test_all_studies_leaves_out_a_study_that_shares_no_parameter_with_the_rest(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # one unrelated study in the storage made the whole comparison fail with "the studies
+    # share no parameter", while three of the four shared x and y
+    optuna = pytest.importorskip("optuna")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    for k, name in enumerate(("a", "b", "c")):
+        optuna.create_study(study_name=name, storage=url,
+                            sampler=optuna.samplers.RandomSampler(seed=k)).optimize(
+            lambda t: t.suggest_float("x", 0, 1) + 0.1 * t.suggest_float("y", 0, 1), n_trials=12)
+    optuna.create_study(study_name="other", storage=url,
+                        sampler=optuna.samplers.RandomSampler(seed=5)).optimize(
+        lambda t: t.suggest_float("lr", 1e-3, 1, log=True), n_trials=12)
+    out = tmp_path / "across.json"
+    assert main(["report", "--storage", url, "--all-studies", "--json", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert ("WARNING: --all-studies leaves out study 'other': it has no 'x', which the other 3 "
+            "studies share (its parameters: lr)." in err)
+    assert json.loads(out.read_text())["studies"] == ["a", "b", "c"]
+
+
 def test_an_objective_a_smac_run_does_not_have_is_named_in_the_command_s_words(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # it was reported as "the 'objective' parameter of hp.adapters.from_smac", an

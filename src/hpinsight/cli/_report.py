@@ -8,6 +8,7 @@ import argparse
 import json
 import logging
 import shlex
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -285,6 +286,15 @@ def _usable_studies(optuna: Any, storage: Any, names: list[str],
             left_out[name] = f"{history.n_trials} usable trial(s), at least {MIN_TRIALS} needed"
             continue
         studies[name] = history
+    if studies and not set.intersection(*(set(h.space.names) for h in studies.values())):
+        # the comparison needs a parameter every study has: keep the studies that share
+        # the most common one, and name the others
+        counts = Counter(p for h in studies.values() for p in h.space.names)
+        common, n = counts.most_common(1)[0]
+        if n >= 2:
+            for name in [k for k, h in studies.items() if common not in h.space.names]:
+                left_out[name] = (f"it has no {common!r}, which the other {n} studies share "
+                                  f"(its parameters: {', '.join(studies.pop(name).space.names)})")
     return studies, left_out
 
 
