@@ -655,3 +655,11 @@ def test_the_page_says_when_the_model_predicts_nothing_held_out():
             f"{r.held_out_bound:.2f} that values unrelated to the parameters exceed 5 % of the time") in page
     assert not [d for d in rep.decisions.decisions.values() if d.state in ("matters", "small")]
     assert rep.to_dict()["fanova"]["signal_unshown"] is True
+
+
+@pytest.mark.parametrize("name", ["r.txt", "r.json.gz", "r"])
+def test_save_refuses_a_suffix_it_would_not_write(rep, tmp_path, name):
+    # "r.json.gz" and "r.txt" got the HTML page without a word
+    with pytest.raises(hp.exceptions.InvalidArgumentError, match=r"\.html page or a \.json document"):
+        rep.save(tmp_path / "new" / name)
+    assert not (tmp_path / "new").exists()  # nothing made for it
