@@ -290,13 +290,13 @@ class Refitter:
             record_decision(study, "release", release_now, why, last)
         if fix_now or (ranges and not log):
             fixed = ", ".join(f"{n}={v!r}" for n, v in fix_now.items())
-            allowed = (fmt_cost(subspace.margin) if not subspace.objectives else
-                       "its objective's margin (" + ", ".join(
+            allowed = (f"the margin ({fmt_cost(subspace.margin)})" if not subspace.objectives else
+                       "each objective's margin (" + ", ".join(
                            f"{k} {fmt_cost(sub.margin)}" for k, sub in subspace.objectives.items())
-                       + ") for every objective")
+                       + ")")
             why = (f"{head}: fixed {fixed}, each with no effect distinguishable from nothing "
-                   f"and costing at most {allowed} by the surrogate; kept "
-                   f"{', '.join(subspace.keep)}")
+                   f"and a cost of fixing, by the surrogate, within {allowed}; "
+                   f"kept {', '.join(subspace.keep)}")
             if ranges and not log:
                 why += (f"; narrowed {', '.join(ranges)} to the range of the best "
                         f"{self.narrow_quantile:.0%} of trials")

@@ -359,6 +359,10 @@ def test_auto_fixes_only_what_the_statistics_call_safe(base: Any) -> None:
     (decision,) = study.user_attrs[DECISIONS_KEY]
     assert decision["action"] == ("fix" if fixed else "keep")
     assert "shrink_to='auto' after 60 trials" in decision["why"]
+    if fixed:  # the margin is named as the margin, not as what fixing costs
+        from hpinsight._decision_result import fmt_cost
+
+        assert f"within the margin ({fmt_cost(sub.margin)})" in decision["why"]
     study.optimize(objective, n_trials=30, callbacks=[cb])
     assert cb.close(120)
     assert len(study.user_attrs[DECISIONS_KEY]) == 1  # the next check falls due at 120
