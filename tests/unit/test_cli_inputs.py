@@ -377,3 +377,24 @@ def test_an_objective_a_smac_run_does_not_have_is_named_in_the_command_s_words(
                  "--out", str(tmp_path / "r.json")]) == 2
     assert ("--objective 'nope' names no objective of SMAC run "
             f"{two}; use one of err, time or front, or an index 0 to 1.") in capsys.readouterr().err
+
+
+def test_watch_once_says_why_a_refit_failed_instead_of_asking_for_trials(
+    journal: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a refit that failed (a trial outside its range, say) printed "not enough COMPLETE
+    # trials to rank (need 20)" with 40 complete, and exited 0
+    from hpinsight.exceptions import InvalidDataError
+    from hpinsight.integrations import _optuna_live
+
+    def refit(self: object, study: object) -> None:
+        raise InvalidDataError("Parameter 'x' of configuration 5 is 10.0, outside [-5.0, 5.0]")
+
+    monkeypatch.setattr(_optuna_live.Refitter, "refit", refit)
+    out = io.StringIO()
+    assert main(["watch", "--storage", str(journal), "--study", "j", "--once",
+                 "--min-trials", "10"], stdout=out) == 1
+    lines = out.getvalue().splitlines()
+    assert lines[-1].endswith("| refit failed: InvalidDataError: Parameter 'x' of configuration "
+                              "5 is 10.0, outside [-5.0, 5.0]"), lines
+    assert not any("not enough COMPLETE trials" in line for line in lines)

@@ -196,11 +196,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 down_since, delay = None, args.interval
             complete = counts.get("COMPLETE", 0)
             if args.once or complete - refitted_at >= args.every:
+                failed: Exception | None = None
                 try:
                     outcome = refitter.refit(study)
                 except Exception as exc:  # a monitor reports and keeps polling
                     _logger.warning("refit failed: %s: %s", type(exc).__name__, _first_line(exc))
-                    outcome = None
+                    outcome, failed = None, exc
                 if outcome is not None:
                     # trials may have finished between the counts and the fit's own read:
                     # count again, so the line is never staler than the fit, and take as
@@ -211,6 +212,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                     refitted_at = max(complete, min(counts.get("COMPLETE", 0),
                                                     outcome[1].n_trials))
                     _write(out, _status_line(counts, outcome[1], args.top))
+                elif args.once and failed is not None:
+                    # not "not enough trials": the status line gives the cause, and --once fails
+                    _write(out, f"{_count_text(counts)} | refit failed: "
+                                f"{type(failed).__name__}: {_first_line(failed)}")
+                    return 1
                 elif args.once:
                     _write(out, f"{_count_text(counts)} | not enough COMPLETE trials to rank "
                                 f"(need {args.min_trials})")
