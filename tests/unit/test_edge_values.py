@@ -285,6 +285,13 @@ def test_the_forest_answers_the_same_in_any_units_of_the_objective(units):
     for name in ("x", "z"):
         assert got.importance(name).mean == pytest.approx(0.5, abs=0.05)
         assert got.importance(name).mean == pytest.approx(plain.importance(name).mean, abs=0.005)
+    # predictions and marginals in the objective's own units, not the standardized ones
+    spread = float(np.ptp(shifted))
+    predicted = got.model.predict_per_draw(space.encode(configs)).mean(axis=0)
+    np.testing.assert_allclose(predicted, shifted, rtol=0, atol=0.2 * spread)
+    marginal = np.asarray(got.marginal("x").mean)
+    assert shifted.min() <= marginal.min() < marginal.max() <= shifted.max()
+    assert np.ptp(marginal) > 0.35 * spread  # x moves the objective by about 1 of its 2
 
 
 def test_a_small_forests_out_of_bag_r2_counts_only_rows_it_has_a_prediction_for():
@@ -297,3 +304,16 @@ def test_a_small_forests_out_of_bag_r2_counts_only_rows_it_has_a_prediction_for(
     result = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(n_trees=6), seed=0)
     assert result.fit_r2 is not None
     assert 0.5 < result.fit_r2 < 1.0
+
+
+
+def test_values_that_differ_by_rounding_alone_are_a_constant_objective_to_the_forest():
+    # standardized, a spread of 5.55e-17 on 0.3 became +-1 and both parameters came out
+    # "resolved"
+    space = hp.SearchSpace([hp.Float("a", 0, 1), hp.Float("z", 0, 1)])
+    rng = np.random.default_rng(0)
+    configs = [{"a": a, "z": z} for a, z in rng.random((40, 2))]
+    y = 0.3 + (rng.random(40) < 0.5) * 5.55e-17
+    with pytest.warns(hp.exceptions.ConstantObjectiveWarning):
+        result = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(n_trees=8), seed=0)
+    assert result.is_constant

@@ -383,7 +383,10 @@ def fit_forest(
     y = np.asarray(y, dtype=np.float64)
     center = float(y.mean()) if y.size else 0.0
     scale = float(y.std()) if y.size else 0.0
-    scale = scale if scale > 0 and np.isfinite(scale) else 1.0
+    # a spread at the rounding of the values themselves is no spread: standardized, it
+    # would become +-1 and the trees would split on the last bit
+    rounding = 64 * np.finfo(np.float64).eps * (float(np.abs(y).max()) if y.size else 0.0)
+    scale = scale if scale > rounding and np.isfinite(scale) else 1.0
     with warnings.catch_warnings():
         # Tiny data sets leave some rows never out of bag; the OOB score is still defined.
         warnings.filterwarnings("ignore", message="Some inputs do not have OOB scores")
