@@ -377,9 +377,50 @@ def test_an_enqueued_value_outside_its_range_is_left_out_counted_and_named():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # Optuna's own, for the enqueued value
         study.optimize(objective, n_trials=30)
-    with pytest.warns(hp.exceptions.ExcludedTrialsWarning, match=r"trial 0 \(x=10\.0 not in \[-5, 5\]\)"):
+    with pytest.warns(hp.exceptions.ExcludedTrialsWarning, match=r"trial 0 \(x=10\.0, not a value of Float"):
         history = hp.adapters.from_optuna(study)
     assert history.n_trials == 29
     assert 0 not in history.trial_ids
-    assert dict(history.excluded) == {"value outside its distribution": 1}
+    assert dict(history.excluded) == {"value outside the search space": 1}
     assert hp.fanova(history, seed=0).ranking()[0].params == ("x",)
+
+
+@pytest.mark.parametrize(("suggest", "value"), [
+    (lambda t: t.suggest_int("n", 0, 10, step=2), 3),
+    (lambda t: t.suggest_float("n", 0, 1, step=0.1), 0.35),
+])
+def test_an_enqueued_value_off_the_step_grid_is_left_out_too(suggest, value):
+    # inside the range but off the grid: kept, and every analysis failed ("must be on the
+    # grid 0 + k*2. Got 3")
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.enqueue_trial({"n": value})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        study.optimize(lambda t: suggest(t) + t.suggest_float("y", 0, 1), n_trials=20)
+    with pytest.warns(hp.exceptions.ExcludedTrialsWarning, match=rf"trial 0 \(n={value}, not a value"):
+        history = hp.adapters.from_optuna(study)
+    assert dict(history.excluded) == {"value outside the search space": 1}
+    hp.fanova(history, seed=0)  # analysed
+
+
+def test_a_trial_left_out_for_its_value_does_not_shape_the_pareto_front():
+    study = optuna.create_study(directions=["minimize", "minimize"],
+                                sampler=optuna.samplers.RandomSampler(seed=0))
+    study.enqueue_trial({"x": -10.0})  # would dominate every other trial
+
+    def objective(t: optuna.Trial) -> tuple[float, float]:
+        x = t.suggest_float("x", 0, 1)
+        return x, 1 - x + t.suggest_float("y", 0, 1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        study.optimize(objective, n_trials=20)
+    with pytest.warns(hp.exceptions.ExcludedTrialsWarning):
+        front = hp.adapters.from_optuna(study, objective="front")
+    kept = [t for t in study.trials if t.number != 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        alone = optuna.create_study(directions=["minimize", "minimize"])
+        alone.add_trials(kept)
+    expected = hp.adapters.from_optuna(alone, objective="front")
+    np.testing.assert_array_equal(front.y, expected.y)

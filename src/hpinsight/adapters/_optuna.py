@@ -189,14 +189,15 @@ def history_from_study(
     direction: Literal["minimize", "maximize"] | None = None,
     params: Sequence[str] | None = None,
     on_change: Callable[[list[str]], object] | None = None,
+    on_outside: Callable[[list[str]], object] | None = None,
     allow_empty: bool = False,
 ) -> TrialHistory | None:
     """Implement :func:`hpinsight.adapters.from_optuna` (see there).
 
-    ``on_change`` receives the names of parameters whose distribution changed
-    instead of a warning (warnings cannot be caught safely off the main
-    thread); ``allow_empty`` returns None instead of raising when no COMPLETE
-    trial has parameters.
+    ``on_change`` receives the names of parameters whose distribution changed, and
+    ``on_outside`` the trials left out for a value the search space cannot hold, instead
+    of a warning (warnings cannot be caught safely off the main thread); ``allow_empty``
+    returns None instead of raising when no COMPLETE trial has parameters.
     """
     func = "hp.adapters.from_optuna"
     optuna = import_optional("optuna", func)
@@ -267,21 +268,28 @@ def history_from_study(
     kept: list[Any] = []  # the trials behind values
     n_nonfinite = 0
     keep = set(names)
+    # Optuna runs an enqueued value outside its range or off its step grid with a warning
+    # only; the space cannot hold it, so such a trial is left out (before the Pareto
+    # front's shares, which every trial's value depends on), counted and named
+    outside: list[str] = []
+    inside = []
+    for t in complete:
+        off = _outside(space, t.params, keep)
+        if off:
+            outside.append(f"trial {t.number} ({off})")
+        else:
+            inside.append(t)
+    complete = inside
     if value_of is None:  # the Pareto front: every trial's value depends on all of them
         finite, shares = front_values(complete, directions)
         share_of = {id(t): v for t, v in zip(finite, shares, strict=True)}
         value_of = lambda t: share_of.get(id(t), math.nan)  # noqa: E731
-    outside: list[str] = []  # trials with a value outside its own distribution
     for t in complete:
         v = float(value_of(t))
         if not np.isfinite(v):
             n_nonfinite += 1
             continue
         cfg = t.params if params is None else {k: x for k, x in t.params.items() if k in keep}
-        off = _outside(optuna, t, cfg)
-        if off:
-            outside.append(f"trial {t.number} ({off})")
-            continue
         configs.append(cfg)
         values.append(v)
         ids.append(t.number)
@@ -289,14 +297,12 @@ def history_from_study(
     if n_nonfinite:
         excluded["non-finite value"] = n_nonfinite
     if outside:
-        excluded["value outside its distribution"] = len(outside)
-        shown = "; ".join(outside[:5]) + (f"; and {len(outside) - 5} more" if len(outside) > 5 else "")
-        warnings.warn(
-            f"{func}: {len(outside)} trial(s) of study {study.study_name!r} have a value outside "
-            f"the range their own trial suggested it from, and are left out ({shown}). Optuna "
-            "runs an enqueued configuration outside the range with a warning; to analyse "
-            "such trials, suggest the parameter over a range that holds them.",
-            ExcludedTrialsWarning, stacklevel=3)
+        excluded[OUTSIDE] = len(outside)
+        if on_outside is not None:
+            on_outside(outside)
+        else:
+            warnings.warn(f"{func}: {outside_text(study.study_name, outside)}",
+                          ExcludedTrialsWarning, stacklevel=3)
     if target is not None and direction is None:
         analysed_direction = _target_direction(directions, kept, values)
     return cls(
@@ -551,14 +557,26 @@ def _check_params(func: str, params: Any, seen: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(params))
 
 
-def _outside(optuna: Any, trial: Any, config: Mapping[str, Any]) -> str:
-    """The first of ``config``'s numbers outside the range of the distribution ``trial``
-    suggested it from, as ``name=value not in [low, high]``; empty when there is none.
-    (Optuna runs an enqueued value outside the range, with a warning only.)"""
-    numeric = (optuna.distributions.FloatDistribution, optuna.distributions.IntDistribution)
+#: How a trial left out for a value the search space cannot hold is counted.
+OUTSIDE = "value outside the search space"
+
+
+def outside_text(study_name: str, outside: Sequence[str]) -> str:
+    """The sentence that names the trials left out for a value the space cannot hold."""
+    shown = "; ".join(outside[:5]) + (f"; and {len(outside) - 5} more" if len(outside) > 5 else "")
+    return (f"{len(outside)} trial(s) of study {study_name!r} have a value the search space "
+            f"cannot hold, and are left out ({shown}). Optuna runs an enqueued configuration "
+            "outside its range or off its step grid with a warning only; to analyse such "
+            "trials, suggest the parameter over a range (and step) that holds them.")
+
+
+def _outside(space: SearchSpace, config: Mapping[str, Any], keep: set[str]) -> str:
+    """The first value of ``config`` (of the parameters in ``keep``) its parameter in
+    ``space`` cannot hold, as ``name=value, not a value of <param>``; empty when none."""
     for name, value in config.items():
-        dist = trial.distributions.get(name)
-        if isinstance(dist, numeric) and not dist.low <= value <= dist.high:
-            return f"{name}={value!r} not in [{dist.low:g}, {dist.high:g}]"
+        if name in keep:
+            param = space.params[space.index(name)]
+            if not param.contains(value):
+                return f"{name}={value!r}, not a value of {param!r}"
     return ""
 

@@ -76,6 +76,7 @@ class Refitter:
         self.logger = logger
         self.fitter = LiveFanova(options, logger=logger)
         self._told_changed: set[str] = set()
+        self._told_outside = 0  # trials left out for a value the space cannot hold, said
         #: The latest ``shrink_to="auto"`` suggestion (None before the first).
         self.subspace: SubspaceResult | None = None
         #: The snapshot of the latest refit (None before the first).
@@ -99,7 +100,7 @@ class Refitter:
 
     def refit(self, study: optuna.Study) -> tuple[FanovaResult, ImportanceSnapshot] | None:
         """Refit if there are enough new trials; None when there was nothing to do."""
-        history, changed = _history(study, self.target, self.objective)
+        history, changed, outside = _history(study, self.target, self.objective)
         new = sorted(set(changed) - self._told_changed)
         if new:
             self._told_changed.update(new)
@@ -107,6 +108,11 @@ class Refitter:
                 "hpinsight: the distribution of %s changed during study %r; importances use "
                 "the union of its ranges.", ", ".join(map(repr, new)), study.study_name,
             )
+        if len(outside) > self._told_outside:  # said once, and again when more come
+            from ..adapters._optuna import outside_text
+
+            self._told_outside = len(outside)
+            self.logger.warning("hpinsight: %s", outside_text(study.study_name, outside))
         if history is None or not self.fitter.worth_fitting(history, self.min_trials):
             # no new fit, but maybe a decision since the last one: the dashboard shows it
             self._show_in_dashboard(study, None if history is None else history.sampling)
@@ -157,7 +163,7 @@ class Refitter:
         under the decision: a seeded study takes the same decisions at the same trials
         however fast the machine.
         """
-        history, _ = _history(study, self.target, self.objective)
+        history, _, _ = _history(study, self.target, self.objective)
         if history is None:
             return
         self._take_decision(study, _trials_before(study, history, before), n_complete)
@@ -328,7 +334,7 @@ def _objectives_of(study: optuna.Study, history: TrialHistory) -> dict[str, Tria
     keep = set(history.trial_ids)
     out = {}
     for i, name in enumerate(objective_names(study)):
-        one, _ = _history(study, None, i)
+        one, _, _ = _history(study, None, i)
         assert one is not None  # history has trials, so every objective has
         out[name] = _trials_in(study, one, keep)
     return out
@@ -419,13 +425,16 @@ def _publish(study: optuna.Study, snapshot: ImportanceSnapshot, key: str = SUMMA
 
 def _history(
     study: optuna.Study, target: Callable[[Any], float] | None, objective: int | str | None
-) -> tuple[TrialHistory | None, list[str]]:
-    """The study's history without Python warnings (they are not thread-safe to catch)."""
+) -> tuple[TrialHistory | None, list[str], list[str]]:
+    """The study's history without Python warnings (they are not thread-safe to catch):
+    with the parameters whose distribution changed, and the trials left out for a value
+    the search space cannot hold."""
     from ..adapters._optuna import history_from_study
 
     changed: list[str] = []
+    outside: list[str] = []
     history = history_from_study(
         TrialHistory, study, target=target, objective=objective, on_change=changed.extend,
-        allow_empty=True,
+        on_outside=outside.extend, allow_empty=True,
     )
-    return history, changed
+    return history, changed, outside

@@ -326,3 +326,24 @@ def test_incumbent_region_pdps_are_kept_current(isolation: str) -> None:
     again = hp.partial_dependence(cb.latest, params=top2[0], n_samples=500, seed=0)
     np.testing.assert_allclose(cb.region_trees[top2[0]].pd.mean, again.mean)
     assert ImportanceCallback().incumbent_regions == {}
+
+
+def test_a_trial_the_space_cannot_hold_is_logged_once_not_warned_from_the_refit_thread(
+        log_lines: list[str]) -> None:
+    # the adapter's warning was printed from the refit thread at every refit
+    import warnings
+
+    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, isolation="thread",
+                            max_refit_share=1.0)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.enqueue_trial({"x": 10.0})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        study.optimize(_objective, n_trials=45, callbacks=[cb])
+        assert cb.close(wait=120)
+    assert not cb.errors
+    assert not [w for w in caught if issubclass(w.category, hp.exceptions.HPInsightWarning)]
+    said = [line for line in log_lines if "cannot hold" in line]
+    assert len(said) == 1
+    assert "trial 0 (x=10.0, not a value of Float" in said[0]
+    assert cb.history[-1].n_trials == 44
