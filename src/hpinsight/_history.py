@@ -18,7 +18,7 @@ from ._sampling import SamplingRecord
 from ._shared import readonly
 from ._validation import as_objective, check_choice
 from .exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidDataError
-from .space import SearchSpace
+from .space import SearchSpace, is_integral
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -102,7 +102,9 @@ class TrialHistory:
                 f"{int((~np.isfinite(y)).sum())} NaN/infinite value(s); leave those trials out "
                 "and count them in 'excluded'."
             )
-        ids = _trial_ids(self.trial_ids, func) if self.trial_ids else tuple(range(len(configs)))
+        # (an array or a Series of ids has no truth value: its length says whether it is empty)
+        ids = (_trial_ids(self.trial_ids, func) if self.trial_ids is not None and len(self.trial_ids)
+               else tuple(range(len(configs))))
         if len(ids) != len(configs):
             raise InvalidArgumentError(
                 f"The 'trial_ids' parameter of {func} must have one entry per configuration "
@@ -271,18 +273,9 @@ def _config_rows(configs: Any, func: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _integral(value: Any) -> bool:
-    """An integer, or a real number with no fraction (ids read from a float column)."""
-    if isinstance(value, bool | np.bool_):
-        return False
-    if isinstance(value, int | np.integer):
-        return True
-    return isinstance(value, float | np.floating) and bool(np.isfinite(value)) and float(value).is_integer()
-
-
 def _trial_ids(ids: Any, func: str) -> tuple[int, ...]:
     """The trials' numbers as ints; an error naming the first that is not one."""
-    bad = next((i for i in ids if not _integral(i)), None) if not isinstance(ids, str) else ids
+    bad = next((i for i in ids if not is_integral(i)), None) if not isinstance(ids, str) else ids
     if bad is not None:
         raise InvalidArgumentTypeError(
             f"The 'trial_ids' parameter of {func} must hold the trials' numbers, integers "
@@ -295,14 +288,17 @@ def _excluded(excluded: Any, func: str) -> dict[str, int]:
     """The counts of trials left out, by reason, without zero counts; an error naming what
     is not a mapping of a reason to a count."""
     example = "e.g. {'failed': 3, 'pruned': 2}"
-    if not isinstance(excluded, Mapping):
+    try:  # a mapping, anything with .items() (a pandas Series of counts), or pairs
+        pairs = dict(excluded.items() if callable(getattr(excluded, "items", None)) else excluded)
+    except (TypeError, ValueError):
         raise InvalidArgumentTypeError(
             f"The 'excluded' parameter of {func} must be a mapping of a reason to the number "
-            f"of trials left out for it, {example}. Got {type(excluded).__name__} instead.")
-    for reason, count in excluded.items():
-        if not _integral(count) or count < 0:
+            f"of trials left out for it, {example}. Got {type(excluded).__name__} instead."
+        ) from None
+    for reason, count in pairs.items():
+        if not is_integral(count) or count < 0:
             raise InvalidDataError(
                 f"The 'excluded' parameter of {func} must count trials: {reason!r} maps to "
                 f"{count!r}, not a number of trials ({example}).")
-    return {str(k): int(v) for k, v in excluded.items() if int(v)}
+    return {str(k): int(v) for k, v in pairs.items() if int(v)}
 

@@ -44,6 +44,7 @@ from ._validation import check_choice, check_int, check_seed, moved_keywords
 from .exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from .space import measure_of
 from .surrogates import FittedSurrogate, predict_fixing
+from .surrogates.forest import why_not_a_mean_of_trees
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -405,7 +406,9 @@ def _model_predictor(model: Any) -> tuple[Any, str]:
             f"predict(X, return_std=True). Got {type(model).__name__} instead."
         )
     if not _takes_return_std(model.predict):
-        forest = hasattr(model, "estimators_") or hasattr(model, "tree_")
+        # a model hp.Forest.from_estimator takes (not boosting, whose stages add up)
+        forest = (hasattr(model, "estimators_") or hasattr(model, "tree_")) and \
+            why_not_a_mean_of_trees(model) is None
         raise InvalidArgumentTypeError(
             f"The 'model' parameter of {_FUNC} needs predict(X, return_std=True) for the "
             f"confidence bands; {type(model).__name__}.predict takes no return_std. "

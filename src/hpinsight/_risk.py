@@ -530,7 +530,8 @@ def tuning_risk(
 
 def _numbers(values: Any, what: str, func: str) -> NDArray[np.float64]:
     """``values`` as a new 1-D float array; an error naming ``what`` where they are not
-    numbers or not one row of them (a table would be paired in an order nobody chose)."""
+    numbers or not one row or column of them (a table would be paired in an order nobody
+    chose)."""
     if isinstance(values, str | bytes):
         raise InvalidDataError(f"{func}: {what} must be a sequence of numbers. Got a string, "
                                f"{values!r}.")
@@ -538,10 +539,11 @@ def _numbers(values: Any, what: str, func: str) -> NDArray[np.float64]:
         x = np.array(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InvalidDataError(f"{func}: {what} must be a sequence of numbers ({exc}).") from None
-    if x.ndim > 1:
+    if sum(n > 1 for n in x.shape) > 1:  # a row or a column is one sequence; a table is not
         raise InvalidDataError(
-            f"{func}: {what} must be one sequence of numbers (a 1-D array). Got an array of "
-            f"shape {x.shape}; pass one row (values.ravel(), if that order is the one meant).")
+            f"{func}: {what} must be one sequence of numbers (a row or a column). Got a "
+            f"table of shape {x.shape}; pass one sequence (values.ravel(), if that order is "
+            "the one meant).")
     return x.reshape(-1)
 
 

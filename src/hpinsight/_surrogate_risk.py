@@ -191,14 +191,11 @@ def surrogate_tuning_risk(
     space = result.space
     rng = np.random.default_rng(seed)
     X = candidates(space, configs, n_candidates, rng)
-    cols = {}
-    for name, value in defaults.items():
-        j = space.index(name)
-        param = space.params[j]
-        if not param.contains(value):
-            raise InvalidDataError(f"{func}: the default {value!r} of {name!r} is outside its "
-                                   "range in the search space.", name=name)
-        cols[name] = (j, encode_value(param, value))
+    for name in defaults:
+        space.index(name)  # an unknown name: the space's own error names it
+    check_default_values(space, defaults, func, fix="or leave the parameter out")
+    cols = {name: (space.index(name), encode_value(space.params[space.index(name)], value))
+            for name, value in defaults.items()}
     sign = 1.0 if result.direction == "minimize" else -1.0
     fixes = list(cols.values())
     free_pred, *fixed = (P * sign for P in predict_fixing(result.model, X, fixes, free=True))
@@ -324,9 +321,12 @@ def defaults_for(
     return chosen, sources
 
 
-def check_default_values(space: SearchSpace, given: Mapping[str, Any], func: str) -> None:
-    """Raise an error naming the first value of ``given`` its parameter cannot take (names
-    not in ``space`` are not checked: a parameter of a dynamic space may come later)."""
+def check_default_values(space: SearchSpace, given: Mapping[str, Any], func: str, *,
+                         fix: str = "or leave it out (its declared default, else the best "
+                                    "trial's value, is used)") -> None:
+    """Raise an error naming the first value of ``given`` its parameter cannot take, and
+    ``fix`` beside "pass one that is" (names not in ``space`` are not checked: a parameter
+    of a dynamic space may come later)."""
     for name, value in given.items():
         if name not in space.names:
             continue
@@ -334,8 +334,7 @@ def check_default_values(space: SearchSpace, given: Mapping[str, Any], func: str
         if not param.contains(value):
             raise InvalidDataError(
                 f"{func}: the default {value!r} given for {name!r} is not a value it can take "
-                f"in the search space ({param!r}); pass one that is, or leave {name!r} out "
-                "(its declared default, else the best trial's value, is used).", name=name)
+                f"in the search space ({param!r}); pass one that is, {fix}.", name=name)
 
 
 def midpoint(param: Float | Int | Categorical) -> Any:

@@ -141,8 +141,9 @@ class ConstantObjectiveWarning(HPInsightWarning):
 
 
 class FewTrialsWarning(HPInsightWarning):
-    """Importances were asked of too few trials to be more than a guess, through an
-    interface that has no room to say so (Optuna's evaluators give numbers only)."""
+    """The trials cannot carry what was asked of them: too few for importances to be more
+    than a guess, through an interface that has no room to say so (Optuna's evaluators
+    give numbers only), or trials that all share one configuration (nothing was varied)."""
 
 
 class ChangedDistributionWarning(HPInsightWarning):

@@ -170,3 +170,31 @@ def test_a_list_of_analyses_given_as_importance_history_names_what_the_list_hold
                        match=r"Got a list holding FanovaResult instead\. A FanovaResult is drawn by "
                              r"hpinsight\.plotting\.plot_importance"):
         hp.plotting.plot_importance_history([result, result])
+
+
+def test_counts_and_ids_from_pandas_and_numpy_are_taken():
+    # a Series of counts (value_counts()) and a list of pairs were taken before the check
+    # of excluded counts, and must stay so; an array of ids had no truth value
+    import numpy as np
+    import pandas as pd
+
+    space = hp.SearchSpace([hp.Float("x", 0, 1)])
+    for excluded in (pd.Series({"FAIL": 2, "PRUNED": 0}), [("FAIL", 2)]):
+        history = hp.TrialHistory(space, [{"x": 0.5}], [1.0], excluded=excluded)
+        assert dict(history.excluded) == {"FAIL": 2}
+    for ids in (np.array([4]), pd.Series([4])):
+        assert hp.TrialHistory(space, [{"x": 0.5}], [1.0], trial_ids=ids).trial_ids == (4,)
+
+
+def test_partial_dependence_of_boosting_does_not_suggest_what_refuses_it(analysed):
+    # the hint to decompose a tree ensemble through hp.Forest.from_estimator was given for
+    # boosting too, which from_estimator refuses (its stages add up)
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    result, _ = analysed
+    X = result.space.encode(result.space.sample(30, seed=1))
+    boosted = GradientBoostingRegressor(n_estimators=3, random_state=0).fit(X, X[:, 0])
+    with pytest.raises(InvalidArgumentTypeError, match="takes no return_std") as caught:
+        hp.partial_dependence(boosted, "x", space=result.space)
+    assert "from_estimator" not in str(caught.value)
+    assert "GaussianProcessRegressor" in str(caught.value)

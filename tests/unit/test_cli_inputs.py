@@ -398,3 +398,12 @@ def test_watch_once_says_why_a_refit_failed_instead_of_asking_for_trials(
     assert lines[-1].endswith("| refit failed: InvalidDataError: Parameter 'x' of configuration "
                               "5 is 10.0, outside [-5.0, 5.0]"), lines
     assert not any("not enough COMPLETE trials" in line for line in lines)
+
+
+def test_report_out_refuses_a_suffix_it_would_not_write(
+        journal: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # --out r.txt wrote the HTML page, where Report.save("r.txt") is an error
+    assert main(["report", "--storage", str(journal), "--study", "j", "--out",
+                 str(tmp_path / "r.txt")]) == 2
+    assert "--out writes a .html page or a .json document" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -196,12 +196,24 @@ def test_pairs_exactly_on_the_margin_are_no_evidence(zero_method, method):
 @pytest.mark.parametrize(("call", "match"), [
     (lambda: hp.tuning_risk({"a": ["a", "b"]}, [0.1, 0.2]), r"fixed\['a'\] must be a sequence of numbers"),
     (lambda: hp.holm_bonferroni("abc"), r"pvalues must be a sequence of numbers\. Got a string"),
-    (lambda: hp.tuning_risk({"a": [[0.1, 0.2]]}, [[0.1, 0.2]]), r"fixed\['a'\] must be one sequence.*shape \(1, 2\)"),
+    (lambda: hp.tuning_risk({"a": [[0.1, 0.2], [0.3, 0.4]]}, [0.1, 0.2, 0.3, 0.4]),
+     r"fixed\['a'\] must be one sequence.*shape \(2, 2\)"),
     (lambda: hp.noninferiority_test([[0.1, 0.2], [0.3, 0.4]]), r"differences must be one sequence.*shape \(2, 2\)"),
-    (lambda: hp.holm_bonferroni([[0.01, 0.5]]), r"pvalues must be one sequence.*shape \(1, 2\)"),
+    (lambda: hp.holm_bonferroni([[0.01, 0.5], [0.2, 0.3]]), r"pvalues must be one sequence.*shape \(2, 2\)"),
 ])
 def test_risk_inputs_that_are_not_one_row_of_numbers_are_named(call, match):
     # strings failed with numpy's "could not convert string to float", and tables were
     # flattened in an order nobody chose and tested as if paired that way
     with pytest.raises(hp.exceptions.InvalidDataError, match=match):
         call()
+
+
+
+def test_a_row_or_a_column_of_numbers_is_one_sequence():
+    # a DataFrame column (df[["d"]]) or a column vector is one sequence, as before
+    d = np.array([-0.02, -0.05, 0.0, -0.01, -0.03, 0.005])
+    flat = hp.noninferiority_test(d, margin=0.01, method="approx")
+    for shaped in (d.reshape(-1, 1), d.reshape(1, -1)):
+        assert hp.noninferiority_test(shaped, margin=0.01, method="approx") == flat
+    adjusted, _ = hp.holm_bonferroni([[0.01], [0.04], [0.03]])
+    np.testing.assert_allclose(adjusted, [0.03, 0.06, 0.06])

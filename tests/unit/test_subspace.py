@@ -135,7 +135,7 @@ def test_errors_name_the_problem():
     with pytest.raises(TypeError, match=r"TrialHistory or an optuna\.Study"):
         hp.suggest_subspace([1, 2, 3])
     result = hp.fanova(history, seed=0)
-    with pytest.raises(hp.exceptions.InvalidDataError, match="outside its range"):
+    with pytest.raises(hp.exceptions.InvalidDataError, match="is not a value it can take"):
         hp.surrogate_tuning_risk(result, {"x": 2.0})
     with pytest.raises(KeyError):
         hp.surrogate_tuning_risk(result, {"nope": 0.5})

@@ -202,7 +202,8 @@ class Report:
         return render_html(self)
 
     def save(self, path: str | Path) -> Path:
-        """Write the report: HTML, or JSON when ``path`` ends in ``.json``. Returns the path."""
+        """Write the report: the page when ``path`` ends in ``.html`` (or ``.htm``), JSON when
+        it ends in ``.json``; any other suffix is an error. Returns the path."""
         from ._save import save
 
         return save(self, path)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .._optional import import_optional
+from .._reporting._save import SUFFIXES
 from ..exceptions import InvalidDataError
 from ._model import add_model_arguments, model_from
 from ._progress import Progress
@@ -106,6 +107,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if target.is_dir():
             _logger.error("--out %s is a folder; give a file path, e.g. %s.", target,
                           target / ("report.json" if args.json else "report.html"))
+            return 2
+        if target.suffix.lower() not in SUFFIXES:  # as Report.save: r.txt got the page
+            _logger.error("--out writes a .html page or a .json document, by its suffix; got "
+                          "%s. Give a path ending in .html or .json.", target)
             return 2
         if not target.parent.exists():
             _logger.error("the folder of --out (%s) does not exist; create it first "

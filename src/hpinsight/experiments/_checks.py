@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._defaults import DefaultValues
+from .._surrogate_risk import check_default_values
 from .._validation import check_int
 from ..exceptions import (
     InvalidArgumentError,
@@ -243,10 +244,8 @@ def defaults_per_dataset(
                 raise InvalidDataError(
                     f"{FUNC}: no default for {p!r} (dataset {name!r}). Give one in "
                     "'defaults', or leave the parameter out of 'params'.", name=p)
-            if not space[p].contains(values[p]):
-                raise InvalidDataError(
-                    f"{FUNC}: the default {values[p]!r} of {p!r} is not a valid value of the "
-                    f"space's {space[p]!r}.", name=p)
             chosen[p] = values[p]
+        check_default_values(space, chosen, f"{FUNC} (dataset {name!r})",
+                             fix="or leave the parameter out of 'params'")
         out[name] = chosen
     return out

@@ -30,6 +30,7 @@ from ._params import (
     Float,
     Int,
     Parameter,
+    is_integral,
     is_real,
 )
 from ._space import SearchSpace
@@ -50,6 +51,7 @@ __all__ = [
     "active_mask",
     "encode_value",
     "encoded_bounds",
+    "is_integral",
     "is_missing",
     "is_real",
     "log_encode",

@@ -164,7 +164,7 @@ class Int:
     def __post_init__(self) -> None:
         _check_name(self.name)
         for label, value in (("low", self.low), ("high", self.high), ("step", self.step)):
-            if not _is_integral(value):
+            if not is_integral(value):
                 raise InvalidSpaceError(
                     f"The {label!r} of Int parameter {self.name!r} must be an integer. "
                     f"Got {value!r} instead.",
@@ -317,7 +317,9 @@ def _choice_key(value: object) -> tuple[bool, object]:
     return (False, value)
 
 
-def _is_integral(value: object) -> bool:
+def is_integral(value: object) -> bool:
+    """An integer (not a bool), or a finite real with no fraction (``3.0``, as a float
+    column of a table holds an integer)."""
     if isinstance(value, bool | np.bool_):
         return False
     if isinstance(value, numbers.Integral):
@@ -332,7 +334,7 @@ def _numeric_contains(param: Float | Int, value: object, *, integral: bool) -> b
     if not math.isfinite(v) or v < param.low or v > param.high:
         return False
     if integral:
-        return _is_integral(value) and (int(v) - int(param.low)) % int(param.step or 1) == 0
+        return is_integral(value) and (int(v) - int(param.low)) % int(param.step or 1) == 0
     if param.step is not None:
         k = (v - param.low) / param.step
         return abs(k - round(k)) <= 1e-9 * max(1.0, abs(k))

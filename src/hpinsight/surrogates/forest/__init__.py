@@ -17,6 +17,7 @@ from ._forest import (
     fit_forest,
     forest_from_estimator,
     impute_inactive,
+    why_not_a_mean_of_trees,
 )
 from ._instances import average_over_instances
 from ._routing import route_inactive
@@ -36,4 +37,5 @@ __all__ = [
     "impute_inactive",
     "marginal_grid",
     "route_inactive",
+    "why_not_a_mean_of_trees",
 ]

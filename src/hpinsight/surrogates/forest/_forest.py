@@ -143,7 +143,7 @@ def _refused(model: Any, why: str) -> InvalidDataError:
     )
 
 
-def _why_not_a_mean_of_trees(model: Any) -> str | None:
+def why_not_a_mean_of_trees(model: Any) -> str | None:
     """Why a scikit-learn estimator is not the plain mean of its trees, or None if it is.
 
     Objects that are not scikit-learn estimators (hand-built or converted trees)
@@ -290,7 +290,7 @@ def forest_from_estimator(model: Any, n_features: int | None) -> FittedForest:
                 f"has {n_features} parameters; train it on space.encode(configs)."
             )
         return model
-    why = _why_not_a_mean_of_trees(model)
+    why = why_not_a_mean_of_trees(model)
     if why is not None:
         raise _refused(model, why)
     estimators = getattr(model, "estimators_", None)
