@@ -45,7 +45,7 @@ from ..exceptions import (
     InvalidDataError,
     InvalidSpaceError,
 )
-from ..space import Categorical, Float, Int
+from ..space import Categorical, Float, Int, outside_space
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -271,15 +271,9 @@ def history_from_study(
     # Optuna runs an enqueued value outside its range or off its step grid with a warning
     # only; the space cannot hold it, so such a trial is left out (before the Pareto
     # front's shares, which every trial's value depends on), counted and named
-    outside: list[str] = []
-    inside = []
-    for t in complete:
-        off = _outside(space, t.params, keep)
-        if off:
-            outside.append(f"trial {t.number} ({off})")
-        else:
-            inside.append(t)
-    complete = inside
+    outside = _outside(space, [t.params for t in complete], [t.number for t in complete], keep)
+    if outside:
+        complete = [t for t in complete if t.number not in outside]
     if value_of is None:  # the Pareto front: every trial's value depends on all of them
         finite, shares = front_values(complete, directions)
         share_of = {id(t): v for t, v in zip(finite, shares, strict=True)}
@@ -298,10 +292,11 @@ def history_from_study(
         excluded["non-finite value"] = n_nonfinite
     if outside:
         excluded[OUTSIDE] = len(outside)
+        named = [f"trial {number} ({what})" for number, what in outside.items()]
         if on_outside is not None:
-            on_outside(outside)
+            on_outside(named)
         else:
-            warnings.warn(f"{func}: {outside_text(study.study_name, outside)}",
+            warnings.warn(f"{func}: {outside_text(study.study_name, named)}",
                           ExcludedTrialsWarning, stacklevel=3)
     if target is not None and direction is None:
         analysed_direction = _target_direction(directions, kept, values)
@@ -570,13 +565,18 @@ def outside_text(study_name: str, outside: Sequence[str]) -> str:
             "trials, suggest the parameter over a range (and step) that holds them.")
 
 
-def _outside(space: SearchSpace, config: Mapping[str, Any], keep: set[str]) -> str:
-    """The first value of ``config`` (of the parameters in ``keep``) its parameter in
-    ``space`` cannot hold, as ``name=value, not a value of <param>``; empty when none."""
-    for name, value in config.items():
-        if name in keep:
-            param = space.params[space.index(name)]
-            if not param.contains(value):
-                return f"{name}={value!r}, not a value of {param!r}"
-    return ""
-
+def _outside(space: SearchSpace, params: Sequence[Mapping[str, Any]], numbers: Sequence[int],
+             keep: set[str]) -> dict[int, str]:
+    """The trials (their ``params`` and ``numbers``) with a value of a numerical parameter
+    in ``keep`` that ``space``'s encoding refuses (out of its bounds or off its step grid),
+    by trial number, each with the first such value (``name=value, not a value of
+    <param>``); one vectorized pass per parameter."""
+    found: dict[int, str] = {}
+    for param in space.params:
+        if param.name not in keep or not isinstance(param, Float | Int):
+            continue
+        values = [p.get(param.name) for p in params]
+        for k in np.flatnonzero(outside_space(param, values)):
+            found.setdefault(numbers[int(k)],
+                             f"{param.name}={values[int(k)]!r}, not a value of {param!r}")
+    return found

@@ -19,6 +19,7 @@ from ._encoding import (
     is_missing,
     log_encode,
     measure_of,
+    outside_space,
     snap,
 )
 from ._narrowing import active_everywhere, narrow_space, narrowed
@@ -58,5 +59,6 @@ __all__ = [
     "measure_of",
     "narrow_space",
     "narrowed",
+    "outside_space",
     "snap",
 ]

@@ -264,6 +264,30 @@ def is_missing(param: Parameter, value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+def _off_space(param: Float | Int, col: NDArray[np.float64], present: NDArray[np.bool_]
+               ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Which present values of ``col`` lie out of ``param``'s bounds (beyond the bound
+    tolerance, or infinite), and which, within them, off its step grid."""
+    tol = _BOUND_TOL * (param.high - param.low)
+    bad = present & ((col < param.low - tol) | (col > param.high + tol) | np.isinf(col))
+    off = np.zeros_like(present)
+    if param.step is not None:
+        with np.errstate(invalid="ignore"):
+            k = (np.clip(col, param.low, param.high) - param.low) / param.step
+            off = present & ~bad & (np.abs(k - np.round(k)) > (
+                1e-9 * np.maximum(1.0, np.abs(k)) if isinstance(param, Float) else 0))
+    return bad, off
+
+
+def outside_space(param: Float | Int, values: Any) -> NDArray[np.bool_]:
+    """Which of ``values`` (numbers; None or NaN for missing) the encoding of ``param``
+    refuses: out of its bounds or off its step grid. Missing values are not outside."""
+    col = np.array([math.nan if v is MISSING or v is None else v for v in values], dtype=np.float64)
+    present = ~np.isnan(col)
+    bad, off = _off_space(param, col, present)
+    return bad | off
+
+
 def _encode_numeric(param: Float | Int, values: Any) -> NDArray[np.float64]:
     if isinstance(values, np.ndarray) and values.dtype.kind in "fiu":
         raw: Any = values  # a numeric DataFrame column: NaN already marks missing values
@@ -286,8 +310,7 @@ def _encode_numeric(param: Float | Int, values: Any) -> NDArray[np.float64]:
                     row=i,
                 ) from None
     present = ~np.isnan(col)
-    tol = _BOUND_TOL * (param.high - param.low)
-    bad = present & ((col < param.low - tol) | (col > param.high + tol) | np.isinf(col))
+    bad, off = _off_space(param, col, present)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InvalidDataError(
@@ -298,20 +321,16 @@ def _encode_numeric(param: Float | Int, values: Any) -> NDArray[np.float64]:
             row=i,
         )
     np.clip(col, param.low, param.high, out=col, where=present)
-    step = param.step
-    if step is not None:
-        k = (col - param.low) / step
-        off = np.abs(k - np.round(k)) > (1e-9 * np.maximum(1.0, np.abs(k)) if isinstance(param, Float) else 0)
-        off &= present
-        if off.any():
-            i = int(np.flatnonzero(off)[0])
-            kind = "an integer" if isinstance(param, Int) and step == 1 else f"on the grid {param.low} + k*{step}"
-            raise InvalidDataError(
-                f"Parameter {param.name!r} of configuration {i} must be {kind}. "
-                f"Got {raw[i]!r} instead.",
-                name=param.name,
-                row=i,
-            )
+    if off.any():
+        i = int(np.flatnonzero(off)[0])
+        step = param.step
+        kind = "an integer" if isinstance(param, Int) and step == 1 else f"on the grid {param.low} + k*{step}"
+        raise InvalidDataError(
+            f"Parameter {param.name!r} of configuration {i} must be {kind}. "
+            f"Got {raw[i]!r} instead.",
+            name=param.name,
+            row=i,
+        )
     if param.log:
         with np.errstate(invalid="ignore"):
             col = log_encode(col)
