@@ -310,7 +310,8 @@ def shrink_and_continue(
         Fix exactly these instead of ``keep``.
     importances : sequence of str, optional
         Parameter names, most important first (e.g.
-        ``[i.params[0] for i in cb.latest.ranking()]``). Default: a fresh
+        ``[i.params[0] for i in cb.latest.ranking(order=1)]``); a name given again counts
+        at its first place. Default: a fresh
         ``hpinsight.fanova`` of the run with ``seed``.
     name : str, optional
         Name of the new run (default: the old name + ``"-shrunk"``).
@@ -381,10 +382,14 @@ def shrink_and_continue(
     if keep is not None and len(objectives) > 1:
         raise InvalidArgumentError(
             f"shrink_and_continue: this run has {len(objectives)} objectives ({objectives}); "
-            "keep= ranks parameters by one objective's importance and fixes them at the "
-            "incumbent's values, which a run of several objectives does not have. Pass "
-            "fixed={...} with the values to hold (hp.report(hp.adapters.from_smac(run_folder)) "
-            "decides what is safe to fix for every objective).")
+            + ("keep='auto' decides from one objective's analysis, and a parameter safe to "
+               "fix for one can be needed by another. " if keep == "auto" else
+               "keep= ranks parameters by one objective's importance and fixes them at the "
+               "incumbent's values, which a run of several objectives does not have. ")
+            + "Pass fixed={...} with the values to hold; `hpinsight report --smac-run "
+            "RUN_FOLDER` (or, in Python, hp.report({name: hp.adapters.from_smac(run_folder, "
+            "objective=name) for name in the objectives})) decides what is safe to fix for "
+            "every objective.")
     if components is not None and not callable(components):
         raise InvalidArgumentTypeError(
             "The 'components' parameter of shrink_and_continue must be a callable taking "
@@ -392,6 +397,14 @@ def shrink_and_continue(
     risk_margin = check_real(risk_margin, "risk_margin", "shrink_and_continue", low=0.0, high=math.inf)
     fixed, subspace = _chosen_fixed(facade, keep, fixed, importances, seed, risk_margin, budget)
     reduced = reduce_configspace(scenario.configspace, fixed)
+    if all(isinstance(reduced[n], CS.Constant) for n in reduced):
+        # SMAC fails on such a space with an empty ConfigurationSpaceExhaustedException
+        raise InvalidArgumentError(
+            "shrink_and_continue: every parameter would be fixed ("
+            + ", ".join(f"{k}={v!r}" for k, v in fixed.items()) + "), so nothing is left to "
+            "search. " + ("No parameter shows an effect worth tuning: stop here, or keep some "
+                          "with keep=<int>." if keep == "auto" else
+                          "Keep at least one parameter free."))
     new_name = name or f"{scenario.name}-shrunk"
     base = Path(scenario.output_directory).parent.parent  # SMAC writes to base/name/seed
     new_scenario = dataclasses.replace(scenario, configspace=reduced, name=new_name,
@@ -441,7 +454,9 @@ def _chosen_fixed(facade: Any, keep: Any, fixed: Mapping[str, Any] | None,
                 raise InvalidArgumentError(
                     f"shrink_and_continue: 'importances' names {unknown}, not parameters of "
                     f"the run's configuration space ({list(cs)}).")
-        ranked = list(importances) if importances is not None else [
+        # a name again after its first place (an interaction's partner, from a ranking
+        # of every effect) is not a lower rank: it fixed the top parameters themselves
+        ranked = list(dict.fromkeys(importances)) if importances is not None else [
             i.params[0] for i in fanova(from_smac(facade, budget=budget), seed=seed).ranking(order=1)]
         order = ranked + [n for n in cs if n not in ranked]
         incumbent = facade.intensifier.get_incumbent()
@@ -523,7 +538,16 @@ def _warn_about_defaults(old: Any, new: Any) -> None:
                  and not (component == "model" and isinstance(v, Mapping))}
                 if isinstance(meta, Mapping) else meta)
 
-    before, after = old.meta, new.meta
+    before, after = old.meta, dict(new.meta)
+    was_model, now_model = before.get("model"), after.get("model")
+    if isinstance(was_model, Mapping) and isinstance(now_model, Mapping) and \
+            _same_feature_ratio(was_model.get("max_features"), now_model.get("max_features"),
+                                len(list(old.scenario.configspace.values())),
+                                len(list(new.scenario.configspace.values()))):
+        # SMAC's forest stores a share of the space's parameters as a count: the smaller
+        # space's count at the same share is no difference (one warned "max_features=6
+        # instead of 7" of a run that had only defaults)
+        after["model"] = {**now_model, "max_features": was_model.get("max_features")}
     changed = [k for k in before if k not in ("initial_design", "version", "facade", "runner")
                and settings(before.get(k), k) != settings(after.get(k), k)]
     if changed:
@@ -542,6 +566,22 @@ def _warn_about_defaults(old: Any, new: Any) -> None:
             f"shrink_and_continue: the continued run has {type(new).__name__}'s defaults where "
             f"the first run had its own ({listed}). Pass components=lambda scenario: "
             "{...} to build them for the continued run.", UserWarning, stacklevel=3)
+
+
+def _same_feature_ratio(was: Any, now: Any, n_was: int, n_now: int) -> bool:
+    """Whether SMAC's forest would store ``was`` features of ``n_was`` parameters and
+    ``now`` of ``n_now`` at one share (it stores ``max(1, int(n * ratio))``, 0 for all)."""
+    if not (isinstance(was, int) and isinstance(now, int)) or n_was < 1 or n_now < 1:
+        return False
+    if was == 0 or now == 0:
+        return was == now
+
+    def shares(count: int, n: int) -> tuple[float, float]:
+        # the shares r in (0, 1] with max(1, int(n * r)) == count: [count / n, (count + 1) / n)
+        return (0.0 if count == 1 else count / n), (count + 1) / n
+
+    (low_was, high_was), (low_now, high_now) = shares(was, n_was), shares(now, n_now)
+    return max(low_was, low_now) < min(high_was, high_now, 1.0 + 1e-12)
 
 
 # ---------------------------------------------------------------------------- internals

@@ -342,7 +342,57 @@ def test_keep_on_a_run_of_several_objectives_asks_for_fixed(tmp_path: Path) -> N
                 multi_objective_algorithm=HPO.get_multi_objective_algorithm(scenario))
     first.optimize()
     for keep in (1, "auto"):
-        with pytest.raises(ValueError, match=r"2 objectives .* Pass fixed="):
+        # the fix it names must work: report --smac-run, not from_smac without objective=
+        with pytest.raises(ValueError, match=r"2 objectives .* Pass fixed=.*hpinsight report "
+                                             r"--smac-run RUN_FOLDER.*objective=name"):
             shrink_and_continue(first, two, keep=keep, n_trials=3)
     run = shrink_and_continue(first, two, fixed={"b": 0.25}, n_trials=3)
     assert dict(run.fixed) == {"b": 0.25}
+
+
+
+@pytest.mark.slow
+def test_a_ranking_that_names_a_parameter_again_keeps_it_at_its_first_place(tmp_path: Path) -> None:
+    # the docstring's example, a ranking of every effect, names a parameter again as an
+    # interaction's partner: keep=3 then fixed the top three themselves, then every
+    # parameter, and SMAC failed with an empty ConfigurationSpaceExhaustedException
+    first = _optimized(space(), target, 15, tmp_path, "full")
+    ranked = ["a", "b", "c", "a", "k", "b", "c", *NUISANCE]
+    run = shrink_and_continue(first, target, keep=3, importances=ranked, n_trials=2)
+    assert set(run.kept) == {"a", "b", "c"}
+    assert set(run.fixed) == {"k", *NUISANCE}
+
+
+@pytest.mark.slow
+def test_fixing_every_parameter_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    first = _optimized(space(), target, 15, tmp_path, "full")
+    everything = dict(first.intensifier.get_incumbent())
+    with pytest.raises(ValueError, match=r"every parameter would be fixed .* nothing is left to "
+                                         r"search\. Keep at least one parameter free"):
+        shrink_and_continue(first, target, fixed=everything, n_trials=2)
+
+
+@pytest.mark.slow
+def test_a_smaller_space_alone_is_no_difference_in_components(tmp_path: Path) -> None:
+    # fixing a parent takes its conditional child out: SMAC's forest then stores one
+    # feature fewer, and a run with only defaults warned "max_features=6 instead of 7"
+    import warnings
+
+    cs = CS.ConfigurationSpace(seed=0)
+    opt, mom = CS.Categorical("opt", ["a", "b"]), CS.Float("mom", (0.0, 1.0))
+    cs.add([opt, mom, CS.Float("x", (0.0, 1.0)), CS.Float("y", (0.0, 1.0))])
+    cs.add(CS.EqualsCondition(mom, opt, "a"))
+
+    def fn(config: Any, seed: int = 0) -> float:
+        c = dict(config)
+        return (c["x"] - 0.3) ** 2 + (0.5 if c["opt"] == "a" else 0.0) + 0.1 * c.get("mom", 0.0)
+
+    with warnings.catch_warnings():
+        # SMAC's local search averages empty slices on conditional spaces (SMAC's code)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        first = _optimized(cs, fn, 12, tmp_path, "cond")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = shrink_and_continue(first, fn, fixed={"opt": "b"}, n_trials=2)
+    assert "mom" not in run.kept
+    assert not [w for w in caught if "where the first run had its own" in str(w.message)]
