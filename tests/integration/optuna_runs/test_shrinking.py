@@ -634,7 +634,11 @@ def test_auto_on_two_objectives_fixes_only_what_every_objective_can_spare(object
             assert one.decisions[name].value == value
             assert one.risks[name].quantile(one.confidence) <= one.margin
     (decision,) = study.user_attrs[DECISIONS_KEY]
-    assert "for every objective" in decision["why"]
+    from hpinsight._decision_result import fmt_cost
+
+    assert "within each objective's margin (" in decision["why"]
+    for key, one in sub.objectives.items():  # every objective's own margin, named
+        assert f"{key} {fmt_cost(one.margin)}" in decision["why"]
     study.optimize(two_objectives, n_trials=10, callbacks=[cb])
     assert cb.close(120)
     for t in _restricted(study, study.trials[40:]):
