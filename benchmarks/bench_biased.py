@@ -432,7 +432,7 @@ def split_regimes(fn: Function, study: optuna.Study, seed: int) -> tuple[dict[st
         y.append(float(t.value))
     r = hp.fanova(hp.TrialHistory(fn.truth_space, configs, y), seed=seed)
     imp, verdicts = {}, {}
-    order = ("resolved", "uncertain", NOTHING)
+    order = ("resolved", "uncertain", "negligible", NOTHING)
     for name in fn.space.names:
         cols = tuple(fn.dynamic[name][1].values()) if name in fn.dynamic else (name,)
         imp[name] = sum(r.importance(c).mean for c in cols)
@@ -486,6 +486,8 @@ def score(imp: dict[str, float], truth: dict[str, float] | None, nothing: tuple[
 
 
 NOTHING = "indistinguishable from nothing"
+#: What counts as calling a parameter nothing: "negligible" too (shown, below the floor)
+NO_EFFECT = (NOTHING, "negligible")
 #: A true first-order index above this is an effect a verdict should not call nothing.
 REAL_EFFECT = 0.02
 
@@ -496,10 +498,10 @@ def verdict_score(verdicts: dict[str, str], truth: dict[str, float] | None,
     share of the parameters with a true main effect above ``REAL_EFFECT`` called so."""
     out = {}
     if nothing:  # (Ishigami and G have no parameter that does nothing)
-        out["nothing_flagged"] = sum(verdicts[n] == NOTHING for n in nothing) / len(nothing)
+        out["nothing_flagged"] = sum(verdicts[n] in NO_EFFECT for n in nothing) / len(nothing)
     if truth is not None:
         real = [n for n, v in truth.items() if v > REAL_EFFECT]
-        out["real_called_nothing"] = sum(verdicts[n] == NOTHING for n in real) / len(real)
+        out["real_called_nothing"] = sum(verdicts[n] in NO_EFFECT for n in real) / len(real)
     return out
 
 

@@ -112,7 +112,7 @@ import optuna
 from scipy import special
 
 import hpinsight as hp
-from hpinsight._fanova_result import INTERVAL_Z, MATTERS_SHARE, verdict
+from hpinsight._fanova_result import INTERVAL_Z, MATTERS_SHARE, NO_EFFECT, verdict
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -432,7 +432,7 @@ def summarize(rows: list[dict[str, Any]], pooled: bool = False) -> list[dict[str
                 cover["zero" if t == 0 else "nonzero"].append(e["low"] <= t <= e["high"])
                 if t == 0:
                     zero_resolved.append(e["verdict"] == RESOLVED)
-            largest_nothing.append(eff[largest]["verdict"] == NOTHING)
+            largest_nothing.append(eff[largest]["verdict"] in NO_EFFECT)
             m, found = _mass_and_top(fn, {p.name: eff[p.name]["mean"] for p in fn.params}, top_set)
             mass.append(m)
             top.append(found)
@@ -476,7 +476,7 @@ def score_pair_check(runs: list[dict[str, Any]]) -> str:
 
 def _default_nothing(e: dict[str, Any]) -> bool:
     """hpinsight's rule for "nothing" before the check of what the trials could hide."""
-    return verdict(e["mean"], e["std"], e["shadow"]) == NOTHING
+    return verdict(e["mean"], e["std"], e["shadow"]) in NO_EFFECT
 
 
 def _could_hide(e: dict[str, Any], limit: float) -> bool:
@@ -506,7 +506,7 @@ def _rule_verdict(e: dict[str, Any], nothing: Callable[[dict[str, Any]], bool]) 
     if nothing(e):
         return NOTHING
     base = verdict(e["mean"], e["std"], e["shadow"])
-    return "uncertain" if base == NOTHING else base
+    return "uncertain" if base in NO_EFFECT else base
 
 
 def score_rules(doc: dict[str, Any]) -> str:
@@ -529,11 +529,11 @@ def score_rules(doc: dict[str, Any]) -> str:
                 v, t = _rule_verdict(a[p.name], rule), true.get((p.name,), 0.0)
                 flips.append(v != _rule_verdict(b[p.name], rule))
                 if run["snr"] in zero and t == 0:
-                    zero[run["snr"]].append(v == NOTHING)
+                    zero[run["snr"]].append(v in NO_EFFECT)
                 if run["snr"] in real and t > REAL_SHARE:
-                    real[run["snr"]].append(v == NOTHING)
+                    real[run["snr"]].append(v in NO_EFFECT)
                 if run["snr"] in largest and p.name == top:
-                    largest[run["snr"]].append(v == NOTHING)
+                    largest[run["snr"]].append(v in NO_EFFECT)
 
         def pct(xs: list[bool]) -> str:
             return f"{np.mean(xs):.1%}" if xs else "-"
@@ -622,7 +622,7 @@ RESOLVED_KS = (1.0, 1.2816, INTERVAL_Z, 2.0)
 def _verdict_k(e: dict[str, Any], k: float) -> str:
     """hpinsight's verdict with ``mean - k std`` as the lower end that must clear the null."""
     base = verdict(e["mean"], e["std"], e["shadow"], e.get("hidden"))
-    if verdict(e["mean"], 0.0, e["shadow"]) == NOTHING:  # too small for the lower end to matter
+    if verdict(e["mean"], 0.0, e["shadow"]) in NO_EFFECT:  # too small for the lower end to matter
         return base
     return "uncertain" if e["mean"] - k * e["std"] <= (e["shadow"] or 0.0) else RESOLVED
 

@@ -97,7 +97,7 @@ from ._decision_result import (
     fmt_cost,
     fmt_share,
 )
-from ._fanova_result import INTERVAL_LEVEL, NEGLIGIBLE_SHARE, among_best_label, verdict
+from ._fanova_result import INTERVAL_LEVEL, NEGLIGIBLE_SHARE, NO_EFFECT, among_best_label, verdict
 from ._risk import holm_bonferroni
 from ._shared import NO_CLEAR_SIGNAL, fmt_value, no_signal_words, taken_out_words
 from .exceptions import InvalidArgumentError
@@ -127,6 +127,7 @@ def decision_order(n_params: int) -> int:
 
 
 _NOTHING = "indistinguishable from nothing"
+NEGLIGIBLE = "negligible"  # shown, but below NEGLIGIBLE_SHARE (VERDICTS[3])
 #: A cost is the difference of two predictions, so where it is 0 in exact arithmetic it
 #: comes out within about 1e-14 of the objective's scale; below this fraction of the
 #: margin it is nothing measurable.
@@ -215,14 +216,14 @@ def decide(
         unseen_ids = {id(i) for i in unseen}
         # above the shadow but too small in objective units to cost the margin: nothing
         # for fixing (the table still shows its verdict; the sentence says why)
-        negligible = [i for i in own if i.verdict != _NOTHING and effect_sd(i) <= tiny
+        negligible = [i for i in own if i.verdict not in NO_EFFECT and effect_sd(i) <= tiny
                       and id(i) not in unseen_ids]
         # "nothing" by its share alone (above the shadow, below NEGLIGIBLE_SHARE) but large
         # enough in objective units to cost the margin: a V-shaped parameter near the
         # optimum. Over all trials only: the capped objective is flat over most of the
         # space, and its fit gives a parameter that does nothing a share above its shadow
         # (0.0054 % among the best against 1e-9 % over all trials, noise-free)
-        sizeable = [i for i in over_all if i.verdict == _NOTHING and i.null is not None
+        sizeable = [i for i in over_all if i.verdict in NO_EFFECT and i.null is not None
                     and i.judged_share > i.null and effect_sd(i) > tiny and math.isfinite(tiny)]
         skip = {id(i) for i in negligible} | unseen_ids
         resolved = [i for i in own if i.verdict == "resolved" and id(i) not in skip]
@@ -364,7 +365,7 @@ def decide(
 def _unseen(i: Importance) -> bool:
     """Uncertain only because the trials could hide an effect that matters
     (:attr:`Importance.hidden`): without that check it would be nothing."""
-    return i.verdict == "uncertain" and verdict(i.judged_share, i.std, i.null) == _NOTHING
+    return i.verdict == "uncertain" and verdict(i.judged_share, i.std, i.null) in NO_EFFECT
 
 
 def _disputed(result: FanovaResult) -> set[str]:
@@ -526,6 +527,8 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
     # an effect beyond nothing that is too small in objective units is named as such: the
     # table shows its verdict ("uncertain"), and "nothing" would contradict it
     nothing = (f"its effects are too small to matter ({_sd_phrase(d, margin)})" if d.negligible
+               else f"its effect is below {100 * NEGLIGIBLE_SHARE:g} % of the variance, too "
+                    "small a share to count" if d.verdict == NEGLIGIBLE
                else "no effect is distinguishable from nothing")
     return {
         "matters": f"Keep tuning: {effect}, resolved{aside}.",

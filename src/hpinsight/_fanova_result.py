@@ -46,12 +46,15 @@ if TYPE_CHECKING:
     from ._history import TrialHistory
 
 
-__all__ = ["INTERVAL_LEVEL", "INTERVAL_Z", "MATTERS_SHARE", "NEGLIGIBLE_SHARE", "NO_SIGNAL_SHARE", "VERDICTS", "FanovaResult", "Importance", "MarginalResult",
+__all__ = ["INTERVAL_LEVEL", "INTERVAL_Z", "MATTERS_SHARE", "NEGLIGIBLE_SHARE", "NO_EFFECT", "NO_SIGNAL_SHARE", "VERDICTS", "FanovaResult", "Importance", "MarginalResult",
            "among_best_label", "native_grid", "other_history", "verdict"]
 
 
 #: The verdicts an :class:`Importance` can carry.
-VERDICTS = ("resolved", "uncertain", "indistinguishable from nothing")
+VERDICTS = ("resolved", "uncertain", "indistinguishable from nothing", "negligible")
+#: The verdicts that count as no effect for every decision: nothing shown, or an effect
+#: shown whose share is below ``NEGLIGIBLE_SHARE``.
+NO_EFFECT = frozenset(VERDICTS[2:])
 #: The level of an effect's interval (:attr:`Importance.interval`), which its verdict
 #: reads, and the normal quantile that makes it: ``mean ± INTERVAL_Z std``.
 INTERVAL_LEVEL = 0.90
@@ -93,13 +96,16 @@ class Importance:
         The share a *shadow* column got: a copy of a parameter shuffled among trials
         close in trial order, so with the same marginal (also as the sampler moved it)
         and no bearing on the objective (Gaussian process; main effects and pairs).
-    verdict : {"resolved", "uncertain", "indistinguishable from nothing"}
+    verdict : {"resolved", "uncertain", "indistinguishable from nothing", "negligible"}
         Read from the effect's 90 % :attr:`interval` against its *null*, the larger of
         ``shadow`` and ``regrown``:
         "indistinguishable from nothing" when the mean does not exceed the null or is
         below ``NEGLIGIBLE_SHARE`` (5e-4), the trials could not hide an effect of
         ``MATTERS_SHARE`` (``hidden``) and the interval's upper end stays below the null
-        plus that share;
+        plus that share; "negligible" in the same case where the mean is below
+        ``NEGLIGIBLE_SHARE`` but the interval's lower end clears the null: an effect the
+        trials show, too small a share to count (every decision treats both as no
+        effect, :data:`NO_EFFECT`, and weighs what fixing costs);
         "uncertain" when they could or it does not (the hyperparameters the trials
         support disagree about the effect: an interaction the model's own fit gives
         nothing, and a fit without its additive part most of the variance), or when the
@@ -206,7 +212,10 @@ def verdict(mean: float, std: float, null: float | None, hidden: float | None = 
         # where its interval reaches what matters
         could_matter = (high > (null or 0.0) + MATTERS_SHARE
                         or (hidden is not None and hidden > MATTERS_SHARE))
-        return VERDICTS[1] if could_matter else VERDICTS[2]
+        if could_matter:
+            return VERDICTS[1]
+        # told from nothing by its interval, but below the floor: say so, not "nothing"
+        return VERDICTS[3] if mean > (null or 0.0) and low > (null or 0.0) else VERDICTS[2]
     return VERDICTS[1] if low <= (null or 0.0) else VERDICTS[0]
 
 
@@ -609,12 +618,15 @@ class FanovaResult:
         judged = VERDICTS[1] if self.signal_doubtful else verdict(imp.judged_share, std, imp.null, hidden)
         if judged == VERDICTS[0] and (self.signal_unshown or before is not None):
             judged = VERDICTS[1]
+        if judged == VERDICTS[3] and before is not None:
+            # taken out of the model: its interval starts at 0, so no effect is shown
+            judged = VERDICTS[2]
         return replace(imp, verdict=self._among_best(params, judged))
 
     def _among_best(self, params: tuple[str, ...], judged: str) -> str:
         """A capped analysis calls an effect nothing only where the analysis of all
         trials does too (:meth:`beside`); elsewhere "nothing" is "uncertain"."""
-        if judged == VERDICTS[2] and self.cap_value is not None \
+        if judged in NO_EFFECT and self.cap_value is not None \
                 and frozenset(params) not in (self.nothing_over_all or ()):
             return VERDICTS[1]
         return judged
@@ -742,7 +754,7 @@ class FanovaResult:
                 f"FanovaResult.beside: this analysis is of {differ[1]}, the one given of "
                 f"{differ[0]}; pass the analysis of the same history.")
         nothing = frozenset(frozenset(i.params) for i in all_trials.ranking()
-                            if i.verdict == VERDICTS[2])
+                            if i.verdict in NO_EFFECT)
         return replace(self, nothing_over_all=nothing)
 
     # -- marginals ------------------------------------------------------------------------

@@ -455,3 +455,24 @@ def test_trials_that_never_vary_their_configuration_are_called_so(surrogate):
     assert "same configuration" in messages[0]
     assert "looks constant" not in messages[0]
     assert caught[0].filename == __file__  # the user's line, not the package's
+
+
+def test_an_effect_shown_below_the_floor_is_negligible_not_indistinguishable():
+    # y moves the objective by 0.5 of a range of 25: 0.036 % of the variance, its interval
+    # ten thousand times its shadow's share, yet it was called "indistinguishable from
+    # nothing" while the decision beside it said fixing it costs four margins
+    space = hp.SearchSpace([hp.Float("x", -5, 5), hp.Float("y", 0, 1)])
+    configs = space.sample(80, seed=0)
+    noise = np.random.default_rng(0).standard_normal(80)
+    y = [c["x"] ** 2 + 0.5 * c["y"] + 0.01 * e for c, e in zip(configs, noise, strict=True)]
+    effect = hp.fanova(hp.TrialHistory(space, configs, y), seed=0).importance("y")
+    from hpinsight._fanova_result import NEGLIGIBLE_SHARE, verdict
+
+    assert effect.verdict == "negligible"
+    assert effect.mean < NEGLIGIBLE_SHARE
+    assert effect.null is not None
+    assert effect.interval[0] > effect.null
+    # a share below the floor whose interval reaches the null stays "nothing"
+
+    assert verdict(1e-4, 1e-4, 5e-5) == "indistinguishable from nothing"
+    assert verdict(1e-4, 1e-6, 5e-5) == "negligible"

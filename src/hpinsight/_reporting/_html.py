@@ -33,6 +33,7 @@ from .._fanova_result import (
     MATTERS_SHARE,
     MIN_TRIALS_HELD_OUT,
     NEGLIGIBLE_SHARE,
+    NO_EFFECT,
     UNSHOWN_LEVEL,
 )
 from .._optional import import_optional
@@ -350,7 +351,7 @@ def _effects_table(report: Report, spread: str) -> list[str]:
     q = _quantile(report)
     mains = list(r.ranking(order=1))
     pairs = list(r.ranking(order=2)) if r.max_order >= 2 else []
-    shown_pairs = [i for i in pairs if i.verdict != "indistinguishable from nothing"]
+    shown_pairs = [i for i in pairs if i.verdict not in NO_EFFECT]
     rest = len(shown_pairs) - MAX_INTERACTIONS_SHOWN
     shown_pairs = shown_pairs[:MAX_INTERACTIONS_SHOWN]
 
@@ -375,10 +376,10 @@ def _effects_table(report: Report, spread: str) -> list[str]:
     out = [head + body + "</table>"]
     counted = []
     if pairs:
-        n_nothing = sum(i.verdict == "indistinguishable from nothing" for i in pairs)
+        n_nothing = sum(i.verdict in NO_EFFECT for i in pairs)
         if n_nothing:
             counted.append(f"{n_nothing} of the {len(pairs)} interactions are indistinguishable "
-                           "from nothing and not listed")
+                           "from nothing or negligible and not listed")
         if rest > 0:
             counted.append(f"{rest} further interactions are not listed")
     elif len(report.history.space) > 1:
@@ -421,7 +422,9 @@ def _effects_table(report: Report, spread: str) -> list[str]:
                 f"whose values were shuffled among nearby trials ({here}), "
                 f"or less than {100 * NEGLIGIBLE_SHARE:g} %, where the trials could not hide "
                 f"an effect of {fmt_share(MATTERS_SHARE)} and its {interval} stays below that plus "
-                "the null; <i>uncertain</i>: more than that, but with the interval's lower end at "
+                "the null; <i>negligible</i>: the same, but with the interval's lower end above "
+                f"the null: an effect the trials show, below {100 * NEGLIGIBLE_SHARE:g} %, which "
+                "counts as none; <i>uncertain</i>: more than that, but with the interval's lower end at "
                 "or below the null, or where the trials could hide one or the interval does not "
                 "stay below; <i>resolved</i>: the rest. An interaction that would be resolved is also "
                 "taken out of every trial's value, as fitted, and the model fit again: a real one "

@@ -74,7 +74,7 @@ class ImportanceSnapshot:
         Wall time of the refit.
     verdicts : mapping of str to str
         Per parameter, :attr:`hpinsight.results.Importance.verdict`: "resolved",
-        "uncertain" or "indistinguishable from nothing".
+        "uncertain", "indistinguishable from nothing" or "negligible".
     front_size : int, optional
         When the analysed value is reaching the Pareto front of a study of several
         objectives: how many analysed trials are on the front (``best_value`` is then 0,
@@ -136,7 +136,8 @@ class ImportanceSnapshot:
                    else "too many refits find no signal")  # counts not given
             return f"{NO_CLEAR_SIGNAL} among the best ({why})"
         items = list(self.importances.items())
-        marks = {"uncertain": " (uncertain)", "indistinguishable from nothing": " (nothing)"}
+        marks = {"uncertain": " (uncertain)", "indistinguishable from nothing": " (nothing)",
+                 "negligible": " (negligible)"}
         shown = ", ".join(f"{n} {fmt_share(m)} ± {fmt_share(self.stds[n])}"
                           f"{marks.get(self.verdicts.get(n, ''), '')}" for n, m in items[:top])
         rest = len(items) - top
