@@ -282,13 +282,14 @@ def _off_space(param: Float | Int, col: NDArray[np.float64], present: NDArray[np
 def outside_space(param: Float | Int, values: Any) -> NDArray[np.bool_]:
     """Which of ``values`` (numbers; None or NaN for missing) the encoding of ``param``
     refuses: out of its bounds or off its step grid. Missing values are not outside."""
-    col = np.array([math.nan if v is MISSING or v is None else v for v in values], dtype=np.float64)
-    present = ~np.isnan(col)
-    bad, off = _off_space(param, col, present)
+    col, _ = _numeric_column(param, values)
+    bad, off = _off_space(param, col, ~np.isnan(col))
     return bad | off
 
 
-def _encode_numeric(param: Float | Int, values: Any) -> NDArray[np.float64]:
+def _numeric_column(param: Float | Int, values: Any) -> tuple[NDArray[np.float64], Any]:
+    """``values`` as floats, NaN where missing, and the values as given (what messages
+    quote); an error naming the first that is not a number."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "fiu":
         raw: Any = values  # a numeric DataFrame column: NaN already marks missing values
     else:
@@ -309,6 +310,11 @@ def _encode_numeric(param: Float | Int, values: Any) -> NDArray[np.float64]:
                     name=param.name,
                     row=i,
                 ) from None
+    return col, raw
+
+
+def _encode_numeric(param: Float | Int, values: Any) -> NDArray[np.float64]:
+    col, raw = _numeric_column(param, values)
     present = ~np.isnan(col)
     bad, off = _off_space(param, col, present)
     if bad.any():
