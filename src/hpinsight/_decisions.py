@@ -97,7 +97,14 @@ from ._decision_result import (
     fmt_cost,
     fmt_share,
 )
-from ._fanova_result import INTERVAL_LEVEL, NEGLIGIBLE_SHARE, NO_EFFECT, among_best_label, verdict
+from ._fanova_result import (
+    INTERVAL_LEVEL,
+    NEGLIGIBLE_SHARE,
+    NO_EFFECT,
+    VERDICTS,
+    among_best_label,
+    verdict,
+)
 from ._risk import holm_bonferroni
 from ._shared import NO_CLEAR_SIGNAL, fmt_value, no_signal_words, taken_out_words
 from .exceptions import InvalidArgumentError
@@ -126,8 +133,7 @@ def decision_order(n_params: int) -> int:
     return 2 if 2 <= n_params <= MAX_PARAMS_FOR_PAIRS else 1
 
 
-_NOTHING = "indistinguishable from nothing"
-NEGLIGIBLE = "negligible"  # shown, but below NEGLIGIBLE_SHARE (VERDICTS[3])
+_NOTHING, NEGLIGIBLE = VERDICTS[2], VERDICTS[3]  # nothing shown; shown, below NEGLIGIBLE_SHARE
 #: A cost is the difference of two predictions, so where it is 0 in exact arithmetic it
 #: comes out within about 1e-14 of the objective's scale; below this fraction of the
 #: margin it is nothing measurable.

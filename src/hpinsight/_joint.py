@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._decision_result import STATES, DecisionResult, ParameterDecision, fmt_cost
+from ._fanova_result import NEGLIGIBLE_SHARE, VERDICTS
 from ._history import TrialHistory
 from ._pareto import FRONT_VALUE_NAME, dominated_share
 from ._shared import fmt_value
@@ -186,10 +187,12 @@ def _fix_sentence(each: Mapping[str, ParameterDecision],
         for label, x in each.items())
     allowed = " and ".join(fmt_cost(by_objective[label].margin) for label in each)
     confidence = next(iter(by_objective.values())).confidence
-    # an objective where its effect is only too small to matter is not called "nothing"
-    nothing = ("no effect is distinguishable from nothing or large enough to matter"
-               if any(x.negligible for x in each.values())
-               else "no effect is distinguishable from nothing")
+    # an objective where its effect is only too small to matter, or shown below the floor
+    # of a share ("negligible"), is not called "nothing"
+    nothing = "no effect is distinguishable from nothing" + (
+        " or large enough to matter" if any(x.negligible for x in each.values()) else "") + (
+        f" or above {100 * NEGLIGIBLE_SHARE:g} % of the variance"
+        if any(x.verdict == VERDICTS[3] for x in each.values()) else "")
     return (f"You can stop tuning it: {nothing} in any "
             f"objective, and fixing it at {fmt_value(d.value, quote=True)} costs {costs} "
             f"({confidence:.0%} quantile; {allowed} allowed).")

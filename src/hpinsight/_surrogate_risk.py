@@ -191,11 +191,9 @@ def surrogate_tuning_risk(
     space = result.space
     rng = np.random.default_rng(seed)
     X = candidates(space, configs, n_candidates, rng)
-    for name in defaults:
-        space.index(name)  # an unknown name: the space's own error names it
+    index = {name: space.index(name) for name in defaults}  # an unknown name: the space's error
     check_default_values(space, defaults, func, fix="or leave the parameter out")
-    cols = {name: (space.index(name), encode_value(space.params[space.index(name)], value))
-            for name, value in defaults.items()}
+    cols = {name: (j, encode_value(space.params[j], defaults[name])) for name, j in index.items()}
     sign = 1.0 if result.direction == "minimize" else -1.0
     fixes = list(cols.values())
     free_pred, *fixed = (P * sign for P in predict_fixing(result.model, X, fixes, free=True))

@@ -158,3 +158,16 @@ def test_a_fixed_parameter_whose_effect_is_only_small_is_not_called_nothing(join
     each["loss"] = replace(each["loss"], negligible=True)
     assert ("no effect is distinguishable from nothing or large enough to matter in any objective"
             in _fix_sentence(each, joint.objectives))
+
+
+def test_a_fixed_parameter_shown_below_the_floor_is_not_called_nothing(joint) -> None:
+    # a "negligible" effect (shown, below 0.05 % of the variance) in one objective: the
+    # joint sentence must not say no effect is distinguishable from nothing, as the one
+    # objective's own sentence does not
+    from hpinsight._joint import _fix_sentence
+
+    each = {label: sub.decisions["z"] for label, sub in joint.objectives.items()}
+    assert "or above 0.05 % of the variance" not in _fix_sentence(each, joint.objectives)
+    each["loss"] = replace(each["loss"], verdict="negligible")
+    assert ("no effect is distinguishable from nothing or above 0.05 % of the variance in any "
+            "objective" in _fix_sentence(each, joint.objectives))

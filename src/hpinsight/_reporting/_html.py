@@ -33,8 +33,8 @@ from .._fanova_result import (
     MATTERS_SHARE,
     MIN_TRIALS_HELD_OUT,
     NEGLIGIBLE_SHARE,
-    NO_EFFECT,
     UNSHOWN_LEVEL,
+    VERDICTS,
 )
 from .._optional import import_optional
 from .._shared import NO_CLEAR_SIGNAL, fmt_value, no_signal_words, taken_out_words
@@ -351,7 +351,7 @@ def _effects_table(report: Report, spread: str) -> list[str]:
     q = _quantile(report)
     mains = list(r.ranking(order=1))
     pairs = list(r.ranking(order=2)) if r.max_order >= 2 else []
-    shown_pairs = [i for i in pairs if i.verdict not in NO_EFFECT]
+    shown_pairs = [i for i in pairs if i.verdict != VERDICTS[2]]
     rest = len(shown_pairs) - MAX_INTERACTIONS_SHOWN
     shown_pairs = shown_pairs[:MAX_INTERACTIONS_SHOWN]
 
@@ -376,10 +376,10 @@ def _effects_table(report: Report, spread: str) -> list[str]:
     out = [head + body + "</table>"]
     counted = []
     if pairs:
-        n_nothing = sum(i.verdict in NO_EFFECT for i in pairs)
+        n_nothing = sum(i.verdict == VERDICTS[2] for i in pairs)
         if n_nothing:
             counted.append(f"{n_nothing} of the {len(pairs)} interactions are indistinguishable "
-                           "from nothing or negligible and not listed")
+                           "from nothing and not listed")
         if rest > 0:
             counted.append(f"{rest} further interactions are not listed")
     elif len(report.history.space) > 1:

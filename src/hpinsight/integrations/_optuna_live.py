@@ -300,7 +300,8 @@ class Refitter:
                        "each objective's margin (" + ", ".join(
                            f"{k} {fmt_cost(sub.margin)}" for k, sub in subspace.objectives.items())
                        + ")")
-            why = (f"{head}: fixed {fixed}, each with no effect distinguishable from nothing "
+            why = (f"{head}: fixed {fixed}, each with no effect that counts (none "
+                   "distinguishable from nothing, or one too small to matter) "
                    f"and a cost of fixing, by the surrogate, within {allowed}; "
                    f"kept {', '.join(subspace.keep)}")
             if ranges and not log:
