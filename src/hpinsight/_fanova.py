@@ -36,7 +36,6 @@ Where we differ from reference implementations:
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, Literal
@@ -59,6 +58,7 @@ from ._validation import (
     check_seed,
     moved_keywords,
 )
+from ._warn import held_back, warn
 from .adapters import as_history
 from .exceptions import (
     ConstantObjectiveWarning,
@@ -196,7 +196,7 @@ def fanova(
     # every trial at one configuration: the objective may vary (noise), no parameter did
     same = X.shape[0] >= 2 and bool(np.all((X[0] == X) | (np.isnan(X) & np.isnan(X[0]))))
     if same and not result.is_constant:
-        warnings.warn(
+        warn(
             f"Every one of the {X.shape[0]} trials has the same configuration: no parameter "
             "was varied, so the shares say nothing about any of them (the differences "
             "between the trials are noise). Vary the parameters to measure their effects.",
@@ -207,7 +207,7 @@ def fanova(
                "run more trials" if X.shape[0] < 2 else
                "every trial has the same configuration, so no parameter was varied; vary them "
                "to measure their effects" if same else "the objective looks constant")
-        warnings.warn(
+        warn(
             f"The {kind}'s prediction does not vary over the search space ({X.shape[0]} "
             f"trial(s) used): {why}, so every importance is 0.",
             ConstantObjectiveWarning,
@@ -219,8 +219,7 @@ def fanova(
 def fanova_quietly(history: TrialHistory, **options: Any) -> FanovaResult:
     """``fanova(history, **options)`` for callers that report a constant objective their
     own way (the result's notes, zeros): without the :class:`ConstantObjectiveWarning`."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConstantObjectiveWarning)
+    with held_back(ConstantObjectiveWarning):
         return fanova(history, **options)
 
 

@@ -46,7 +46,6 @@ than the whole remaining gap to the optimum was fixed.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -64,9 +63,15 @@ from ._optional import import_optional
 from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
 from ._surrogate_risk import SurrogateRisk, defaults_for, surrogate_tuning_risk
 from ._validation import MODEL_KEYWORDS, check_int, check_real, check_seed, moved_keywords
+from ._warn import held_back
 from .adapters import as_history
 from .adapters._doors import as_objectives
-from .exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidDataError
+from .exceptions import (
+    HPInsightWarning,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    InvalidDataError,
+)
 from .surrogates import GP, Forest, as_surrogate, refuse_fitted
 
 if TYPE_CHECKING:
@@ -380,8 +385,7 @@ def suggest_subspace(
                                f"importance and risk; the history has {history.n_trials}. "
                                "Run more trials.")
     opts: dict[str, Any] = {"surrogate": model, "seed": seed}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a constant capped objective is expected here
+    with held_back(HPInsightWarning):  # a constant capped objective is expected here
         result = _checked_fit(fitted, history, None, "fitted", func) if fitted is not None \
             else fanova(history, max_order=decision_order(len(history.space)), **opts)
         top = _checked_fit(capped, history, top_quantile, "capped", func) if capped is not None \

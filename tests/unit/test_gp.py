@@ -1353,3 +1353,4 @@ def test_corners_that_cannot_tell_main_effects_from_an_interaction_leave_it_unce
     whole = hp.fanova(history, seed=0, max_order=2).importance("a", "b")
     assert whole.mean == pytest.approx(pair.mean, rel=1e-9, abs=1e-12)
     assert pair.std > 1.3 * whole.std
+

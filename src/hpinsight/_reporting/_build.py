@@ -8,7 +8,6 @@ from the held results when the page is rendered.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,9 +23,15 @@ from .._regions import confidence_split
 from .._regions_result import RegionsResult
 from .._shared import REPR_WIDTH, clip_text, join_items, json_value
 from .._validation import MODEL_KEYWORDS, check_int, check_seed, moved_keywords
+from .._warn import held_back
 from ..adapters import as_history, from_optuna
 from ..adapters._doors import as_objectives
-from ..exceptions import HPInsightError, InvalidArgumentTypeError, InvalidDataError
+from ..exceptions import (
+    HPInsightError,
+    HPInsightWarning,
+    InvalidArgumentTypeError,
+    InvalidDataError,
+)
 from ..surrogates import GP, Forest, as_surrogate, describe, refuse_fitted
 from ._multi import MultiObjectiveReport, multi_report
 
@@ -319,8 +324,7 @@ def report(
     if len(history.space) > MAX_PARAMS_FOR_PAIRS:
         notes.append(f"Interactions were not computed: {len(history.space)} parameters "
                      f"(pairs are computed up to {MAX_PARAMS_FOR_PAIRS}).")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a constant capped objective is reported, not warned
+    with held_back(HPInsightWarning):  # a constant capped objective is reported, not warned
         step("fANOVA of all trials")
         result = fanova(history, max_order=max_order, **opts)
         step(f"fANOVA of the best {cap_quantile:.0%}")

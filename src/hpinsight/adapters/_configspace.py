@@ -75,13 +75,13 @@ which come back as the grid value ``low + k * step``).
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._optional import import_optional
+from .._warn import warn
 from ..exceptions import HPInsightWarning, InvalidSpaceError
 from ..space import AnyOf, Categorical, Condition, Float, Int
 
@@ -173,7 +173,7 @@ def space_from_configspace(cls: type[SearchSpace], cs: Any) -> SearchSpace:
     space = cls(params, conditions)
     n_forbidden = len(cs.forbidden_clauses)
     if n_forbidden:
-        warnings.warn(
+        warn(
             f"The ConfigurationSpace has {n_forbidden} forbidden clause(s), which the "
             "importances do not model: they integrate over the product of the per-parameter "
             "measures, including the forbidden combinations. Results on those regions are "

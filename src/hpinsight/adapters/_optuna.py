@@ -29,7 +29,6 @@ that covers all of them.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,6 +36,7 @@ import numpy as np
 
 from .._optional import import_optional
 from .._pareto import FRONT, FRONT_VALUE_NAME, dominated_share
+from .._warn import warn
 from ..exceptions import (
     ChangedDistributionWarning,
     ExcludedTrialsWarning,
@@ -244,7 +244,7 @@ def history_from_study(
         on_change(list(changed))
     elif changed:
         listed = "; ".join(f"{n!r} had {len(d)} distributions" for n, d in changed.items())
-        warnings.warn(
+        warn(
             f"The search space changed during the study ({listed}). hpinsight analyses each "
             "such parameter over the union of its distributions; to analyse one version only, "
             "pass the trials before or after the change separately.",
@@ -296,7 +296,7 @@ def history_from_study(
         if on_outside is not None:
             on_outside(named)
         else:
-            warnings.warn(f"{func}: {outside_text(study.study_name, named)}",
+            warn(f"{func}: {outside_text(study.study_name, named)}",
                           ExcludedTrialsWarning, stacklevel=3)
     if target is not None and direction is None:
         analysed_direction = _target_direction(directions, kept, values)

@@ -28,6 +28,7 @@ from .._decision_result import fmt_share
 from .._decisions import decision_order
 from .._shared import NO_CLEAR_SIGNAL, no_signal_words
 from .._validation import check_choice, check_int, check_real, check_seed
+from .._warn import collected
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..surrogates import GP, Forest, as_surrogate, refuse_fitted
 from ._tasks import TASKS
@@ -370,7 +371,13 @@ class LiveFanova:
                 for message in caught:
                     self.logger.info("hpinsight: refit: %s", message)
                 return out
-        return TASKS[task](*args, **kwargs)
+        # in this process: the package's warnings are logged, as the refit process's are
+        # (never given from this thread, whose filters are the user's process's)
+        with collected() as caught:
+            out = TASKS[task](*args, **kwargs)
+        for message in caught:
+            self.logger.info("hpinsight: refit: %s", message)
+        return out
 
 
 Outcome = tuple["FanovaResult", ImportanceSnapshot]

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +41,7 @@ from .._validation import (
     check_seed,
     moved_keywords,
 )
+from .._warn import warn
 from ..adapters import from_optuna
 from ..exceptions import (
     ExcludedTrialsWarning,
@@ -232,7 +232,7 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
         names = list(params) if params is not None else list(history.space.names)
         zeros = dict.fromkeys(names, 0.0)
         if history.excluded.get("non-finite value"):
-            warnings.warn(
+            warn(
                 f"{history.excluded['non-finite value']} COMPLETE trial(s) of study "
                 f"{study.study_name!r} were left out of the importances because their value "
                 "is NaN or infinite.",
@@ -244,7 +244,7 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
         single = {p.name for p in history.space.params
                   if isinstance(p, Categorical) and len(p.choices) == 1}
         if history.n_trials < MIN_TRIALS_HELD_OUT and set(names) - single:
-            warnings.warn(
+            warn(
                 f"The importances of study {study.study_name!r} rest on {history.n_trials} "
                 "usable trial(s): too few to tell an effect from chance (the model cannot be "
                 f"checked on fewer than {MIN_TRIALS_HELD_OUT}), so "

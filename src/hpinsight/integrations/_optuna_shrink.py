@@ -66,7 +66,6 @@ from __future__ import annotations
 
 import math
 import threading
-import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -76,6 +75,7 @@ import optuna
 from optuna.samplers import BaseSampler
 
 from .._shared import step_index
+from .._warn import warn
 from ..adapters._optuna import DECISIONS_KEY, RESTRICTION_KEY, TRIAL_KEY, distribution_text
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ._cma_restart import cma_view, restarts, same_space, space_key
@@ -551,7 +551,7 @@ def _check_against_trials(study: optuna.Study, fixed: Mapping[str, Any],
                 "range misses. Give a range that overlaps it.")
     unseen = sorted(names - known)
     if unseen and known:
-        warnings.warn(
+        warn(
             f"restrict: no trial of study {study.study_name!r} has the parameter(s) {unseen} "
             f"(its trials have {sorted(known)}); the restriction holds for a trial that "
             "suggests one, and a misspelt name is never held.", UserWarning, stacklevel=4)

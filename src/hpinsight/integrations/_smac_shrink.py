@@ -32,7 +32,6 @@ import copy
 import dataclasses
 import inspect
 import math
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import ConfigSpace as CS
 
 from .._validation import check_real
+from .._warn import warn
 from ..adapters._smac import listed_objectives
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidSpaceError
 
@@ -562,7 +562,7 @@ def _warn_about_defaults(old: Any, new: Any) -> None:
             return f"{k} " + ", ".join(f"{x}={now.get(x)!r} instead of {was.get(x)!r}" for x in keys)
 
         listed = "; ".join(map(difference, changed))
-        warnings.warn(
+        warn(
             f"shrink_and_continue: the continued run has {type(new).__name__}'s defaults where "
             f"the first run had its own ({listed}). Pass components=lambda scenario: "
             "{...} to build them for the continued run.", UserWarning, stacklevel=3)

@@ -25,7 +25,6 @@ error this makes in any cell's mass is below one value's share.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -33,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from .._shared import step_index
+from .._warn import warn
 from ..exceptions import HPInsightWarning, InvalidDataError
 from ._params import AnyOf, Categorical, Condition, Float, Int, Parameter
 
@@ -393,7 +393,7 @@ def _apply_conditions(space: EncodableSpace, X: NDArray[np.float64]) -> None:
     ignored = present & ~active
     if ignored.any():
         counts = {space.names[j]: int(c) for j, c in enumerate(ignored.sum(axis=0)) if c}
-        warnings.warn(
+        warn(
             f"{int(ignored.sum())} value(s) were given for parameters that are inactive under "
             f"the space's conditions and are treated as inactive: {counts}.",
             HPInsightWarning,

@@ -370,7 +370,6 @@ def fit_forest(
         max_features=max_features,
         bootstrap=bootstrap,
         max_samples=max_samples if bootstrap else None,
-        oob_score=bootstrap and n >= 5,
         n_jobs=n_jobs,
         random_state=int(seeds[1]),
     )
@@ -387,25 +386,30 @@ def fit_forest(
     # would become +-1 and the trees would split on the last bit
     rounding = 64 * np.finfo(np.float64).eps * (float(np.abs(y).max()) if y.size else 0.0)
     scale = scale if scale > rounding and np.isfinite(scale) else 1.0
-    with warnings.catch_warnings():
-        # Tiny data sets leave some rows never out of bag; the OOB score is still defined.
-        warnings.filterwarnings("ignore", message="Some inputs do not have OOB scores")
-        model.fit(X_fit, (y - center) / scale)
+    model.fit(X_fit, (y - center) / scale)
     # the mean of its trees by construction: no need to check predict on probe rows
     frozen = _freeze(model, list(model.estimators_), X.shape[1])
     frozen = replace(frozen, trees=tuple(replace(t, value=readonly(center + scale * t.value))
                                          for t in frozen.trees))
-    oob = center + scale * np.asarray(getattr(model, "oob_prediction_", np.empty(0)),
-                                      dtype=np.float64).reshape(-1)
-    if oob.shape != np.shape(y):
+    if not bootstrap or n < 5:
         return frozen
-    # a row every tree drew has no out-of-bag prediction (scikit-learn puts 0 there)
+    # Each row's out-of-bag prediction: the mean of the trees that did not draw it, as
+    # scikit-learn's ``oob_score`` computes it, but here, where a row every tree drew is
+    # left out instead of warned about (tiny data) and put at 0 in its score (silencing
+    # that warning took a filter of the whole process, from a refit thread too)
     inbag = np.zeros((len(model.estimators_), n), dtype=bool)
     for t, drawn in enumerate(model.estimators_samples_):
         inbag[t, drawn] = True
-    seen = (~inbag).any(axis=0) & np.isfinite(oob)
+    total, count = np.zeros(n), (~inbag).sum(axis=0)
+    for t, tree in enumerate(model.estimators_):
+        rows = np.flatnonzero(~inbag[t])
+        if rows.size:
+            total[rows] += tree.predict(X_fit[rows])
+    seen = count > 0
     if not seen.any():
         return frozen
+    oob = np.full(n, np.nan)
+    oob[seen] = center + scale * (total[seen] / count[seen])
     residual = y[seen] - oob[seen]
     pvalues, spread = residual_dependence(X[seen], [isinstance(p, Categorical) for p in space.params],
                                           residual)

@@ -1,0 +1,58 @@
+"""The package's own warnings, and a way to hold some back in one thread alone.
+
+``warnings.catch_warnings`` swaps the process's one list of filters on entry and puts
+its copy back on exit. Entered in a refit thread (a live callback's, a dashboard's
+server thread) while the user's own code enters and leaves it too, the two restores
+cross: a filter is lost, or one of ours ("ignore") stays in the user's process for
+good. :func:`held_back` instead marks, for the calling thread (and context) only,
+categories that :func:`warn` then does not give, and :func:`collected` gathers what it
+would give (a refit thread logs them); nothing of the process changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator
+from contextvars import ContextVar
+
+__all__ = ["collected", "held_back", "warn"]
+
+_HELD: ContextVar[tuple[type[Warning], ...]] = ContextVar("hpinsight_held_back", default=())
+_COLLECTED: ContextVar[list[str] | None] = ContextVar("hpinsight_collected", default=None)
+
+
+@contextlib.contextmanager
+def held_back(*categories: type[Warning]) -> Iterator[None]:
+    """Within the block, :func:`warn` in this thread gives no warning of ``categories``
+    (or of their subclasses)."""
+    token = _HELD.set(_HELD.get() + categories)
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+
+
+@contextlib.contextmanager
+def collected() -> Iterator[list[str]]:
+    """Within the block, :func:`warn` in this thread gives no warning but appends it,
+    as ``"Category: message"``, to the list this yields."""
+    caught: list[str] = []
+    token = _COLLECTED.set(caught)
+    try:
+        yield caught
+    finally:
+        _COLLECTED.reset(token)
+
+
+def warn(message: str, category: type[Warning], stacklevel: int = 1) -> None:
+    """``warnings.warn(message, category, stacklevel)``, unless :func:`held_back` holds
+    ``category`` back in this thread. ``stacklevel`` counts as if the caller had called
+    ``warnings.warn`` itself."""
+    if issubclass(category, _HELD.get()):
+        return
+    caught = _COLLECTED.get()
+    if caught is not None:
+        caught.append(f"{category.__name__}: {message}")
+        return
+    warnings.warn(message, category, stacklevel=stacklevel + 1)
