@@ -343,6 +343,35 @@ def test_a_name_of_any_length_is_shortened_in_figures_and_whole_elsewhere():
     assert LONG in rep.to_dict()["decisions"]["decisions"]
 
 
+def test_drawing_on_a_users_axes_leaves_the_rest_of_their_figure_whole():
+    # the long names of the analysis are shortened; the user's own long title, figure
+    # title, legend entry and axis label beside them were shortened too, once
+    from matplotlib.text import Text
+
+    from hpinsight.plotting._common import MAX_TEXT_CHARS
+
+    rep = _long_report(LONG)
+    mine_title = "My own experiment: validation loss of ResNet-50 on ImageNet across 5 seeds"
+    mine_label = "validation loss of ResNet-50 on ImageNet, mean over five seeds"
+    suptitle = "Figure 3 of my paper: every hyperparameter analysis of the study in one figure"
+    assert min(map(len, (mine_title, mine_label, suptitle))) > MAX_TEXT_CHARS
+    fig = Figure(figsize=(12, 4))
+    mine, theirs = fig.subplots(1, 2)
+    mine.plot([0, 1], [0, 1], label=mine_label)
+    mine.legend()
+    mine.set_title(mine_title)
+    mine.set_ylabel(mine_label)
+    fig.suptitle(suptitle)
+    rep.result.plot(ax=theirs)
+    assert mine.get_title() == mine_title
+    assert mine.get_ylabel() == mine_label
+    assert fig.get_suptitle() == suptitle
+    assert mine.get_legend().get_texts()[0].get_text() == mine_label
+    ours = [t.get_text() for t in theirs.findobj(Text)]
+    assert max(len(t) for line in ours for t in line.split("\n")) <= MAX_TEXT_CHARS
+    assert any("…" in t for t in ours)
+
+
 def test_every_public_plot_function_bounds_its_texts():
     # the one rule for long names holds for every figure, also one added later
     plots = [name for name in hp.plotting.__all__ if name.startswith("plot_")]

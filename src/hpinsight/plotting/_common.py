@@ -345,17 +345,21 @@ def bounded(text: str, limit: int = MAX_TEXT_CHARS) -> str:
 
 def bounded_text(plot: Any) -> Any:
     """Decorate a ``plot_*`` function: before its Axes are returned (and before anything
-    is drawn), every text of the figure longer than ``MAX_TEXT_CHARS`` is cut in the
-    middle, so a figure costs the same whatever the length of a parameter's name (tick
-    labels from a list: :func:`bounded`)."""
+    is drawn), every text it wrote longer than ``MAX_TEXT_CHARS`` is cut in the middle,
+    so a figure costs the same whatever the length of a parameter's name (tick labels
+    from a list: :func:`bounded`). Texts of a figure the user passed in (``ax=``) that
+    the call left as they were stay whole: the user's own titles, labels and legends."""
     import functools
 
     @functools.wraps(plot)
     def with_bounded_text(*args: Any, **kwargs: Any) -> Any:
+        given = kwargs.get("ax")
+        before = ({} if given is None else
+                  {id(t): t.get_text() for t in _texts_but_ticks(given.figure, plot.__name__)})
         ax = plot(*args, **kwargs)
         for text in _texts_but_ticks(ax.figure, plot.__name__):
             content = text.get_text()
-            if len(content) > MAX_TEXT_CHARS:
+            if len(content) > MAX_TEXT_CHARS and before.get(id(text)) != content:
                 text.set_text(bounded(content))
         return ax
     return with_bounded_text
