@@ -108,3 +108,31 @@ def test_a_child_that_died_between_tasks_is_reported_then_replaced(worker, make_
     result, _ = worker.run("fanova", hp.TrialHistory(space, configs, y), seed=0, surrogate=hp.Forest(n_trees=4))
     assert worker.pid not in (None, pid)
     assert result.n_trials == len(configs)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX's")
+def test_the_child_ends_when_told_even_if_a_forked_process_holds_its_pipe(make_mixed_space):
+    # A process the user forks (a multiprocessing pool of the "fork" kind) inherits the
+    # writing end of the child's input: closing it here no longer ends the child's input,
+    # so close() used to wait its whole timeout and then kill the child.
+    space, configs, y = _data(make_mixed_space)
+    w = RefitWorker()
+    try:
+        w.run("fanova", hp.TrialHistory(space, configs[:30], y[:30]), seed=0)
+        proc = w._proc
+        release_r, release_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the user's forked process: holds every inherited descriptor
+            os.close(release_w)
+            os.read(release_r, 1)
+            os._exit(0)
+        os.close(release_r)
+        try:
+            w.close(timeout=5.0)
+        finally:
+            os.close(release_w)  # lets the forked process end
+            os.waitpid(pid, 0)
+    finally:
+        w.close()
+    assert proc is not None
+    assert proc.returncode == 0  # ended when told; killed would be -9

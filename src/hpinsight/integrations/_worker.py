@@ -189,9 +189,19 @@ class RefitWorker:
         return detail or f" (exit code {proc.returncode})"
 
 
+#: What tells the child to end (it also ends at the end of its input).
+_STOP = None
+
+
 def _terminate(proc: subprocess.Popen[bytes], err: IO[bytes] | None, timeout: float = 10.0) -> None:
     try:
         if proc.stdin is not None:
+            # Said, not only implied by closing the pipe: a process the user forked from
+            # this one (a multiprocessing pool of the "fork" kind) holds a copy of the
+            # pipe's writing end, so the child would never see the end of its input and
+            # close(wait=True) waited the whole timeout (10 s) before killing it.
+            with contextlib.suppress(OSError, ValueError):
+                _write(proc.stdin, _STOP)
             proc.stdin.close()
         proc.wait(timeout)
     except (OSError, subprocess.TimeoutExpired):
@@ -212,9 +222,12 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> int:
     tasks = _tasks()
     while True:
         try:
-            task, args, kwargs = _read(stdin)
+            message = _read(stdin)
         except EOFError:
             return 0
+        if message is _STOP:
+            return 0
+        task, args, kwargs = message
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
