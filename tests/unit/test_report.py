@@ -663,3 +663,33 @@ def test_save_refuses_a_suffix_it_would_not_write(rep, tmp_path, name):
     with pytest.raises(hp.exceptions.InvalidArgumentError, match=r"\.html page or a \.json document"):
         rep.save(tmp_path / "new" / name)
     assert not (tmp_path / "new").exists()  # nothing made for it
+
+
+def test_drawing_the_page_leaves_the_users_matplotlib_settings(monkeypatch):
+    # The page's figures are drawn with text as text and a fixed id salt. The settings
+    # were swapped whole (rc_context) around each figure: a setting the user changed
+    # meanwhile, from another thread, was undone when the figure was done.
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    from hpinsight._reporting import _html
+
+    fig = Figure()
+    ax = fig.subplots()
+    ax.plot([0, 1], [0, 1])
+    seen: list[Any] = []
+    real_draw = ax.draw
+
+    def draw_and_change(renderer: Any) -> None:  # the user's thread, while the figure draws
+        seen.append(matplotlib.rcParams["svg.fonttype"])
+        matplotlib.rcParams["font.size"] = 14.0
+        real_draw(renderer)
+
+    monkeypatch.setattr(ax, "draw", draw_and_change)
+    with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": None, "font.size": 10.0}):
+        svg = _html._svg(fig)
+        assert seen == ["none"]  # text as text while the page's figure draws
+        assert "<text" in svg
+        assert matplotlib.rcParams["font.size"] == 14.0  # the user's change stays
+        assert matplotlib.rcParams["svg.fonttype"] == "path"  # theirs again
+        assert matplotlib.rcParams["svg.hashsalt"] is None

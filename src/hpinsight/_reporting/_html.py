@@ -12,6 +12,9 @@ import html
 import io
 import math
 import string
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._decision_result import (
@@ -116,16 +119,45 @@ def _svg(fig: Any) -> str:
     the figure out as it goes, as a window's canvas does, writes the same SVG to the byte
     (the demo's page, checked) in three quarters of the time. ``savefig``'s own settings
     (``savefig.*`` in matplotlib's rcParams) do not apply to the page's figures."""
-    import matplotlib
     from matplotlib.backends.backend_svg import FigureCanvasSVG
 
     buf = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "hpinsight"}):
+    with _svg_settings():
         fig.set_dpi(200)  # the resolution of rasters inside the SVG (heat maps)
         canvas: Any = FigureCanvasSVG(fig)
         canvas.print_svg(buf, metadata={"Date": None})
     text = buf.getvalue()
     return text[text.index("<svg"):].strip()  # without the XML prolog and DOCTYPE
+
+
+#: What the SVG canvas reads from matplotlib's settings while it draws: text as text,
+#: and ids that are the same in every run (no random salt).
+_SVG_SETTINGS = {"svg.fonttype": "none", "svg.hashsalt": "hpinsight"}
+_svg_lock = threading.Lock()
+
+
+@contextmanager
+def _svg_settings() -> Iterator[None]:
+    """:data:`_SVG_SETTINGS` in matplotlib's settings while a page's figure is drawn, and
+    the user's values of those keys after.
+
+    ``matplotlib.rc_context`` copies every setting in and every one back out: a setting
+    the user changed meanwhile (``font.size`` in their own thread) was undone, and two
+    pages drawn in two threads at once crossed their restores and left these two keys
+    at ours for good. Here only the two keys are touched, one page's figure at a time,
+    and each is put back only where it still holds ours."""
+    import matplotlib
+
+    settings: Any = matplotlib.rcParams
+    with _svg_lock:
+        saved = {key: settings[key] for key in _SVG_SETTINGS}
+        settings.update(_SVG_SETTINGS)
+        try:
+            yield
+        finally:
+            for key, value in saved.items():
+                if settings[key] == _SVG_SETTINGS[key]:
+                    settings[key] = value
 
 
 def _figure(draw: Any, size: tuple[float, float], caption: str) -> str:
