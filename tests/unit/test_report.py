@@ -693,3 +693,16 @@ def test_drawing_the_page_leaves_the_users_matplotlib_settings(monkeypatch):
         assert matplotlib.rcParams["font.size"] == 14.0  # the user's change stays
         assert matplotlib.rcParams["svg.fonttype"] == "path"  # theirs again
         assert matplotlib.rcParams["svg.hashsalt"] is None
+
+
+def test_a_name_with_dollar_signs_is_drawn_as_written():
+    # matplotlib reads text between dollar signs as mathematics: "$\frac{1$" stopped the
+    # page (and the report command) with a parse error, and "a$b$c" came out in italics
+    name = "$\\frac{1$"
+    space = hp.SearchSpace([hp.Float(name, 0, 1), hp.Float("a$b$c", 0, 1)])
+    configs = space.sample(30, seed=0)
+    history = hp.TrialHistory(space, configs, [c[name] ** 2 + 0.3 * c["a$b$c"] for c in configs])
+    page = hp.report(history, seed=0, top=2, surrogate=hp.Forest(n_trees=8)).html()
+    svg_texts = [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", page)]
+    assert any(name in t for t in svg_texts)
+    assert any("a$b$c" in t for t in svg_texts)

@@ -14,7 +14,7 @@ from .._decision_result import fmt_share
 from .._optional import import_optional
 from .._shared import fmt_value
 from ..surrogates import GP
-from ._html import _page, _resource, _svg
+from ._html import _figure, _page, _resource
 
 if TYPE_CHECKING:
     from .._across import AcrossStudiesResult
@@ -35,7 +35,7 @@ def across_document(result: AcrossStudiesResult, *, title: str, source: str) -> 
 def across_html(result: AcrossStudiesResult, *, title: str, source: str) -> str:
     """The page: headline numbers, each parameter's share across the studies (table and
     figure), the rank agreement, the shares per study, the defaults, the notes."""
-    mfigure = import_optional("matplotlib.figure", "the across-studies report")
+    import_optional("matplotlib.figure", "the across-studies report")
     from .. import plotting
 
     esc = html.escape
@@ -63,11 +63,10 @@ def across_html(result: AcrossStudiesResult, *, title: str, source: str) -> str:
     parts.append("<table class=across><tr><th>parameter</th><th>median share</th>"
                  "<th>quartiles</th><th>mean ± std</th><th>studies with it</th></tr>"
                  f"{rows}</table>")
-    fig = mfigure.Figure(figsize=(6.4, 0.45 * len(result.params) + 1.6), layout="constrained")
-    plotting.plot_importance_across(result, ax=fig.subplots())
     caption = "Each parameter's main-effect share in every study (a point each), with quartiles"
-    parts.append(f'<div class="grid"><figure role="img" aria-label="{esc(caption)}">{_svg(fig)}'
-                 f"<figcaption>{esc(caption)}</figcaption></figure></div>")
+    figure = _figure(lambda ax: plotting.plot_importance_across(result, ax=ax),
+                     (6.4, 0.45 * len(result.params) + 1.6), caption)
+    parts.append(f'<div class="grid">{figure}</div>')
     ranked = ", ".join(result.rank_params) or "none"
     parts.append(
         '<p class="note">Shares are each parameter\'s main effect: its fraction of the '

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -306,7 +307,7 @@ def set_category_ticks(ax: Any, which: str, labels: Sequence[str]) -> int:
     length = (box.width * fig.get_figwidth() if which == "x"
               else box.height * fig.get_figheight()) * 0.85  # room the layout may take
     size = _font_points(f"{which}tick.labelsize") / 72.0
-    texts = [_shorten(t) for t in labels]
+    texts = [as_written(_shorten(t)) for t in labels]
     widest = max((len(t) for t in texts), default=0) * _CHAR_WIDTH * size + 0.08
     line = _LINE_HEIGHT * size + 0.03
     rotate = which == "x" and n * widest > length
@@ -337,10 +338,21 @@ def _shorten(text: str, limit: int = MAX_TICK_CHARS) -> str:
 
 
 def bounded(text: str, limit: int = MAX_TEXT_CHARS) -> str:
-    """Every line of ``text`` at most ``limit`` characters long, cut in the middle (tick
-    labels set from a list are made anew when the figure is drawn: pass them through
-    this; every other text is cut by :func:`bounded_text`)."""
-    return "\n".join(_shorten(line, limit) for line in text.split("\n"))
+    """Every line of ``text`` at most ``limit`` characters long, cut in the middle, and
+    drawn as written (tick labels set from a list are made anew when the figure is
+    drawn: pass them through this; every other text is cut by :func:`bounded_text`)."""
+    return as_written("\n".join(_shorten(line, limit) for line in text.split("\n")))
+
+
+def as_written(text: str) -> str:
+    """``text`` with its dollar signs escaped, so that matplotlib draws a name such as
+    ``a$b$c`` as it is written and not as mathematics (``$\\frac{1$`` stopped a figure
+    with a parse error; escaping is the one way that also holds where a title is
+    wrapped, which measures the text as mathematics whatever ``parse_math`` says)."""
+    return _UNESCAPED_DOLLAR.sub(r"\\$", text) if "$" in text else text
+
+
+_UNESCAPED_DOLLAR = re.compile(r"(?<!\\)\$")
 
 
 def bounded_text(plot: Any) -> Any:
@@ -359,8 +371,11 @@ def bounded_text(plot: Any) -> Any:
         ax = plot(*args, **kwargs)
         for text in _texts_but_ticks(ax.figure, plot.__name__):
             content = text.get_text()
-            if len(content) > MAX_TEXT_CHARS and before.get(id(text)) != content:
-                text.set_text(bounded(content))
+            if before.get(id(text)) == content:
+                continue
+            shown = bounded(content) if len(content) > MAX_TEXT_CHARS else as_written(content)
+            if shown != content:
+                text.set_text(shown)
         return ax
     return with_bounded_text
 
