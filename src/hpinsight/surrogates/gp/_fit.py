@@ -114,9 +114,15 @@ def fit_gp(
         n = max_rows
     y_mean = float(y.mean())
     y_scale = float(y.std())
-    if y_scale == 0 or not math.isfinite(y_scale):
+    # a spread at the rounding of the values themselves is no spread (30 trials of 0.4
+    # have a std of 1.1e-16 about their computed mean): standardized, it became +-1 and
+    # the model "explained" it with shares for every parameter (as the forest's fit)
+    rounding = 64 * np.finfo(np.float64).eps * (float(np.abs(y).max()) if y.size else 0.0)
+    if y_scale <= rounding or not math.isfinite(y_scale):
         y_scale = 1.0
-    ys = (y - y_mean) / y_scale
+        ys = np.zeros_like(y)
+    else:
+        ys = (y - y_mean) / y_scale
     blocks = conditional_blocks(space, X) if np.isnan(X).any() or space.conditional_names else ()
     # a block's parents are enumerated over all their values; other choices over those seen
     cols = make_columns(space, X, keep={p for b in blocks or () for p in b.parents})
@@ -184,7 +190,7 @@ def fit_gp(
     pvalues: NDArray[np.float64] | None = None
     spread: NDArray[np.float64] | None = None
     hidden: tuple[HiddenTerm, ...] | None = None
-    if not means_only:  # nothing here reaches a mean
+    if not means_only and ys.any():  # nothing here reaches a mean; nothing to predict
         with contextlib.suppress(LinAlgError):
             fit_r2, pvalues, spread, hidden = _leave_one_out(cols, X, U0 if blocks else scale_columns(cols, X),
                                                              ys, Kt + np.diag(np.full(n, noise)))
