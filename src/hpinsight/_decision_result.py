@@ -24,9 +24,31 @@ from .exceptions import InvalidArgumentError
 if TYPE_CHECKING:
     pass
 
-__all__ = ["CONSTANT", "DISPUTED_LENGTH", "DISPUTED_RATIO", "FORBIDDEN", "HIDDEN_COST", "MATTERS_SHARE", "MIN_ACTIVE_TRIALS", "MIN_TRIALS_FOR_COST", "MIN_TRIALS_PER_PARAM",
-           "MISSED_ALPHA", "NEGLIGIBLE_SD", "NO_SIGNAL_AMONG_BEST", "SINGLE", "STATES", "TUNED", "DecisionResult", "ParameterDecision",
-           "answer_groups", "fmt_cost", "fmt_share", "member_note", "no_matters_line"]
+__all__ = [
+    "CONSTANT",
+    "DISPUTED_LENGTH",
+    "DISPUTED_RATIO",
+    "FORBIDDEN",
+    "HIDDEN_COST",
+    "MATTERS_SHARE",
+    "MIN_ACTIVE_TRIALS",
+    "MIN_TRIALS_FOR_COST",
+    "MIN_TRIALS_PER_PARAM",
+    "MISSED_ALPHA",
+    "NEGLIGIBLE_SD",
+    "NO_SIGNAL_AMONG_BEST",
+    "SINGLE",
+    "STATES",
+    "TUNED",
+    "UNTRIED",
+    "DecisionResult",
+    "ParameterDecision",
+    "answer_groups",
+    "fmt_cost",
+    "fmt_share",
+    "member_note",
+    "no_matters_line",
+]
 
 #: :attr:`ParameterDecision.evidence` of a parameter of an objective whose every trial has
 #: the same value: nothing can be shown or ruled out, and the margin (what the study can
@@ -46,6 +68,11 @@ FORBIDDEN = "forbidden clause"
 #: :attr:`ParameterDecision.evidence` of a parameter the search space gives one value (a
 #: ConfigSpace ``Constant``, a one-choice categorical): "fixed" at it, nothing to tune.
 SINGLE = "one value"
+#: :attr:`ParameterDecision.evidence` of a categorical parameter the model finds safe to
+#: fix while some of its choices were never tried (:attr:`FanovaResult.untried`): the
+#: model's shares and costs are over the choices the trials took, and one never tried
+#: may be the best (an optimizer that never looked there says nothing of it).
+UNTRIED = "untried choices"
 
 #: A parameter active in fewer analysed trials than this has "not enough data".
 MIN_ACTIVE_TRIALS = 10
@@ -163,7 +190,9 @@ class ParameterDecision:
         ``"hidden"`` (its trials could hide an effect that matters) or ``CONSTANT``,
         ``"constant objective"`` (every trial has the same value), or ``FORBIDDEN``,
         ``"forbidden clause"`` (it is safe to fix by the model but shares a forbidden
-        clause with other parameters, whose values fixing it can rule out); for "fixed"
+        clause with other parameters, whose values fixing it can rule out), or ``UNTRIED``,
+        ``"untried choices"`` (safe to fix by the model, but choices of it no trial took
+        are unknown to the model: :attr:`untried`); for "fixed"
         also ``SINGLE``, ``"one value"`` (the search space gives it one value); for
         "not_yet_safe" and "unresolved" also ``NO_SIGNAL_AMONG_BEST``,
         ``"no signal among the best"`` (kept tuned by a capped analysis more than a
@@ -211,6 +240,8 @@ class ParameterDecision:
     linked : tuple of str
         For evidence ``FORBIDDEN``: the parameters whose values a forbidden clause rules
         out where it would be fixed (``SamplingRecord.linked``); empty otherwise.
+    untried : tuple
+        For evidence ``UNTRIED``: the choices no trial took; empty otherwise.
     partners : tuple of str
         Where ``evidence`` names an interaction: its other parameters, each name whole
         (``evidence`` joins them with ``" x "``, which a name may hold too); empty
@@ -253,6 +284,7 @@ class ParameterDecision:
     sized_by: str | None = None
     linked: tuple[str, ...] = ()
     partners: tuple[str, ...] = ()
+    untried: tuple[Any, ...] = ()
 
     def __repr__(self) -> str:
         return f"ParameterDecision({self.param!r}: {self.action})"
@@ -301,6 +333,7 @@ class ParameterDecision:
             "evidence_before": json_value(self.evidence_before),
             "sized_by": self.sized_by, "linked": list(self.linked),
             "partners": list(self.partners),
+            "untried": [json_value(c) for c in self.untried],
         }
 
 

@@ -72,7 +72,7 @@ cost 2.6 times the margin where it was fixed (``benchmarks/bench_shrink.py``).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +92,7 @@ from ._decision_result import (
     NEGLIGIBLE_SD,
     NO_SIGNAL_AMONG_BEST,
     SINGLE,
+    UNTRIED,
     DecisionResult,
     ParameterDecision,
     fmt_cost,
@@ -293,7 +294,11 @@ def decide(
         linked = () if sampling is None else (
             sampling.linked_to(name) if value is None else sampling.linked_to(name, value))
         forbidding = state == "fix" and bool(linked)
-        if forbidding:
+        # choices no trial took: the model's cost of fixing is over the choices the trials
+        # took, and one never tried may be the best (a categorical whose better choice the
+        # optimizer never looked at was called safe to fix)
+        untried = result.untried.get(name, ()) if state == "fix" and not forbidding else ()
+        if forbidding or untried:
             state = "not_yet_safe"
         noisy = state == "not_yet_safe" and hidden_cost > margin
         by_size = max(sizeable, key=effect_sd) if state == "not_yet_safe" and sizeable else \
@@ -315,7 +320,7 @@ def decide(
             # matter stays named: its size in objective units is what the rule read)
             strongest = max(over_all, key=lambda i: i.mean, default=None)
             among_best = False
-        evidence = (SINGLE if single else FORBIDDEN if forbidding
+        evidence = (SINGLE if single else FORBIDDEN if forbidding else UNTRIED if untried
                     else "cost" if state in ("small", "release") and not resolved
                     else CONSTANT if state == "not_yet_safe" and result.is_constant
                     else "noise" if noisy
@@ -328,7 +333,8 @@ def decide(
                     else " x ".join(strongest.params) if strongest is not None else name)
         # the effect whose share the decision quotes (none for a cost, no signal or a
         # constant objective)
-        quoted = None if evidence in ("cost", NO_SIGNAL_AMONG_BEST, CONSTANT, FORBIDDEN, SINGLE) \
+        quoted = None if evidence in ("cost", NO_SIGNAL_AMONG_BEST, CONSTANT, FORBIDDEN, SINGLE,
+                                      UNTRIED) \
             else strongest
         sized_by = None if by_size is None else (
             f"{name} among the best" if among_best else " x ".join(by_size.params))
@@ -349,7 +355,7 @@ def decide(
             negligible=strongest is not None and any(strongest is i for i in negligible),
             share_before=_before(main.get(name)),
             evidence_before=_before(quoted), sized_by=sized_by,
-            linked=linked if forbidding else (),
+            linked=linked if forbidding else (), untried=tuple(untried),
             partners=tuple(p for p in strongest.params if p != name)
             if strongest is not None and len(strongest.params) > 1
             and evidence == " x ".join(strongest.params) else (),
@@ -366,6 +372,12 @@ def decide(
         n_trials=result.n_trials, margin=float(margin), confidence=float(confidence),
         shadow=result.shadow_fraction(1) if effects else None,
         top_quantile=None if capped is None else capped.cap_quantile, top_doubtful=top_doubtful)
+
+
+def _listed(choices: Sequence[Any], shown: int = 5) -> str:
+    """Choices in a sentence: the first ``shown`` of them, and how many more."""
+    head = ", ".join(fmt_value(c) if not isinstance(c, str) else repr(c) for c in choices[:shown])
+    return head + (f" and {len(choices) - shown} more" if len(choices) > shown else "")
 
 
 def _unseen(i: Importance) -> bool:
@@ -562,6 +574,14 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                          f"values of {', '.join(d.linked)}, a cost the model does not see "
                          "(it integrates over forbidden combinations)."
                          if d.evidence == FORBIDDEN else
+                         f"Keep tuning for now: {nothing}, and fixing it at {value} costs "
+                         + ("nothing measurable" if d.cost_upper <= _ROUNDING * abs(margin)
+                            else f"at most {upper}")
+                         + " by the model, but no trial tried "
+                         f"{_listed(d.untried)}: the model knows only the "
+                         "choices the trials took, and one never tried may be the best; try "
+                         "them (enqueue a trial with each) before fixing it."
+                         if d.evidence == UNTRIED else
                          f"Keep tuning for now: {hidden}" if d.evidence == "size" else
                          f"Keep tuning for now: {nothing} in the importances, which follow "
                          "a fit to the ranks of the objective (a few extreme trials cannot "

@@ -66,7 +66,7 @@ from .exceptions import (
     InvalidArgumentError,
     InvalidDataError,
 )
-from .space import SearchSpace
+from .space import Categorical, SearchSpace
 from .surrogates import GP, FittedSurrogate, Forest, as_surrogate, decompose
 from .surrogates.forest import FittedForest
 from .surrogates.gp import FittedGP, decompose_gp, refit_fractions, regrown_shares
@@ -177,6 +177,7 @@ def fanova(
         n_trials=int(X.shape[0]),
         n_excluded=history.n_excluded,
         n_inactive={n: int(c) for n, c in zip(names, np.isnan(X).sum(axis=0), strict=True)},
+        untried=_untried(space, X),
         cap_value=applied_cap,
         cap_quantile=opts.cap_quantile,
         direction=opts.direction,
@@ -214,6 +215,22 @@ def fanova(
             stacklevel=3,  # the caller of fanova's argument check
         )
     return result
+
+
+def _untried(space: SearchSpace, X: NDArray[np.float64]) -> dict[str, tuple[Any, ...]]:
+    """Each categorical parameter's choices that no trial where it is active took (only
+    parameters active in some trial, and with some choice untried)."""
+    out = {}
+    for j, param in enumerate(space.params):
+        if not isinstance(param, Categorical):
+            continue
+        taken = X[:, j][~np.isnan(X[:, j])]
+        if taken.size:
+            seen = set(np.unique(taken).astype(int).tolist())
+            missing = tuple(c for k, c in enumerate(param.choices) if k not in seen)
+            if missing:
+                out[param.name] = missing
+    return out
 
 
 def fanova_quietly(history: TrialHistory, **options: Any) -> FanovaResult:

@@ -383,6 +383,10 @@ class FanovaResult:
         COMPLETE, non-finite value) plus those whose value was NaN or infinite.
     n_inactive : dict of str to int
         Per parameter, how many of the used trials had it inactive or missing.
+    untried : dict of str to tuple
+        Per categorical parameter active in some trial, its choices no trial took
+        (absent where every choice was tried). The model knows nothing of them: its
+        shares and costs are over the choices the trials took.
     cap_value : float or None
         The cap applied to the objective (Section 3.3), if any.
     cap_quantile : float or None
@@ -448,6 +452,7 @@ class FanovaResult:
     hidden_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
     regrown_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
     pruned_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
+    untried: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     nothing_over_all: frozenset[frozenset[str]] | None = field(default=None, repr=False)
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
     _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
@@ -838,6 +843,7 @@ class FanovaResult:
             "n_trials": self.n_trials,
             "n_excluded": self.n_excluded,
             "n_inactive": dict(self.n_inactive),
+            "untried": {n: [json_value(c) for c in cs] for n, cs in self.untried.items()},
             "cap_value": json_value(self.cap_value),
             "cap_quantile": self.cap_quantile,
             "direction": self.direction,

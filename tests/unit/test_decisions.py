@@ -832,3 +832,44 @@ def test_an_interaction_s_partners_keep_names_that_hold_the_separator():
     assert member_note(d).endswith(" with b)")
     assert d.to_dict()["partners"] == ["b"]
     assert sub.decisions["b"].partners == ("lr x wd",)
+
+
+def test_a_choice_no_trial_tried_keeps_a_categorical_tuned():
+    # 'c' is 5 better and never tried: the model's cost of fixing d is over 'a' and 'b'
+    # alone, and d was called safe to fix at 'a'
+    import random
+
+    import optuna
+
+    from hpinsight._decision_result import UNTRIED
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+    def objective(t: optuna.Trial) -> float:
+        x = t.suggest_float("x", -3, 3)
+        d = t.suggest_categorical("d", ["a", "b", "c"])
+        return (x - 1) ** 2 - 5.0 * (d == "c")
+
+    def study_trying(choices: list[str]) -> optuna.Study:
+        study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+        rnd = random.Random(0)
+        for _ in range(60):
+            study.enqueue_trial({"d": rnd.choice(choices)}, skip_if_exists=False)
+        study.optimize(objective, n_trials=60)
+        return study
+
+    rep = hp.report(study_trying(["a", "b"]), seed=0)
+    d = rep.decisions["d"]
+    assert d.state == "not_yet_safe"
+    assert d.evidence == UNTRIED
+    assert d.untried == ("c",)
+    assert "no trial tried 'c'" in d.sentence
+    assert rep.result.untried == {"d": ("c",)}
+    assert rep.to_dict()["decisions"]["decisions"]["d"]["untried"] == ["c"]
+    # every choice tried and none matters: safe to fix as before
+    flat = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    flat.optimize(lambda t: (t.suggest_float("x", -3, 3) - 1) ** 2
+                  + 0.0 * len(t.suggest_categorical("d", ["a", "b", "c"])), n_trials=60)
+    tried = hp.report(flat, seed=0)
+    assert tried.result.untried == {}
+    assert tried.decisions["d"].state == "fix"

@@ -23,6 +23,7 @@ from .._decision_result import (
     NEGLIGIBLE_SD,
     NO_SIGNAL_AMONG_BEST,
     SINGLE,
+    UNTRIED,
     ParameterDecision,
     answer_groups,
     fmt_cost,
@@ -542,6 +543,7 @@ _GROUNDS = {
                            "refits find no signal"),
     CONSTANT: "every trial having the same value",
     FORBIDDEN: "the forbidden clauses it shares with other parameters",
+    UNTRIED: "choices of it that no trial tried",
     SINGLE: "the search space giving it one value",
 }
 
