@@ -706,3 +706,24 @@ def test_a_name_with_dollar_signs_is_drawn_as_written():
     svg_texts = [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", page)]
     assert any(name in t for t in svg_texts)
     assert any("a$b$c" in t for t in svg_texts)
+
+
+def test_cli_called_from_python_leaves_the_callers_logging(tmp_path, capsys):
+    # the command quiets Optuna's per-trial lines while it reads a study, and logs its own
+    # at INFO: called from Python, the caller's trial lines were gone afterwards
+    import logging
+
+    import optuna
+
+    url = f"sqlite:///{tmp_path / 'mo.db'}"
+    _two_objective_study(url, n_trials=12)
+    ours = logging.getLogger("hpinsight")
+    before = (optuna.logging.get_verbosity(), ours.level, list(ours.handlers))
+    optuna.logging.set_verbosity(optuna.logging.DEBUG)
+    try:
+        assert main(["report", "--storage", url, "--study", "mo", "--objective", "0", "--json",
+                     "--out", str(tmp_path / "r.json")]) == 0, capsys.readouterr().err
+        assert optuna.logging.get_verbosity() == optuna.logging.DEBUG
+        assert (ours.level, ours.handlers) == before[1:]
+    finally:
+        optuna.logging.set_verbosity(before[0])

@@ -71,6 +71,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
     root = logging.getLogger("hpinsight")
+    level, optuna_level = root.level, _optuna_verbosity()
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if args.verbose else logging.INFO)
     # a warning is a line of the command's own, not Python's file:line and source code
@@ -86,3 +87,15 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     finally:
         warnings.showwarning = shown
         root.removeHandler(handler)
+        # called from Python, the caller's logging is as it was: the command quiets
+        # Optuna's per-trial lines while it reads a study
+        root.setLevel(level)
+        if "optuna" in sys.modules:
+            sys.modules["optuna"].logging.set_verbosity(
+                sys.modules["optuna"].logging.INFO if optuna_level is None else optuna_level)
+
+
+def _optuna_verbosity() -> int | None:
+    """Optuna's verbosity, or None where Optuna is not imported yet (its default then)."""
+    optuna = sys.modules.get("optuna")
+    return None if optuna is None else int(optuna.logging.get_verbosity())
