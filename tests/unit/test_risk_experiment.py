@@ -380,3 +380,39 @@ def test_an_object_without_set_params_is_not_an_estimator():
     with pytest.raises(TypeError, match="must be a scikit-learn estimator"):
         tuning_risk_experiment(object(), THRESHOLD_SPACE, {"a": threshold_data(0.5)},
                                defaults=DEFAULTS)
+
+
+def test_experiments_in_two_threads_give_optuna_its_verbosity_back():
+    # Each experiment hides Optuna's per-trial lines while it runs. Two in two threads,
+    # the first ending first: each put back what it had found, and the second had found
+    # the first's WARNING, which then stayed for the rest of the process.
+    import threading
+
+    import optuna
+
+    from hpinsight.experiments._tuning_risk import _quiet_optuna
+
+    before = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.INFO)
+    entered, first_left, second_done = threading.Event(), threading.Event(), threading.Event()
+    seen: list[int] = []
+
+    def second() -> None:
+        with _quiet_optuna():
+            entered.set()
+            first_left.wait()
+            seen.append(optuna.logging.get_verbosity())  # still quiet while it runs
+        second_done.set()
+
+    try:
+        with _quiet_optuna():
+            thread = threading.Thread(target=second)
+            thread.start()
+            entered.wait()
+        first_left.set()
+        second_done.wait()
+        thread.join()
+        assert seen == [optuna.logging.WARNING]
+        assert optuna.logging.get_verbosity() == optuna.logging.INFO
+    finally:
+        optuna.logging.set_verbosity(before)

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import zlib
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -490,12 +491,30 @@ def _size(X: Any) -> float:
     return float(np.prod(shape))
 
 
+_quiet_lock = threading.Lock()
+_quiet_holders = 0
+_quiet_before: int | None = None
+
+
 @contextlib.contextmanager
 def _quiet_optuna() -> Iterator[None]:
-    """Hide Optuna's per-trial INFO lines; restore the caller's verbosity afterwards."""
-    before = optuna.logging.get_verbosity()
-    optuna.logging.set_verbosity(max(before, optuna.logging.WARNING))
+    """Hide Optuna's per-trial INFO lines; restore the caller's verbosity afterwards.
+
+    Counted across threads (Optuna's verbosity is the process's): the first to enter
+    keeps what it found, and the last to leave puts that back. Two experiments run in
+    two threads each restored what it found on entry, and the later one to leave left
+    Optuna at WARNING for good."""
+    global _quiet_holders, _quiet_before
+    with _quiet_lock:
+        if _quiet_holders == 0:
+            _quiet_before = optuna.logging.get_verbosity()
+            optuna.logging.set_verbosity(max(_quiet_before, optuna.logging.WARNING))
+        _quiet_holders += 1
     try:
         yield
     finally:
-        optuna.logging.set_verbosity(before)
+        with _quiet_lock:
+            _quiet_holders -= 1
+            if _quiet_holders == 0 and _quiet_before is not None:
+                optuna.logging.set_verbosity(_quiet_before)
+                _quiet_before = None
