@@ -71,6 +71,7 @@ class Refitter:
         self.shrink_to = shrink_to
         self.shrink_after = shrink_after
         self.defaults = dict(defaults)
+        self._told_defaults: set[str] = set()  # names of defaults no trial has, said once
         self.narrow_quantile = narrow_quantile
         self.risk_margin = risk_margin
         self.logger = logger
@@ -208,6 +209,20 @@ class Refitter:
             else:
                 self._shrink_k(study, history, log)
 
+    def _tell_unknown_defaults(self, study: optuna.Study, history: TrialHistory) -> None:
+        """Say once, at a decision, which names of ``defaults`` no trial has: a misspelt
+        name left the value the user meant unused without a word (a parameter of a
+        define-by-run study may still come later, so it is no error)."""
+        unknown = sorted(set(self.defaults) - set(history.space.names) - self._told_defaults)
+        if unknown:
+            self._told_defaults.update(unknown)
+            self.logger.warning(
+                "hpinsight: ImportanceCallback(defaults=...) names %s, which no trial of study "
+                "%r has (its parameters: %s); a misspelt name? Its value is used only once a "
+                "trial has that parameter; until then a parameter is fixed at its value in "
+                "the best trial.", ", ".join(map(repr, unknown)), study.study_name,
+                ", ".join(map(repr, history.space.names)))
+
     def _shrink_k(self, study: optuna.Study, history: TrialHistory,
                   log: list[dict[str, Any]]) -> None:
         """``shrink_to=k``: keep the ``k`` most important, fix the others; once per study."""
@@ -216,6 +231,7 @@ class Refitter:
         assert isinstance(self.shrink_to, int)
         # a default no trial could take was recorded as fixed while trials went on varying
         check_default_values(history.space, self.defaults, "ImportanceCallback(defaults=...)")
+        self._tell_unknown_defaults(study, history)
         snapshot = self.fitter.rank(history)
         keep = list(snapshot.importances)[: self.shrink_to]
         best_id, incumbent, _ = history.best()
@@ -264,6 +280,7 @@ class Refitter:
         """
         names = set(history.space.names)  # a default for a parameter not seen yet waits
         check_default_values(history.space, self.defaults, "ImportanceCallback(defaults=...)")
+        self._tell_unknown_defaults(study, history)
         subspace = self.fitter.suggest_subspace(
             objectives or history,
             defaults={k: v for k, v in self.defaults.items() if k in names},

@@ -694,3 +694,19 @@ def test_shrink_to_k_names_a_parameter_it_leaves_free_for_want_of_a_value() -> N
     (decision,) = study.user_attrs[DECISIONS_KEY]
     assert "momentum" not in read_restriction(study)
     assert "left momentum free: inactive in the best trial" in decision["why"]
+
+
+def test_a_default_named_for_no_parameter_is_said_at_the_decision(caplog: Any) -> None:
+    # defaults={"yy": 0.5} for a study whose parameter is "y" went unused without a word
+    # (here "xx" beside "a", "b", "c", ...)
+    cb = ImportanceCallback(every_n_trials=1000, min_trials=1000, shrink_to=1, shrink_after=60,
+                            seed=0, defaults={"xx": 0.5})
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    with caplog.at_level("WARNING"):
+        study.optimize(objective, n_trials=61, callbacks=[cb])
+        cb.close()
+    assert not cb.errors
+    told = [r.getMessage() for r in caplog.records if "ImportanceCallback(defaults=...)" in r.getMessage()]
+    assert len(told) == 1
+    assert "names 'xx', which no trial of study" in told[0]
+    assert "a misspelt name?" in told[0]
