@@ -727,3 +727,13 @@ def test_cli_called_from_python_leaves_the_callers_logging(tmp_path, capsys):
         assert (ours.level, ours.handlers) == before[1:]
     finally:
         optuna.logging.set_verbosity(before[0])
+
+
+def test_the_held_out_check_never_quotes_two_numbers_that_print_equal():
+    # "a median correlation of 0.28, not above the 0.28" (0.2770 against 0.2780)
+    from hpinsight._reporting._html import _two_apart
+
+    assert (_two_apart(0.27696, 0.27803), _two_apart(0.27803, 0.27696)) == ("0.277", "0.278")
+    assert _two_apart(0.1, 0.5) == "0.10"
+    assert _two_apart(0.3, 0.3) == "0.30"
+    assert _two_apart(None, 0.3) == "nan"

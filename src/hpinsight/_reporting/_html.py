@@ -442,8 +442,9 @@ def _effects_table(report: Report, spread: str) -> list[str]:
                            "that it predicts anything, and no effect there is resolved")
         elif res.signal_unshown and not res.signal_doubtful:
             counted.append(f"{where}, the hyperparameter refits, each fit on half of the trials, rank "
-                           f"the other half with a median correlation of {res.held_out_rank:.2f}, not "
-                           f"above the {res.held_out_bound:.2f} that values unrelated to the parameters "
+                           f"the other half with a median correlation of "
+                           f"{_two_apart(res.held_out_rank, res.held_out_bound)}, not above the "
+                           f"{_two_apart(res.held_out_bound, res.held_out_rank)} that values unrelated to the parameters "
                            f"exceed {100 * UNSHOWN_LEVEL:g} % of the time: the model has not shown that it "
                            "predicts anything, and no effect there is resolved")
     null = r.shadow_fraction(1)
@@ -546,6 +547,17 @@ _GROUNDS = {
     UNTRIED: "choices of it that no trial tried",
     SINGLE: "the search space giving it one value",
 }
+
+
+def _two_apart(x: float | None, other: float | None) -> str:
+    """``x`` to two decimals, or more (up to six) until it no longer prints equal to
+    ``other`` (a correlation of 0.277 against a bound of 0.278 printed "0.28, not above
+    the 0.28")."""
+    x, other = (math.nan if v is None else v for v in (x, other))
+    for digits in range(2, 7):
+        if x == other or f"{x:.{digits}f}" != f"{other:.{digits}f}":
+            return f"{x:.{digits}f}"
+    return f"{x:.6f}"
 
 
 def _grounds(d: ParameterDecision, margin: float) -> str:
