@@ -334,6 +334,12 @@ def report(
     regions: dict[str, RegionsResult] = {}
     if result.is_constant:
         notes.append("Every trial has the same value: there is no variation to explain.")
+    elif history.n_trials >= 2 and len({repr(sorted(c.items())) for c in history.configs}) == 1:
+        # fanova's warning says so, but the report holds its warnings back for its notes
+        notes.append(f"Every one of the {history.n_trials} trials has the same configuration: "
+                     "no parameter was varied, so the shares say nothing about any of them "
+                     "(the differences between the trials are noise). Vary the parameters to "
+                     "measure their effects.")
     else:
         for name in names:
             step(f"partial dependence of {name}")
