@@ -459,8 +459,8 @@ class DecisionResult:
             "but real: a smaller resolved effect, or an uncertain one whose cost of fixing "
             f"is above the margin even at its {1 - self.confidence:.0%} quantile.",
             f"Not enough data: active in fewer than {self.min_active} of the trials.",
-            "Every trial with the same value: no effect can be shown or ruled out, and no "
-            "margin set for what fixing may cost: not yet safe to fix.",
+            "Every trial with the same value: no effect is distinguishable from nothing, but "
+            "no margin can be set for what fixing may cost: not yet safe to fix.",
             "Fixing is judged in objective units, not in shares: an effect whose standard "
             f"deviation over the space is at most {NEGLIGIBLE_SD:g} of the margin is too small "
             "to matter, whatever its verdict (a smooth effect spans about 3.5 standard "

@@ -566,8 +566,9 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                     f"{n_trials} trials, too few to judge (at least "
                     f"{MIN_ACTIVE_TRIALS} are needed)."),
         "not_yet_safe": (f"Keep tuning for now: all {n_trials} trials have the same value, so "
-                         "no effect can be shown or ruled out, and no margin can be set for "
-                         "what fixing it may cost; more varied trials will tell."
+                         "no effect of it is distinguishable from nothing, but no margin can be "
+                         "set for what fixing it may cost (the study shows no gain left near "
+                         "its best to weigh a cost against); more varied trials will tell."
                          if d.evidence == CONSTANT else
                          f"Keep tuning for now: {nothing}, and fixing it at {value} costs at "
                          f"most {upper} by the model, but there a forbidden clause rules out "

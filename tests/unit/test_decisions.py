@@ -713,6 +713,19 @@ def test_a_constant_objective_is_not_judged_by_a_cost_against_a_margin_of_0():
     assert no_matters_line(sub.decisions) == ("every trial has the same value, so no effect can "
                                               "be shown; run more varied trials.")
     assert sum("Every trial with the same value" in rule for rule in sub.decisions.rules) == 1
+    # one answer: the table calls every effect nothing, the sentence says the same (it
+    # said "no effect can be shown or ruled out"), the answer box puts each parameter in
+    # its group, and no note calls every verdict uncertain
+    rep = hp.report(hp.TrialHistory(space, configs, [1.0] * 30), seed=0)
+    assert {i.verdict for i in rep.result.ranking(order=1)} == {"indistinguishable from nothing"}
+    for d in rep.decisions:
+        assert "no effect of it is distinguishable from nothing" in d.sentence
+        assert "ruled out" not in d.sentence
+    page = rep.html()
+    assert "Every trial has the same value: there is nothing to explain." in page
+    for name in space.names:
+        assert page.count(f'<span class="param" data-param="{name}">') == 1
+    assert "every verdict uncertain" not in page
 
 
 def test_a_decision_by_an_interaction_s_size_names_the_interaction() -> None:

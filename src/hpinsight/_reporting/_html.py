@@ -360,10 +360,11 @@ def _summary(report: Report, decisions: DecisionResult | None = None) -> list[st
     (``decisions``: those over several objectives, else the report's own)."""
     esc = html.escape
     r = report.result
-    if decisions is None and r.is_constant:
-        return ['<p class="answer">Every trial has the same value: there is nothing to explain.</p>']
+    constant = decisions is None and r.is_constant
     decisions = decisions or report.decisions
-    lines = []
+    # every parameter in its group, also where every trial has the same value
+    lines = (["<p>Every trial has the same value: there is nothing to explain.</p>"]
+             if constant else [])
     for state, heading, members in answer_groups(decisions):
         lines.append(f'<p data-state="{state}"><b>{esc(heading)}:</b> '
                      + "; ".join(f'<span class="param" data-param="{esc(d.param)}">'
@@ -418,7 +419,7 @@ def _effects_table(report: Report, spread: str) -> list[str]:
     elif len(report.history.space) > 1:
         counted.append("interactions were not computed (see the notes)")
     for where, res in (("over all trials", r), (f"among the best {q}", report.capped)):
-        if res.n_flat_refits:
+        if res.n_flat_refits and not res.is_constant:  # of a constant objective: no news
             counted.append(f"{where}, {res.n_flat_refits} of the {res.n_refits} hyperparameter refits "
                            f"find no signal (their prediction varies by at most {100 * FLAT_REFIT:g} % "
                            "of the model's), and their shares, of next to nothing, are left out of "
