@@ -111,3 +111,25 @@ def test_an_analysis_has_the_same_digits_while_another_holds_the_one_thread_sect
     # the same seed gave other last digits
     alone, beside = _same_seed_twice()
     assert [part for part in alone if alone[part] != beside[part]] == []
+
+
+def test_a_limit_the_user_leaves_while_an_analysis_runs_is_not_put_back_at_one():
+    # The user's own section (threadpool_limits in their main thread) is entered before
+    # an analysis in another thread (a live refit in a thread) and left while it runs:
+    # the analysis, leaving last, put back the 1 it had found, and the process stayed at
+    # one BLAS thread for good.
+    entered, user_left = threading.Event(), threading.Event()
+
+    def analysis() -> None:
+        with one_blas_thread():
+            entered.set()
+            user_left.wait()
+
+    with threadpool_limits(limits=2, user_api="blas"):  # what the user had, on any machine
+        thread = threading.Thread(target=analysis)
+        with threadpool_limits(limits=1, user_api="blas"):  # the user's section
+            thread.start()
+            entered.wait()
+        user_left.set()
+        thread.join()
+        assert _blas_threads() == {2}

@@ -143,7 +143,10 @@ class ImportanceCallback(LiveResults):
         Python code never waits for the refit; reading the trials and
         calling ``target`` stay in this process. ``"thread"``: in a thread
         of this process, which competes with the sampler for the
-        interpreter lock (a TPE study measured 1.8 times slower). A child
+        interpreter lock (a TPE study measured 1.8 times slower) and, while
+        a refit runs, holds the process's BLAS libraries at one thread (the
+        limit is the process's; the objective's own linear algebra then runs
+        on one thread too). A child
         process that dies is replaced by a new one; if that fails too, refits
         continue in a thread. A warning says so either way.
     max_refit_share : float in (0, 1], default=0.1

@@ -10,6 +10,13 @@ and so left the process at one BLAS thread for good (two ``hp.fanova`` in two th
 shared pool (its "controlling thread"); a change from any other thread is silently
 dropped. Here the first thread to enter sets the limit, the last to leave restores what
 the first found, taking control for the restore, and no thread keeps control between.
+The restore is per library and only where the limit is still one thread: a limit the
+user's code set from another thread while an analysis ran (``threadpool_limits`` in
+their main thread around a refit of a live callback in a thread) was undone by it, and
+their own restore, ending first, then left the process at one thread for good. What
+cannot be helped from here: the limit is the process's, so a refit in a thread of the
+user's process (``isolation="thread"``) holds their own linear algebra at one thread
+while it runs; the default, a refit process, does not.
 
 Every computation of the Gaussian process runs inside (:func:`on_one_blas_thread` on
 its fit, decomposition and predictions), not only its small products. OpenBLAS sums a
@@ -65,14 +72,19 @@ if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
     """One BLAS thread inside, for this thread and every other one inside at once; the
-    limits found by the first to enter come back when the last one leaves."""
+    limits found by the first to enter come back when the last one leaves, to each
+    library still at one thread (a limit the user's code set meanwhile, from another
+    thread, stays: putting back what was found would have undone it)."""
     global _holders, _limits, _controller
     with _lock:
         if _holders == 0:
             if _controller is None:
                 _controller = threadpoolctl.ThreadpoolController()
+            libraries = _controller.select(user_api="blas").lib_controllers
             _release_control()
-            _limits = _controller.limit(limits=1, user_api="blas")
+            _limits = [(lib, lib.num_threads) for lib in libraries]
+            for lib, _ in _limits:
+                lib.set_num_threads(1)
             _release_control()
         _holders += 1
     try:
@@ -82,7 +94,9 @@ def one_blas_thread() -> Iterator[None]:
             _holders -= 1
             if _holders == 0:
                 _release_control()
-                _limits.restore_original_limits()
+                for lib, found in _limits:
+                    if lib.num_threads == 1:
+                        lib.set_num_threads(found)
                 _limits = None
                 _release_control()
 
