@@ -75,7 +75,7 @@ from .exceptions import (
 from .surrogates import GP, Forest, as_surrogate, refuse_fitted
 
 if TYPE_CHECKING:
-    pass
+    from numpy.typing import NDArray
 
 __all__ = ["SubspaceResult", "suggest_subspace"]
 
@@ -107,7 +107,8 @@ class SubspaceResult:
         there too: the middle of its range, or its first choice).
     margin : float
         The most fixing may cost, in objective units: ``risk_margin`` times the spread of
-        the trials near the best (the best ``NEAR_BEST`` of them).
+        the trials near the best (the best ``NEAR_BEST`` of them; where they tie, the
+        step from the best to the next value: :func:`near_best_spread`).
     n_trials : int
     confidence : float
         The quantile of the cost of fixing that had to stay within ``margin``.
@@ -267,6 +268,26 @@ class SubspaceResult:
 NEAR_BEST = 0.1
 
 
+def near_best_spread(y: NDArray[np.float64]) -> float:
+    """What the study can still gain near its best (``y`` signed so lower is better):
+    from the best trial to the ``NEAR_BEST`` quantile (at least the third best); where
+    those trials tie (an objective of a few levels, as an accuracy on a small test set),
+    the step from the best to the next value up. Only an objective whose every trial has
+    the same value gives 0.
+
+    With the tie a margin of 0, no cost, however small, was within it: no parameter
+    of such a study could ever be fixed, and a parameter the objective does not read was
+    kept tuned with sentences such as "more trials will tell" that more trials could not
+    make true."""
+    ordered = np.sort(np.asarray(y, dtype=np.float64))
+    near = min(len(ordered) - 1, max(2, math.ceil(NEAR_BEST * len(ordered)) - 1))
+    spread = float(ordered[near] - ordered[0])
+    if spread == 0.0:
+        above = ordered[ordered > ordered[0]]
+        spread = float(above[0] - ordered[0]) if above.size else 0.0
+    return spread
+
+
 @moved_keywords({**MODEL_KEYWORDS, "source": "history=... (the first argument)"})
 def suggest_subspace(
     history: TrialHistory | Any,
@@ -324,9 +345,9 @@ def suggest_subspace(
         "Among the best" for the capped analysis (Sec. 3.3).
     risk_margin : float, default=0.05
         Fixing must cost at most this fraction of the spread of the trials near the
-        best (best trial to the 10 % quantile, at least the third best): what the study
-        can still gain where it searches now, not the much wider spread of merely good
-        trials.
+        best (best trial to the 10 % quantile, at least the third best; where those tie,
+        the step from the best to the next value): what the study can still gain where
+        it searches now, not the much wider spread of merely good trials.
     confidence : float in (0.5, 1), default=0.9
         ... in this quantile of the cost over the model's draws.
     min_keep : int, default=1
@@ -398,9 +419,7 @@ def suggest_subspace(
     risks = surrogate_tuning_risk(result, chosen, configs=history.configs,
                                   n_candidates=n_candidates, seed=seed)
     sign = 1.0 if history.direction == "minimize" else -1.0
-    ordered = np.sort(sign * history.y)
-    near = min(len(ordered) - 1, max(2, math.ceil(NEAR_BEST * len(ordered)) - 1))
-    margin = risk_margin * float(ordered[near] - ordered[0])
+    margin = risk_margin * near_best_spread(sign * history.y)
     decisions = decide(result, capped=top, risks=risks, values=chosen, margin=margin,
                        confidence=confidence, sampling=history.sampling, min_keep=min_keep)
     keep = tuple(d.param for d in decisions if d.tuned)

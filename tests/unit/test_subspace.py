@@ -282,3 +282,19 @@ def test_refits_widen_the_cost_as_they_widen_the_importances():
     np.testing.assert_allclose(after["x"].per_refit, math.sin(5.7) + 1, atol=0.05)
     assert after["x"].std > before["x"].std
     assert after["x"].quantiles[0.9] == pytest.approx(after["x"].quantile(0.9))
+
+
+def test_the_margin_of_a_study_whose_best_trials_tie_is_a_fraction_of_the_next_step():
+    # an objective of a few levels (a count of errors): the best 10 % tie, the margin was
+    # 0, and no parameter could ever be fixed however many trials ran
+    from hpinsight._subspace import near_best_spread
+
+    assert near_best_spread(np.array([3.0, 0.0, 0.0, 0.0, 1.0, 2.0])) == 1.0
+    assert near_best_spread(np.array([0.0, 0.5, 0.7, 0.9, 3.0])) == 0.7  # no tie: as before
+    assert near_best_spread(np.full(5, 2.0)) == 0.0  # one value: nothing to gain
+    space = hp.SearchSpace([hp.Int("x", 0, 20), hp.Float("unused", 0, 1)])
+    configs = space.sample(60, seed=0)
+    y = [float(abs(c["x"] - 10) // 4) for c in configs]
+    assert sorted(y)[:7] == [0.0] * 7
+    sub = hp.suggest_subspace(hp.TrialHistory(space, configs, y), seed=0)
+    assert sub.margin == pytest.approx(0.05 * 1.0)
