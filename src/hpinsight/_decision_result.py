@@ -73,6 +73,10 @@ SINGLE = "one value"
 #: model's shares and costs are over the choices the trials took, and one never tried
 #: may be the best (an optimizer that never looked there says nothing of it).
 UNTRIED = "untried choices"
+#: :attr:`ParameterDecision.evidence` of a parameter "not enough data" because every
+#: trial that has it ran it at one value (:attr:`FanovaResult.unvaried`, in
+#: :attr:`ParameterDecision.value`): the trials say nothing of its effect.
+UNVARIED = "never varied"
 
 #: A parameter active in fewer analysed trials than this has "not enough data".
 MIN_ACTIVE_TRIALS = 10
@@ -306,7 +310,9 @@ class ParameterDecision:
             return ("release: fixing it costs " + fmt_cost(self.cost) if self.evidence == "cost"
                     else "release: it has an effect")
         if self.state == "no_data":
-            return f"keep tuning: not enough data (active in {self.n_active} trials)"
+            return ("keep tuning: not enough data (one value in all "
+                    f"{self.n_active} trials)" if self.evidence == UNVARIED else
+                    f"keep tuning: not enough data (active in {self.n_active} trials)")
         return STATES[self.state][1]
 
     @property
@@ -558,7 +564,8 @@ def member_note(d: ParameterDecision) -> str:
         of = "" if d.objective is None else f" of {d.objective}"
         return f"({fmt_share(d.evidence_share)}{' among the best' if among else ''}{with_}{of})"
     if d.state == "no_data":
-        return f"(active in {d.n_active} trials)"
+        return (f"(one value in all {d.n_active} trials)" if d.evidence == UNVARIED
+                else f"(active in {d.n_active} trials)")
     if d.state in ("fix", "fixed", "release"):
         return f"({d.action})"
     return ""

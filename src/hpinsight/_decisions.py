@@ -93,6 +93,7 @@ from ._decision_result import (
     NO_SIGNAL_AMONG_BEST,
     SINGLE,
     UNTRIED,
+    UNVARIED,
     DecisionResult,
     ParameterDecision,
     fmt_cost,
@@ -267,6 +268,8 @@ def decide(
             value = sampling.fixed[name]
         elif n_active < MIN_ACTIVE_TRIALS:
             state = "no_data"
+        elif name in result.unvaried:  # one value in every trial: nothing to judge it by
+            state, value = "no_data", result.unvaried[name]
         elif result.is_constant:  # no effect to show or rule out, and a margin of 0
             state = "not_yet_safe"
         elif resolved:
@@ -320,7 +323,8 @@ def decide(
             # matter stays named: its size in objective units is what the rule read)
             strongest = max(over_all, key=lambda i: i.mean, default=None)
             among_best = False
-        evidence = (SINGLE if single else FORBIDDEN if forbidding else UNTRIED if untried
+        evidence = (SINGLE if single else UNVARIED if state == "no_data" and name in result.unvaried
+                    else FORBIDDEN if forbidding else UNTRIED if untried
                     else "cost" if state in ("small", "release") and not resolved
                     else CONSTANT if state == "not_yet_safe" and result.is_constant
                     else "noise" if noisy
@@ -334,7 +338,7 @@ def decide(
         # the effect whose share the decision quotes (none for a cost, no signal or a
         # constant objective)
         quoted = None if evidence in ("cost", NO_SIGNAL_AMONG_BEST, CONSTANT, FORBIDDEN, SINGLE,
-                                      UNTRIED) \
+                                      UNTRIED, UNVARIED) \
             else strongest
         sized_by = None if by_size is None else (
             f"{name} among the best" if among_best else " x ".join(by_size.params))
@@ -562,7 +566,10 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                        f"Keep tuning: {effect}, but its {100 * INTERVAL_LEVEL:g} % interval "
                        f"does not yet tell it from a shuffled parameter{aside}; more trials "
                        "will tell."),
-        "no_data": (f"Keep tuning: it was active in only {d.n_active} of "
+        "no_data": (f"Keep tuning: every one of the {d.n_active} trials that have it ran it "
+                    f"at {value}, so they say nothing of its effect; vary it to measure it."
+                    if d.evidence == UNVARIED else
+                    f"Keep tuning: it was active in only {d.n_active} of "
                     f"{n_trials} trials, too few to judge (at least "
                     f"{MIN_ACTIVE_TRIALS} are needed)."),
         "not_yet_safe": (f"Keep tuning for now: all {n_trials} trials have the same value, so "

@@ -178,6 +178,7 @@ def fanova(
         n_excluded=history.n_excluded,
         n_inactive={n: int(c) for n, c in zip(names, np.isnan(X).sum(axis=0), strict=True)},
         untried=_untried(space, X),
+        unvaried=_unvaried(space, X),
         cap_value=applied_cap,
         cap_quantile=opts.cap_quantile,
         direction=opts.direction,
@@ -230,6 +231,19 @@ def _untried(space: SearchSpace, X: NDArray[np.float64]) -> dict[str, tuple[Any,
             missing = tuple(c for k, c in enumerate(param.choices) if k not in seen)
             if missing:
                 out[param.name] = missing
+    return out
+
+
+def _unvaried(space: SearchSpace, X: NDArray[np.float64]) -> dict[str, Any]:
+    """Each parameter the space lets vary that is active in at least two trials and at
+    one value in all of them, with that value."""
+    out = {}
+    for j, param in enumerate(space.params):
+        if isinstance(param, Categorical) and len(param.choices) < 2:
+            continue
+        active = np.flatnonzero(~np.isnan(X[:, j]))
+        if active.size >= 2 and bool(np.all(X[active, j] == X[active[0], j])):
+            out[param.name] = space.decode(X[active[:1]])[0][param.name]
     return out
 
 

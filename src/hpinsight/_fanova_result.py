@@ -387,6 +387,9 @@ class FanovaResult:
         Per categorical parameter active in some trial, its choices no trial took
         (absent where every choice was tried). The model knows nothing of them: its
         shares and costs are over the choices the trials took.
+    unvaried : dict of str to value
+        Per parameter the space lets vary, active in at least two trials and at one
+        value in all of them: that value. The trials say nothing of its effect.
     cap_value : float or None
         The cap applied to the objective (Section 3.3), if any.
     cap_quantile : float or None
@@ -453,6 +456,7 @@ class FanovaResult:
     regrown_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
     pruned_fractions: NDArray[np.float64] | None = field(default=None, repr=False)
     untried: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    unvaried: dict[str, Any] = field(default_factory=dict)
     nothing_over_all: frozenset[frozenset[str]] | None = field(default=None, repr=False)
     _index: dict[frozenset[str], int] = field(init=False, repr=False, compare=False)
     _fractions: NDArray[np.float64] = field(init=False, repr=False, compare=False)
@@ -844,6 +848,7 @@ class FanovaResult:
             "n_excluded": self.n_excluded,
             "n_inactive": dict(self.n_inactive),
             "untried": {n: [json_value(c) for c in cs] for n, cs in self.untried.items()},
+            "unvaried": {n: json_value(v) for n, v in self.unvaried.items()},
             "cap_value": json_value(self.cap_value),
             "cap_quantile": self.cap_quantile,
             "direction": self.direction,

@@ -886,3 +886,33 @@ def test_a_choice_no_trial_tried_keeps_a_categorical_tuned():
     tried = hp.report(flat, seed=0)
     assert tried.result.untried == {}
     assert tried.decisions["d"].state == "fix"
+
+
+def test_a_parameter_every_trial_ran_at_one_value_has_not_enough_data():
+    # w in [0, 10], every trial at w = 5: the decision spoke of its interaction's share,
+    # "below the 0.05 % floor ... but more than a shuffled parameter", and called its
+    # verdict "nothing" beside the table's "uncertain"; no surface said it never varied
+    import optuna
+
+    from hpinsight._decision_result import UNVARIED
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+    def objective(t: optuna.Trial) -> float:
+        x, y, w = t.suggest_float("x", -3, 3), t.suggest_float("y", 0, 1), t.suggest_float("w", 0, 10)
+        return (x - 1) ** 2 + 0.3 * y + (w - 2) ** 2
+
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    for _ in range(60):
+        study.enqueue_trial({"w": 5.0}, skip_if_exists=False)
+    study.optimize(objective, n_trials=60)
+    rep = hp.report(study, seed=0)
+    assert rep.result.unvaried == {"w": 5.0}
+    d = rep.decisions["w"]
+    assert (d.state, d.evidence, d.value) == ("no_data", UNVARIED, 5.0)
+    assert d.sentence == ("Keep tuning: every one of the 60 trials that have it ran it at 5, "
+                          "so they say nothing of its effect; vary it to measure it.")
+    assert d.action == "keep tuning: not enough data (one value in all 60 trials)"
+    assert "(one value in all 60 trials)" in rep.html()
+    assert rep.to_dict()["fanova"]["unvaried"] == {"w": 5.0}
+    assert {"x", "y"}.isdisjoint(rep.result.unvaried)

@@ -24,6 +24,7 @@ from .._decision_result import (
     NO_SIGNAL_AMONG_BEST,
     SINGLE,
     UNTRIED,
+    UNVARIED,
     ParameterDecision,
     answer_groups,
     fmt_cost,
@@ -546,6 +547,7 @@ _GROUNDS = {
     CONSTANT: "every trial having the same value",
     FORBIDDEN: "the forbidden clauses it shares with other parameters",
     UNTRIED: "choices of it that no trial tried",
+    UNVARIED: "every trial having it at one value",
     SINGLE: "the search space giving it one value",
 }
 
