@@ -220,7 +220,7 @@ def decide(
         own = over_all + ([top[name]] if name in top else [])
         # uncertain only because its trials could hide an effect that matters: nothing
         # shown, and not safe to fix
-        unseen = [i for i in own if _unseen(i)]
+        unseen = [i for i in own if _unseen(i) and not _inherited(i, top.get(name), top_doubtful)]
         unseen_ids = {id(i) for i in unseen}
         # above the shadow but too small in objective units to cost the margin: nothing
         # for fixing (the table still shows its verdict; the sentence says why)
@@ -388,6 +388,17 @@ def _unseen(i: Importance) -> bool:
     """Uncertain only because the trials could hide an effect that matters
     (:attr:`Importance.hidden`): without that check it would be nothing."""
     return i.verdict == "uncertain" and verdict(i.judged_share, i.std, i.null) in NO_EFFECT
+
+
+def _inherited(i: Importance, among_best: Importance | None, top_doubtful: bool) -> bool:
+    """``i`` is the effect among the best, uncertain only because it is not nothing over
+    all trials (:meth:`FanovaResult.beside`): with what its trials could hide counted
+    too, its own numbers say nothing. Then what the trials could hide is not why it is
+    kept (its decision quoted a hidden share of 0.00011 % as the reason, beside an
+    effect over all trials of ±30.6 %). Where the analysis among the best has no signal,
+    every verdict there is uncertain for that, which its own evidence says."""
+    return (i is among_best and not top_doubtful
+            and verdict(i.judged_share, i.std, i.null, i.hidden) in NO_EFFECT)
 
 
 def _disputed(result: FanovaResult) -> set[str]:

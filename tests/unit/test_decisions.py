@@ -916,3 +916,25 @@ def test_a_parameter_every_trial_ran_at_one_value_has_not_enough_data():
     assert "(one value in all 60 trials)" in rep.html()
     assert rep.to_dict()["fanova"]["unvaried"] == {"w": 5.0}
     assert {"x", "y"}.isdisjoint(rep.result.unvaried)
+
+
+def test_a_decision_for_what_trials_could_hide_quotes_a_share_that_could_matter():
+    # p26 of 32 floats (3 matter), 40 random trials: kept "because these trials could
+    # hide an effect of it that holds up to 0.00011 % of the variation, and from 5.0 % an
+    # effect matters"; its effect among the best was uncertain because it was not nothing
+    # over all trials (±30.6 % there), not because of what the trials could hide
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+    def objective(t: optuna.Trial) -> float:
+        xs = [t.suggest_float(f"p{i:02d}", 0, 1) for i in range(32)]
+        return sum((3 - i) * (x - 0.5) ** 2 for i, x in enumerate(xs[:3]))
+
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(objective, n_trials=40)
+    decisions = hp.report(study, seed=0).decisions
+    hidden = [d for d in decisions if d.evidence == "hidden"]
+    for d in hidden:
+        assert d.hidden_share > decisions.matters_share, (d.param, d.sentence)
+    assert decisions["p26"].evidence != "hidden"
