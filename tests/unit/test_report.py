@@ -750,3 +750,17 @@ def test_a_report_of_trials_at_one_configuration_says_so():
     assert note.startswith("Every one of the 40 trials has the same configuration")
     assert "no parameter was varied" in html.unescape(rep.html())
     assert all(d.state != "fix" for d in rep.decisions.decisions.values())
+
+
+def test_the_forests_page_defines_every_verdict_it_gives():
+    # without shadows the legend defined "uncertain" and "resolved" alone, beside effects
+    # the table called "negligible" and "indistinguishable from nothing"
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1), hp.Float("w", 0, 1)])
+    configs = space.sample(30, seed=0)
+    history = hp.TrialHistory(space, configs, [c["x"] ** 2 + 1e-4 * c["z"] for c in configs])
+    rep = hp.report(history, seed=0, top=1, surrogate=hp.Forest(n_trees=8))
+    page = rep.html()
+    given = {i.verdict for i in rep.result.ranking()}
+    assert len(given) >= 2
+    for v in given | {"uncertain", "resolved", "negligible", "indistinguishable from nothing"}:
+        assert f"<i>{v}</i>" in page, v

@@ -467,7 +467,15 @@ def _effects_table(report: Report, spread: str) -> list[str]:
                 "is gone, one the model makes up from two parameters that act alone comes back, "
                 "and it is judged against the share that came back"
                 if null is not None else
-                f"<i>uncertain</i>: its {interval} reaches 0; <i>resolved</i>: the rest")
+                # without shadows (the forest) every verdict is still one of the four
+                f"<i>indistinguishable from nothing</i>: explains less than "
+                f"{100 * NEGLIGIBLE_SHARE:g} % and its {interval} stays below "
+                f"{fmt_share(MATTERS_SHARE)}, with its lower end at 0; <i>negligible</i>: the "
+                "same, but with the interval's lower end above 0: an effect the trials show, "
+                f"below {100 * NEGLIGIBLE_SHARE:g} %, which counts as none; <i>uncertain</i>: "
+                "its interval reaches 0, or reaches "
+                f"{fmt_share(MATTERS_SHARE)} below {100 * NEGLIGIBLE_SHARE:g} %; "
+                "<i>resolved</i>: the rest")
     out.append(f'<p class="note">Shares of the {"model" if r.surrogate.kind == "gp" else "forest"}'
                f"'s prediction variance over the whole search space, mean ± std over "
                f"{spread}. {verdicts}. The best-{q} column repeats the analysis with the "
