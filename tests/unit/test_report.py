@@ -764,3 +764,20 @@ def test_the_forests_page_defines_every_verdict_it_gives():
     assert len(given) >= 2
     for v in given | {"uncertain", "resolved", "negligible", "indistinguishable from nothing"}:
         assert f"<i>{v}</i>" in page, v
+
+
+def test_drawing_the_page_does_not_import_pyplot():
+    # the page draws on stand-alone figures; importing pyplot chooses a backend for the
+    # whole process (a server's, a notebook's), which the page never needs
+    import subprocess
+    import sys
+
+    code = ("import sys, hpinsight as hp\n"
+            "space = hp.SearchSpace([hp.Float('x', 0, 1), hp.Float('z', 0, 1)])\n"
+            "cf = space.sample(30, seed=0)\n"
+            "rep = hp.report(hp.TrialHistory(space, cf, [c['x'] ** 2 for c in cf]), seed=0, top=1,\n"
+            "                surrogate=hp.Forest(n_trees=8))\n"
+            "assert '<svg' in rep.html()\n"
+            "print('matplotlib.pyplot' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -46,9 +46,11 @@ _LINE_HEIGHT = 1.3
 
 
 def new_axes(ax: Any, caller: str, size: tuple[float, float]) -> Any:
-    """``ax``, or the axes of a new pyplot figure of ``size`` (imports matplotlib)."""
-    plt = import_optional("matplotlib.pyplot", caller)
+    """``ax``, or the axes of a new pyplot figure of ``size``. Pyplot is imported only
+    for a new figure: drawing on given axes (a report's page, a user's own figure)
+    leaves the backend and pyplot's state alone."""
     if ax is None:
+        plt = import_optional("matplotlib.pyplot", caller)
         _, ax = plt.subplots(figsize=size)
     return ax
 
