@@ -10,6 +10,11 @@ the optimum (0 on every problem).
   V-shaped: about 0.1 % of the variance, yet fixing it away from 0.5 costs up to 0.15,
   several times what a study still gains near its best. Seven nuisance floats do
   nothing.
+* ``needle``: 10 parameters, three matter: ``10(a-.3)² + .5(log10 b+2)²`` and a dip of
+  depth 1 and width 0.02 at ``z = .8``: ``1 - exp(-((z-.8)/.02)²)``. Fixing ``z`` away
+  from the dip costs up to 1, and a study that never sampled near 0.8 has no trace of
+  it (an effect where the optimizer did not look; added after an out-of-sample check
+  found ``z`` fixed in 5 of 40 runs).
 * ``sparse20``: 20 parameters, four matter: a float, a log float, an int and a V-shaped
   float; 16 nuisance floats.
 * ``sparse40``: 40 parameters, five matter: the four of ``sparse20`` and a categorical
@@ -119,6 +124,10 @@ def _vee(center: float, weight: float) -> Callable[[float], float]:
 
 def _log_quad(center: float, weight: float) -> Callable[[float], float]:
     return lambda v: weight * (math.log10(v) - center) ** 2
+
+
+def _needle(center: float, width: float) -> Callable[[float], float]:
+    return lambda v: 1.0 - math.exp(-(((v - center) / width) ** 2))
 
 
 def _nuisance(v: float) -> float:
@@ -366,6 +375,10 @@ def _problems() -> dict[str, Any]:
                                  Term("b", "float", 0.0, 1.0, _quad(0.6, 5.0)),
                                  Term("c", "float", 0.0, 1.0, _vee(0.5, 0.3)),
                                  *_nuisances(0, 7)]),
+        "needle": Separable("needle", [Term("a", "float", 0.0, 1.0, _quad(0.3, 10.0)),
+                                       Term("b", "log", 1e-4, 1.0, _log_quad(-2.0, 0.5)),
+                                       Term("z", "float", 0.0, 1.0, _needle(0.8, 0.02)),
+                                       *_nuisances(0, 7)]),
         "sparse20": Separable("sparse20", [*_core(), *_nuisances(0, 16)]),
         "sparse40": Separable("sparse40", [*_core(), cat, *_nuisances(0, 35)]),
         "cond": Conditional(),
