@@ -41,6 +41,7 @@ __all__ = [
     "STATES",
     "TUNED",
     "UNTRIED",
+    "UNVARIED",
     "DecisionResult",
     "ParameterDecision",
     "answer_groups",

@@ -380,7 +380,7 @@ def decide(
 
 def _listed(choices: Sequence[Any], shown: int = 5) -> str:
     """Choices in a sentence: the first ``shown`` of them, and how many more."""
-    head = ", ".join(fmt_value(c) if not isinstance(c, str) else repr(c) for c in choices[:shown])
+    head = ", ".join(fmt_value(c, quote=True) for c in choices[:shown])
     return head + (f" and {len(choices) - shown} more" if len(choices) > shown else "")
 
 

@@ -13,8 +13,20 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["GRID_TOL", "MATTERS_SHARE", "NEGLIGIBLE_SHARE", "NO_CLEAR_SIGNAL", "REPR_WIDTH", "clip_text", "fmt_share", "fmt_value", "grid_columns", "join_items",
-           "json_array", "json_value", "no_signal_words", "readonly", "step_index",
+           "json_array", "json_value", "no_signal_words", "readonly", "spread_beyond_rounding", "step_index",
            "taken_out_words"]
+
+
+def spread_beyond_rounding(y: NDArray[np.float64]) -> float | None:
+    """The standard deviation of ``y``, or None where it is at the rounding of the values
+    themselves (64 ulps of the largest) or not finite: no spread. Standardized, such a
+    spread becomes one, and a model would fit the last bits (30 trials of 0.4 have a
+    standard deviation of 1.1e-16 about their computed mean)."""
+    if not y.size:
+        return None
+    sd = float(y.std())
+    rounding = 64 * np.finfo(np.float64).eps * float(np.abs(y).max())
+    return sd if sd > rounding and math.isfinite(sd) else None
 
 
 def readonly(a: Any) -> NDArray[Any]:

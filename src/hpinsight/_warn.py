@@ -19,7 +19,8 @@ from contextvars import ContextVar
 __all__ = ["collected", "held_back", "warn"]
 
 _HELD: ContextVar[tuple[type[Warning], ...]] = ContextVar("hpinsight_held_back", default=())
-_COLLECTED: ContextVar[list[str] | None] = ContextVar("hpinsight_collected", default=None)
+_COLLECTED: ContextVar[list[tuple[type[Warning], str]] | None] = ContextVar(
+    "hpinsight_collected", default=None)
 
 
 @contextlib.contextmanager
@@ -34,10 +35,10 @@ def held_back(*categories: type[Warning]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def collected() -> Iterator[list[str]]:
+def collected() -> Iterator[list[tuple[type[Warning], str]]]:
     """Within the block, :func:`warn` in this thread gives no warning but appends it,
-    as ``"Category: message"``, to the list this yields."""
-    caught: list[str] = []
+    as ``(category, message)``, to the list this yields."""
+    caught: list[tuple[type[Warning], str]] = []
     token = _COLLECTED.set(caught)
     try:
         yield caught
@@ -53,6 +54,6 @@ def warn(message: str, category: type[Warning], stacklevel: int = 1) -> None:
         return
     caught = _COLLECTED.get()
     if caught is not None:
-        caught.append(f"{category.__name__}: {message}")
+        caught.append((category, message))
         return
     warnings.warn(message, category, stacklevel=stacklevel + 1)

@@ -66,7 +66,7 @@ def test_held_back_and_collected_act_in_their_thread_alone() -> None:
         warnings.simplefilter("always")
         warn("held", ConstantObjectiveWarning)
         warn("given", FewTrialsWarning)
-        other: list[str] = []
+        other: list[tuple[type[Warning], str]] = []
 
         def elsewhere() -> None:  # another thread does not share the hold
             with collected() as caught:
@@ -77,7 +77,7 @@ def test_held_back_and_collected_act_in_their_thread_alone() -> None:
         thread.start()
         thread.join()
     assert [str(w.message) for w in seen] == ["given"]
-    assert other == ["ConstantObjectiveWarning: collected there"]
+    assert other == [(ConstantObjectiveWarning, "collected there")]
 
 
 def test_a_refit_in_a_thread_logs_the_package_warnings(caplog: pytest.LogCaptureFixture) -> None:

@@ -23,12 +23,12 @@ from .._regions import confidence_split
 from .._regions_result import RegionsResult
 from .._shared import REPR_WIDTH, clip_text, join_items, json_value
 from .._validation import MODEL_KEYWORDS, check_int, check_seed, moved_keywords
-from .._warn import held_back
+from .._warn import collected
 from ..adapters import as_history, from_optuna
 from ..adapters._doors import as_objectives
 from ..exceptions import (
+    FewTrialsWarning,
     HPInsightError,
-    HPInsightWarning,
     InvalidArgumentTypeError,
     InvalidDataError,
 )
@@ -324,7 +324,9 @@ def report(
     if len(history.space) > MAX_PARAMS_FOR_PAIRS:
         notes.append(f"Interactions were not computed: {len(history.space)} parameters "
                      f"(pairs are computed up to {MAX_PARAMS_FOR_PAIRS}).")
-    with held_back(HPInsightWarning):  # a constant capped objective is reported, not warned
+    # the package's warnings become the report's notes, or are reported otherwise (a
+    # constant capped objective), not given
+    with collected() as warned:
         step("fANOVA of all trials")
         result = fanova(history, max_order=max_order, **opts)
         step(f"fANOVA of the best {cap_quantile:.0%}")
@@ -332,14 +334,13 @@ def report(
     names = () if result.is_constant else tuple(
         i.params[0] for i in result.ranking(order=1)[:top])
     regions: dict[str, RegionsResult] = {}
+    # fanova's own words where every trial has one configuration (said once for both fits)
+    one_configuration = list(dict.fromkeys(
+        message for category, message in warned if issubclass(category, FewTrialsWarning)))
     if result.is_constant:
         notes.append("Every trial has the same value: there is no variation to explain.")
-    elif history.n_trials >= 2 and len({repr(sorted(c.items())) for c in history.configs}) == 1:
-        # fanova's warning says so, but the report holds its warnings back for its notes
-        notes.append(f"Every one of the {history.n_trials} trials has the same configuration: "
-                     "no parameter was varied, so the shares say nothing about any of them "
-                     "(the differences between the trials are noise). Vary the parameters to "
-                     "measure their effects.")
+    elif one_configuration:
+        notes.extend(one_configuration)
     else:
         for name in names:
             step(f"partial dependence of {name}")

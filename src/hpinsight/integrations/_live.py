@@ -368,14 +368,16 @@ class LiveFanova:
                     "(results are the same, the optimization may run slower).", exc,
                 )
             else:
-                for message in caught:
-                    self.logger.info("hpinsight: refit: %s", message)
-                return out
+                return self._logged(out, caught)
         # in this process: the package's warnings are logged, as the refit process's are
         # (never given from this thread, whose filters are the user's process's)
-        with collected() as caught:
+        with collected() as warned:
             out = TASKS[task](*args, **kwargs)
-        for message in caught:
+        return self._logged(out, [f"{category.__name__}: {message}" for category, message in warned])
+
+    def _logged(self, out: Any, messages: list[str]) -> Any:
+        """``out``, once the warnings of the refit that made it are logged."""
+        for message in messages:
             self.logger.info("hpinsight: refit: %s", message)
         return out
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from ..._shared import readonly
+from ..._shared import readonly, spread_beyond_rounding
 from ...exceptions import InvalidDataError
 from ...space import Categorical, measure_of
 from .._residuals import residual_dependence
@@ -381,11 +381,9 @@ def fit_forest(
     # exact arithmetic would give the raw objective.
     y = np.asarray(y, dtype=np.float64)
     center = float(y.mean()) if y.size else 0.0
-    scale = float(y.std()) if y.size else 0.0
-    # a spread at the rounding of the values themselves is no spread: standardized, it
-    # would become +-1 and the trees would split on the last bit
-    rounding = 64 * np.finfo(np.float64).eps * (float(np.abs(y).max()) if y.size else 0.0)
-    scale = scale if scale > rounding and np.isfinite(scale) else 1.0
+    # a spread at the rounding of the values themselves is no spread: standardized, the
+    # trees would split on the last bit
+    scale = spread_beyond_rounding(y) or 1.0
     model.fit(X_fit, (y - center) / scale)
     # the mean of its trees by construction: no need to check predict on probe rows
     frozen = _freeze(model, list(model.estimators_), X.shape[1])
@@ -408,9 +406,7 @@ def fit_forest(
     seen = count > 0
     if not seen.any():
         return frozen
-    oob = np.full(n, np.nan)
-    oob[seen] = center + scale * (total[seen] / count[seen])
-    residual = y[seen] - oob[seen]
+    residual = y[seen] - (center + scale * (total[seen] / count[seen]))
     pvalues, spread = residual_dependence(X[seen], [isinstance(p, Categorical) for p in space.params],
                                           residual)
     # the out-of-bag R² of the rows that have an out-of-bag prediction (scikit-learn's own

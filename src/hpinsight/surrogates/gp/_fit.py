@@ -13,7 +13,7 @@ import numpy as np
 from scipy.linalg import LinAlgError
 from scipy.stats import spearmanr
 
-from ..._shared import readonly
+from ..._shared import readonly, spread_beyond_rounding
 from ...surrogates.forest import impute_inactive
 from .._residuals import residual_dependence
 from ._blas import on_one_blas_thread, one_blas_thread
@@ -113,16 +113,11 @@ def fit_gp(
         X, y = X[keep], y[keep]
         n = max_rows
     y_mean = float(y.mean())
-    y_scale = float(y.std())
-    # a spread at the rounding of the values themselves is no spread (30 trials of 0.4
-    # have a std of 1.1e-16 about their computed mean): standardized, it became +-1 and
-    # the model "explained" it with shares for every parameter (as the forest's fit)
-    rounding = 64 * np.finfo(np.float64).eps * (float(np.abs(y).max()) if y.size else 0.0)
-    if y_scale <= rounding or not math.isfinite(y_scale):
-        y_scale = 1.0
-        ys = np.zeros_like(y)
-    else:
-        ys = (y - y_mean) / y_scale
+    # a spread at the rounding of the values themselves is no spread: standardized, the
+    # model "explained" it with shares for every parameter (as the forest's fit reads it)
+    y_sd = spread_beyond_rounding(y)
+    y_scale = 1.0 if y_sd is None else y_sd
+    ys = np.zeros_like(y) if y_sd is None else (y - y_mean) / y_scale
     blocks = conditional_blocks(space, X) if np.isnan(X).any() or space.conditional_names else ()
     # a block's parents are enumerated over all their values; other choices over those seen
     cols = make_columns(space, X, keep={p for b in blocks or () for p in b.parents})
