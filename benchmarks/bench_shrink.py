@@ -599,7 +599,7 @@ def run(problem_name: str, sampler: str, arm: str, seed: int, budget: int, shrin
         out["decisions"] = [dict(d, costs={n: problem.true_cost(n, v)
                                            for n, v in d["fixed_now"].items()})
                             for d in recorder.rows]
-        out["log"] = [{k: d.get(k) for k in ("action", "params", "after_trial")}
+        out["log"] = [{k: d.get(k) for k in ("action", "params", "after_trial", "why")}
                       for d in study.user_attrs.get("hpinsight:decisions", [])]
     elif arm in ("oracle", "oracle_kept"):  # what no user has: the parameters that cost
         if not problem.known_truth:          # nothing, fixed from the start

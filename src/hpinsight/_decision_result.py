@@ -28,6 +28,8 @@ __all__ = [
     "CONSTANT",
     "DISPUTED_LENGTH",
     "DISPUTED_RATIO",
+    "EXPLORED",
+    "EXPLORED_Z",
     "FORBIDDEN",
     "HIDDEN_COST",
     "MATTERS_SHARE",
@@ -74,6 +76,10 @@ SINGLE = "one value"
 #: model's shares and costs are over the choices the trials took, and one never tried
 #: may be the best (an optimizer that never looked there says nothing of it).
 UNTRIED = "untried choices"
+#: :attr:`ParameterDecision.evidence` of a parameter "release"d because a trial that
+#: explored it did better than the model predicts by more than the margin
+#: (``EXPLORED_Z``; :attr:`ParameterDecision.explored_trial`).
+EXPLORED = "exploring trial"
 #: :attr:`ParameterDecision.evidence` of a parameter "not enough data" because every
 #: trial that has it ran it at one value (:attr:`FanovaResult.unvaried`, in
 #: :attr:`ParameterDecision.value`): the trials say nothing of its effect.
@@ -117,6 +123,18 @@ DISPUTED_RATIO = 2.0
 #: ``NEGLIGIBLE_SD`` of the margin (a standard deviation, objective units) are too small
 #: to matter.
 MISSED_ALPHA = 0.05
+#: A parameter held fixed is released when a trial that explored it (one in ten spreads
+#: the fixed parameters over their ranges) came out better than the model predicts from
+#: every other trial by more than the margin plus this many standard deviations of that
+#: prediction (noise included; one-sided, 0.13 % per trial under the model), and by
+#: more of them than any trial that did not explore (the model's errors have heavier
+#: tails than its normal: on the conditional problem of ``benchmarks/bench_shrink.py`` a
+#: trial that explored only parameters that do nothing beat its prediction by 3.4 of
+#: them, and one that explored nothing by 3.7). Which of
+#: the parameters that trial moved made the gain one trial cannot tell, and the model
+#: credited a narrow dip of one of them to others it had moved too
+#: (``benchmarks/README.md``, the ``needle`` problem), so all of them are released.
+EXPLORED_Z = 3.0
 
 #: An effect whose standard deviation over the space, in objective units, is at most this
 #: fraction of the margin is too small to matter for fixing, resolved or not: a smooth
@@ -199,6 +217,8 @@ class ParameterDecision:
         ``"untried choices"`` (safe to fix by the model, but choices of it no trial took
         are unknown to the model: :attr:`untried`); for "fixed"
         also ``SINGLE``, ``"one value"`` (the search space gives it one value); for
+        "release" also ``EXPLORED``, ``"exploring trial"`` (a trial that explored it did
+        better than the model predicts: :attr:`explored_trial`); for
         "not_yet_safe" and "unresolved" also ``NO_SIGNAL_AMONG_BEST``,
         ``"no signal among the best"`` (kept tuned by a capped analysis more than a
         quarter of whose refits find no signal: an effect among the best is not ruled out). Where that
@@ -247,6 +267,13 @@ class ParameterDecision:
         out where it would be fixed (``SamplingRecord.linked``); empty otherwise.
     untried : tuple
         For evidence ``UNTRIED``: the choices no trial took; empty otherwise.
+    explored_trial : int or None
+        For evidence ``EXPLORED``: the trial that explored it and did better than the
+        model predicts from every other trial; None otherwise.
+    explored_gain, explored_sd : float
+        With ``explored_trial``: by how much it did better than that prediction
+        (objective units, positive is better) and the prediction's standard deviation
+        (noise included); NaN otherwise.
     partners : tuple of str
         Where ``evidence`` names an interaction: its other parameters, each name whole
         (``evidence`` joins them with ``" x "``, which a name may hold too); empty
@@ -290,6 +317,9 @@ class ParameterDecision:
     linked: tuple[str, ...] = ()
     partners: tuple[str, ...] = ()
     untried: tuple[Any, ...] = ()
+    explored_trial: int | None = None
+    explored_gain: float = math.nan
+    explored_sd: float = math.nan
 
     def __repr__(self) -> str:
         return f"ParameterDecision({self.param!r}: {self.action})"
@@ -309,6 +339,8 @@ class ParameterDecision:
             return f"fixed at {fmt_value(self.value, quote=True)}{since}"
         if self.state == "release":
             return ("release: fixing it costs " + fmt_cost(self.cost) if self.evidence == "cost"
+                    else f"release: exploring trial {self.explored_trial} did "
+                         f"{fmt_cost(self.explored_gain)} better" if self.evidence == EXPLORED
                     else "release: it has an effect")
         if self.state == "no_data":
             return ("keep tuning: not enough data (one value in all "
@@ -341,6 +373,9 @@ class ParameterDecision:
             "sized_by": self.sized_by, "linked": list(self.linked),
             "partners": list(self.partners),
             "untried": [json_value(c) for c in self.untried],
+            "explored_trial": self.explored_trial,
+            "explored_gain": json_value(self.explored_gain),
+            "explored_sd": json_value(self.explored_sd),
         }
 
 
@@ -488,7 +523,12 @@ class DecisionResult:
             f"or the errors' group means spread by at most {NEGLIGIBLE_SD:g} of the margin). "
             "Otherwise, with no effect found: not yet safe to fix.",
             "Only parameters that are safe to fix are ever fixed; a fixed one is released when "
-            "an effect is resolved or its mean cost exceeds the margin.",
+            "an effect is resolved, its mean cost exceeds the margin, or a trial that explored "
+            "it (one in ten spreads the fixed parameters over their ranges) did better than "
+            "the model predicts from every other trial by more than the margin plus "
+            f"{EXPLORED_Z:g} standard deviations of that prediction, and by more of them "
+            "than any trial that did not explore; then every parameter that trial moved is "
+            "released, as one trial cannot tell which of them made the gain.",
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -17,8 +17,12 @@ before this module each surface weighed them in its own way, so one parameter co
 the states of :data:`STATES`, with the one sentence every surface prints. The rules, in
 the order they are applied (each is printed with the report):
 
-1. Held fixed by a restriction: **release** if its effect is resolved or its mean cost
-   exceeds the margin, else **fixed**.
+1. Held fixed by a restriction: **release** if its effect is resolved, its mean cost
+   exceeds the margin, or a trial that explored it (:attr:`SamplingRecord.explored`) did
+   better than the model predicts from every other trial by more than the margin plus
+   ``EXPLORED_Z`` standard deviations of that prediction, and by more of them than any
+   trial that did not explore (:func:`explored_gains`; every parameter that trial moved),
+   else **fixed**.
 2. Active in fewer than ``MIN_ACTIVE_TRIALS`` analysed trials: **not enough data**.
    Every trial with the same value (``CONSTANT``): **not yet safe to fix**, as no effect
    can be shown or ruled out and the margin would be 0.
@@ -74,7 +78,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -82,6 +86,8 @@ from ._decision_result import (
     CONSTANT,
     DISPUTED_LENGTH,
     DISPUTED_RATIO,
+    EXPLORED,
+    EXPLORED_Z,
     FORBIDDEN,
     HIDDEN_COST,
     MATTERS_SHARE,
@@ -114,13 +120,56 @@ from .space import Categorical
 
 if TYPE_CHECKING:
     from ._fanova_result import FanovaResult, Importance
+    from ._history import TrialHistory
     from ._sampling import SamplingRecord
     from ._surrogate_risk import SurrogateRisk
 
-__all__ = ["MAX_PARAMS_FOR_PAIRS", "decide", "decision_order"]
+__all__ = ["MAX_PARAMS_FOR_PAIRS", "Explored", "decide", "decision_order", "explored_gains"]
 
 #: Pairwise interactions are analysed up to this many parameters (all pairs).
 MAX_PARAMS_FOR_PAIRS = 12
+
+
+class Explored(NamedTuple):
+    """A trial that explored while a restriction held: the parameters it spread over
+    their ranges, how much better it did than the model predicts from every other trial
+    (objective units, positive is better), that prediction's standard deviation (noise
+    included), and the most such standard deviations by which any analysed trial that
+    did not explore did better than its prediction (how far the model's errors reach
+    where nothing was spread)."""
+
+    trial: int
+    params: tuple[str, ...]
+    gain: float
+    sd: float
+    others: float
+
+
+def explored_gains(history: TrialHistory, model: Any) -> list[Explored]:
+    """The trials of ``history`` that explored the parameters its restriction holds
+    fixed (:attr:`SamplingRecord.explored`), each with how much better it did than
+    ``model``'s out-of-sample prediction of it (``residuals``: leave-one-out for a
+    Gaussian process, out-of-bag for a forest). Empty where the model has no such
+    prediction or no trial explored a parameter held now."""
+    sampling = history.sampling
+    residuals = getattr(model, "residuals", None)
+    sds = getattr(model, "residual_sds", None)
+    if sampling is None or not sampling.explored or not sampling.fixed or residuals is None \
+            or sds is None or len(residuals) != history.n_trials:
+        return []
+    sign = 1.0 if history.direction == "minimize" else -1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = -sign * np.asarray(residuals, dtype=np.float64) / np.asarray(sds, dtype=np.float64)
+    spread = np.array([t in sampling.explored for t in history.trial_ids])
+    regular = z[~spread & np.isfinite(z)]
+    others = float(regular.max()) if regular.size else math.inf
+    out = []
+    for row, trial in enumerate(history.trial_ids):
+        names = tuple(n for n in sampling.explored.get(trial, ()) if n in sampling.fixed)
+        gain, sd = -sign * float(residuals[row]), float(sds[row])
+        if names and math.isfinite(gain) and math.isfinite(sd) and sd > 0:
+            out.append(Explored(int(trial), names, gain, sd, others))
+    return out
 
 
 def decision_order(n_params: int) -> int:
@@ -152,6 +201,7 @@ def decide(
     confidence: float = 0.9,
     sampling: SamplingRecord | None = None,
     min_keep: int = 0,
+    explored: Sequence[Explored] = (),
 ) -> DecisionResult:
     """One decision per parameter of ``result`` (the rules: this module's docstring).
 
@@ -174,6 +224,9 @@ def decide(
         The restriction in force, if any (fixed parameters are "fixed" or "release").
     min_keep : int
         Keep at least this many parameters tuned.
+    explored : sequence of Explored
+        The trials that explored while the restriction held, each with how much better
+        it did than the model predicts from every other trial (:func:`explored_gains`).
 
     Returns
     -------
@@ -214,6 +267,18 @@ def decide(
     residual_p, spread = _residual_p(result)
     # a missed effect too small in objective units to cost the margin is nothing for fixing
     missed = {n for n, p in residual_p.items() if p < MISSED_ALPHA and spread[n] > tiny}
+    # per parameter held fixed, the exploring trial that beat the model's prediction by
+    # the most standard deviations beyond the margin, where that is more than EXPLORED_Z
+    # and more than any trial that did not explore beat its own (the model's errors are
+    # heavier-tailed than its normal: on the conditional problem of bench_shrink a trial
+    # that explored only parameters that do nothing beat its prediction by 3.4 of them,
+    # and one that explored nothing by 3.7)
+    beaten: dict[str, Explored] = {}
+    if math.isfinite(margin):
+        for e in sorted(explored, key=lambda e: -(e.gain - margin) / e.sd):
+            if e.gain - margin > EXPLORED_Z * e.sd and e.gain > e.others * e.sd:
+                for n in e.params:
+                    beaten.setdefault(n, e)
     out: dict[str, ParameterDecision] = {}
     for name in order:
         over_all = [i for i in effects if name in i.params]
@@ -264,7 +329,7 @@ def decide(
             state, value = "fixed", only[0]
         elif held:
             assert sampling is not None
-            state = "release" if (resolved or costly) else "fixed"
+            state = "release" if (resolved or costly or name in beaten) else "fixed"
             value = sampling.fixed[name]
         elif n_active < MIN_ACTIVE_TRIALS:
             state = "no_data"
@@ -323,8 +388,10 @@ def decide(
             # matter stays named: its size in objective units is what the rule read)
             strongest = max(over_all, key=lambda i: i.mean, default=None)
             among_best = False
+        surprise = beaten.get(name) if state == "release" and not resolved else None
         evidence = (SINGLE if single else UNVARIED if state == "no_data" and name in result.unvaried
                     else FORBIDDEN if forbidding else UNTRIED if untried
+                    else EXPLORED if surprise is not None
                     else "cost" if state in ("small", "release") and not resolved
                     else CONSTANT if state == "not_yet_safe" and result.is_constant
                     else "noise" if noisy
@@ -338,7 +405,7 @@ def decide(
         # the effect whose share the decision quotes (none for a cost, no signal or a
         # constant objective)
         quoted = None if evidence in ("cost", NO_SIGNAL_AMONG_BEST, CONSTANT, FORBIDDEN, SINGLE,
-                                      UNTRIED, UNVARIED) \
+                                      UNTRIED, UNVARIED, EXPLORED) \
             else strongest
         sized_by = None if by_size is None else (
             f"{name} among the best" if among_best else " x ".join(by_size.params))
@@ -360,6 +427,9 @@ def decide(
             share_before=_before(main.get(name)),
             evidence_before=_before(quoted), sized_by=sized_by,
             linked=linked if forbidding else (), untried=tuple(untried),
+            explored_trial=None if surprise is None else surprise.trial,
+            explored_gain=math.nan if surprise is None else surprise.gain,
+            explored_sd=math.nan if surprise is None else surprise.sd,
             partners=tuple(p for p in strongest.params if p != name)
             if strongest is not None and len(strongest.params) > 1
             and evidence == " x ".join(strongest.params) else (),
@@ -650,7 +720,15 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                   "nothing to tune." if d.evidence == SINGLE else
                   f"Fixed at {value}{since}; nothing found since says otherwise ({share})."),
         "release": (f"Fixed at {value}{since}, but "
-                    + (f"{effect}, resolved" if d.evidence != "cost" else
+                    + (f"trial {d.explored_trial}, which moved it and the other fixed "
+                       f"parameters over their ranges, did {fmt_cost(d.explored_gain)} better "
+                       "than the model predicts from every other trial, more than the "
+                       f"{allowed} allowed plus {EXPLORED_Z:g} times that prediction's "
+                       f"standard deviation ({fmt_cost(d.explored_sd)}) and by more of them "
+                       "than any trial that did not explore; one trial cannot tell which "
+                       "parameter it moved made the gain, so each is released"
+                       if d.evidence == EXPLORED else
+                       f"{effect}, resolved" if d.evidence != "cost" else
                        f"fixing it costs {cost} on average, more than the {allowed} allowed")
                     + ": release the restriction to tune it again."),
     }[d.state]

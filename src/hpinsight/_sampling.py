@@ -82,6 +82,12 @@ class SamplingRecord:
         For a multi-fidelity run whose configurations are valued at different budgets
         (each at its highest): how many at each. The values then mix budgets, and an
         effect can be the budget's rather than the parameter's.
+    explored : mapping of int to tuple of str
+        Analysed trials that explored while a restriction held (hpinsight's
+        ``ShrinkingSampler`` spreads the restricted parameters over their whole ranges
+        in one trial of ten), each with the parameters it spread: the evidence a fixed
+        parameter is released on when such a trial does better than the model expects
+        (:func:`hpinsight.suggest_subspace`).
 
     Examples
     --------
@@ -100,6 +106,7 @@ class SamplingRecord:
     changed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     linked: tuple[Mapping[str, tuple[Any, ...] | None], ...] = ()
     budgets: Mapping[float, int] = field(default_factory=dict)
+    explored: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fixed", MappingProxyType(dict(self.fixed)))
@@ -118,6 +125,8 @@ class SamplingRecord:
             {float(b): int(n) for b, n in sorted(dict(self.budgets).items())}))
         object.__setattr__(self, "changed", MappingProxyType(
             {str(k): tuple(str(t) for t in v) for k, v in dict(self.changed).items()}))
+        object.__setattr__(self, "explored", MappingProxyType(
+            {int(k): tuple(str(n) for n in v) for k, v in dict(self.explored).items()}))
 
     def __repr__(self) -> str:
         held = None if self.n_held is None else dict(self.n_held)
@@ -133,13 +142,15 @@ class SamplingRecord:
         return (type(self), (dict(self.fixed), dict(self.ranges),
                              tuple(dict(d) for d in self.decisions), plain(self.n_held),
                              plain(self.n_narrowed), self.forbidden, dict(self.changed),
-                             tuple(dict(group) for group in self.linked), dict(self.budgets)))
+                             tuple(dict(group) for group in self.linked), dict(self.budgets),
+                             dict(self.explored)))
 
     @property
     def is_empty(self) -> bool:
         """True when nothing beyond the search space shaped the sampling."""
         return not (self.fixed or self.ranges or self.decisions or self.n_held
-                    or self.n_narrowed or self.forbidden or self.changed or self.budgets)
+                    or self.n_narrowed or self.forbidden or self.changed or self.budgets
+                    or self.explored)
 
     def linked_to(self, name: str, value: Any = _ANY) -> tuple[str, ...]:
         """The parameters whose values a forbidden clause can rule out once ``name`` is
@@ -167,4 +178,5 @@ class SamplingRecord:
             "linked": [{n: None if v is None else list(v) for n, v in group.items()}
                        for group in self.linked],
             "budgets": [[b, n] for b, n in self.budgets.items()],
+            "explored": {str(k): list(v) for k, v in self.explored.items()},
         }

@@ -13,13 +13,14 @@ import pytest
 
 import hpinsight as hp
 from hpinsight._decision_result import (
+    EXPLORED,
     NO_SIGNAL_AMONG_BEST,
     STATES,
     fmt_cost,
     fmt_share,
     member_note,
 )
-from hpinsight._decisions import decide
+from hpinsight._decisions import Explored, decide
 from hpinsight._sampling import SamplingRecord
 from hpinsight.exceptions import InvalidDataError
 from hpinsight.results import SurrogateRisk
@@ -313,6 +314,52 @@ def test_a_held_parameter_is_fixed_or_released(analysis):
                     risks=risks | {"z": _risk("z", 0.05, 0.06)})
     assert costly["z"].state == "release"
     assert costly["z"].action.startswith("release: fixing it costs 0.05")
+
+
+def test_a_trial_that_explored_and_beat_the_model_releases_what_it_moved(analysis):
+    # z and u held and cheap by the model; an exploring trial that moved both did better
+    # than the model's prediction from every other trial: both are released (one trial
+    # cannot tell which of them made the gain), unless the gain is within the margin
+    # plus EXPLORED_Z of the prediction's standard deviations
+    result, capped = analysis
+    record = SamplingRecord(fixed={"z": 0.4, "u": 0.1}, decisions=(
+        {"action": "fix", "params": {"z": 0.4, "u": 0.1}, "after_trial": 49},),
+        n_held={"z": 30, "u": 30})
+    risks = {n: _risk(n, 0.0, 0.0) for n in result.space.names}
+
+    def judged(*explored: Explored) -> hp.results.DecisionResult:
+        return decide(result, capped=capped, risks=risks, margin=0.01, sampling=record,
+                      explored=explored)
+
+    assert [judged()[n].state for n in ("z", "u")] == ["fixed", "fixed"]
+    # 0.01 + 3 x 0.02 = 0.07: a gain of 0.069 is not enough, 0.071 is
+    near = judged(Explored(59, ("z", "u"), 0.069, 0.02, 1.0))
+    assert [near[n].state for n in ("z", "u")] == ["fixed", "fixed"]
+    # nor is it when a trial that did not explore beat its prediction by more standard
+    # deviations (3.6 against 3.55): the model's errors reach that far anyway
+    common = judged(Explored(59, ("z", "u"), 0.071, 0.02, 3.6))
+    assert [common[n].state for n in ("z", "u")] == ["fixed", "fixed"]
+    out = judged(Explored(59, ("z", "u"), 0.071, 0.02, 3.5), Explored(69, ("z",), 0.5, 0.1, 3.5))
+    for name in ("z", "u"):
+        d = out[name]
+        assert (d.state, d.evidence) == ("release", EXPLORED)
+        assert d.value == record.fixed[name]
+        assert d.tuned
+        assert "release the restriction" in d.sentence
+        assert json.loads(json.dumps(out.to_dict()))["decisions"][name]["explored_trial"] \
+            == d.explored_trial
+    # each names the trial that beat the prediction by the most standard deviations
+    # beyond the margin: trial 69 (4.9) for z, trial 59 (3.05), the one that moved it, for u
+    assert (out["z"].explored_trial, out["z"].explored_gain) == (69, 0.5)
+    assert (out["u"].explored_trial, out["u"].explored_gain, out["u"].explored_sd) \
+        == (59, 0.071, 0.02)
+    assert "trial 59" in out["u"].sentence
+    assert "0.071 better" in out["u"].sentence
+    assert out["u"].action == "release: exploring trial 59 did 0.071 better"
+    # the rule is printed with the others
+    assert any("did better than the model predicts" in r for r in out.rules)
+    # a parameter not held is not released by a trial that explored another
+    assert out["x"].state != "release" or out["x"].evidence != EXPLORED
 
 
 def test_min_keep_keeps_the_largest_share_when_all_could_be_fixed(analysis):

@@ -101,3 +101,54 @@ def test_both_models_report_what_their_held_out_errors_depend_on():
     assert gp.residual_pvalues is not None
     assert gp.residual_pvalues.shape == (3,)
     assert gp.residual_pvalues[2] > 1e-3
+
+
+def test_leave_one_out_errors_are_those_of_the_posterior_without_the_row():
+    # Rasmussen & Williams Eq. 5.12 against solving without each row, on a kernel of
+    # columns of a real fit and any positive definite matrix
+    import hpinsight as hp
+    from hpinsight.surrogates.gp._fit import _leave_one_out
+
+    space = hp.SearchSpace([hp.Float("a", 0, 1), hp.Float("b", 0, 1)])
+    configs = space.sample(30, seed=0)
+    history = hp.TrialHistory(space, configs, [c["a"] + c["b"] ** 2 for c in configs])
+    model = hp.fanova(history, seed=0).model
+    X = space.encode(configs)
+    rng = np.random.default_rng(0)
+    P = rng.uniform(size=(30, 2))
+    K = np.exp(-((P[:, None, :] - P[None, :, :]) ** 2).sum(-1) / 0.3) + 0.05 * np.eye(30)
+    ys = rng.standard_normal(30)
+    *_, errors, sds = _leave_one_out(model.columns, X, X, ys, K)
+    for i in range(30):
+        rest = np.delete(np.arange(30), i)
+        w = np.linalg.solve(K[np.ix_(rest, rest)], K[rest, i])
+        assert errors[i] == pytest.approx(ys[i] - w @ ys[rest], abs=1e-9)
+        assert sds[i] == pytest.approx(np.sqrt(K[i, i] - K[i, rest] @ w), abs=1e-9)
+
+
+def test_a_gp_s_leave_one_out_errors_are_per_row_given_in_objective_units():
+    import hpinsight as hp
+    from hpinsight.surrogates.gp._fit import fit_gp
+
+    space = hp.SearchSpace([hp.Float("a", 0, 1), hp.Float("b", 0, 1)])
+    configs = space.sample(60, seed=1)
+    X = space.encode(configs)
+    y = np.array([(c["a"] - 0.3) ** 2 + 0.1 * c["b"] for c in configs])
+    one = fit_gp(space, X, y, n_draws=4, seed=0)
+    scaled = fit_gp(space, X, 1000.0 * y + 5.0, n_draws=4, seed=0)
+    assert one.residuals is not None
+    assert scaled.residuals is not None
+    assert one.residual_sds is not None
+    assert scaled.residual_sds is not None
+    # the fit is of the standardized values: the same up to the optimizer's last digits
+    np.testing.assert_allclose(scaled.residuals, 1000.0 * one.residuals, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(scaled.residual_sds, 1000.0 * one.residual_sds, rtol=1e-3)
+    assert np.all(one.residual_sds > 0)
+    # a study larger than max_rows: the rows left out of the fit have no error (NaN),
+    # the others theirs, in the order given (the best tenth is always kept)
+    part = fit_gp(space, X, y, n_draws=4, seed=0, max_rows=40)
+    assert part.residuals is not None
+    assert part.residuals.shape == (60,)
+    assert int(np.isnan(part.residuals).sum()) == 20
+    assert np.all(np.isfinite(part.residuals[np.argsort(y)[:4]]))
+    assert np.array_equal(np.isnan(part.residuals), np.isnan(part.residual_sds))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .._decision_result import (
     CONSTANT,
+    EXPLORED,
     FORBIDDEN,
     NEGLIGIBLE_SD,
     NO_SIGNAL_AMONG_BEST,
@@ -557,6 +558,7 @@ _GROUNDS = {
     UNTRIED: "choices of it that no trial tried",
     UNVARIED: "every trial having it at one value",
     SINGLE: "the search space giving it one value",
+    EXPLORED: "a trial that explored it doing better than the model predicts",
 }
 
 

@@ -368,6 +368,7 @@ def sampling_of(study: Any, trials: Sequence[Any],
               if isinstance(v, list | tuple) and len(v) == 2}
     n_held: dict[str, int] = {}
     n_narrowed: dict[str, int] = {}
+    explored: dict[int, tuple[str, ...]] = {}
     marked = False
     for t in trials:
         under = t.system_attrs.get(TRIAL_KEY)
@@ -380,6 +381,9 @@ def sampling_of(study: Any, trials: Sequence[Any],
         for name in dict(under.get("ranges") or {}):
             if name in t.params:
                 n_narrowed[name] = n_narrowed.get(name, 0) + 1
+        spread = under.get("explored")
+        if isinstance(spread, list | tuple) and spread:
+            explored[t.number] = tuple(str(n) for n in spread if n in t.params)
     # trials carry the mark from 0.1 on; without any, the counts are unknown
     # if a restriction was decided before the last analysed trial
     last = max((t.number for t in trials), default=-1)
@@ -401,7 +405,8 @@ def sampling_of(study: Any, trials: Sequence[Any],
             known = False
     return SamplingRecord(fixed=dict(fixed), ranges=ranges, decisions=tuple(decisions),
                           n_held=n_held if known else None,
-                          n_narrowed=n_narrowed if known else None, changed=changed)
+                          n_narrowed=n_narrowed if known else None, changed=changed,
+                          explored=explored)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -42,7 +42,9 @@ by default) explores: each restricted parameter (fixed or narrowed) takes a valu
 over its whole range, and the base sampler samples the free ones as in any other trial,
 still handed the restricted space. Those trials keep the evidence on the fixed
 parameters coming, so a later check can release one whose cost of fixing turns out above
-the margin (the full-space fallback of importance-guided search). The ``k``-th exploring
+the margin (the full-space fallback of importance-guided search), and every parameter
+such a trial moved when it did better than the model predicts from the other trials by
+more than the margin (``hpinsight._decisions.explored_gains``). The ``k``-th exploring
 trial puts a parameter at the ``k``-th point of a golden-ratio sequence over its range,
 shifted by the parameter's name, so a few exploring trials already cover the range
 evenly. The base sampler's own model is not asked to explore: handed the whole space for

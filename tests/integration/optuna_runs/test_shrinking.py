@@ -12,6 +12,7 @@ from typing import Any
 import optuna
 import pytest
 
+from hpinsight.integrations._optuna_shrink import _spread
 from hpinsight.integrations.optuna import (
     DECISIONS_KEY,
     ImportanceCallback,
@@ -549,6 +550,40 @@ def test_a_check_releases_when_a_later_trial_finished_first() -> None:
     assert log[1]["after_trial"] == 58  # on the trials before the one it fell due at
     assert "after 59 trials" in log[1]["why"]
     assert "a" not in read_restriction(study)
+
+
+def test_an_exploring_trial_that_lands_in_a_dip_releases_every_parameter_it_moved() -> None:
+    # z does nothing but in a dip of width 0.02 that no trial came near before z and the
+    # nuisances were fixed by hand, away from it; exploring trial 39 spreads them and lands
+    # in the dip, a gain of about 1 no other trial can predict. One trial cannot tell which
+    # parameter it moved made the gain (the model credited such dips to the nuisances it
+    # moved too), so the check at 60 trials releases all of them, and says why
+    center = _spread(optuna.distributions.FloatDistribution(0, 1), (39 + 1) // 10, "z")
+
+    def needle(t: optuna.Trial) -> float:
+        x, z = t.suggest_float("x", 0, 1), t.suggest_float("z", 0, 1)
+        for i in range(3):
+            t.suggest_float(f"n{i}", 0, 1)
+        return (x - 0.3) ** 2 + 1.0 - math.exp(-(((z - center) / 0.02) ** 2))
+
+    cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
+                            shrink_after=60, seed=0, isolation="thread")
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=3)))
+    study.optimize(needle, n_trials=20, callbacks=[cb])
+    assert min(abs(t.params["z"] - center) for t in study.trials) > 0.06
+    held = {"z": (center + 0.5) % 1.0, "n0": 0.5, "n1": 0.5, "n2": 0.5}
+    restrict(study, held, why="by hand, for the test", after_trial=19)
+    study.optimize(needle, n_trials=40, callbacks=[cb])
+    assert cb.close(120)
+    assert not cb.errors
+    dipped = [t.number for t in study.trials if abs(t.params["z"] - center) < 0.02]
+    assert dipped == [39]
+    log = study.user_attrs[DECISIONS_KEY]
+    assert [d["action"] for d in log] == ["fix", "release"]
+    assert log[1]["params"] == held
+    assert log[1]["after_trial"] == 59
+    assert log[1]["why"].count("but trial 39, which moved it and the other fixed") == 4
+    assert read_restriction(study) == {}
 
 
 def test_releasing_the_last_fixed_parameter_records_one_release() -> None:

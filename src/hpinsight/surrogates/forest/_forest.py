@@ -73,7 +73,9 @@ class FittedForest:
     None for an ensemble hpinsight did not fit; ``residual_pvalues`` and
     ``residual_spread`` per parameter, the Kruskal-Wallis p-value of those residuals
     grouped by its values and the standard deviation of the groups' means (see
-    ``FittedGP.residual_pvalues``), None likewise. ``target`` says what the trees
+    ``FittedGP.residual_pvalues``), None likewise; ``residuals`` each row's out-of-bag
+    error (NaN where every tree drew the row) and ``residual_sds`` its standard deviation,
+    ``residual_sd`` for every row (as ``FittedGP.residuals``), None likewise. ``target`` says what the trees
     predict where that is not the history's objective (an optimizer's own forest, trained
     on a transformed cost), in words; None for the objective itself.
     """
@@ -84,6 +86,8 @@ class FittedForest:
     residual_sd: float | None = None
     residual_pvalues: NDArray[np.float64] | None = None
     residual_spread: NDArray[np.float64] | None = None
+    residuals: NDArray[np.float64] | None = None
+    residual_sds: NDArray[np.float64] | None = None
     target: str | None = None
     kind: ClassVar[Literal["forest"]] = "forest"
 
@@ -414,5 +418,10 @@ def fit_forest(
     # rows give 0.68)
     spread_y = float(y[seen].var())
     fit_r2 = float(1.0 - np.mean(residual**2) / spread_y) if spread_y > 0 else frozen.fit_r2
-    return replace(frozen, fit_r2=fit_r2, residual_sd=float(np.sqrt(np.mean(residual**2))),
-                   residual_pvalues=readonly(pvalues), residual_spread=readonly(spread))
+    rms = float(np.sqrt(np.mean(residual**2)))
+    errors = np.full(n, np.nan)
+    errors[seen] = residual
+    return replace(frozen, fit_r2=fit_r2, residual_sd=rms,
+                   residual_pvalues=readonly(pvalues), residual_spread=readonly(spread),
+                   residuals=readonly(errors),
+                   residual_sds=readonly(np.where(seen, rms, np.nan)))

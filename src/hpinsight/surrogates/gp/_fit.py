@@ -105,12 +105,14 @@ def fit_gp(
     seeds = np.random.SeedSequence(seed).generate_state(6)
     rng_rows = np.random.default_rng(seeds[0])
     n = X.shape[0]
+    n_given, kept_rows = n, None
     if n > max_rows:
         n_best = max_rows // 10
         order = np.argsort(y, kind="stable")
         keep = np.concatenate((order[:n_best], rng_rows.choice(order[n_best:], max_rows - n_best, replace=False)))
         keep.sort()
         X, y = X[keep], y[keep]
+        kept_rows = keep
         n = max_rows
     y_mean = float(y.mean())
     # a spread at the rounding of the values themselves is no spread: standardized, the
@@ -185,11 +187,18 @@ def fit_gp(
     pvalues: NDArray[np.float64] | None = None
     spread: NDArray[np.float64] | None = None
     hidden: tuple[HiddenTerm, ...] | None = None
+    residuals: NDArray[np.float64] | None = None
+    residual_sds: NDArray[np.float64] | None = None
     if not means_only and ys.any():  # nothing here reaches a mean; nothing to predict
         with contextlib.suppress(LinAlgError):
-            fit_r2, pvalues, spread, hidden = _leave_one_out(cols, X, U0 if blocks else scale_columns(cols, X),
-                                                             ys, Kt + np.diag(np.full(n, noise)))
+            fit_r2, pvalues, spread, hidden, resid, sds = _leave_one_out(
+                cols, X, U0 if blocks else scale_columns(cols, X), ys,
+                Kt + np.diag(np.full(n, noise)))
             spread = spread * y_scale  # in objective units
+            # per row given, in objective units (NaN for rows a large study left out)
+            residuals, residual_sds = np.full(n_given, np.nan), np.full(n_given, np.nan)
+            at = slice(None) if kept_rows is None else kept_rows
+            residuals[at], residual_sds[at] = resid * y_scale, sds * y_scale
     rng_draw = np.random.default_rng(seeds[3])
     Xs = np.empty((n_draws, n, d))
     resamples = []
@@ -240,17 +249,21 @@ def fit_gp(
         residual_pvalues=None if pvalues is None else readonly(pvalues),
         residual_spread=None if spread is None else readonly(spread),
         hidden_terms=hidden,
+        residuals=None if residuals is None else readonly(residuals),
+        residual_sds=None if residual_sds is None else readonly(residual_sds),
     )
 
 
 def _leave_one_out(
     cols: tuple[Column, ...], X: NDArray[np.float64], U: NDArray[np.float64],
     ys: NDArray[np.float64], K: NDArray[np.float64],
-) -> tuple[float | None, NDArray[np.float64], NDArray[np.float64], tuple[HiddenTerm, ...]]:
+) -> tuple[float | None, NDArray[np.float64], NDArray[np.float64], tuple[HiddenTerm, ...],
+           NDArray[np.float64], NDArray[np.float64]]:
     """The leave-one-out R² of the posterior with kernel ``K`` (noise included) on the
-    standardized ``ys`` (Rasmussen & Williams Eq. 5.12), the p-values and spreads of
-    its errors' dependence on each parameter (in units of ``ys``), and how large an
-    effect of each parameter the trials could hide (``U``: inactive entries as NaN).
+    standardized ``ys`` (Rasmussen & Williams Eq. 5.10-5.12), the p-values and spreads of
+    its errors' dependence on each parameter (in units of ``ys``), how large an
+    effect of each parameter the trials could hide (``U``: inactive entries as NaN), and
+    each row's error and predictive standard deviation (units of ``ys``).
     Raises ``LinAlgError`` when ``K`` does not factorize."""
     n = ys.size
     with one_blas_thread():  # the same digits on any machine
@@ -260,7 +273,7 @@ def _leave_one_out(
         hidden = hidden_terms(cols, U, c)
     fit_r2 = float(1.0 - (resid**2).mean() / max(float(ys.var()), 1e-300)) if n > 1 else None
     pvalues, spread = residual_dependence(X, [col.categorical for col in cols], resid)
-    return fit_r2, pvalues, spread, hidden
+    return fit_r2, pvalues, spread, hidden, resid, 1.0 / np.sqrt(np.diag(Kinv))
 
 
 def _posterior_mean(cols: tuple[Column, ...], units: tuple[tuple[int, ...], ...], blocks: tuple[Block, ...],

@@ -115,6 +115,12 @@ class FittedGP:
     hidden_terms : tuple of HiddenTerm or None
         Per parameter, what the trials say about an effect of it the model left out
         (``_hidden``; :meth:`hidden_shares`). None for models fit without it.
+    residuals, residual_sds : ndarray of shape (n_rows,) or None
+        Per row of the data the model was fit on (in the order given), its leave-one-out
+        error in objective units, the value minus the posterior mean given every other
+        row (Rasmussen & Williams Eq. 5.12), and that prediction's standard deviation
+        with the noise; NaN for rows a large study left out of the fit (``max_rows``).
+        None for models fit without them.
     held_out_rank : float or None
         For a refit (``refits``): the Spearman correlation of its posterior mean, given
         the half of the rows it was fit on, with the values of the other half. Ranks,
@@ -149,6 +155,8 @@ class FittedGP:
     residual_pvalues: NDArray[np.float64] | None = None
     residual_spread: NDArray[np.float64] | None = None
     hidden_terms: tuple[HiddenTerm, ...] | None = None
+    residuals: NDArray[np.float64] | None = None
+    residual_sds: NDArray[np.float64] | None = None
     held_out_rank: float | None = None
     held_out_size: int | None = None
     kind: ClassVar[Literal["gp"]] = "gp"
