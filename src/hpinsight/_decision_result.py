@@ -39,6 +39,7 @@ __all__ = [
     "MISSED_ALPHA",
     "NEGLIGIBLE_SD",
     "NO_SIGNAL_AMONG_BEST",
+    "OUTSIDE",
     "SINGLE",
     "STATES",
     "TUNED",
@@ -76,6 +77,12 @@ SINGLE = "one value"
 #: model's shares and costs are over the choices the trials took, and one never tried
 #: may be the best (an optimizer that never looked there says nothing of it).
 UNTRIED = "untried choices"
+#: :attr:`ParameterDecision.evidence` of a numerical parameter the model finds safe to fix
+#: at a value outside the range its successful trials ran it over (:attr:`tried`, a
+#: declared or given default): the model's cost there is extrapolated, and a value no
+#: trial reached may be where trials fail (a default of 1.0 where every trial above 0.8
+#: crashed was called safe to fix, and every trial of the continued run crashed).
+OUTSIDE = "outside the trials"
 #: :attr:`ParameterDecision.evidence` of a parameter "release"d because a trial that
 #: explored it did better than the model predicts by more than the margin
 #: (``EXPLORED_Z``; :attr:`ParameterDecision.explored_trial`).
@@ -215,7 +222,9 @@ class ParameterDecision:
         ``"forbidden clause"`` (it is safe to fix by the model but shares a forbidden
         clause with other parameters, whose values fixing it can rule out), or ``UNTRIED``,
         ``"untried choices"`` (safe to fix by the model, but choices of it no trial took
-        are unknown to the model: :attr:`untried`); for "fixed"
+        are unknown to the model: :attr:`untried`), or ``OUTSIDE``, ``"outside the
+        trials"`` (safe to fix by the model, but at a value outside the range its
+        successful trials ran it over: :attr:`tried`); for "fixed"
         also ``SINGLE``, ``"one value"`` (the search space gives it one value); for
         "release" also ``EXPLORED``, ``"exploring trial"`` (a trial that explored it did
         better than the model predicts: :attr:`explored_trial`); for
@@ -267,6 +276,9 @@ class ParameterDecision:
         out where it would be fixed (``SamplingRecord.linked``); empty otherwise.
     untried : tuple
         For evidence ``UNTRIED``: the choices no trial took; empty otherwise.
+    tried : tuple
+        For evidence ``OUTSIDE``: the lowest and highest value its successful trials ran
+        it at; empty otherwise.
     explored_trial : int or None
         For evidence ``EXPLORED``: the trial that explored it and did better than the
         model predicts from every other trial; None otherwise.
@@ -317,6 +329,7 @@ class ParameterDecision:
     linked: tuple[str, ...] = ()
     partners: tuple[str, ...] = ()
     untried: tuple[Any, ...] = ()
+    tried: tuple[Any, ...] = ()
     explored_trial: int | None = None
     explored_gain: float = math.nan
     explored_sd: float = math.nan
@@ -373,6 +386,7 @@ class ParameterDecision:
             "sized_by": self.sized_by, "linked": list(self.linked),
             "partners": list(self.partners),
             "untried": [json_value(c) for c in self.untried],
+            "tried": [json_value(c) for c in self.tried],
             "explored_trial": self.explored_trial,
             "explored_gain": json_value(self.explored_gain),
             "explored_sd": json_value(self.explored_sd),
@@ -520,7 +534,11 @@ class DecisionResult:
             f"over {DISPUTED_RATIO:g} times that kept from the ranks), and the model's "
             "errors on trials left out of its fit do not depend on it (Kruskal-Wallis over "
             f"fifths of its range, Holm-adjusted p over all parameters at least {MISSED_ALPHA:g}, "
-            f"or the errors' group means spread by at most {NEGLIGIBLE_SD:g} of the margin). "
+            f"or the errors' group means spread by at most {NEGLIGIBLE_SD:g} of the margin), "
+            "and the trials know the value it would be fixed at: every choice of a categorical "
+            "was tried, a number lies within the range its trials ran it over (or beyond it "
+            "by no more than the widest gap between their values), and no "
+            "forbidden clause there rules out values of other parameters. "
             "Otherwise, with no effect found: not yet safe to fix.",
             "Only parameters that are safe to fix are ever fixed; a fixed one is released when "
             "an effect is resolved, its mean cost exceeds the margin, or a trial that explored "

@@ -97,6 +97,7 @@ from ._decision_result import (
     MISSED_ALPHA,
     NEGLIGIBLE_SD,
     NO_SIGNAL_AMONG_BEST,
+    OUTSIDE,
     SINGLE,
     UNTRIED,
     UNVARIED,
@@ -116,7 +117,7 @@ from ._fanova_result import (
 from ._risk import holm_bonferroni
 from ._shared import NO_CLEAR_SIGNAL, fmt_value, no_signal_words, taken_out_words
 from .exceptions import InvalidArgumentError
-from .space import Categorical
+from .space import Categorical, Float, Int, encode_value
 
 if TYPE_CHECKING:
     from ._fanova_result import FanovaResult, Importance
@@ -124,7 +125,8 @@ if TYPE_CHECKING:
     from ._sampling import SamplingRecord
     from ._surrogate_risk import SurrogateRisk
 
-__all__ = ["MAX_PARAMS_FOR_PAIRS", "Explored", "decide", "decision_order", "explored_gains"]
+__all__ = ["MAX_PARAMS_FOR_PAIRS", "Explored", "decide", "decision_order", "explored_gains",
+           "outside_trials"]
 
 #: Pairwise interactions are analysed up to this many parameters (all pairs).
 MAX_PARAMS_FOR_PAIRS = 12
@@ -172,6 +174,31 @@ def explored_gains(history: TrialHistory, model: Any) -> list[Explored]:
     return out
 
 
+def outside_trials(history: TrialHistory, values: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """The numerical parameters whose value in ``values`` lies beyond the values the
+    trials of ``history`` (its successful ones) ran it at, where it was active, by more
+    than the widest gap between those values (in its encoded scale: logarithms for a log
+    scale), each with the lowest and highest of them. Near its trials, as a default at
+    the bound of a range sampled up to near it is, the model knows a value as well as
+    between them."""
+    X = history.encoded()
+    out = {}
+    for j, param in enumerate(history.space.params):
+        value = values.get(param.name)
+        if not isinstance(param, Float | Int) or isinstance(value, bool) \
+                or not isinstance(value, int | float | np.integer | np.floating):
+            continue
+        seen = np.unique(X[:, j][~np.isnan(X[:, j])])
+        if seen.size == 0:
+            continue
+        v = encode_value(param, value)
+        reach = float(np.diff(seen).max()) if seen.size > 1 else 0.0
+        if v < seen[0] - reach or v > seen[-1] + reach:
+            ran = [c[param.name] for c in history.configs if param.name in c]
+            out[param.name] = (min(ran), max(ran))
+    return out
+
+
 def decision_order(n_params: int) -> int:
     """The largest order of the effects every decision rests on: pairs up to
     ``MAX_PARAMS_FOR_PAIRS`` parameters, main effects beyond.
@@ -202,6 +229,7 @@ def decide(
     sampling: SamplingRecord | None = None,
     min_keep: int = 0,
     explored: Sequence[Explored] = (),
+    tried: Mapping[str, tuple[Any, Any]] | None = None,
 ) -> DecisionResult:
     """One decision per parameter of ``result`` (the rules: this module's docstring).
 
@@ -227,6 +255,10 @@ def decide(
     explored : sequence of Explored
         The trials that explored while the restriction held, each with how much better
         it did than the model predicts from every other trial (:func:`explored_gains`).
+    tried : mapping of str to (value, value), optional
+        The parameters whose value in ``values`` lies outside what the analysed trials
+        ran them at, each with the lowest and highest value they did
+        (:func:`outside_trials`): not safe to fix there.
 
     Returns
     -------
@@ -366,7 +398,12 @@ def decide(
         # took, and one never tried may be the best (a categorical whose better choice the
         # optimizer never looked at was called safe to fix)
         untried = result.untried.get(name, ()) if state == "fix" and not forbidding else ()
-        if forbidding or untried:
+        # a value outside the range the successful trials ran it over: the model's cost
+        # there is extrapolated, and trials may fail there (a declared default of 1.0,
+        # where every trial above 0.8 had crashed, was called safe to fix)
+        span = None if tried is None else tried.get(name)
+        outside = state == "fix" and not forbidding and not untried and span is not None
+        if forbidding or untried or outside:
             state = "not_yet_safe"
         noisy = state == "not_yet_safe" and hidden_cost > margin
         by_size = max(sizeable, key=effect_sd) if state == "not_yet_safe" and sizeable else \
@@ -391,6 +428,7 @@ def decide(
         surprise = beaten.get(name) if state == "release" and not resolved else None
         evidence = (SINGLE if single else UNVARIED if state == "no_data" and name in result.unvaried
                     else FORBIDDEN if forbidding else UNTRIED if untried
+                    else OUTSIDE if outside
                     else EXPLORED if surprise is not None
                     else "cost" if state in ("small", "release") and not resolved
                     else CONSTANT if state == "not_yet_safe" and result.is_constant
@@ -405,7 +443,7 @@ def decide(
         # the effect whose share the decision quotes (none for a cost, no signal or a
         # constant objective)
         quoted = None if evidence in ("cost", NO_SIGNAL_AMONG_BEST, CONSTANT, FORBIDDEN, SINGLE,
-                                      UNTRIED, UNVARIED, EXPLORED) \
+                                      UNTRIED, OUTSIDE, UNVARIED, EXPLORED) \
             else strongest
         sized_by = None if by_size is None else (
             f"{name} among the best" if among_best else " x ".join(by_size.params))
@@ -427,6 +465,7 @@ def decide(
             share_before=_before(main.get(name)),
             evidence_before=_before(quoted), sized_by=sized_by,
             linked=linked if forbidding else (), untried=tuple(untried),
+            tried=tuple(span) if outside and span is not None else (),
             explored_trial=None if surprise is None else surprise.trial,
             explored_gain=math.nan if surprise is None else surprise.gain,
             explored_sd=math.nan if surprise is None else surprise.sd,
@@ -671,6 +710,14 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                          "choices the trials took, and one never tried may be the best; try "
                          "them (enqueue a trial with each) before fixing it."
                          if d.evidence == UNTRIED else
+                         f"Keep tuning for now: {nothing}, and fixing it at {value} costs "
+                         + ("nothing measurable" if d.cost_upper <= _ROUNDING * abs(margin)
+                            else f"at most {upper}")
+                         + " by the model, but no trial ran it there: they ran it from "
+                         f"{fmt_value(d.tried[0])} to {fmt_value(d.tried[1])}, and beyond "
+                         "them the model's cost is a guess (trials may even fail there); "
+                         "fix it within that range, or run a trial at that value first."
+                         if d.evidence == OUTSIDE else
                          f"Keep tuning for now: {hidden}" if d.evidence == "size" else
                          f"Keep tuning for now: {nothing} in the importances, which follow "
                          "a fit to the ranks of the objective (a few extreme trials cannot "

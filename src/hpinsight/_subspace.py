@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._decision_result import MIN_TRIALS_FOR_COST, DecisionResult
-from ._decisions import decide, decision_order, explored_gains
+from ._decisions import decide, decision_order, explored_gains, outside_trials
 from ._defaults import DefaultValues
 from ._fanova import fanova
 from ._fanova_result import FanovaResult, other_history
@@ -422,7 +422,8 @@ def suggest_subspace(
     margin = risk_margin * near_best_spread(sign * history.y)
     decisions = decide(result, capped=top, risks=risks, values=chosen, margin=margin,
                        confidence=confidence, sampling=history.sampling, min_keep=min_keep,
-                       explored=explored_gains(history, result.model))
+                       explored=explored_gains(history, result.model),
+                       tried=outside_trials(history, chosen))
     keep = tuple(d.param for d in decisions if d.tuned)
     fixed = {d.param: d.value for d in decisions if not d.tuned}
     return SubspaceResult(

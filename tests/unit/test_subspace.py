@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import hpinsight as hp
+from hpinsight._decision_result import OUTSIDE
 
 
 def _separable(n=400, seed=0):
@@ -192,6 +193,33 @@ def test_noise_parameters_cost_nothing_and_are_fixed():
     assert all(abs(sub.risks[f"n{i}"].mean) < sub.margin for i in range(5))
     assert all(sub.importance_all[f"n{i}"] < 0.05 for i in range(5))
     assert {sub.decisions[f"n{i}"].state for i in range(5)} <= {"fix", "not_yet_safe"}
+
+
+def test_a_value_beyond_what_the_trials_ran_is_not_safe_to_fix():
+    # 'junk' does nothing where the trials ran it (below 0.7: above it the training
+    # diverged, and those trials are not in the history); fixing it at a declared default
+    # of 1.0 is a guess of the model's, and a continued run crashed on every trial there.
+    # A default at the other bound, 0.0, lies as close to the trials as they lie to each
+    # other, and is safe to fix; so is a log-scale value within the widest gap
+    space = hp.SearchSpace([hp.Float("x", 0.0, 1.0), hp.Float("junk", 0.0, 1.0),
+                            hp.Float("lr", 1e-5, 1.0, log=True)])
+    rng = np.random.default_rng(0)
+    configs = [{"x": float(rng.uniform()), "junk": float(rng.uniform(0.0, 0.7)),
+                "lr": float(10 ** rng.uniform(-4, 0))} for _ in range(150)]
+    history = hp.TrialHistory(space, configs, [(c["x"] - 0.3) ** 2 for c in configs])
+    far = hp.suggest_subspace(history, defaults={"junk": 1.0, "lr": 1e-5}, seed=0)
+    for name, value in (("junk", 1.0), ("lr", 1e-5)):
+        d = far.decisions[name]
+        assert (d.state, d.evidence) == ("not_yet_safe", OUTSIDE), (name, d.sentence)
+        low, high = (min(c[name] for c in configs), max(c[name] for c in configs))
+        assert d.tried == (low, high)
+        assert d.tuned
+        assert name not in far.fixed
+        assert f"fixing it at {value:g}" in d.sentence
+        assert "no trial ran it there" in d.sentence
+    near = hp.suggest_subspace(history, defaults={"junk": 0.0, "lr": 1e-4}, seed=0)
+    assert near.fixed == {"junk": 0.0, "lr": 1e-4}
+    assert near.decisions["junk"].tried == ()
 
 
 def _sgd_adam() -> tuple[hp.SearchSpace, list[dict]]:
