@@ -672,6 +672,10 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                else f"its effect is below {100 * NEGLIGIBLE_SHARE:g} % of the variance, too "
                     "small a share to count" if d.verdict == NEGLIGIBLE
                else "no effect is distinguishable from nothing")
+    # cheap by the model, yet kept for what the model cannot know
+    cheap = (f"Keep tuning for now: {nothing}, and fixing it at {value} costs "
+             + ("nothing measurable" if d.cost_upper <= _ROUNDING * abs(margin)
+                else f"at most {upper}") + " by the model")
     return {
         "matters": f"Keep tuning: {effect}, resolved{aside}.",
         "small": (f"Keep tuning: {effect}, small but resolved{aside}."
@@ -702,18 +706,12 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                          f"values of {', '.join(d.linked)}, a cost the model does not see "
                          "(it integrates over forbidden combinations)."
                          if d.evidence == FORBIDDEN else
-                         f"Keep tuning for now: {nothing}, and fixing it at {value} costs "
-                         + ("nothing measurable" if d.cost_upper <= _ROUNDING * abs(margin)
-                            else f"at most {upper}")
-                         + " by the model, but no trial tried "
+                         f"{cheap}, but no trial tried "
                          f"{_listed(d.untried)}: the model knows only the "
                          "choices the trials took, and one never tried may be the best; try "
                          "them (enqueue a trial with each) before fixing it."
                          if d.evidence == UNTRIED else
-                         f"Keep tuning for now: {nothing}, and fixing it at {value} costs "
-                         + ("nothing measurable" if d.cost_upper <= _ROUNDING * abs(margin)
-                            else f"at most {upper}")
-                         + " by the model, but no trial ran it there: they ran it from "
+                         f"{cheap}, but no trial ran it there: they ran it from "
                          f"{fmt_value(d.tried[0])} to {fmt_value(d.tried[1])}, and beyond "
                          "them the model's cost is a guess (trials may even fail there); "
                          "fix it within that range, or run a trial at that value first."
