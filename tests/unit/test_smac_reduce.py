@@ -213,3 +213,28 @@ def test_legal_defaults_follow_conditions_and_chained_clauses():
                 CS.ForbiddenAndConjunction(CS.ForbiddenEqualsClause(opt, "adam"), CS.ForbiddenEqualsClause(sched, "const")))
     assert dict(reduce_configspace(chained, {"act": "tanh"}).get_default_configuration()) == {
         "act": "tanh", "opt": "adam", "sched": "cos"}
+
+
+def test_ordinal_values_compare_by_their_place_in_the_sequence():
+    # ConfigSpace orders an ordinal's values by its sequence ("large" > "small"), not as
+    # text ("large" < "small"): a condition, a clause and a default's repair compared them
+    # as text, and dropped a child that stays active, allowed a combination the space
+    # forbids, and failed with ConfigSpace's own error
+    cs = CS.ConfigurationSpace(seed=0)
+    size = CS.OrdinalHyperparameter("size", ["small", "medium", "large"], default_value="small")
+    width = CS.UniformIntegerHyperparameter("width", 8, 512, log=True, default_value=8)
+    opt = CS.CategoricalHyperparameter("opt", ["a", "b"], default_value="a")
+    cs.add([size, width, opt, CS.GreaterThanCondition(width, size, "small"),
+            CS.ForbiddenAndConjunction(CS.ForbiddenLessThanClause(size, "large"),
+                                       CS.ForbiddenEqualsClause(opt, "b"))])
+    large = reduce_configspace(cs, {"size": "large"})
+    assert "width" in large
+    assert not large.conditions  # active wherever the space is
+    assert not large.forbidden_clauses  # "large" is not below "large"
+    assert "width" not in reduce_configspace(cs, {"size": "small"})
+    medium = reduce_configspace(cs, {"size": "medium"})
+    with pytest.raises(Exception, match="(?i)forbidden"):
+        CS.Configuration(medium, {"size": "medium", "opt": "b", "width": 8}).check_valid_configuration()
+    # with opt at "b", size must be "large": the default "small" is repaired to it
+    b = reduce_configspace(cs, {"opt": "b"})
+    assert b.get_default_configuration()["size"] == "large"

@@ -117,6 +117,7 @@ def reduce_configspace(configspace: Any, fixed: Mapping[str, Any]) -> Any:
                 f"not a legal value of {configspace[name]}."
             )
     data = configspace.to_serialized_dict()
+    order = _orders(data)
     values = {k: _plain(v) for k, v in fixed.items()}
     conditions = {c["child"]: c for c in data["conditions"]}
     memo: dict[str, Any] = {}
@@ -138,7 +139,8 @@ def reduce_configspace(configspace: Any, fixed: Mapping[str, Any]) -> Any:
         if parent not in values:
             return dict(node)
         value = values[parent]
-        holds = value in node["values"] if kind == "IN" else _COMPARE[kind](value, node["value"])
+        holds = value in node["values"] if kind == "IN" else _COMPARE[kind](
+            *_ranked(order, parent, value, node["value"]))
         # a fixed parent that satisfies the condition: the child is active where the parent is
         return _inherit(parent_state, node["child"]) if holds else False
 
@@ -156,7 +158,7 @@ def reduce_configspace(configspace: Any, fixed: Mapping[str, Any]) -> Any:
                        for c in [reduced_condition(n)] if not isinstance(c, bool)]
     forbiddens = []
     for clause in data["forbiddens"]:
-        state = _forbid(clause, values, removed)
+        state = _forbid(clause, values, removed, order)
         if state is True:
             raise InvalidSpaceError(
                 f"{_FUNC}: the fixed values {dict(fixed)} are always forbidden by the clause "
@@ -192,13 +194,15 @@ def _legal_defaults(data: dict[str, Any], fixed: Mapping[str, Any]) -> dict[str,
     # (ConfigSpace's decoder pops keys of the dicts it is given: a deep copy)
     free = CS.ConfigurationSpace.from_serialized_dict(copy.deepcopy({**data, "forbiddens": []}))
 
+    order = _orders(data)
+
     def forbidden(values: Mapping[str, Any]) -> bool:
-        return any(_forbid(c, values, set()) is True for c in data["forbiddens"])
+        return any(_forbid(c, values, set(), order) is True for c in data["forbiddens"])
 
     default = dict(free.get_default_configuration())
     if not forbidden(default):
         return data
-    named = {n for c in data["forbiddens"] if _forbid(c, default, set()) is True
+    named = {n for c in data["forbiddens"] if _forbid(c, default, set(), order) is True
              for n in _clause_names(c)} - set(fixed)
     free.seed(0)
     drawn = [dict(c) for c in free.sample_configuration(DEFAULT_SEARCH)]
@@ -611,11 +615,29 @@ def _fold(node: Mapping[str, Any], key: str, parts: list[Any]) -> Any:
     return rest[0] if len(rest) == 1 else {**node, key: rest}
 
 
-def _forbid(node: Mapping[str, Any], values: Mapping[str, Any], removed: set[str]) -> Any:
-    """True (always forbidden), False (never), or the clause that remains."""
+def _orders(data: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """Each ordinal parameter of a serialized space, with its sequence."""
+    return {h["name"]: list(h["sequence"]) for h in data["hyperparameters"]
+            if h.get("type") == "ordinal"}
+
+
+def _ranked(order: Mapping[str, list[Any]], name: str, *values: Any) -> tuple[Any, ...]:
+    """``values`` of parameter ``name`` as they compare: an ordinal's by their place in
+    its sequence (as ConfigSpace compares them: "large" > "small" where the sequence is
+    small, medium, large, though not as text), any other's as they are."""
+    if name not in order:
+        return values
+    sequence = order[name]
+    return tuple(sequence.index(v) if v in sequence else v for v in values)
+
+
+def _forbid(node: Mapping[str, Any], values: Mapping[str, Any], removed: set[str],
+            order: Mapping[str, list[Any]]) -> Any:
+    """True (always forbidden), False (never), or the clause that remains (``order``:
+    the ordinal parameters' sequences, see :func:`_ranked`)."""
     kind = node["type"]
     if kind in ("AND", "OR"):
-        return _fold(node, "clauses", [_forbid(c, values, removed) for c in node["clauses"]])
+        return _fold(node, "clauses", [_forbid(c, values, removed, order) for c in node["clauses"]])
     if kind in _RELATION:
         left, right = node["left"], node["right"]
         if left in removed or right in removed:
@@ -635,7 +657,7 @@ def _forbid(node: Mapping[str, Any], values: Mapping[str, Any], removed: set[str
             f"{_FUNC} cannot simplify the forbidden clause {node} on the fixed parameter "
             f"{name!r}; leave {name!r} free."
         )
-    return bool(_FORBID[kind](values[name], node["value"]))
+    return bool(_FORBID[kind](*_ranked(order, name, values[name], node["value"])))
 
 
 def _clause_names(node: Mapping[str, Any]) -> set[str]:
