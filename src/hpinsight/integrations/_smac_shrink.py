@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import ConfigSpace as CS
 
-from .._validation import check_real
+from .._validation import check_int, check_real
 from .._warn import warn
 from ..adapters._smac import listed_objectives
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidSpaceError
@@ -373,8 +373,10 @@ def shrink_and_continue(
     if not isinstance(overwrite, bool):
         raise InvalidArgumentTypeError(f"The 'overwrite' parameter of shrink_and_continue must be a bool. "
                         f"Got {overwrite!r} instead.")
+    n_trials = check_int(n_trials, "n_trials", "shrink_and_continue", minimum=1)
+    assert n_trials is not None
     if reevaluate == "auto":
-        reevaluate = max(1, min(AUTO_REEVALUATE, int(n_trials) // 4))
+        reevaluate = max(1, min(AUTO_REEVALUATE, n_trials // 4))
     if isinstance(reevaluate, bool) or not isinstance(reevaluate, int) or reevaluate < 0:
         raise InvalidArgumentError(f"The 'reevaluate' parameter of shrink_and_continue must be an int "
                          f">= 0 or 'auto'. Got {reevaluate!r} instead.")
@@ -414,14 +416,20 @@ def shrink_and_continue(
     new_scenario = dataclasses.replace(scenario, configspace=reduced, name=new_name,
                                        output_directory=base)
     run_dir = Path(new_scenario.output_directory)
+    if run_dir.resolve() == Path(scenario.output_directory).resolve():
+        # overwrite=True would replace the run being continued, which is never modified
+        raise FileExistsError(
+            f"shrink_and_continue: name={new_name!r} is the name of the run being continued, "
+            f"stored at {run_dir}, which the continued run must not replace. Pass another "
+            f"name (by default {scenario.name + '-shrunk'!r}).")
     if run_dir.is_dir() and any(run_dir.iterdir()) and not overwrite:
         raise FileExistsError(
             f"shrink_and_continue: a run named {new_name!r} is already stored at {run_dir}. "
             "Pass name='...' to continue under another name, or overwrite=True to replace it.")
     told, outside, n_skipped = _sorted_runs(facade, reduced, fixed)
     queued = _best_projections(facade, outside, {_key(c) for c, _, _ in told},
-                               min(reevaluate, int(n_trials)))
-    new_scenario = dataclasses.replace(new_scenario, n_trials=len(told) + int(n_trials))
+                               min(reevaluate, n_trials))
+    new_scenario = dataclasses.replace(new_scenario, n_trials=len(told) + n_trials)
     new = _continued_facade(facade, new_scenario, target_function, callbacks, told, queued,
                             components)
     # what is searched: the fixed parameters are constants now, as are those an earlier

@@ -188,6 +188,19 @@ def test_an_earlier_continued_run_is_never_replaced_silently(tmp_path: Path) -> 
     assert alone.n_told + alone.n_left_out == 15
     with pytest.raises(TypeError, match="overwrite"):
         shrink_and_continue(first, target, n_trials=1, keep=2, overwrite="yes")  # type: ignore[arg-type]
+    # the run being continued is never replaced, not even when asked to overwrite
+    source = Path(first.scenario.output_directory)
+    kept = _digest(source)
+    for overwrite in (False, True):
+        with pytest.raises(FileExistsError, match=r"name='full' is the name of the run being "
+                                                  r"continued.*another name.*'full-shrunk'"):
+            shrink_and_continue(first, target, n_trials=1, keep=2, importances=["a", "b", "c"],
+                                name="full", overwrite=overwrite)
+    assert _digest(source) == kept
+    for bad, error in ((0, ValueError), (-5, ValueError), (2.7, TypeError), ("10", TypeError),
+                       (None, TypeError)):
+        with pytest.raises(error, match=r"'n_trials' parameter of shrink_and_continue"):
+            shrink_and_continue(first, target, n_trials=bad, keep=2, name="bad")  # type: ignore[arg-type]
 
 
 def test_a_continued_run_continues_again_without_a_false_warning(tmp_path: Path) -> None:
