@@ -491,12 +491,13 @@ def _sorted_runs(facade: Any, reduced: Any, fixed: Mapping[str, Any],
     told: list[tuple[Any, Any, Any]] = []
     outside: list[tuple[Any, Any]] = []
     n_skipped = 0
+    free = _without_forbidden(reduced)
     for key, value in list(facade.runhistory.items()):
         if value.status != StatusType.SUCCESS:
             n_skipped += 1
             continue
         old_config = facade.runhistory.get_config(key.config_id)
-        config = _project(dict(old_config), reduced, fixed)
+        config = _project(dict(old_config), reduced, fixed, free)
         if config is None:
             n_skipped += 1
         elif dict(config) == dict(old_config):  # it already lay in the subspace
@@ -675,15 +676,29 @@ def _clause_names(node: Mapping[str, Any]) -> set[str]:
     return {node["left"], node["right"]} if node["type"] in _RELATION else {node["name"]}
 
 
-def _project(values: dict[str, Any], reduced: Any, fixed: Mapping[str, Any]) -> Any:
+def _without_forbidden(space: Any) -> Any:
+    """``space`` without its forbidden clauses (ConfigSpace's decoder pops keys of the
+    dicts it is given: a deep copy)."""
+    return CS.ConfigurationSpace.from_serialized_dict(
+        copy.deepcopy({**space.to_serialized_dict(), "forbiddens": []}))
+
+
+def _project(values: dict[str, Any], reduced: Any, fixed: Mapping[str, Any], free: Any) -> Any:
     """The configuration of ``reduced`` closest to ``values``: fixed values set, inactive
-    parameters dropped, newly active ones at their default. None if forbidden."""
+    parameters dropped, newly active ones at their default. None if forbidden.
+
+    Which parameters are active is found in ``free``, ``reduced`` without its forbidden
+    clauses, and only the active values are checked against them: ConfigSpace checks the
+    clauses before it drops inactive values, and a clause on a parameter inactive in the
+    old configuration (``e < i`` with ``e`` active only for ``f > 0.5``), read at its
+    default or a stale value, dropped valid runs even with nothing fixed."""
     from ConfigSpace.exceptions import ForbiddenValueError
     from ConfigSpace.util import deactivate_inactive_hyperparameters
 
     full = {n: fixed.get(n, values.get(n, hp.default_value)) for n, hp in reduced.items()}
     try:
-        config = deactivate_inactive_hyperparameters(full, reduced)
+        active = dict(deactivate_inactive_hyperparameters(full, free))
+        config = CS.Configuration(reduced, values=active)
         config.check_valid_configuration()
     except (ValueError, ForbiddenValueError):
         return None

@@ -409,3 +409,27 @@ def test_a_smaller_space_alone_is_no_difference_in_components(tmp_path: Path) ->
         run = shrink_and_continue(first, fn, fixed={"opt": "b"}, n_trials=2)
     assert "mom" not in run.kept
     assert not [w for w in caught if "where the first run had its own" in str(w.message)]
+
+
+def test_a_clause_on_a_parameter_inactive_in_a_run_does_not_drop_it(tmp_path: Path) -> None:
+    # e is active only for f > 0.5, and e < i is forbidden where e is active: ConfigSpace
+    # checked the clause on e's default before dropping it as inactive, and valid runs
+    # with e inactive and i > 0 were "forbidden in the subspace", with nothing fixed
+    cs = CS.ConfigurationSpace(seed=0)
+    f, i, e = (CS.Float("f", (0.0, 1.0), default=0.2), CS.Integer("i", (0, 5), default=0),
+               CS.Integer("e", (0, 5), default=0))
+    cs.add([CS.Float("x", (-5.0, 5.0), default=0.0), f, i, e,
+            CS.GreaterThanCondition(e, f, 0.5), CS.ForbiddenLessThanRelation(e, i)])
+    first = _optimized(cs, lambda config, seed=0: (config["x"] - 1) ** 2, 30, tmp_path, "proj")
+    configs = [dict(first.runhistory.get_config(k.config_id)) for k in first.runhistory]
+    assert any("e" not in c and c["i"] > 0 for c in configs)  # the case that was dropped
+    run = shrink_and_continue(first, lambda config, seed=0: (config["x"] - 1) ** 2, fixed={},
+                              n_trials=1)
+    assert (run.n_told, run.n_skipped) == (30, 0)
+    # fixed at f = 0.9, e becomes active at its default 0: a run with i > 0 is then forbidden
+    # (e < i), and one with i = 0 is projected
+    moved = shrink_and_continue(first, lambda config, seed=0: (config["x"] - 1) ** 2,
+                                fixed={"f": 0.9}, n_trials=1, name="f09")
+    assert moved.n_told == 0
+    assert moved.n_skipped == sum(1 for c in configs if c["i"] > 0 and "e" not in c) + sum(
+        1 for c in configs if "e" in c and c["f"] != 0.9 and c["e"] < c["i"])
