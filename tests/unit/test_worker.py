@@ -136,3 +136,29 @@ def test_the_child_ends_when_told_even_if_a_forked_process_holds_its_pipe(make_m
         w.close()
     assert proc is not None
     assert proc.returncode == 0  # ended when told; killed would be -9
+
+
+def test_an_interrupt_between_a_task_and_its_answer_does_not_shift_later_answers(
+        make_mixed_space, worker, monkeypatch):
+    # Ctrl-C while the child fits: its answer stayed in the pipe, and every later task read
+    # the answer to the task before its own (a refit "on 100 trials" fit on 84)
+    import hpinsight.integrations._worker as module
+
+    space, configs, y = _data(make_mixed_space)
+    first = hp.TrialHistory(space, configs[:60], y[:60])
+    second = hp.TrialHistory(space, configs, y)
+    read = module._read
+    calls = []
+
+    def interrupted(stream):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return read(stream)
+
+    monkeypatch.setattr(module, "_read", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        worker.run("fanova", first, seed=0)
+    assert worker.pid is None  # the busy child was stopped at once
+    result, _ = worker.run("fanova", second, seed=0)
+    assert result.n_trials == 120

@@ -260,6 +260,11 @@ class ImportanceCallback(LiveResults):
         self._lock = threading.Lock()
         self._study: optuna.Study | None = None
         self._seen = 0  # COMPLETE trials this callback was told about
+        # set while no decision is being taken: with n_jobs > 1 one thread takes a due
+        # decision, and the others wait for it at the end of their trials, so that no
+        # trial starts unrestricted meanwhile and no second thread takes it again
+        self._no_decision = threading.Event()
+        self._no_decision.set()
         self._requested_at = 0  # value of _seen at the last refit request
         self._warned_sampler = False
         self._checked: dict[int, bool] = {}  # per study (by id): can it be analysed?
@@ -320,7 +325,10 @@ class ImportanceCallback(LiveResults):
                 now = self.clock()
                 if self._first_seen is None:
                     self._first_seen = now
-                decide = self._refitter.decision_due(self._seen)
+                deciding = not self._no_decision.is_set()  # by another thread
+                decide = not deciding and self._refitter.decision_due(self._seen)
+                if decide:
+                    self._no_decision.clear()
                 seen = self._seen
                 due = (n >= self.min_trials and self._seen - self._requested_at >= self.every_n_trials
                        and self._within_budget(now))
@@ -330,7 +338,12 @@ class ImportanceCallback(LiveResults):
             if decide:
                 # in this thread, before the next trial is sampled: a decision point waits
                 # for its fit, so the same seed gives the same decisions at the same trials
-                self._refitter.decide_now(study, before=trial.number + 1, n_complete=seen)
+                try:
+                    self._refitter.decide_now(study, before=trial.number + 1, n_complete=seen)
+                finally:
+                    self._no_decision.set()
+            elif deciding:
+                self._no_decision.wait()
             if due or (decide and self._refitter.dashboard is not None):
                 # (the dashboard shows a decision from the refit thread, not from this one)
                 self._refits.request(study)

@@ -153,8 +153,11 @@ class Refitter:
             self._shown = shown
 
     def decision_due(self, n_complete: int) -> bool:
-        """Whether a shrink decision falls due with ``n_complete`` completed trials."""
-        return self.next_decision is not None and n_complete >= self.next_decision
+        """Whether a shrink decision falls due with ``n_complete`` completed trials (never
+        once :meth:`begin_close` was called: a closed callback left attached to a study
+        re-read the whole study after every trial)."""
+        return (self.next_decision is not None and n_complete >= self.next_decision
+                and not self.closing)
 
     def decide_now(self, study: optuna.Study, before: int, n_complete: int) -> None:
         """Take the decision due at ``n_complete`` trials on the trials numbered below
@@ -196,18 +199,31 @@ class Refitter:
                     len(history.space.names))
                 return
             # "auto": the next multiple of the step (60 -> 100, not 110); a size: decided once
-            self.next_decision = None if step is None else (n_complete // step + 1) * step
-            log = read_decisions(study)
-            last = max(history.trial_ids)
-            if any(isinstance(d.get("after_trial"), int) and d["after_trial"] >= last
-                   for d in log):
-                return  # another process already decided on as many trials
-            if self.shrink_to == "auto":
-                self._shrink_auto(study, history, log, _objectives_of(study, history))
-                if self.publish and self.last_snapshot is not None:  # the summary shows it now
-                    _publish(study, self.last_snapshot, self.summary_key, self.subspace)
-            else:
-                self._shrink_k(study, history, log)
+            due, self.next_decision = (self.next_decision,
+                                       None if step is None else (n_complete // step + 1) * step)
+            try:
+                self._decide(study, history)
+            except Exception:
+                raise  # an error: reported, and the schedule goes on (it would recur)
+            except BaseException:
+                # interrupted (Ctrl-C while it was fitted): it falls due again at the next
+                # trial, instead of being skipped until the next point
+                self.next_decision = due
+                raise
+
+    def _decide(self, study: optuna.Study, history: TrialHistory) -> None:  # holding _decide_lock
+        """Take the decision due now on ``history`` and write it."""
+        log = read_decisions(study)
+        last = max(history.trial_ids)
+        if any(isinstance(d.get("after_trial"), int) and d["after_trial"] >= last
+               for d in log):
+            return  # another process already decided on as many trials
+        if self.shrink_to == "auto":
+            self._shrink_auto(study, history, log, _objectives_of(study, history))
+            if self.publish and self.last_snapshot is not None:  # the summary shows it now
+                _publish(study, self.last_snapshot, self.summary_key, self.subspace)
+        else:
+            self._shrink_k(study, history, log)
 
     def _tell_unknown_defaults(self, study: optuna.Study, history: TrialHistory) -> None:
         """Say once, at a decision, which names of ``defaults`` no trial has: a misspelt

@@ -129,6 +129,13 @@ class RefitWorker:
             except (OSError, EOFError, pickle.PickleError) as exc:
                 detail = self._stop()
                 raise WorkerError(f"the refit process stopped unexpectedly{detail}") from exc
+            except BaseException:
+                # interrupted between the task and its answer (Ctrl-C while a decision is
+                # fitted): the answer would stay in the pipe and every later task would
+                # read the one before its own; the busy child is killed at once, and the
+                # next task starts a new one
+                self._stop(timeout=0.0)
+                raise
         if status == "error":
             raise payload
         return payload, caught

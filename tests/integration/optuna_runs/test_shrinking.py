@@ -745,3 +745,78 @@ def test_a_default_named_for_no_parameter_is_said_at_the_decision(caplog: Any) -
     assert len(told) == 1
     assert "names 'xx', which no trial of study" in told[0]
     assert "a misspelt name?" in told[0]
+
+
+def _six(t: optuna.Trial) -> float:
+    x, y = t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)
+    for i in range(4):
+        t.suggest_float(f"z{i}", 0, 1)
+    return (x - 0.3) ** 2 + 0.3 * (y - 0.5) ** 2
+
+
+def test_with_parallel_trials_one_thread_decides_and_the_others_wait_for_it() -> None:
+    # n_jobs=4: while one thread fitted the decision, the others went on starting trials
+    # (30 trials sampled without it), and each thread that finished a trial before the
+    # schedule moved took the same decision again, reading the restriction as not followed
+    from hpinsight.integrations import _optuna_live
+
+    taken: list[int] = []
+    decide = _optuna_live.Refitter._decide
+
+    def counted(self: Any, study: Any, history: Any) -> None:
+        taken.append(history.n_trials)
+        decide(self, study, history)
+
+    cb = ImportanceCallback(seed=0, shrink_to="auto", shrink_after=30, min_trials=10**6)
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_optuna_live.Refitter, "_decide", counted)
+        study.optimize(_six, n_trials=70, callbacks=[cb], n_jobs=4)
+    assert cb.close(wait=120)
+    assert not cb.errors
+    assert len(taken) == 2  # at 30 and 60 completed trials, once each
+    first = next(d for d in study.user_attrs[DECISIONS_KEY] if d["action"] == "fix")
+    unmarked = [t.number for t in study.trials if t.number > first["after_trial"]
+                and "hpinsight:sampled_under" not in t.system_attrs]
+    assert len(unmarked) <= 3  # only the trials already running when it was taken
+    assert {cb.subspace.decisions[n].state for n in first["params"]} == {"fixed"}
+
+
+def test_an_interrupted_decision_is_taken_at_the_next_trial_and_a_closed_one_reads_nothing(
+) -> None:
+    from hpinsight.integrations import _optuna_live
+
+    decide = _optuna_live.Refitter._decide
+    calls: list[int] = []
+
+    def interrupted_once(self: Any, study: Any, history: Any) -> None:
+        calls.append(history.n_trials)
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # Ctrl-C while the decision is fitted
+        decide(self, study, history)
+
+    cb = ImportanceCallback(seed=0, shrink_to="auto", shrink_after=30, min_trials=10**6,
+                            isolation="thread")
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_optuna_live.Refitter, "_decide", interrupted_once)
+        with pytest.raises(KeyboardInterrupt):
+            study.optimize(_six, n_trials=40, callbacks=[cb])
+        study.optimize(_six, n_trials=5, callbacks=[cb])
+    assert calls == [30, 31]  # not skipped until the next multiple of 30
+    assert [(d["action"], d["after_trial"]) for d in study.user_attrs[DECISIONS_KEY]] \
+        == [("fix", 30)]
+    assert cb.close(wait=120)
+    # a closed callback left attached decides nothing and no longer reads the study
+    read: list[int] = []
+    history = _optuna_live._history
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        read.append(1)
+        return history(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_optuna_live, "_history", counted)
+        study.optimize(_six, n_trials=40, callbacks=[cb])
+    assert read == []
+    assert len(study.user_attrs[DECISIONS_KEY]) == 1
