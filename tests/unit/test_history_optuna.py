@@ -424,3 +424,29 @@ def test_a_trial_left_out_for_its_value_does_not_shape_the_pareto_front():
         alone.add_trials(kept)
     expected = hp.adapters.from_optuna(alone, objective="front")
     np.testing.assert_array_equal(front.y, expected.y)
+
+
+def test_an_exploring_trial_is_said_to_move_only_what_it_moved():
+    # an enqueued trial with an exploring number ran 'junk' at its held value, and a
+    # categorical's spread value can land on its held choice: neither moved it, yet both
+    # were recorded as having moved it, and a gain made by a free parameter released it
+    from hpinsight.integrations.optuna import ShrinkingSampler, restrict
+
+    def objective(t):
+        t.suggest_categorical("k", ["p", "q"])
+        return t.suggest_float("x", 0, 1) + 0 * t.suggest_float("junk", 0, 1)
+
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(objective, n_trials=20)
+    restrict(study, {"junk": 0.5, "k": "p"}, why="by hand")
+    study.optimize(objective, n_trials=9)  # trials 20..28
+    study.enqueue_trial({"x": 0.1, "junk": 0.5, "k": "p"})
+    study.optimize(objective, n_trials=60)  # trial 29 (enqueued) and 39, 49, ... explore
+    explored = hp.adapters.from_optuna(study).sampling.explored
+    assert 29 not in explored
+    for number in (39, 49, 59, 69, 79):
+        params = study.trials[number].params
+        moved = tuple(n for n, held in (("junk", 0.5), ("k", "p")) if params[n] != held)
+        assert set(explored.get(number, ())) == set(moved)
+    # the categorical's spread value landed on its held choice in some of them
+    assert any(study.trials[n].params["k"] == "p" for n in (39, 49, 59, 69, 79))

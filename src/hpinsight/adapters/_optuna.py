@@ -381,9 +381,14 @@ def sampling_of(study: Any, trials: Sequence[Any],
         for name in dict(under.get("ranges") or {}):
             if name in t.params:
                 n_narrowed[name] = n_narrowed.get(name, 0) + 1
+        # the parameters the trial moved: active, and away from the value they are held at
+        # (an enqueued trial, or a spread value that lands on the held one, moved nothing)
         spread = under.get("explored")
         if isinstance(spread, list | tuple) and spread:
-            explored[t.number] = tuple(str(n) for n in spread if n in t.params)
+            moved = tuple(str(n) for n in spread if n in t.params
+                          and not (n in fixed and _same(t.params[n], fixed[n])))
+            if moved:
+                explored[t.number] = moved
     # trials carry the mark from 0.1 on; without any, the counts are unknown
     # if a restriction was decided before the last analysed trial
     last = max((t.number for t in trials), default=-1)
