@@ -169,12 +169,14 @@ STATES: dict[str, tuple[str, str]] = {
     "no_data": ("Not enough data yet", "keep tuning"),
     "not_yet_safe": ("Not yet safe to fix", "keep tuning for now"),
     "kept": ("Kept so that one stays tuned", "keep tuning"),
+    "released": ("Released, not fixed again", "keep tuning"),
     "release": ("Release", "release"),
     "fix": ("You can stop tuning", "fix"),
     "fixed": ("Fixed", "fixed"),
 }
 #: States in which the parameter is (or stays) tuned.
-TUNED = ("matters", "small", "unresolved", "no_data", "not_yet_safe", "kept", "release")
+TUNED = ("matters", "small", "unresolved", "no_data", "not_yet_safe", "kept", "released",
+         "release")
 
 
 
@@ -203,7 +205,7 @@ class ParameterDecision:
     param : str
     state : str
         One of ``STATES``: "matters", "small", "unresolved", "no_data", "not_yet_safe",
-        "kept", "release", "fix" or "fixed".
+        "kept", "released", "release", "fix" or "fixed".
     share, share_std : float
         Its main effect's share of the variance over all trials (mean and std over the
         model's draws).
@@ -279,6 +281,9 @@ class ParameterDecision:
     tried : tuple
         For evidence ``OUTSIDE``: the lowest and highest value its successful trials ran
         it at; empty otherwise.
+    released_after : int or None
+        For "released": the last trial of the decision that released it (a released
+        parameter is not fixed again, however safe it looks later); None otherwise.
     explored_trial : int or None
         For evidence ``EXPLORED``: the trial that explored it and did better than the
         model predicts from every other trial; None otherwise.
@@ -330,6 +335,7 @@ class ParameterDecision:
     partners: tuple[str, ...] = ()
     untried: tuple[Any, ...] = ()
     tried: tuple[Any, ...] = ()
+    released_after: int | None = None
     explored_trial: int | None = None
     explored_gain: float = math.nan
     explored_sd: float = math.nan
@@ -355,6 +361,8 @@ class ParameterDecision:
                     else f"release: exploring trial {self.explored_trial} did "
                          f"{fmt_cost(self.explored_gain)} better" if self.evidence == EXPLORED
                     else "release: it has an effect")
+        if self.state == "released":
+            return f"keep tuning: released after trial {self.released_after}"
         if self.state == "no_data":
             return ("keep tuning: not enough data (one value in all "
                     f"{self.n_active} trials)" if self.evidence == UNVARIED else
@@ -387,6 +395,7 @@ class ParameterDecision:
             "partners": list(self.partners),
             "untried": [json_value(c) for c in self.untried],
             "tried": [json_value(c) for c in self.tried],
+            "released_after": self.released_after,
             "explored_trial": self.explored_trial,
             "explored_gain": json_value(self.explored_gain),
             "explored_sd": json_value(self.explored_sd),
@@ -546,7 +555,9 @@ class DecisionResult:
             "the model predicts from every other trial by more than the margin plus "
             f"{EXPLORED_Z:g} standard deviations of that prediction, and by more of them "
             "than any trial that did not explore; then every parameter that trial moved is "
-            "released, as one trial cannot tell which of them made the gain.",
+            "released, as one trial cannot tell which of them made the gain. A released "
+            "parameter is not fixed again, however safe to fix it looks later, so that a "
+            "decision cannot go back and forth on noise.",
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -625,7 +636,7 @@ def member_note(d: ParameterDecision) -> str:
     if d.state == "no_data":
         return (f"(one value in all {d.n_active} trials)" if d.evidence == UNVARIED
                 else f"(active in {d.n_active} trials)")
-    if d.state in ("fix", "fixed", "release"):
+    if d.state in ("fix", "fixed", "release", "released"):
         return f"({d.action})"
     return ""
 

@@ -294,6 +294,7 @@ def decide(
     top_doubtful = capped is not None and capped.signal_doubtful
     unshown = (result.signal_unshown, capped is not None and capped.signal_unshown)
     since = _since_trials(sampling)
+    released = _released(sampling)
     noise_sd = _noise_sd(result)
     disputed = _disputed(result)
     residual_p, spread = _residual_p(result)
@@ -405,6 +406,10 @@ def decide(
         outside = state == "fix" and not forbidding and not untried and span is not None
         if forbidding or untried or outside:
             state = "not_yet_safe"
+        # released by a check or by the user: not fixed again (a restriction would not
+        # take it back, and the surfaces said "fix" while the study went on tuning it)
+        if state == "fix" and name in released:
+            state = "released"
         noisy = state == "not_yet_safe" and hidden_cost > margin
         by_size = max(sizeable, key=effect_sd) if state == "not_yet_safe" and sizeable else \
             max(negligible, key=effect_sd) if state in ("fix", "kept") and negligible else None
@@ -466,6 +471,7 @@ def decide(
             evidence_before=_before(quoted), sized_by=sized_by,
             linked=linked if forbidding else (), untried=tuple(untried),
             tried=tuple(span) if outside and span is not None else (),
+            released_after=released[name] if state == "released" else None,
             explored_trial=None if surprise is None else surprise.trial,
             explored_gain=math.nan if surprise is None else surprise.gain,
             explored_sd=math.nan if surprise is None else surprise.sd,
@@ -597,6 +603,20 @@ def _since_trials(sampling: SamplingRecord | None) -> dict[str, int]:
     return {n: t for n, t in since.items() if n in sampling.fixed}
 
 
+def _released(sampling: SamplingRecord | None) -> dict[str, int]:
+    """Per parameter a recorded decision released and the restriction in force does not
+    hold, the last trial of the latest such decision (-1 where it names none)."""
+    if sampling is None:
+        return {}
+    out: dict[str, int] = {}
+    for d in sampling.decisions:  # oldest first
+        if d.get("action") == "release":
+            after = d.get("after_trial")
+            for name in dict(d.get("params") or {}):
+                out[name] = after if isinstance(after, int) else -1
+    return {n: t for n, t in out.items() if n not in sampling.fixed}
+
+
 def _before(effect: Importance | None) -> float:
     """An effect's share before pruning, NaN where none of its parameters was taken out."""
     return math.nan if effect is None or effect.before_pruning is None else effect.before_pruning
@@ -673,9 +693,10 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                     "small a share to count" if d.verdict == NEGLIGIBLE
                else "no effect is distinguishable from nothing")
     # cheap by the model, yet kept for what the model cannot know
-    cheap = (f"Keep tuning for now: {nothing}, and fixing it at {value} costs "
-             + ("nothing measurable" if d.cost_upper <= _ROUNDING * abs(margin)
-                else f"at most {upper}") + " by the model")
+    by_model = (f"fixing it at {value} costs "
+                + ("nothing measurable" if d.cost_upper <= _ROUNDING * abs(margin)
+                   else f"at most {upper}") + " by the model")
+    cheap = f"Keep tuning for now: {nothing}, and {by_model}"
     return {
         "matters": f"Keep tuning: {effect}, resolved{aside}.",
         "small": (f"Keep tuning: {effect}, small but resolved{aside}."
@@ -755,6 +776,11 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                             if math.isfinite(d.cost_upper) else
                             "the cost of fixing it was not estimated (it needs at least "
                             f"{MIN_TRIALS_FOR_COST} trials).")),
+        "released": (f"Keep tuning: {nothing}, and {by_model}, but it was released after "
+                     f"trial {d.released_after}, "
+                     "and a released parameter is not fixed again, so that a decision "
+                     "cannot go back and forth on noise; fix it by hand (restrict) to stop "
+                     "tuning it."),
         "kept": (f"Keep tuning: it shows no effect, but at least one parameter stays "
                  f"tuned and this one explains the most ({share})."),
         "fix": (f"You can stop tuning it: {nothing}, it explains {share}, and fixing it at {value} costs "

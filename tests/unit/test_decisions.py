@@ -362,6 +362,30 @@ def test_a_trial_that_explored_and_beat_the_model_releases_what_it_moved(analysi
     assert out["x"].state != "release" or out["x"].evidence != EXPLORED
 
 
+def test_a_released_parameter_is_not_called_safe_to_fix_again(analysis):
+    # z was fixed, then released after trial 99: the study never fixes it again, and the
+    # callback's summary, its log and the report said "fix" while it went on being tuned
+    result, capped = analysis
+    record = SamplingRecord(fixed={"u": 0.1}, decisions=(
+        {"action": "fix", "params": {"z": 0.4, "u": 0.1}, "after_trial": 49},
+        {"action": "release", "params": {"z": 0.4}, "after_trial": 99}),
+        n_held={"z": 50, "u": 100})
+    risks = {n: _risk(n, 0.0, 0.0) for n in result.space.names}
+    free = decide(result, capped=capped, risks=risks, margin=0.01, values={"z": 0.4})
+    assert free["z"].state == "fix"
+    out = decide(result, capped=capped, risks=risks, margin=0.01, values={"z": 0.4},
+                 sampling=record)
+    z = out["z"]
+    assert (z.state, z.released_after, z.tuned) == ("released", 99, True)
+    assert z.action == "keep tuning: released after trial 99"
+    assert "released after trial 99" in z.sentence
+    assert "not fixed again" in z.sentence
+    assert z.heading == STATES["released"][0]
+    assert out["u"].state == "fixed"
+    assert json.loads(json.dumps(out.to_dict()))["decisions"]["z"]["released_after"] == 99
+    assert any("not fixed again" in r for r in out.rules)
+
+
 def test_min_keep_keeps_the_largest_share_when_all_could_be_fixed(analysis):
     result, _ = analysis
     risks = {n: _risk(n, 0.0, 0.0) for n in result.space.names}
