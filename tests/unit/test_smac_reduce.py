@@ -240,3 +240,19 @@ def test_ordinal_values_compare_by_their_place_in_the_sequence():
     # with opt at "b", size must be "large": the default "small" is repaired to it
     b = reduce_configspace(cs, {"opt": "b"})
     assert b.get_default_configuration()["size"] == "large"
+
+
+def test_fixed_values_are_held_as_the_parameter_s_own_values():
+    # values read from JSON, a CSV or numpy: ConfigSpace calls 3.0 legal for an integer
+    # and 1 for a choice of True and False, and they reached the target as 3.0 and 1
+    cs = CS.ConfigurationSpace(seed=0)
+    cs.add([CS.UniformIntegerHyperparameter("layers", 1, 8, default_value=2),
+            CS.CategoricalHyperparameter("bias", [True, False], default_value=True),
+            CS.CategoricalHyperparameter("k", [1, 2, 3], default_value=1),
+            CS.OrdinalHyperparameter("size", [1, 2, 4], default_value=1),
+            CS.UniformFloatHyperparameter("x", 0.0, 1.0)])
+    reduced = reduce_configspace(cs, {"layers": 3.0, "bias": 1, "k": 2.0, "size": 4.0})
+    config = dict(reduced.sample_configuration())
+    for name, value in (("layers", 3), ("bias", True), ("k", 2), ("size", 4)):
+        assert config[name] == value
+        assert type(config[name]) is type(value), name

@@ -118,7 +118,7 @@ def reduce_configspace(configspace: Any, fixed: Mapping[str, Any]) -> Any:
             )
     data = configspace.to_serialized_dict()
     order = _orders(data)
-    values = {k: _plain(v) for k, v in fixed.items()}
+    values = {k: _own_value(configspace[k], _plain(v)) for k, v in fixed.items()}
     conditions = {c["child"]: c for c in data["conditions"]}
     memo: dict[str, Any] = {}
 
@@ -478,7 +478,8 @@ def _chosen_fixed(facade: Any, keep: Any, fixed: Mapping[str, Any] | None,
         values = dict(incumbent)
         fixed = {n: values.get(n, cs[n].default_value) for n in order[keep:]}
     assert fixed is not None  # one of the three branches above set it
-    return {k: _plain(v) for k, v in fixed.items()}, subspace
+    return {k: _own_value(cs[k], _plain(v)) if k in cs else _plain(v)
+            for k, v in fixed.items()}, subspace
 
 
 def _sorted_runs(facade: Any, reduced: Any, fixed: Mapping[str, Any],
@@ -600,6 +601,23 @@ def _same_feature_ratio(was: Any, now: Any, n_was: int, n_now: int) -> bool:
 # ---------------------------------------------------------------------------- internals
 def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
+
+
+def _own_value(hp: Any, value: Any) -> Any:
+    """A legal ``value`` of ``hp`` as the parameter's own value: ConfigSpace calls 3.0 a
+    legal value of an integer parameter and 1 one of a choice of True and False, and
+    held as given they reached the target as 3.0 (``range(layers)`` failed) and 1."""
+    if isinstance(hp, CS.CategoricalHyperparameter | CS.OrdinalHyperparameter):
+        choices = list(hp.choices if isinstance(hp, CS.CategoricalHyperparameter) else hp.sequence)
+        same = [c for c in choices if c == value and type(c) is type(value)]
+        return same[0] if same else next((c for c in choices if c == value), value)
+    if isinstance(hp, CS.UniformIntegerHyperparameter | CS.NormalIntegerHyperparameter |
+                  CS.BetaIntegerHyperparameter):
+        return int(value)
+    if isinstance(hp, CS.UniformFloatHyperparameter | CS.NormalFloatHyperparameter |
+                  CS.BetaFloatHyperparameter):
+        return float(value)
+    return value
 
 
 def _inherit(state: Any, child: str) -> Any:
