@@ -407,3 +407,18 @@ def test_report_out_refuses_a_suffix_it_would_not_write(
                  str(tmp_path / "r.txt")]) == 2
     assert "--out writes a .html page or a .json document" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("bad", "says"), [
+    (["--shrink-after", "10"], "--shrink-after only acts with --shrink-to"),
+    (["--shrink-after", "10", "--risk-margin", "0.2"],
+     "--shrink-after and --risk-margin only act with --shrink-to"),
+    (["--publish", "--shrink-to", "2", "--risk-margin", "0.2"],
+     "--risk-margin is read by --shrink-to auto only"),
+])
+def test_watch_refuses_shrink_options_that_would_do_nothing(
+    journal: Path, bad: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # accepted, they did nothing and said nothing (ImportanceCallback refuses the same)
+    assert main(["watch", "--storage", str(journal), "--study", "j", "--once", *bad]) == 2
+    assert says in capsys.readouterr().err

@@ -81,8 +81,8 @@ def add_parser(sub: Any) -> None:
                    help="with --publish: fix all but the K most important parameters for "
                    "workers using ShrinkingSampler; 'auto': fix those that are unimportant "
                    "among good trials and safely cheap to fix (tuning risk)")
-    p.add_argument("--shrink-after", type=int, default=50, help="trials before shrinking; with --shrink-to auto, later checks fall at its multiples (50)")
-    p.add_argument("--risk-margin", type=float, default=0.05, metavar="M",
+    p.add_argument("--shrink-after", type=int, default=None, help="with --shrink-to: trials before shrinking; with --shrink-to auto, later checks fall at its multiples (50)")
+    p.add_argument("--risk-margin", type=float, default=None, metavar="M",
                    help="with --shrink-to auto: the most fixing a parameter may cost, as a "
                    "fraction of the spread of the good trials (0.05)")
     p.add_argument("--narrow-quantile", type=float, default=None, metavar="Q",
@@ -122,6 +122,23 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     ):
         _logger.error("--narrow-quantile needs --shrink-to and a value in (0, 1].")
         return 2
+    # accepted where they do nothing, they were silently ignored (ImportanceCallback
+    # refuses the same)
+    unread = [flag for flag, value in (("--shrink-after", args.shrink_after),
+                                       ("--risk-margin", args.risk_margin)) if value is not None]
+    if args.shrink_to is None and unread:
+        _logger.error("%s only %s with --shrink-to, which is not given, so nothing would be "
+                      "shrunk; add --shrink-to auto (or how many parameters to keep), or leave "
+                      "%s out.", " and ".join(unread), "acts" if len(unread) == 1 else "act",
+                      "it" if len(unread) == 1 else "them")
+        return 2
+    if args.shrink_to not in (None, "auto") and args.risk_margin is not None:
+        _logger.error("--risk-margin is read by --shrink-to auto only; with --shrink-to %s the "
+                      "parameters outside the top ones are fixed whatever they cost. Use "
+                      "--shrink-to auto, or leave --risk-margin out.", args.shrink_to)
+        return 2
+    args.shrink_after = 50 if args.shrink_after is None else args.shrink_after
+    args.risk_margin = 0.05 if args.risk_margin is None else args.risk_margin
     if not 0.0 <= args.risk_margin < float("inf"):
         _logger.error("--risk-margin must be a number >= 0.")
         return 2
