@@ -336,7 +336,9 @@ class Refitter:
             why = (f"{head}: fixed {fixed}, each with no effect that counts (none "
                    "distinguishable from nothing, or one too small to matter) "
                    f"and a cost of fixing, by the surrogate, within {allowed}; "
-                   f"kept {', '.join(subspace.keep)}")
+                   f"kept {', '.join(subspace.keep)}" if fix_now else
+                   f"{head}: fixed nothing (none is safe to fix); kept "
+                   f"{', '.join(subspace.keep)}")
             if ranges and not log:
                 why += (f"; narrowed {', '.join(ranges)} to the range of the best "
                         f"{self.narrow_quantile:.0%} of trials")

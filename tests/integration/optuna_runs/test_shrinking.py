@@ -820,3 +820,21 @@ def test_an_interrupted_decision_is_taken_at_the_next_trial_and_a_closed_one_rea
         study.optimize(_six, n_trials=40, callbacks=[cb])
     assert read == []
     assert len(study.user_attrs[DECISIONS_KEY]) == 1
+
+
+def test_a_decision_that_only_narrows_says_it_fixed_nothing() -> None:
+    # both parameters matter: nothing is safe to fix, and the first decision narrows their
+    # ranges; it read "fixed , each with no effect that counts ..."
+    def two(t: optuna.Trial) -> float:
+        return (t.suggest_float("x", 0, 1) - 0.3) ** 2 + (t.suggest_float("y", 0, 1) - 0.6) ** 2
+
+    cb = ImportanceCallback(seed=0, shrink_to="auto", shrink_after=30, narrow_quantile=0.3,
+                            min_trials=10**6, isolation="thread")
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(two, n_trials=35, callbacks=[cb])
+    assert cb.close(wait=120)
+    (decision,) = study.user_attrs[DECISIONS_KEY]
+    assert decision["params"] == {}
+    assert sorted(read_ranges(study)) == ["x", "y"]
+    assert decision["why"].startswith("shrink_to='auto' after 30 trials: fixed nothing (none is "
+                                      "safe to fix); kept x, y; narrowed x, y to the range")
