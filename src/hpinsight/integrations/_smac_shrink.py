@@ -526,7 +526,7 @@ def _continued_facade(facade: Any, scenario: Any, target_function: Any,
     design = kind.get_initial_design(scenario, **count, additional_configs=list(queued))
     given = dict(components(scenario)) if components is not None else {}
     new = kind(scenario, target_function, **{"initial_design": design, **given},
-               callbacks=list(callbacks), overwrite=True, logging_level=False)
+               overwrite=True, logging_level=False)
     if components is None:
         _warn_about_defaults(facade, new)
     for config, key, value in told:
@@ -534,6 +534,10 @@ def _continued_facade(facade: Any, scenario: Any, target_function: Any,
         new.tell(TrialInfo(config=config, instance=key.instance, seed=key.seed, budget=key.budget),
                  TrialValue(cost=value.cost, time=value.time), save=False)
     new.optimizer.save()
+    # the user's callbacks see the continued run's own trials only: told the old runs, an
+    # ImportanceCallback(stop_after=5) stopped the run before its first trial
+    for callback in callbacks:
+        new.optimizer.register_callback(callback)
     return new
 
 

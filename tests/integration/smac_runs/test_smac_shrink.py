@@ -433,3 +433,19 @@ def test_a_clause_on_a_parameter_inactive_in_a_run_does_not_drop_it(tmp_path: Pa
     assert moved.n_told == 0
     assert moved.n_skipped == sum(1 for c in configs if c["i"] > 0 and "e" not in c) + sum(
         1 for c in configs if "e" in c and c["f"] != 0.9 and c["e"] < c["i"])
+
+
+def test_the_user_s_callbacks_count_only_the_continued_run_s_own_trials(tmp_path: Path) -> None:
+    # told the old runs in the subspace, an ImportanceCallback(stop_after=5) counted them as
+    # trials and stopped the continued run before its first one
+    first = _optimized(space(), target, 40, tmp_path, "cb")
+    cb = ImportanceCallback(every_n_trials=10, min_trials=10, stop_after=5, seed=0,
+                            isolation="thread")
+    run = shrink_and_continue(first, target, fixed={"k": "p"}, n_trials=30, callbacks=[cb],
+                              reevaluate=0, name="cb-next")
+    assert run.n_told >= 5  # more told runs than stop_after
+    assert not cb.stopped
+    run.facade.optimize()
+    assert cb.stopped
+    assert len(run.facade.runhistory) - run.n_told == 5
+    cb.close()
