@@ -18,6 +18,7 @@ import optuna
 from .._decision_result import MIN_TRIALS_PER_PARAM, SINGLE, fmt_cost
 from .._history import TrialHistory
 from .._joint import front_history
+from .._shared import clip_text
 from .._surrogate_risk import check_default_values
 from ._dashboard import DashboardPublisher, ErrorHook, check_publish
 from ._live import ImportanceSnapshot, LiveFanova, RefitOptions, compact_summary
@@ -243,7 +244,17 @@ class Refitter:
                   log: list[dict[str, Any]]) -> None:
         """``shrink_to=k``: keep the ``k`` most important, fix the others; once per study."""
         if log or read_restriction(study):
-            return  # decided before (and maybe released by the user): never shrink twice
+            # decided before (by hand, another process, or released by the user): a study
+            # is shrunk to a size once; said, not silently skipped
+            last = log[-1] if log else {}
+            self.logger.warning(
+                "hpinsight: shrink_to=%d did not shrink study %r: it already has a "
+                "restriction decision (%s after trial %s: %s); a study is shrunk to a size "
+                "once. Release it (ShrinkingSampler.release(study)) before the study "
+                "reaches shrink_after trials for shrink_to to act.", self.shrink_to,
+                study.study_name, last.get("action", "a restriction"),
+                last.get("after_trial", "?"), clip_text(str(last.get("why", "")), 120))
+            return
         assert isinstance(self.shrink_to, int)
         # a default no trial could take was recorded as fixed while trials went on varying
         check_default_values(history.space, self.defaults, "ImportanceCallback(defaults=...)")

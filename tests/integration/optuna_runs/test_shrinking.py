@@ -838,3 +838,20 @@ def test_a_decision_that_only_narrows_says_it_fixed_nothing() -> None:
     assert sorted(read_ranges(study)) == ["x", "y"]
     assert decision["why"].startswith("shrink_to='auto' after 30 trials: fixed nothing (none is "
                                       "safe to fix); kept x, y; narrowed x, y to the range")
+
+
+def test_shrink_to_k_says_why_it_does_not_shrink_a_study_restricted_before(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # a parameter fixed by hand before the study: shrink_to=3 never happened, and said nothing
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    restrict(study, {"k": "p"}, why="by hand")
+    cb = ImportanceCallback(seed=0, shrink_to=3, shrink_after=30, min_trials=10**6,
+                            isolation="thread")
+    with caplog.at_level("WARNING", logger="optuna.hpinsight"):
+        study.optimize(objective, n_trials=35, callbacks=[cb])
+    assert cb.close(wait=120)
+    assert read_restriction(study) == {"k": "p"}
+    (said,) = [r.getMessage() for r in caplog.records if "did not shrink" in r.getMessage()]
+    assert "shrink_to=3 did not shrink study" in said
+    assert "by hand" in said
+    assert "ShrinkingSampler.release(study)" in said
