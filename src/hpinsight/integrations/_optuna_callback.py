@@ -260,6 +260,10 @@ class ImportanceCallback(LiveResults):
         self._lock = threading.Lock()
         self._study: optuna.Study | None = None
         self._seen = 0  # COMPLETE trials this callback was told about
+        # COMPLETE trials the study had when this callback first saw one of its trials: a
+        # resumed study (40 trials, then more) decided at shrink_after trials of this
+        # session (trial 90), not of the study (trial 50)
+        self._before: int | None = None
         # set while no decision is being taken: with n_jobs > 1 one thread takes a due
         # decision, and the others wait for it at the end of their trials, so that no
         # trial starts unrestricted meanwhile and no second thread takes it again
@@ -325,11 +329,14 @@ class ImportanceCallback(LiveResults):
                 now = self.clock()
                 if self._first_seen is None:
                     self._first_seen = now
+                if self._before is None and self._refitter.next_decision is not None:
+                    self._before = _complete_before(study, trial.number)
+                done = self._seen + (self._before or 0)  # the study's, for the schedule
                 deciding = not self._no_decision.is_set()  # by another thread
-                decide = not deciding and self._refitter.decision_due(self._seen)
+                decide = not deciding and self._refitter.decision_due(done)
                 if decide:
                     self._no_decision.clear()
-                seen = self._seen
+                seen = done
                 due = (n >= self.min_trials and self._seen - self._requested_at >= self.every_n_trials
                        and self._within_budget(now))
                 if due:
@@ -432,6 +439,12 @@ class ImportanceCallback(LiveResults):
                 self._refitter.shrink_to, type(study.sampler).__name__,
                 type(study.sampler).__name__ + "(...)",
             )
+
+
+def _complete_before(study: optuna.Study, number: int) -> int:
+    """How many COMPLETE trials ``study`` holds besides trial ``number``."""
+    complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+    return sum(t.number != number for t in complete)
 
 
 def _check_shrink_options(func: str, refitter: Refitter) -> None:

@@ -290,6 +290,11 @@ class Refitter:
         if ranges:
             why += (f"; narrowed {', '.join(ranges)} to the range of the best "
                     f"{self.narrow_quantile:.0%} of trials")
+        if read_decisions(study) or read_restriction(study):
+            # another process decided while this one fitted (seconds): the first stands
+            self.logger.info("hpinsight: shrink_to=%d: study %r was restricted meanwhile by "
+                             "another process; not shrunk twice", self.shrink_to, study.study_name)
+            return
         record_restriction(study, fixed, ranges=ranges, why=why, after_trial=snapshot.last_trial)
         self.logger.info("hpinsight: %s", why)
 
@@ -326,6 +331,12 @@ class Refitter:
                    and decisions[n].evidence != SINGLE}
         last = max(history.trial_ids)
         head = f"shrink_to='auto' after {history.n_trials} trials"
+        if len(read_decisions(study)) != len(log):
+            # another process decided while this one fitted (seconds): its decision stands,
+            # and this one, on what the study held before it, is not written over it
+            self.logger.info("hpinsight: %s: study %r was decided on meanwhile by another "
+                             "process; its decision stands", head, study.study_name)
+            return
         if not log and self.narrow_quantile is not None:
             near = history if objectives is None else front_history(objectives)
             ranges = best_ranges(near, list(subspace.keep), self.narrow_quantile)

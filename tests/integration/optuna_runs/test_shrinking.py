@@ -855,3 +855,17 @@ def test_shrink_to_k_says_why_it_does_not_shrink_a_study_restricted_before(
     assert "shrink_to=3 did not shrink study" in said
     assert "by hand" in said
     assert "ShrinkingSampler.release(study)" in said
+
+
+def test_a_resumed_study_decides_at_its_own_trial_counts() -> None:
+    # 40 trials in an earlier session, then a callback with shrink_after=50: it decided at
+    # study trial 90 (50 of its own), not 50
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(objective, n_trials=40)
+    cb = ImportanceCallback(seed=0, shrink_to=3, shrink_after=50, min_trials=10**6,
+                            isolation="thread")
+    study.optimize(objective, n_trials=20, callbacks=[cb])
+    assert cb.close(wait=120)
+    (decision,) = study.user_attrs[DECISIONS_KEY]
+    assert decision["after_trial"] == 49
+    assert "shrink_to=3 after 50 trials" in decision["why"]
