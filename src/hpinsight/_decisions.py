@@ -354,7 +354,10 @@ def decide(
         # held only where the trials say they were sampled under the restriction: a
         # restriction that no later trial carries the mark of (a sampler that is not a
         # ShrinkingSampler ignores it) was reported "fixed" while the parameter varied
-        held = sampling is not None and name in sampling.fixed and sampling.n_held is not None
+        # (nor where the latest trials ran it at another value: an edited range left the
+        # fixed value outside, and the sampler let it vary, while it was called "Fixed")
+        held = (sampling is not None and name in sampling.fixed and sampling.n_held is not None
+                and name not in sampling.unheld)
         param = result.space[name]
         only = param.choices if isinstance(param, Categorical) and len(param.choices) == 1 else ()
         single = bool(only)

@@ -88,6 +88,11 @@ class SamplingRecord:
         in one trial of ten), each with the parameters it spread: the evidence a fixed
         parameter is released on when such a trial does better than the model expects
         (:func:`hpinsight.suggest_subspace`).
+    unheld : tuple of str
+        Parameters the restriction fixes that the latest trial sampled under it (and not
+        exploring) ran at another value: the fixed value is outside the distribution the
+        objective asks for now (an edited range), so the sampler lets them vary, and they
+        are judged as free parameters, not as fixed.
 
     Examples
     --------
@@ -107,6 +112,7 @@ class SamplingRecord:
     linked: tuple[Mapping[str, tuple[Any, ...] | None], ...] = ()
     budgets: Mapping[float, int] = field(default_factory=dict)
     explored: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    unheld: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fixed", MappingProxyType(dict(self.fixed)))
@@ -125,6 +131,7 @@ class SamplingRecord:
             {float(b): int(n) for b, n in sorted(dict(self.budgets).items())}))
         object.__setattr__(self, "changed", MappingProxyType(
             {str(k): tuple(str(t) for t in v) for k, v in dict(self.changed).items()}))
+        object.__setattr__(self, "unheld", tuple(str(n) for n in self.unheld))
         object.__setattr__(self, "explored", MappingProxyType(
             {int(k): tuple(str(n) for n in v) for k, v in dict(self.explored).items()}))
 
@@ -143,14 +150,14 @@ class SamplingRecord:
                              tuple(dict(d) for d in self.decisions), plain(self.n_held),
                              plain(self.n_narrowed), self.forbidden, dict(self.changed),
                              tuple(dict(group) for group in self.linked), dict(self.budgets),
-                             dict(self.explored)))
+                             dict(self.explored), self.unheld))
 
     @property
     def is_empty(self) -> bool:
         """True when nothing beyond the search space shaped the sampling."""
         return not (self.fixed or self.ranges or self.decisions or self.n_held
                     or self.n_narrowed or self.forbidden or self.changed or self.budgets
-                    or self.explored)
+                    or self.explored or self.unheld)
 
     def linked_to(self, name: str, value: Any = _ANY) -> tuple[str, ...]:
         """The parameters whose values a forbidden clause can rule out once ``name`` is
@@ -179,4 +186,5 @@ class SamplingRecord:
                        for group in self.linked],
             "budgets": [[b, n] for b, n in self.budgets.items()],
             "explored": {str(k): list(v) for k, v in self.explored.items()},
+            "unheld": list(self.unheld),
         }

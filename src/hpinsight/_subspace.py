@@ -413,7 +413,8 @@ def suggest_subspace(
             else fanova(history, cap_quantile=top_quantile, **opts)
     chosen, sources = defaults_for(history, defaults, result, n_candidates, seed)
     held = {} if history.sampling is None or history.sampling.n_held is None else {
-        n: v for n, v in history.sampling.fixed.items() if n in chosen}  # as ``decide`` reads it
+        n: v for n, v in history.sampling.fixed.items()
+        if n in chosen and n not in history.sampling.unheld}  # as ``decide`` reads it
     for name, value in held.items():  # a held parameter's cost is that of its held value
         chosen[name], sources[name] = value, "held"
     risks = surrogate_tuning_risk(result, chosen, configs=history.configs,

@@ -450,3 +450,28 @@ def test_an_exploring_trial_is_said_to_move_only_what_it_moved():
         assert set(explored.get(number, ())) == set(moved)
     # the categorical's spread value landed on its held choice in some of them
     assert any(study.trials[n].params["k"] == "p" for n in (39, 49, 59, 69, 79))
+
+
+def test_a_fixed_parameter_the_latest_trials_ran_elsewhere_is_not_called_fixed():
+    # the objective's range of w moved past its fixed value at trial 80, so the sampler
+    # let w vary; every surface went on saying "Fixed at 0.25 since trial 40"
+    from hpinsight._decisions import decide
+    from hpinsight.integrations.optuna import ShrinkingSampler, restrict
+
+    def objective(t):
+        low = 0.0 if t.number < 80 else 0.5
+        return (t.suggest_float("x", 0, 1) - 0.3) ** 2 + 0 * t.suggest_float("w", low, low + 1)
+
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(objective, n_trials=40)
+    restrict(study, {"w": 0.25}, why="by hand", after_trial=39)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ChangedDistributionWarning)
+        study.optimize(objective, n_trials=60)
+        history = hp.adapters.from_optuna(study)
+    assert len({t.params["w"] for t in study.trials[80:]}) == 20
+    assert history.sampling.unheld == ("w",)
+    assert history.sampling.n_held["w"] == 36  # trials 40..79 held it, but the 4 exploring
+    d = decide(hp.fanova(history, seed=0), sampling=history.sampling, margin=0.01)["w"]
+    assert d.state not in ("fixed", "release")
+    assert d.since_trial is None

@@ -369,6 +369,7 @@ def sampling_of(study: Any, trials: Sequence[Any],
     n_held: dict[str, int] = {}
     n_narrowed: dict[str, int] = {}
     explored: dict[int, tuple[str, ...]] = {}
+    latest: dict[str, tuple[int, bool]] = {}  # per held name: its latest held trial, and held?
     marked = False
     for t in trials:
         under = t.system_attrs.get(TRIAL_KEY)
@@ -378,6 +379,8 @@ def sampling_of(study: Any, trials: Sequence[Any],
         for name, value in dict(under.get("fixed") or {}).items():
             if name in t.params and _same(t.params[name], value):
                 n_held[name] = n_held.get(name, 0) + 1
+            if name in t.params and t.number >= latest.get(name, (-1, True))[0]:
+                latest[name] = (t.number, _same(t.params[name], value))
         for name in dict(under.get("ranges") or {}):
             if name in t.params:
                 n_narrowed[name] = n_narrowed.get(name, 0) + 1
@@ -411,7 +414,9 @@ def sampling_of(study: Any, trials: Sequence[Any],
     return SamplingRecord(fixed=dict(fixed), ranges=ranges, decisions=tuple(decisions),
                           n_held=n_held if known else None,
                           n_narrowed=n_narrowed if known else None, changed=changed,
-                          explored=explored)
+                          explored=explored,
+                          unheld=tuple(sorted(n for n, (_, same) in latest.items()
+                                              if not same and n in fixed)))
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -325,6 +325,10 @@ class Refitter:
         decisions = subspace.decisions
         release_now = {n: v for n, v in held.items()
                        if n in names and decisions[n].state == "release"}
+        # held by the restriction, but the latest trials ran it elsewhere: its value lies
+        # outside the distribution the objective asks for now, and it cannot be followed
+        unheld = {n: v for n, v in held.items() if history.sampling is not None
+                  and n in history.sampling.unheld and n not in release_now}
         # (a parameter with one value in the space needs no restriction to stay at it)
         fix_now = {n: v for n, v in subspace.fixed.items()
                    if n not in held and n not in released_before
@@ -340,10 +344,15 @@ class Refitter:
         if not log and self.narrow_quantile is not None:
             near = history if objectives is None else front_history(objectives)
             ranges = best_ranges(near, list(subspace.keep), self.narrow_quantile)
-        after = {n: v for n, v in held.items() if n not in release_now} | fix_now
-        if release_now:
+        after = {n: v for n, v in held.items() if n not in release_now and n not in unheld} \
+            | fix_now
+        if release_now or unheld:
             why = f"{head}: released " + "; ".join(
-                f"{n} ({decisions[n].sentence})" for n in release_now)
+                [f"{n} ({decisions[n].sentence})" for n in release_now]
+                + [f"{n} (held at {v!r}, but the latest trials ran it at other values: that "
+                   "value lies outside the distribution the objective asks for now)"
+                   for n, v in unheld.items()])
+            release_now = release_now | unheld
             self.logger.info("hpinsight: %s", why)
             if not (after or ranges):  # nothing stays restricted: release() records it
                 release(study, why=why)

@@ -6,6 +6,7 @@ import contextlib
 import math
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -869,3 +870,25 @@ def test_a_resumed_study_decides_at_its_own_trial_counts() -> None:
     (decision,) = study.user_attrs[DECISIONS_KEY]
     assert decision["after_trial"] == 49
     assert "shrink_to=3 after 50 trials" in decision["why"]
+
+
+def test_a_fixed_value_the_objective_no_longer_allows_is_released_with_why() -> None:
+    # the objective's range of w moved past its fixed value at trial 60: the sampler lets w
+    # vary, and the check releases the restriction nobody can follow, saying so
+    def edited(t: optuna.Trial) -> float:
+        low = 0.0 if t.number < 60 else 0.5
+        return (t.suggest_float("x", 0, 1) - 0.3) ** 2 + 0 * t.suggest_float("w", low, low + 1)
+
+    cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
+                            shrink_after=50, seed=0, isolation="thread")
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(edited, n_trials=40, callbacks=[cb])
+    restrict(study, {"w": 0.25}, why="by hand", after_trial=39)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the changed distribution, said once
+        study.optimize(edited, n_trials=61, callbacks=[cb])
+    assert cb.close(wait=120)
+    release = [d for d in study.user_attrs[DECISIONS_KEY] if d["action"] == "release"]
+    assert [d["params"] for d in release] == [{"w": 0.25}]
+    assert "the latest trials ran it at other values" in release[0]["why"]
+    assert "w" not in read_restriction(study)
