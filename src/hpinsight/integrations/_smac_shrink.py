@@ -43,7 +43,12 @@ import ConfigSpace as CS
 from .._validation import check_int, check_real
 from .._warn import warn
 from ..adapters._smac import listed_objectives
-from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidSpaceError
+from ..exceptions import (
+    HPInsightWarning,
+    InvalidArgumentError,
+    InvalidArgumentTypeError,
+    InvalidSpaceError,
+)
 
 if TYPE_CHECKING:
     from .._subspace import SubspaceResult
@@ -403,6 +408,21 @@ def shrink_and_continue(
     risk_margin = check_real(risk_margin, "risk_margin", "shrink_and_continue", low=0.0, high=math.inf)
     fixed, subspace = _chosen_fixed(facade, keep, fixed, importances, seed, risk_margin, budget)
     reduced = reduce_configspace(scenario.configspace, fixed)
+    # parameters the fixed values make inactive everywhere leave the space: neither tuned
+    # nor held, said (keep=2 kept one parameter, and the other was in neither list)
+    gone = [n for n in scenario.configspace if n not in reduced]
+    if gone:
+        lost = [n for n in gone if n not in fixed]
+        held = ", ".join(f"{k}={v!r}" for k, v in fixed.items() if k in reduced)
+        tuned = sum(not isinstance(reduced[n], CS.Constant) for n in reduced)
+        warn(f"shrink_and_continue: with {held} held, {', '.join(gone)} can never be "
+             f"active, so the continued run leaves {'it' if len(gone) == 1 else 'them'} out"
+             + (f"; {', '.join(lost)} will not be tuned"
+                + (f" (keep={keep} keeps {tuned})" if isinstance(keep, int) else "")
+                + ". To tune it, leave free the parameters its condition reads, or hold "
+                "them at values that activate it." if lost else "; it is not held.")
+             , HPInsightWarning, stacklevel=2)
+        fixed = {k: v for k, v in fixed.items() if k in reduced}
     if all(isinstance(reduced[n], CS.Constant) for n in reduced):
         # SMAC fails on such a space with an empty ConfigurationSpaceExhaustedException
         raise InvalidArgumentError(

@@ -449,3 +449,31 @@ def test_the_user_s_callbacks_count_only_the_continued_run_s_own_trials(tmp_path
     assert cb.stopped
     assert len(run.facade.runhistory) - run.n_told == 5
     cb.close()
+
+
+def test_a_parameter_the_held_values_deactivate_is_named_not_lost(tmp_path: Path) -> None:
+    # momentum is active only under sgd; held at adam (the incumbent's), the continued run
+    # left momentum out: keep=2 kept one parameter, and a fixed momentum was listed as
+    # held, in neither case with a word
+    from hpinsight.exceptions import HPInsightWarning
+
+    cs = CS.ConfigurationSpace(seed=0)
+    opt, momentum = CS.Categorical("opt", ["adam", "sgd"]), CS.Float("momentum", (0.0, 1.0))
+    cs.add([opt, momentum, CS.Float("x", (-5.0, 5.0)), CS.Float("y", (-5.0, 5.0)),
+            CS.EqualsCondition(momentum, opt, "sgd")])
+
+    def fn(config: Any, seed: int = 0) -> float:
+        c = dict(config)
+        return (c["x"] - 1) ** 2 + 0.1 * c["y"] ** 2 + (0.0 if c["opt"] == "adam" else 50.0)
+
+    first = _optimized(cs, fn, 25, tmp_path, "cond")
+    assert dict(first.intensifier.get_incumbent())["opt"] == "adam"
+    with pytest.warns(HPInsightWarning, match=r"momentum can never be active.*momentum will "
+                                              r"not be tuned \(keep=2 keeps 1\)"):
+        run = shrink_and_continue(first, fn, keep=2, importances=["momentum", "x", "opt", "y"],
+                                  n_trials=2)
+    assert run.kept == ("x",)
+    with pytest.warns(HPInsightWarning, match=r"momentum can never be active.*it is not held"):
+        held = shrink_and_continue(first, fn, fixed={"opt": "adam", "momentum": 0.3},
+                                   n_trials=2, name="held")
+    assert held.fixed == {"opt": "adam"}
