@@ -256,3 +256,14 @@ def test_fixed_values_are_held_as_the_parameter_s_own_values():
     for name, value in (("layers", 3), ("bias", True), ("k", 2), ("size", 4)):
         assert config[name] == value
         assert type(config[name]) is type(value), name
+
+
+def test_a_fix_a_clause_always_forbids_quotes_the_clause_as_written():
+    cs = CS.ConfigurationSpace(seed=0)
+    opt, act = CS.Categorical("opt", ["a", "b"]), CS.Categorical("act", ["r", "t"])
+    cs.add([opt, act, CS.ForbiddenAndConjunction(CS.ForbiddenEqualsClause(opt, "b"),
+                                                 CS.ForbiddenEqualsClause(act, "t"))])
+    with pytest.raises(hp.exceptions.InvalidSpaceError,
+                       match=r"always forbidden by the clause \(Forbidden: opt == 'b' && "
+                             r"Forbidden: act == 't'\)"):
+        reduce_configspace(cs, {"opt": "b", "act": "t"})

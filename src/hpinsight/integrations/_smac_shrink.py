@@ -162,12 +162,14 @@ def reduce_configspace(configspace: Any, fixed: Mapping[str, Any]) -> Any:
     kept_conditions = [c for n in names if n not in removed
                        for c in [reduced_condition(n)] if not isinstance(c, bool)]
     forbiddens = []
-    for clause in data["forbiddens"]:
+    given = list(configspace.forbidden_clauses)  # as the user wrote them, for messages
+    for k, clause in enumerate(data["forbiddens"]):
         state = _forbid(clause, values, removed, order)
         if state is True:
             raise InvalidSpaceError(
                 f"{_FUNC}: the fixed values {dict(fixed)} are always forbidden by the clause "
-                f"{clause}; fix those parameters to other values."
+                f"{given[k] if len(given) == len(data['forbiddens']) else clause}; fix those "
+                "parameters to other values."
             )
         if state is not False:
             forbiddens.append(state)
@@ -407,7 +409,10 @@ def shrink_and_continue(
             f"the new scenario. Got {type(components).__name__} instead.")
     risk_margin = check_real(risk_margin, "risk_margin", "shrink_and_continue", low=0.0, high=math.inf)
     fixed, subspace = _chosen_fixed(facade, keep, fixed, importances, seed, risk_margin, budget)
-    reduced = reduce_configspace(scenario.configspace, fixed)
+    try:
+        reduced = reduce_configspace(scenario.configspace, fixed)
+    except InvalidSpaceError as exc:  # named as the function the user called
+        raise InvalidSpaceError(str(exc).replace(_FUNC, "shrink_and_continue")) from None
     # parameters the fixed values make inactive everywhere leave the space: neither tuned
     # nor held, said (keep=2 kept one parameter, and the other was in neither list)
     gone = [n for n in scenario.configspace if n not in reduced]

@@ -197,6 +197,9 @@ def test_an_earlier_continued_run_is_never_replaced_silently(tmp_path: Path) -> 
             shrink_and_continue(first, target, n_trials=1, keep=2, importances=["a", "b", "c"],
                                 name="full", overwrite=overwrite)
     assert _digest(source) == kept
+    # an error names the function the user called, not the one it calls
+    with pytest.raises(ValueError, match=r"'fixed' parameter of shrink_and_continue names 'nope'"):
+        shrink_and_continue(first, target, fixed={"nope": 1.0}, n_trials=1, name="bad")
     for bad, error in ((0, ValueError), (-5, ValueError), (2.7, TypeError), ("10", TypeError),
                        (None, TypeError)):
         with pytest.raises(error, match=r"'n_trials' parameter of shrink_and_continue"):
