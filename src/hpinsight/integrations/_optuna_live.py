@@ -320,8 +320,6 @@ class Refitter:
         self.subspace = subspace
         held = read_restriction(study)
         ranges = read_ranges(study)
-        released_before = {n for d in log if d.get("action") == "release"
-                           for n in (d.get("params") or {})}
         decisions = subspace.decisions
         release_now = {n: v for n, v in held.items()
                        if n in names and decisions[n].state == "release"}
@@ -331,7 +329,7 @@ class Refitter:
                   and n in history.sampling.unheld and n not in release_now}
         # (a parameter with one value in the space needs no restriction to stay at it)
         fix_now = {n: v for n, v in subspace.fixed.items()
-                   if n not in held and n not in released_before
+                   if n not in held  # (released before: "released" in decide, not here)
                    and decisions[n].evidence != SINGLE}
         last = max(history.trial_ids)
         head = f"shrink_to='auto' after {history.n_trials} trials"

@@ -198,8 +198,7 @@ def _legal_defaults(data: dict[str, Any], fixed: Mapping[str, Any]) -> dict[str,
         return data
     from ConfigSpace.util import deactivate_inactive_hyperparameters
 
-    # (ConfigSpace's decoder pops keys of the dicts it is given: a deep copy)
-    free = CS.ConfigurationSpace.from_serialized_dict(copy.deepcopy({**data, "forbiddens": []}))
+    free = _without_forbidden(data)
 
     order = _orders(data)
 
@@ -517,7 +516,7 @@ def _sorted_runs(facade: Any, reduced: Any, fixed: Mapping[str, Any],
     told: list[tuple[Any, Any, Any]] = []
     outside: list[tuple[Any, Any]] = []
     n_skipped = 0
-    free = _without_forbidden(reduced)
+    free = _without_forbidden(reduced.to_serialized_dict())
     for key, value in list(facade.runhistory.items()):
         if value.status != StatusType.SUCCESS:
             n_skipped += 1
@@ -723,11 +722,11 @@ def _clause_names(node: Mapping[str, Any]) -> set[str]:
     return {node["left"], node["right"]} if node["type"] in _RELATION else {node["name"]}
 
 
-def _without_forbidden(space: Any) -> Any:
-    """``space`` without its forbidden clauses (ConfigSpace's decoder pops keys of the
-    dicts it is given: a deep copy)."""
+def _without_forbidden(data: Mapping[str, Any]) -> Any:
+    """The space serialized as ``data`` without its forbidden clauses (ConfigSpace's
+    decoder pops keys of the dicts it is given: a deep copy)."""
     return CS.ConfigurationSpace.from_serialized_dict(
-        copy.deepcopy({**space.to_serialized_dict(), "forbiddens": []}))
+        copy.deepcopy({**data, "forbiddens": []}))
 
 
 def _project(values: dict[str, Any], reduced: Any, fixed: Mapping[str, Any], free: Any) -> Any:
