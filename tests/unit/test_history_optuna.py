@@ -475,3 +475,22 @@ def test_a_fixed_parameter_the_latest_trials_ran_elsewhere_is_not_called_fixed()
     d = decide(hp.fanova(history, seed=0), sampling=history.sampling, margin=0.01)["w"]
     assert d.state not in ("fixed", "release")
     assert d.since_trial is None
+
+
+def test_a_held_parameter_is_still_held_when_the_latest_trial_explored_it():
+    # an exploring trial runs the held parameters elsewhere on purpose: when it is the
+    # latest, the sampler still follows the restriction, and 'junk' must not be read as
+    # unheld (and judged free) at the next decision
+    from hpinsight.integrations.optuna import ShrinkingSampler, restrict
+
+    def objective(t):
+        return t.suggest_float("x", 0, 1) + 0 * t.suggest_float("junk", 0, 1)
+
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(objective, n_trials=20)
+    restrict(study, {"junk": 0.5}, why="by hand", after_trial=19)
+    study.optimize(objective, n_trials=20)  # trials 20..39; 29 and 39 explore
+    history = hp.adapters.from_optuna(study)
+    assert 39 in history.sampling.explored  # the latest trial moved junk
+    assert study.trials[39].params["junk"] != 0.5
+    assert history.sampling.unheld == ()

@@ -762,11 +762,13 @@ def test_with_parallel_trials_one_thread_decides_and_the_others_wait_for_it() ->
     from hpinsight.integrations import _optuna_live
 
     taken: list[int] = []
+    written: list[list[dict[str, Any]]] = []  # the decision log after each decision
     decide = _optuna_live.Refitter._decide
 
     def counted(self: Any, study: Any, history: Any) -> None:
         taken.append(history.n_trials)
         decide(self, study, history)
+        written.append(list(study.user_attrs.get(DECISIONS_KEY, [])))
 
     cb = ImportanceCallback(seed=0, shrink_to="auto", shrink_after=30, min_trials=10**6)
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
@@ -780,7 +782,12 @@ def test_with_parallel_trials_one_thread_decides_and_the_others_wait_for_it() ->
     unmarked = [t.number for t in study.trials if t.number > first["after_trial"]
                 and "hpinsight:sampled_under" not in t.system_attrs]
     assert len(unmarked) <= 3  # only the trials already running when it was taken
-    assert {cb.subspace.decisions[n].state for n in first["params"]} == {"fixed"}
+    # the decision at 60 reads the restriction of the one at 30 as followed; with four
+    # threads, which trials the one at 30 sees varies, and it may keep every parameter, the
+    # fix then coming at 60, whose own subspace says "safe to fix"
+    fixed_at_30 = first in written[0]
+    assert {cb.subspace.decisions[n].state for n in first["params"]} == (
+        {"fixed"} if fixed_at_30 else {"fix"})
 
 
 def test_an_interrupted_decision_is_taken_at_the_next_trial_and_a_closed_one_reads_nothing(
