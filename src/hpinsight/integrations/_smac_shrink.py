@@ -294,7 +294,7 @@ def shrink_and_continue(
     seed: int = 0,
     overwrite: bool = False,
     reevaluate: int | Literal["auto"] = "auto",
-    risk_margin: float = 0.05,
+    risk_margin: float | None = None,
     components: Callable[[Any], Mapping[str, Any]] | None = None,
     budget: float | None = None,
 ) -> ContinuedRun:
@@ -339,8 +339,8 @@ def shrink_and_continue(
         measured data in the subspace. ``"auto"``: 10, at most a quarter of
         ``n_trials`` (SMAC's own cap on an initial design) and at least 1. ``0``
         starts the new run from the told runs alone.
-    risk_margin : float, default=0.05
-        With ``keep="auto"``: the most fixing a parameter may cost, as a fraction of the
+    risk_margin : float, optional
+        With ``keep="auto"`` only (default 0.05): the most fixing a parameter may cost, as a fraction of the
         spread of the configurations near the best (best to the 10 % quantile;
         ``suggest_subspace``'s ``risk_margin``). The rules are those of
         :func:`hpinsight.suggest_subspace` and the Optuna callback, costed at the
@@ -389,6 +389,22 @@ def shrink_and_continue(
     if keep == "auto" and importances is not None:
         raise InvalidArgumentError("shrink_and_continue: keep='auto' decides from its own analysis; "
                          "'importances' only orders parameters for keep=<int>. Pass one.")
+    # an argument the chosen way of fixing never reads was accepted and silently unused
+    unused = {
+        "importances": (fixed is not None and importances is not None,
+                        "it orders parameters for keep=<int>, and fixed= names the values "
+                        "to hold"),
+        "budget": (budget is not None and (fixed is not None or importances is not None),
+                   "it chooses the runs an analysis reads (keep='auto', or keep=<int> "
+                   "without importances=), and none is run"),
+        "risk_margin": (risk_margin is not None and keep != "auto",
+                        "it is the tolerance of keep='auto'"),
+    }
+    for argument, (given, why) in unused.items():
+        if given:
+            raise InvalidArgumentError(
+                f"shrink_and_continue: '{argument}' is given but would go unused: {why}. "
+                f"Leave it out, or choose the parameters to fix the way that uses it.")
     scenario = facade.scenario
     objectives = listed_objectives(scenario.objectives) or []
     if keep is not None and len(objectives) > 1:
@@ -406,7 +422,8 @@ def shrink_and_continue(
         raise InvalidArgumentTypeError(
             "The 'components' parameter of shrink_and_continue must be a callable taking "
             f"the new scenario. Got {type(components).__name__} instead.")
-    risk_margin = check_real(risk_margin, "risk_margin", "shrink_and_continue", low=0.0, high=math.inf)
+    risk_margin = check_real(0.05 if risk_margin is None else risk_margin, "risk_margin",
+                             "shrink_and_continue", low=0.0, high=math.inf)
     fixed, subspace = _chosen_fixed(facade, keep, fixed, importances, seed, risk_margin, budget)
     try:
         reduced = reduce_configspace(scenario.configspace, fixed)

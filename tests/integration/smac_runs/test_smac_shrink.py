@@ -480,3 +480,21 @@ def test_a_parameter_the_held_values_deactivate_is_named_not_lost(tmp_path: Path
         held = shrink_and_continue(first, fn, fixed={"opt": "adam", "momentum": 0.3},
                                    n_trials=2, name="held")
     assert held.fixed == {"opt": "adam"}
+
+
+def test_an_argument_the_chosen_way_of_fixing_never_reads_is_refused(tmp_path: Path) -> None:
+    # fixed= with budget= or importances=, and risk_margin= with keep=<int>, were
+    # accepted and silently unused (a user who asked for a stricter margin got none)
+    first = _optimized(space(), target, 15, tmp_path, "full")
+    cases = [({"fixed": {"n0": 0.5}, "importances": ["a"]}, "'importances'"),
+             ({"fixed": {"n0": 0.5}, "budget": 1.0}, "'budget'"),
+             ({"keep": 3, "importances": ["a", "b", "c"], "budget": 1.0}, "'budget'"),
+             ({"keep": 3, "risk_margin": 0.01}, "'risk_margin'"),
+             ({"fixed": {"n0": 0.5}, "risk_margin": 0.01}, "'risk_margin'")]
+    for kwargs, named in cases:
+        with pytest.raises(ValueError, match=f"{named} is given but would go unused"):
+            shrink_and_continue(first, target, n_trials=2, name="x", **kwargs)
+    assert not (tmp_path / "x").exists()  # refused before anything was written
+    # the ways that read them still take them
+    run = shrink_and_continue(first, target, n_trials=2, keep=3, budget=None, name="y")
+    assert len(run.kept) == 3
