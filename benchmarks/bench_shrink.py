@@ -56,13 +56,16 @@ Arms, per problem, sampler and seed, on the same sampler seed:
   ``ShrinkingSampler`` take them out of the base sampler's space; the two oracles side
   by side show what taking them out does to the sampler itself.
 
-SMAC (``--samplers smac``, arms ``full`` and ``auto``; the known-truth problems, each
+SMAC (``--samplers smac``, arms ``full``, ``auto`` and ``restart``; the known-truth problems, each
 also declared as a ConfigSpace space by :func:`configspace`): the HPO facade with the
 same seed; ``auto`` stops the run at its first decision point (as above) with
 ``ImportanceCallback(stop_after=...)`` and continues it with
 ``shrink_and_continue(keep="auto")`` for the rest of the same number of evaluations
 (re-evaluations of old configurations count). One decision per run: SMAC has no live
-restriction. Run it with ``PYTHONHASHSEED=0``: SMAC repeats a seeded run in a new process
+restriction. ``restart`` is the control: the same stop and continuation with nothing
+fixed (``fixed={}``: every old run is told, the space is the same), so ``auto`` against
+``restart`` is what fixing did, and ``restart`` against ``full`` what continuing in a new
+facade costs SMAC. Run it with ``PYTHONHASHSEED=0``: SMAC repeats a seeded run in a new process
 only with a fixed hash seed.
 
 Random search is :class:`PairedRandomSampler`: each parameter's draw depends only on
@@ -540,7 +543,7 @@ def run_smac(problem_name: str, arm: str, seed: int, budget: int, shrink_after: 
     out: dict[str, Any] = {"problem": problem_name, "sampler": "smac", "arm": arm, "seed": seed}
     if arm == "full":
         facade("full", []).optimize()
-    elif arm == "auto":
+    elif arm in ("auto", "restart"):
         # the Optuna callback's first decision: at --shrink-after, or at 5 trials per
         # parameter when that is later (nothing is safe to fix before)
         first = max(shrink_after, 5 * len(list(space.values())))
@@ -551,8 +554,12 @@ def run_smac(problem_name: str, arm: str, seed: int, budget: int, shrink_after: 
             first_run.optimize()
             cb.close()
             first = len(costs)
-            continued = shrink_and_continue(first_run, target, n_trials=budget - first,
-                                            keep="auto", seed=seed)
+            if arm == "auto":
+                continued = shrink_and_continue(first_run, target, n_trials=budget - first,
+                                                keep="auto", seed=seed)
+            else:  # nothing fixed: every old run lies in the (same) space and is told
+                continued = shrink_and_continue(first_run, target, n_trials=budget - first,
+                                                fixed={}, reevaluate=0)
             margin = continued.subspace.margin if continued.subspace is not None else math.nan
             decisions.append({"trial": first, "margin": margin,
                               "fixed_now": dict(continued.fixed), "seconds": math.nan,
@@ -563,7 +570,7 @@ def run_smac(problem_name: str, arm: str, seed: int, budget: int, shrink_after: 
             facade("full", []).optimize()
         out["decisions"] = decisions
     else:
-        raise ValueError(f"SMAC runs the full and auto arms, not {arm!r}")
+        raise ValueError(f"SMAC runs the full, auto and restart arms, not {arm!r}")
     out["best"] = {str(b): min(costs[:b]) for b in budgets if len(costs) >= b}
     out["seconds"] = time.perf_counter() - started
     return out
