@@ -12,6 +12,7 @@ would give (a refit thread logs them); nothing of the process changes.
 from __future__ import annotations
 
 import contextlib
+import sys
 import warnings
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -46,14 +47,28 @@ def collected() -> Iterator[list[tuple[type[Warning], str]]]:
         _COLLECTED.reset(token)
 
 
-def warn(message: str, category: type[Warning], stacklevel: int = 1) -> None:
+def warn(message: str, category: type[Warning], stacklevel: int | None = 1) -> None:
     """``warnings.warn(message, category, stacklevel)``, unless :func:`held_back` holds
     ``category`` back in this thread. ``stacklevel`` counts as if the caller had called
-    ``warnings.warn`` itself."""
+    ``warnings.warn`` itself; None: the first frame outside the package (the user's
+    line, however many of the package's calls lie between)."""
     if issubclass(category, _HELD.get()):
         return
     caught = _COLLECTED.get()
     if caught is not None:
         caught.append((category, message))
         return
-    warnings.warn(message, category, stacklevel=stacklevel + 1)
+    warnings.warn(message, category,
+                  stacklevel=_outside_package() if stacklevel is None else stacklevel + 1)
+
+
+def _outside_package() -> int:
+    """The ``stacklevel`` of :func:`warn`'s ``warnings.warn`` at the first frame whose
+    module is not the package's."""
+    package = __name__.split(".")[0]
+    frame = sys._getframe(2)  # the caller of warn
+    level = 2
+    while frame is not None and str(frame.f_globals.get("__name__", "")).split(".")[0] == package:
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level

@@ -179,7 +179,7 @@ def space_from_configspace(cls: type[SearchSpace], cs: Any) -> SearchSpace:
             "measures, including the forbidden combinations. Results on those regions are "
             "extrapolation.",
             HPInsightWarning,
-            stacklevel=3,
+            stacklevel=None,  # the user's line: reached from from_smac, report, or directly
         )
     return space
 

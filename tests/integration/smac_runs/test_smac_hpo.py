@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import hpinsight as hp
+from hpinsight.exceptions import HPInsightWarning
 
 smac = pytest.importorskip("smac")
 CS = pytest.importorskip("ConfigSpace")
@@ -192,9 +193,10 @@ def test_smacs_forest_is_reproduced_on_a_conditional_space_with_forbidden_clause
         warnings.simplefilter("ignore", RuntimeWarning)  # SMAC's local search, empty means
         facade.optimize()
     forest = assert_converted_forest_predicts_like_smac(facade, 2000, seed=2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
+    with pytest.warns(HPInsightWarning, match="forbidden clause") as caught:
         history = hp.adapters.from_smac(facade)
+    # at the user's line (it pointed at a line of the package, reached through from_smac)
+    assert [w.filename for w in caught if "forbidden clause" in str(w.message)] == [__file__]
     result = hp.fanova(history, surrogate=hp.Forest.from_estimator(forest))
     assert result.ranking()[0].params == ("kernel",)  # the data: kernel matters most
 
