@@ -193,7 +193,11 @@ def record_restriction(
     decision = _decision("fix", fixed, why, after_trial)
     if narrowed:
         decision["ranges"] = narrowed
-    study.set_user_attr(RESTRICTION_KEY, {"fixed": fixed, "ranges": narrowed, "since": decision})
+    restriction: dict[str, Any] = {"fixed": fixed, "ranges": narrowed, "since": decision}
+    if check and (fixed or narrowed) and not study.get_trials(deepcopy=False):
+        # no trial to check the names against yet: the sampler checks them at the first
+        restriction["unchecked"] = sorted({*fixed, *narrowed})
+    study.set_user_attr(RESTRICTION_KEY, restriction)
     _append_decision(study, decision)
     return decision
 
@@ -280,6 +284,7 @@ class ShrinkingSampler(BaseSampler):
         self._base = base_sampler
         self._lock = threading.Lock()
         self._snapshots: dict[tuple[str, int], _Restriction] = {}
+        self._names_checked: set[str] = set()  # studies whose restricted names were checked
 
     def __repr__(self) -> str:
         return f"ShrinkingSampler({self._base!r}, explore_every={self.explore_every})"
@@ -386,7 +391,15 @@ class ShrinkingSampler(BaseSampler):
             self._base.after_trial(study, trial, state, values)
         finally:
             with self._lock:
-                self._snapshots.pop(_key(study, trial), None)
+                snapshot = self._snapshots.pop(_key(study, trial), None)
+                due = (snapshot is not None and bool(snapshot[0] or snapshot[1])
+                       and state == optuna.trial.TrialState.COMPLETE
+                       and study.study_name not in self._names_checked)
+                if due:
+                    self._names_checked.add(study.study_name)
+            if due:
+                assert snapshot is not None
+                _check_names_once_run(study, trial)
 
     def _snapshot(self, study: optuna.Study, trial: FrozenTrial) -> _Restriction:
         with self._lock:
@@ -587,6 +600,27 @@ def record_decision(
 ) -> None:
     """Append a decision that changes no restriction (e.g. "keep") to the study's log."""
     _append_decision(study, _decision(action, params, why, after_trial))
+
+
+def _check_names_once_run(study: optuna.Study, trial: FrozenTrial) -> None:
+    """Warn about restricted names no trial has, for a restriction :func:`restrict` wrote
+    before the study had a trial (its ``"unchecked"`` names; one written later was
+    checked then, and the live decisions name the trials' own parameters): a misspelt
+    name was held in no trial, and nothing said so."""
+    stored = study.user_attrs.get(RESTRICTION_KEY)
+    names = stored.get("unchecked") if isinstance(stored, Mapping) else None
+    if not isinstance(names, list) or not names:
+        return
+    known: set[str] = set(trial.distributions)  # (not yet stored as finished)
+    for t in study.get_trials(deepcopy=False):
+        known.update(t.distributions)
+    unseen = sorted(set(map(str, names)) - known)
+    if unseen:
+        warn(f"ShrinkingSampler: the restriction of study {study.study_name!r} names "
+             f"{unseen}, which no finished trial has (its trials have {sorted(known)}); a "
+             "misspelt name is never held (one suggested only by some trials is held in "
+             "those). Restrict the name the objective suggests.", UserWarning,
+             stacklevel=None)
 
 
 def _last_finished(study: optuna.Study) -> int | None:

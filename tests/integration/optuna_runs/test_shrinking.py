@@ -266,6 +266,29 @@ def test_restrict_refuses_what_the_study_s_trials_could_not_take() -> None:
     assert [t.params["x"] for t in study.trials[6:]] == [0.5, 0.5, 0.5]
 
 
+def test_a_name_restricted_before_any_trial_and_never_suggested_is_said_once() -> None:
+    # restrict() before the first trial cannot check names against trials: a misspelt
+    # one was held in no trial, and nothing said so
+    def objective(t: optuna.Trial) -> float:
+        return (t.suggest_float("learning_rate", 1e-4, 1, log=True) - 0.01) ** 2
+
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    restrict(study, {"lerning_rate": 0.01}, why="by hand")  # no trial yet: nothing to check
+    with pytest.warns(UserWarning, match=r"names \['lerning_rate'\], which no finished trial "
+                                         r"has \(its trials have \['learning_rate'\]\); a "
+                                         r"misspelt name is never held") as warned:
+        study.optimize(objective, n_trials=5)
+    assert len([w for w in warned if "lerning_rate" in str(w.message)]) == 1  # once
+    assert len({t.params["learning_rate"] for t in study.trials}) == 5  # held in none
+    # the name the objective suggests: held, and nothing said
+    spelt = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    restrict(spelt, {"learning_rate": 0.01}, why="by hand")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spelt.optimize(objective, n_trials=5)
+    assert {t.params["learning_rate"] for t in spelt.trials} == {0.01}
+
+
 def test_restrict_takes_a_value_one_of_a_dynamic_space_s_distributions_holds() -> None:
     # lr's range depends on the optimizer: checked against the latest trial's alone, 0.5
     # (an sgd value) was refused after an adam trial
