@@ -340,9 +340,9 @@ def shrink_and_continue(
         ``n_trials`` (SMAC's own cap on an initial design) and at least 1. ``0``
         starts the new run from the told runs alone.
     risk_margin : float, optional
-        With ``keep="auto"`` only (default 0.05): the most fixing a parameter may cost, as a fraction of the
-        spread of the configurations near the best (best to the 10 % quantile;
-        ``suggest_subspace``'s ``risk_margin``). The rules are those of
+        With ``keep="auto"`` only (default 0.05): the most fixing a parameter may
+        cost, as a fraction of the spread of the configurations near the best (best to
+        the 10 % quantile; ``suggest_subspace``'s ``risk_margin``). The rules are those of
         :func:`hpinsight.suggest_subspace` and the Optuna callback, costed at the
         declared defaults a SMAC space always has: a default that is costly to fix at
         keeps its parameter tuned. Unlike the Optuna callback, the continued run is
