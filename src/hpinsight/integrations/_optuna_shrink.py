@@ -398,7 +398,6 @@ class ShrinkingSampler(BaseSampler):
                 if due:
                     self._names_checked.add(study.study_name)
             if due:
-                assert snapshot is not None
                 _check_names_once_run(study, trial)
 
     def _snapshot(self, study: optuna.Study, trial: FrozenTrial) -> _Restriction:

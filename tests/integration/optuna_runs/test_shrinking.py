@@ -805,7 +805,8 @@ def test_with_parallel_trials_one_thread_decides_and_the_others_wait_for_it() ->
     assert not cb.errors
     assert len(taken) == 2  # at 30 and 60 completed trials, once each
     first = next(d for d in study.user_attrs[DECISIONS_KEY] if d["action"] == "fix")
-    at = written_at[0 if first in written[0] else 1]
+    fixed_at_30 = first in written[0]
+    at = written_at[0 if fixed_at_30 else 1]
     unmarked = [t for t in study.trials if t.number > first["after_trial"]
                 and "hpinsight:sampled_under" not in t.system_attrs]
     # only trials started before it was written: the 3 other threads' running ones, and
@@ -816,7 +817,6 @@ def test_with_parallel_trials_one_thread_decides_and_the_others_wait_for_it() ->
     # the decision at 60 reads the restriction of the one at 30 as followed; with four
     # threads, which trials the one at 30 sees varies, and it may keep every parameter, the
     # fix then coming at 60, whose own subspace says "safe to fix"
-    fixed_at_30 = first in written[0]
     assert {cb.subspace.decisions[n].state for n in first["params"]} == (
         {"fixed"} if fixed_at_30 else {"fix"})
 
