@@ -124,7 +124,9 @@ class ImportanceCallback(LiveResults):
         range its values span among the best ``narrow_quantile`` fraction of
         trials (at least two). A heuristic of ours, not from the fANOVA
         paper: it speeds up the search when the good region is one basin,
-        and can exclude a second one; release undoes it.
+        and can exclude a second one; release undoes it. With ``shrink_to="auto"``
+        the ranges are narrowed at the first decision, and a narrowed parameter a
+        later check finds safe to fix is fixed instead.
     risk_margin : float, default=0.05
         With ``shrink_to="auto"``: the most fixing a parameter may cost, as a fraction of
         the spread of the trials near the best at the decision (best trial to the 10 %

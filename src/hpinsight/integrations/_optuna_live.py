@@ -344,6 +344,9 @@ class Refitter:
             ranges = best_ranges(near, list(subspace.keep), self.narrow_quantile)
         after = {n: v for n, v in held.items() if n not in release_now and n not in unheld} \
             | fix_now
+        # a narrowed parameter found safe to fix later is fixed: its range goes (a
+        # restriction holds a parameter at a value or in a range, never both)
+        ranges = {n: r for n, r in ranges.items() if n not in after}
         if release_now or unheld:
             why = f"{head}: released " + "; ".join(
                 [f"{n} ({decisions[n].sentence})" for n in release_now]

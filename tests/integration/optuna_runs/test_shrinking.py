@@ -879,6 +879,40 @@ def test_a_decision_that_only_narrows_says_it_fixed_nothing() -> None:
                                       "safe to fix); kept x, y; narrowed x, y to the range")
 
 
+def test_a_narrowed_parameter_found_safe_to_fix_later_is_fixed() -> None:
+    # narrow_quantile narrows every numerical parameter kept at the first decision, the
+    # nuisances not yet safe to fix among them; a later check that found one safe to fix
+    # wrote it fixed and narrowed at once, which the restriction refuses: every check
+    # after the first failed, so nothing more was fixed or released
+    def wide(t: optuna.Trial) -> float:
+        x = t.suggest_float("x", 0, 1)
+        for i in range(5):
+            t.suggest_float(f"n{i}", 0, 1)
+        return (x - 0.3) ** 2
+
+    cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
+                            shrink_after=30, narrow_quantile=0.25, seed=0, isolation="thread")
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(wide, n_trials=95, callbacks=[cb])
+    assert cb.close(120)
+    assert not cb.errors
+    log = study.user_attrs[DECISIONS_KEY]
+    first = set(log[0]["ranges"])
+    later = {n for d in log[1:] if d["action"] == "fix" for n in d["params"]}
+    assert "x" in first
+    assert later & first  # a nuisance narrowed at 30 and fixed at a later check
+    fixed, ranges = read_restriction(study), read_ranges(study)
+    assert not set(fixed) & set(ranges)
+    assert set(ranges) == first - later
+    assert "x" in ranges
+    assert "x" not in fixed
+    restricted = _restricted(study, study.trials[90:])  # sampled under the last decision
+    assert restricted
+    for t in restricted:
+        assert all(t.params[name] == value for name, value in fixed.items())
+        assert all(low <= t.params[name] <= high for name, (low, high) in ranges.items())
+
+
 def test_shrink_to_k_says_why_it_does_not_shrink_a_study_restricted_before(
         caplog: pytest.LogCaptureFixture) -> None:
     # a parameter fixed by hand before the study: shrink_to=3 never happened, and said nothing
