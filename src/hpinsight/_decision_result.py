@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._fanova_result import (
     INTERVAL_LEVEL,
@@ -46,6 +46,7 @@ __all__ = [
     "UNTRIED",
     "UNVARIED",
     "DecisionResult",
+    "Explored",
     "ParameterDecision",
     "answer_groups",
     "fmt_cost",
@@ -191,6 +192,22 @@ def fmt_cost(x: float, threshold: float | None = None) -> str:
                 or text != f"{threshold:.{digits}g}":
             return text
     return f"{x:.8g}"
+
+
+class Explored(NamedTuple):
+    """A trial that explored while a restriction held: the parameters it spread over
+    their ranges, how much better it did than the model predicts from every other trial
+    (objective units, positive is better), that prediction's standard deviation (noise
+    included), and the most such standard deviations by which any analysed trial that
+    did not explore did better than its prediction (how far the model's errors reach
+    where nothing was spread)."""
+
+    trial: int
+    params: tuple[str, ...]
+    gain: float
+    sd: float
+    others: float
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -436,6 +453,12 @@ class DecisionResult:
         combine (:func:`hpinsight._joint.decide_jointly`): a parameter is safe to fix
         only when it is for every objective, at one common value. Empty for one
         objective. ``margin`` is then NaN: each objective has its own.
+    widen : dict of str to Explored
+        The parameters a restriction narrows to a range (``ShrinkingSampler``) that a
+        trial exploring them ran outside it, and did better there than the model
+        predicts by as much as releases a fixed parameter (the last printed rule),
+        each with that trial: live shrinking widens them to their whole range again.
+        Empty otherwise.
 
     Examples
     --------
@@ -459,6 +482,7 @@ class DecisionResult:
     top_quantile: float | None = None
     top_doubtful: bool = False
     objectives: dict[str, DecisionResult] = field(default_factory=dict, repr=False)
+    widen: dict[str, Explored] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         head = f"DecisionResult(n_trials={self.n_trials}, "
@@ -551,13 +575,15 @@ class DecisionResult:
             "Otherwise, with no effect found: not yet safe to fix.",
             "Only parameters that are safe to fix are ever fixed; a fixed one is released when "
             "an effect is resolved, its mean cost exceeds the margin, or a trial that explored "
-            "it (one in ten spreads the fixed parameters over their ranges) did better than "
+            "it (one in ten spreads the restricted parameters over their ranges) did better than "
             "the model predicts from every other trial by more than the margin plus "
             f"{EXPLORED_Z:g} standard deviations of that prediction, and by more of them "
             "than any trial that did not explore; then every parameter that trial moved is "
             "released, as one trial cannot tell which of them made the gain. A released "
             "parameter is not fixed again, however safe to fix it looks later, so that a "
-            "decision cannot go back and forth on noise.",
+            "decision cannot go back and forth on noise. A range the restriction narrows is "
+            "widened to the whole range again on the same evidence, from a trial that ran "
+            "the parameter outside it.",
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -570,6 +596,8 @@ class DecisionResult:
             "top_quantile": json_value(self.top_quantile), "top_doubtful": self.top_doubtful,
             "rules": list(self.rules),
             "objectives": {k: v.to_dict() for k, v in self.objectives.items()},
+            "widen": {n: {"trial": e.trial, "gain": json_value(e.gain), "sd": json_value(e.sd)}
+                      for n, e in self.widen.items()},
         }
 
     def to_frame(self) -> Any:

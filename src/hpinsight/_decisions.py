@@ -22,7 +22,9 @@ the order they are applied (each is printed with the report):
    better than the model predicts from every other trial by more than the margin plus
    ``EXPLORED_Z`` standard deviations of that prediction, and by more of them than any
    trial that did not explore (:func:`explored_gains`; every parameter that trial moved),
-   else **fixed**.
+   else **fixed**. A parameter the restriction narrows to a range that such a trial ran
+   outside it is widened again (:attr:`DecisionResult.widen`); its state is decided by
+   the rules below, as for any parameter that is tuned.
 2. Active in fewer than ``MIN_ACTIVE_TRIALS`` analysed trials: **not enough data**.
    Every trial with the same value (``CONSTANT``): **not yet safe to fix**, as no effect
    can be shown or ruled out and the margin would be 0.
@@ -78,7 +80,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -102,6 +104,7 @@ from ._decision_result import (
     UNTRIED,
     UNVARIED,
     DecisionResult,
+    Explored,
     ParameterDecision,
     fmt_cost,
     fmt_share,
@@ -132,31 +135,17 @@ __all__ = ["MAX_PARAMS_FOR_PAIRS", "Explored", "decide", "decision_order", "expl
 MAX_PARAMS_FOR_PAIRS = 12
 
 
-class Explored(NamedTuple):
-    """A trial that explored while a restriction held: the parameters it spread over
-    their ranges, how much better it did than the model predicts from every other trial
-    (objective units, positive is better), that prediction's standard deviation (noise
-    included), and the most such standard deviations by which any analysed trial that
-    did not explore did better than its prediction (how far the model's errors reach
-    where nothing was spread)."""
-
-    trial: int
-    params: tuple[str, ...]
-    gain: float
-    sd: float
-    others: float
-
-
 def explored_gains(history: TrialHistory, model: Any) -> list[Explored]:
     """The trials of ``history`` that explored the parameters its restriction holds
-    fixed (:attr:`SamplingRecord.explored`), each with how much better it did than
-    ``model``'s out-of-sample prediction of it (``residuals``: leave-one-out for a
-    Gaussian process, out-of-bag for a forest). Empty where the model has no such
+    fixed or narrowed (:attr:`SamplingRecord.explored`), each with how much better it
+    did than ``model``'s out-of-sample prediction of it (``residuals``: leave-one-out
+    for a Gaussian process, out-of-bag for a forest). Empty where the model has no such
     prediction or no trial explored a parameter held now."""
     sampling = history.sampling
     residuals = getattr(model, "residuals", None)
     sds = getattr(model, "residual_sds", None)
-    if sampling is None or not sampling.explored or not sampling.fixed or residuals is None \
+    held = set() if sampling is None else {*sampling.fixed, *sampling.ranges}
+    if sampling is None or not sampling.explored or not held or residuals is None \
             or sds is None or len(residuals) != history.n_trials:
         return []
     sign = 1.0 if history.direction == "minimize" else -1.0
@@ -167,7 +156,7 @@ def explored_gains(history: TrialHistory, model: Any) -> list[Explored]:
     others = float(regular.max()) if regular.size else math.inf
     out = []
     for row, trial in enumerate(history.trial_ids):
-        names = tuple(n for n in sampling.explored.get(trial, ()) if n in sampling.fixed)
+        names = tuple(n for n in sampling.explored.get(trial, ()) if n in held)
         gain, sd = -sign * float(residuals[row]), float(sds[row])
         if names and math.isfinite(gain) and math.isfinite(sd) and sd > 0:
             out.append(Explored(int(trial), names, gain, sd, others))
@@ -254,7 +243,9 @@ def decide(
         Keep at least this many parameters tuned.
     explored : sequence of Explored
         The trials that explored while the restriction held, each with how much better
-        it did than the model predicts from every other trial (:func:`explored_gains`).
+        it did than the model predicts from every other trial (:func:`explored_gains`);
+        one that beats it as rule 1 says also widens the narrowed ranges it ran
+        outside of (:attr:`DecisionResult.widen`).
     tried : mapping of str to (value, value), optional
         The parameters whose value in ``values`` lies outside what the analysed trials
         ran them at, each with the lowest and highest value they did
@@ -493,7 +484,8 @@ def decide(
                    for n, d in out.items()},
         n_trials=result.n_trials, margin=float(margin), confidence=float(confidence),
         shadow=result.shadow_fraction(1) if effects else None,
-        top_quantile=None if capped is None else capped.cap_quantile, top_doubtful=top_doubtful)
+        top_quantile=None if capped is None else capped.cap_quantile, top_doubtful=top_doubtful,
+        widen={n: e for n, e in beaten.items() if sampling is not None and n in sampling.ranges})
 
 
 def _listed(choices: Sequence[Any], shown: int = 5) -> str:

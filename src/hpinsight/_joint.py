@@ -156,7 +156,9 @@ def decide_jointly(decisions: Mapping[str, DecisionResult]) -> DecisionResult:
         n_trials=min(r.n_trials for r in by_objective.values()),
         margin=math.nan, confidence=first.confidence, shadow=None,
         matters_share=first.matters_share, min_active=first.min_active,
-        top_quantile=first.top_quantile, objectives=by_objective)
+        top_quantile=first.top_quantile, objectives=by_objective,
+        # a range one objective's trials show a gain outside of is widened for all
+        widen={n: e for r in reversed(by_objective.values()) for n, e in r.widen.items()})
 
 
 def _finite(x: float) -> float:

@@ -385,11 +385,13 @@ def sampling_of(study: Any, trials: Sequence[Any],
             if name in t.params:
                 n_narrowed[name] = n_narrowed.get(name, 0) + 1
         # the parameters the trial moved: active, and away from the value they are held at
-        # (an enqueued trial, or a spread value that lands on the held one, moved nothing)
+        # or outside the range they are narrowed to (an enqueued trial, or a spread value
+        # that lands on the held one or in the range, moved nothing)
         spread = under.get("explored")
         if isinstance(spread, list | tuple) and spread:
             moved = tuple(str(n) for n in spread if n in t.params
-                          and not (n in fixed and _same(t.params[n], fixed[n])))
+                          and not (n in fixed and _same(t.params[n], fixed[n]))
+                          and not (n in ranges and _within(t.params[n], ranges[n])))
             if moved:
                 explored[t.number] = moved
     # trials carry the mark from 0.1 on; without any, the counts are unknown
@@ -417,6 +419,13 @@ def sampling_of(study: Any, trials: Sequence[Any],
                           explored=explored,
                           unheld=tuple(sorted(n for n, (_, same) in latest.items()
                                               if not same and n in fixed)))
+
+
+def _within(value: Any, bounds: tuple[float, float]) -> bool:
+    try:
+        return bounds[0] <= float(value) <= bounds[1]
+    except (TypeError, ValueError):
+        return False
 
 
 def _same(a: Any, b: Any) -> bool:

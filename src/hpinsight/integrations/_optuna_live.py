@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import optuna
 
-from .._decision_result import MIN_TRIALS_PER_PARAM, SINGLE, fmt_cost
+from .._decision_result import EXPLORED_Z, MIN_TRIALS_PER_PARAM, SINGLE, Explored, fmt_cost
 from .._history import TrialHistory
 from .._joint import front_history
 from .._shared import clip_text
@@ -339,6 +339,9 @@ class Refitter:
             self.logger.info("hpinsight: %s: study %r was decided on meanwhile by another "
                              "process; its decision stands", head, study.study_name)
             return
+        # a narrowed range that an exploring trial beat the model outside of, as a fixed
+        # parameter is released on (decide's rule 1): its whole range again
+        widen = {n: (ranges[n], e) for n, e in decisions.widen.items() if n in ranges}
         if not log and self.narrow_quantile is not None:
             near = history if objectives is None else front_history(objectives)
             ranges = best_ranges(near, list(subspace.keep), self.narrow_quantile)
@@ -346,19 +349,21 @@ class Refitter:
             | fix_now
         # a narrowed parameter found safe to fix later is fixed: its range goes (a
         # restriction holds a parameter at a value or in a range, never both)
-        ranges = {n: r for n, r in ranges.items() if n not in after}
-        if release_now or unheld:
+        ranges = {n: r for n, r in ranges.items() if n not in after and n not in widen}
+        if release_now or unheld or widen:
             why = f"{head}: released " + "; ".join(
                 [f"{n} ({decisions[n].sentence})" for n in release_now]
                 + [f"{n} (held at {v!r}, but the latest trials ran it at other values: that "
                    "value lies outside the distribution the objective asks for now)"
-                   for n, v in unheld.items()])
+                   for n, v in unheld.items()]
+                + [_widen_reason(n, bounds, e) for n, (bounds, e) in widen.items()])
             release_now = release_now | unheld
             self.logger.info("hpinsight: %s", why)
             if not (after or ranges):  # nothing stays restricted: release() records it
                 release(study, why=why)
                 return
-            record_decision(study, "release", release_now, why, last)
+            record_decision(study, "release", release_now, why, last,
+                            ranges={n: bounds for n, (bounds, _) in widen.items()})
         if fix_now or (ranges and not log):
             fixed = ", ".join(f"{n}={v!r}" for n, v in fix_now.items())
             allowed = (f"the margin ({fmt_cost(subspace.margin)})" if not subspace.objectives else
@@ -375,7 +380,7 @@ class Refitter:
                 why += (f"; narrowed {', '.join(ranges)} to the range of the best "
                         f"{self.narrow_quantile:.0%} of trials")
             record_restriction(study, after, ranges=ranges, why=why, after_trial=last)
-        elif release_now:
+        elif release_now or widen:
             record_restriction(study, after, ranges=ranges, why=f"{head}: the rest stays as it was",
                      after_trial=last)
             return
@@ -390,6 +395,17 @@ class Refitter:
         self.logger.info("hpinsight: %s", why)
         for decision in decisions:  # one line per parameter: its one decision
             self.logger.info("hpinsight:   %s: %s", decision.param, decision.sentence)
+
+
+def _widen_reason(name: str, bounds: tuple[float, float], trial: Explored) -> str:
+    """Why a narrowed range is widened again, for the shrink log."""
+    return (f"{name}'s range, narrowed to [{bounds[0]:.6g}, {bounds[1]:.6g}] (exploring trial "
+            f"{trial.trial}, which ran it outside that range, did {fmt_cost(trial.gain)} "
+            "better than the model predicts from every other trial, more than the margin "
+            f"plus {EXPLORED_Z:g} times that prediction's standard deviation "
+            f"({fmt_cost(trial.sd)}) and by more of them than any trial that did not "
+            "explore; one trial cannot tell which parameter it moved made the gain, so each "
+            "is released)")
 
 
 def _objectives_of(study: optuna.Study, history: TrialHistory) -> dict[str, TrialHistory] | None:

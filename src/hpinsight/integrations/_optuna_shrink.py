@@ -44,16 +44,17 @@ still handed the restricted space. Those trials keep the evidence on the fixed
 parameters coming, so a later check can release one whose cost of fixing turns out above
 the margin (the full-space fallback of importance-guided search), and every parameter
 such a trial moved when it did better than the model predicts from the other trials by
-more than the margin (``hpinsight._decisions.explored_gains``). The ``k``-th exploring
-trial puts a parameter at the ``k``-th point of a golden-ratio sequence over its range,
-shifted by the parameter's name, so a few exploring trials already cover the range
-evenly. The base sampler's own model is not asked to explore: handed the whole space for
-one trial in ten, Optuna's multivariate TPE fell behind the full space on the
-conditional problem of ``benchmarks/bench_shrink.py`` (median best at 100 trials 3.0
-times the full space's, 1.02 without exploring). Which trials explore, and what they
-try, depends on trial numbers and names only, so a seeded study explores the same way
-in every run. Such a trial records ``"explored"`` (the names it spread) in its
-``sampled_under`` mark.
+more than the margin (``hpinsight._decisions.explored_gains``); a narrowed parameter it
+ran outside its range is widened to the whole range again on the same evidence. The
+``k``-th exploring trial puts a parameter at the ``k``-th point of a golden-ratio
+sequence over its range, shifted by the parameter's name, so a few exploring trials
+already cover the range evenly. The base sampler's own model is not asked to explore:
+handed the whole space for one trial in ten, Optuna's multivariate TPE fell behind the
+full space on the conditional problem of ``benchmarks/bench_shrink.py`` (median best at
+100 trials 3.0 times the full space's, 1.02 without exploring). Which trials explore,
+and what they try, depends on trial numbers and names only, so a seeded study explores
+the same way in every run. Such a trial records ``"explored"`` (the names it spread) in
+its ``sampled_under`` mark.
 
 A restriction can also narrow the range of numerical parameters. The base
 sampler then gets the narrowed distribution (same kind, log scale and step,
@@ -595,10 +596,14 @@ def _append_decision(study: optuna.Study, decision: dict[str, Any]) -> None:
 
 def record_decision(
     study: optuna.Study, action: str, params: Mapping[str, Any], why: str,
-    after_trial: int | None,
+    after_trial: int | None, *, ranges: Mapping[str, tuple[float, float]] | None = None,
 ) -> None:
-    """Append a decision that changes no restriction (e.g. "keep") to the study's log."""
-    _append_decision(study, _decision(action, params, why, after_trial))
+    """Append a decision that changes no restriction (e.g. "keep") to the study's log;
+    ``ranges``: the narrowed ranges it concerns (a release widens them)."""
+    decision = _decision(action, params, why, after_trial)
+    if ranges:
+        decision["ranges"] = {k: list(v) for k, v in ranges.items()}
+    _append_decision(study, decision)
 
 
 def _check_names_once_run(study: optuna.Study, trial: FrozenTrial) -> None:

@@ -577,38 +577,100 @@ def test_a_check_releases_when_a_later_trial_finished_first() -> None:
     assert "a" not in read_restriction(study)
 
 
-def test_an_exploring_trial_that_lands_in_a_dip_releases_every_parameter_it_moved() -> None:
-    # z does nothing but in a dip of width 0.02 that no trial came near before z and the
-    # nuisances were fixed by hand, away from it; exploring trial 39 spreads them and lands
-    # in the dip, a gain of about 1 no other trial can predict. One trial cannot tell which
-    # parameter it moved made the gain (the model credited such dips to the nuisances it
-    # moved too), so the check at 60 trials releases all of them, and says why
-    center = _spread(optuna.distributions.FloatDistribution(0, 1), (39 + 1) // 10, "z")
+def _fourth_spread(name: str) -> float:
+    """The value exploring trial 39 (the fourth) spreads a parameter ``name`` of [0, 1] to."""
+    return _spread(optuna.distributions.FloatDistribution(0, 1), (39 + 1) // 10, name)
+
+
+def _dip_study(dip: str, seed: int, fixed: dict[str, float],
+               ranges: dict[str, tuple[float, float]]) -> tuple[Any, Any]:
+    """Random search on x (which matters) and z, n0, n1, n2, which do nothing but for a
+    dip of width 0.02 in ``dip`` where exploring trial 39 spreads it; restricted by hand
+    to ``fixed`` and ``ranges`` after 20 trials (none near the dip), then 40 more trials
+    with ``shrink_to="auto"`` checking at 60."""
+    center = _fourth_spread(dip)
 
     def needle(t: optuna.Trial) -> float:
-        x, z = t.suggest_float("x", 0, 1), t.suggest_float("z", 0, 1)
-        for i in range(3):
-            t.suggest_float(f"n{i}", 0, 1)
-        return (x - 0.3) ** 2 + 1.0 - math.exp(-(((z - center) / 0.02) ** 2))
+        x = t.suggest_float("x", 0, 1)
+        values = {name: t.suggest_float(name, 0, 1) for name in ("z", "n0", "n1", "n2")}
+        return (x - 0.3) ** 2 + 1.0 - math.exp(-(((values[dip] - center) / 0.02) ** 2))
 
     cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
                             shrink_after=60, seed=0, isolation="thread")
-    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=3)))
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=seed)))
     study.optimize(needle, n_trials=20, callbacks=[cb])
-    assert min(abs(t.params["z"] - center) for t in study.trials) > 0.06
-    held = {"z": (center + 0.5) % 1.0, "n0": 0.5, "n1": 0.5, "n2": 0.5}
-    restrict(study, held, why="by hand, for the test", after_trial=19)
+    assert min(abs(t.params[dip] - center) for t in study.trials) > 0.06
+    restrict(study, fixed, ranges=ranges, why="by hand, for the test", after_trial=19)
     study.optimize(needle, n_trials=40, callbacks=[cb])
     assert cb.close(120)
     assert not cb.errors
-    dipped = [t.number for t in study.trials if abs(t.params["z"] - center) < 0.02]
+    dipped = [t.number for t in study.trials if abs(t.params[dip] - center) < 0.02]
     assert dipped == [39]
+    return cb, study
+
+
+def test_an_exploring_trial_that_lands_in_a_dip_releases_every_parameter_it_moved() -> None:
+    # z does nothing but in a dip that no trial came near before z and the nuisances were
+    # fixed by hand, away from it; exploring trial 39 spreads them and lands in the dip, a
+    # gain of about 1 no other trial can predict. One trial cannot tell which parameter it
+    # moved made the gain (the model credited such dips to the nuisances it moved too), so
+    # the check at 60 trials releases all of them, and says why
+    held = {"z": (_fourth_spread("z") + 0.5) % 1.0, "n0": 0.5, "n1": 0.5, "n2": 0.5}
+    _, study = _dip_study("z", 3, held, {})
     log = study.user_attrs[DECISIONS_KEY]
     assert [d["action"] for d in log] == ["fix", "release"]
     assert log[1]["params"] == held
     assert log[1]["after_trial"] == 59
     assert log[1]["why"].count("but trial 39, which moved it and the other fixed") == 4
     assert read_restriction(study) == {}
+
+
+def test_an_exploring_trial_that_lands_in_a_dip_outside_a_narrowed_range_widens_it() -> None:
+    # as above, with z narrowed to a range away from the dip instead of fixed: exploring
+    # trial 39 runs z outside its range, lands in the dip and releases the nuisances it
+    # moved; z's range is widened on the same evidence (before, ranges were never checked)
+    held = {"n0": 0.5, "n1": 0.5, "n2": 0.5}
+    narrowed = (0.6, 0.9) if _fourth_spread("z") < 0.5 else (0.1, 0.4)
+    cb, study = _dip_study("z", 3, held, {"z": narrowed})
+    inside = _restricted(study, study.trials[20:60])
+    assert inside
+    assert all(narrowed[0] <= t.params["z"] <= narrowed[1] for t in inside)
+    log = study.user_attrs[DECISIONS_KEY]
+    assert [d["action"] for d in log] == ["fix", "release"]
+    assert log[1]["params"] == held
+    assert log[1]["ranges"] == {"z": list(narrowed)}
+    assert log[1]["after_trial"] == 59
+    assert log[1]["why"].count("but trial 39, which moved it and the other fixed") == 3
+    assert "z's range, narrowed to [" in log[1]["why"]
+    assert "exploring trial 39, which ran it outside that range" in log[1]["why"]
+    assert read_restriction(study) == {}
+    assert read_ranges(study) == {}
+    assert cb.subspace is not None
+    assert set(cb.subspace.decisions.widen) == {"z"}
+    assert cb.subspace.decisions.to_dict()["widen"]["z"]["trial"] == 39
+
+
+def test_an_exploring_trial_that_ran_z_inside_its_narrowed_range_does_not_widen_it() -> None:
+    # the dip now lies in n0, fixed away from it; exploring trial 39 spreads n0 into it and
+    # z to a value inside z's narrowed range. The gain releases the fixed nuisances it
+    # moved, but z it did not move out of its range, so z's range stays
+    inside = _fourth_spread("z")
+    held = {"n0": (_fourth_spread("n0") + 0.5) % 1.0, "n1": 0.5, "n2": 0.5}
+    narrowed = (max(inside - 0.2, 0.0), min(inside + 0.2, 1.0))
+    cb, study = _dip_study("n0", 3, held, {"z": narrowed})
+    assert study.trials[39].params["z"] == pytest.approx(inside)
+    log = study.user_attrs[DECISIONS_KEY]
+    # the release, then the restriction that stays: z's range alone
+    assert [d["action"] for d in log] == ["fix", "release", "fix"]
+    assert log[1]["params"] == held
+    assert "ranges" not in log[1]
+    assert "z's range" not in log[1]["why"]
+    assert log[2]["params"] == {}
+    assert log[2]["ranges"] == {"z": list(narrowed)}
+    assert read_restriction(study) == {}
+    assert read_ranges(study) == {"z": narrowed}
+    assert cb.subspace is not None
+    assert cb.subspace.decisions.widen == {}
 
 
 def test_releasing_the_last_fixed_parameter_records_one_release() -> None:
