@@ -362,6 +362,30 @@ def test_a_trial_that_explored_and_beat_the_model_releases_what_it_moved(analysi
     assert out["x"].state != "release" or out["x"].evidence != EXPLORED
 
 
+def test_a_trial_that_explored_outside_a_narrowed_range_and_beat_the_model_widens_it(analysis):
+    # z held fixed, u narrowed to a range: the trial that moved both (u outside its range)
+    # and beat the model as the release rule asks releases z and widens u, whose own
+    # decision is the one any tuned parameter gets; a gain within the bar widens nothing
+    result, capped = analysis
+    record = SamplingRecord(fixed={"z": 0.4}, ranges={"u": (0.2, 0.4)}, decisions=(
+        {"action": "fix", "params": {"z": 0.4}, "ranges": {"u": [0.2, 0.4]},
+         "after_trial": 49},), n_held={"z": 30}, n_narrowed={"u": 30})
+    risks = {n: _risk(n, 0.0, 0.0) for n in result.space.names}
+    plain = decide(result, capped=capped, risks=risks, margin=0.01, sampling=record)
+    near = decide(result, capped=capped, risks=risks, margin=0.01, sampling=record,
+                  explored=[Explored(59, ("z", "u"), 0.069, 0.02, 1.0)])
+    assert plain.widen == near.widen == {}
+    out = decide(result, capped=capped, risks=risks, margin=0.01, sampling=record,
+                 explored=[Explored(59, ("z", "u"), 0.071, 0.02, 1.0)])
+    assert out["z"].state == "release"
+    assert list(out.widen) == ["u"]
+    assert out.widen["u"].trial == 59
+    assert (out["u"].state, out["u"].evidence) == (plain["u"].state, plain["u"].evidence)
+    assert json.loads(json.dumps(out.to_dict()))["widen"] == {
+        "u": {"trial": 59, "gain": 0.071, "sd": 0.02}}
+    assert any("widened to the whole range again" in r for r in out.rules)
+
+
 def test_a_released_parameter_is_not_called_safe_to_fix_again(analysis):
     # z was fixed, then released after trial 99: the study never fixes it again, and the
     # callback's summary, its log and the report said "fix" while it went on being tuned

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import hpinsight as hp
-from hpinsight._decision_result import fmt_cost
+from hpinsight._decision_result import Explored, fmt_cost
 from hpinsight._joint import compromise_trial, decide_jointly
 from hpinsight.exceptions import InvalidArgumentTypeError, InvalidDataError
 
@@ -171,3 +171,11 @@ def test_a_fixed_parameter_shown_below_the_floor_is_not_called_nothing(joint) ->
     each["loss"] = replace(each["loss"], verdict="negligible")
     assert ("no effect is distinguishable from nothing or above 0.05 % of the variance in any "
             "objective" in _fix_sentence(each, joint.objectives))
+
+
+def test_a_range_one_objective_finds_a_gain_outside_of_is_widened_for_all(joint) -> None:
+    loss, speed = joint.objectives["loss"].decisions, joint.objectives["speed"].decisions
+    assert decide_jointly({"loss": loss, "speed": speed}).widen == {}
+    gain = Explored(59, ("z",), 0.5, 0.1, 1.0)
+    out = decide_jointly({"loss": loss, "speed": replace(speed, widen={"z": gain})})
+    assert out.widen == {"z": gain}
