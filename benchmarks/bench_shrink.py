@@ -40,6 +40,11 @@ Arms, per problem, sampler and seed, on the same sampler seed:
   than 10 parameters, at 5 trials per parameter (60 on ``cond``, 100 on ``sparse20``,
   200 on ``sparse40``), then at every multiple of 50; while a restriction holds, one trial in ten
   spreads the fixed parameters over their ranges;
+* ``narrow`` (only when asked for): ``auto`` with ``narrow_quantile=0.25``: at the
+  first decision the kept numerical parameters are also narrowed to the range of the
+  best quarter of the trials (a heuristic of ours, opt-in); a later check fixes a
+  narrowed parameter found safe to fix, and widens a range when an exploring trial ran
+  the parameter outside it and beat the model's prediction;
 * ``topk``: the published comparison point: at ``--shrink-after`` trials, Optuna's own
   importance (``optuna.importance.get_param_importances``, its fANOVA) ranks the
   parameters, and ``optuna.samplers.PartialFixedSampler`` fixes all but the top k at the
@@ -496,6 +501,7 @@ class _Decisions:
             self.seen = sub
             self.rows.append({"trial": trial.number + 1, "margin": sub.margin,
                               "fixed_now": dict(self.read(study)),
+                              "ranges_now": dict(self.read_ranges(study)),
                               "seconds": now - self.last})
         self.last = now
 
@@ -504,6 +510,30 @@ class _Decisions:
         from hpinsight.integrations.optuna import read_restriction
 
         return read_restriction(study)
+
+    @staticmethod
+    def read_ranges(study: optuna.Study) -> dict[str, tuple[float, float]]:
+        from hpinsight.integrations.optuna import ShrinkingSampler
+
+        return ShrinkingSampler.read_ranges(study)
+
+
+def _range_cost(problem: Any, name: str, low: float, high: float) -> float:
+    """The true cost of narrowing ``name`` to ``[low, high]``: the least cost of fixing it
+    at a value in the range (the best of a fine grid, refined by Brent's method between
+    its neighbours, so that an optimum inside the range costs 0 to rounding)."""
+    from scipy.optimize import minimize_scalar
+
+    def cost(v: float) -> float:
+        return problem.true_cost(name, float(v))
+
+    grid = np.linspace(low, high, 201)
+    i = int(np.argmin([cost(v) for v in grid]))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    if hi <= lo:
+        return cost(grid[i])
+    found = minimize_scalar(cost, bounds=(lo, hi), method="bounded", options={"xatol": 1e-12})
+    return float(min(found.fun, cost(grid[i])))
 
 
 def run_smac(problem_name: str, arm: str, seed: int, budget: int, shrink_after: int,
@@ -576,6 +606,13 @@ def run_smac(problem_name: str, arm: str, seed: int, budget: int, shrink_after: 
     return out
 
 
+#: The ``narrow`` arm's ``narrow_quantile``: kept parameters narrowed to the range of the
+#: best quarter of the trials at the first decision.
+NARROW_QUANTILE = 0.25
+#: The arms whose decisions are hpinsight's (each decision has a margin).
+SHRINKING = ("auto", "narrow")
+
+
 def run(problem_name: str, sampler: str, arm: str, seed: int, budget: int, shrink_after: int,
         trial_ms: float) -> dict[str, Any]:
     """One study; its best value at each budget and, for ``auto``/``topk``, what was fixed."""
@@ -593,10 +630,11 @@ def run(problem_name: str, sampler: str, arm: str, seed: int, budget: int, shrin
     if arm == "full":
         study = optuna.create_study(sampler=make_sampler(sampler, seed))
         study.optimize(objective, n_trials=budget)
-    elif arm == "auto":
+    elif arm in ("auto", "narrow"):
         cb = ImportanceCallback(every_n_trials=budget + 1, min_trials=budget + 1,
                                 shrink_to="auto", shrink_after=shrink_after, seed=seed,
-                                publish=False)
+                                publish=False,
+                                narrow_quantile=NARROW_QUANTILE if arm == "narrow" else None)
         recorder = _Decisions(cb)
         study = optuna.create_study(sampler=ShrinkingSampler(make_sampler(sampler, seed)))
         study.optimize(objective, n_trials=budget, callbacks=[cb, recorder])
@@ -604,9 +642,11 @@ def run(problem_name: str, sampler: str, arm: str, seed: int, budget: int, shrin
         if cb.errors:
             raise RuntimeError(f"{problem_name}/{sampler}/{seed}: {cb.errors!r}")
         out["decisions"] = [dict(d, costs={n: problem.true_cost(n, v)
-                                           for n, v in d["fixed_now"].items()})
+                                           for n, v in d["fixed_now"].items()},
+                                 range_costs={n: _range_cost(problem, n, *r)
+                                              for n, r in d["ranges_now"].items()})
                             for d in recorder.rows]
-        out["log"] = [{k: d.get(k) for k in ("action", "params", "after_trial", "why")}
+        out["log"] = [{k: d.get(k) for k in ("action", "params", "ranges", "after_trial", "why")}
                       for d in study.user_attrs.get("hpinsight:decisions", [])]
     elif arm in ("oracle", "oracle_kept"):  # what no user has: the parameters that cost
         if not problem.known_truth:          # nothing, fixed from the start
@@ -664,11 +704,15 @@ def summarize(rows: list[dict[str, Any]], budgets: list[int]) -> list[dict[str, 
                            for ds in decided) if known else None
         # against the margin of the decision that fixed it (topk has no margin) ...
         costly = sum(any(c > d["margin"] for d, c in _newly_fixed(ds)) for ds in decided) \
-            if arm == "auto" and known else None
+            if arm in SHRINKING and known else None
         # ... and of any later decision that kept it fixed (the margin shrinks as the
         # study converges; a held parameter should then be released)
         held_costly = sum(any(c > d["margin"] for d in ds for c in d["costs"].values())
-                          for ds in decided) if arm == "auto" and known else None
+                          for ds in decided) if arm in SHRINKING and known else None
+        # a range that leaves out every value within the margin of the optimum
+        narrowed_costly = sum(any(c > d["margin"] for d in ds
+                                  for c in d.get("range_costs", {}).values())
+                              for ds in decided) if arm == "narrow" and known else None
         half = math.ceil(len(truth.nuisance) / 2)
         acted = sum(any(d["trial"] <= 100 and sum(n in truth.nuisance for n in d["fixed_now"])
                         >= half for d in ds) for ds in decided) if known else None
@@ -695,6 +739,7 @@ def summarize(rows: list[dict[str, Any]], budgets: list[int]) -> list[dict[str, 
                 "fixed_a_parameter_that_matters": fixed_matter,
                 "fixed_above_margin": costly,
                 "held_above_margin": held_costly,
+                "narrowed_above_margin": narrowed_costly,
                 "acted_by_100": acted,
                 "first_fix_median": statistics.median([f for f in first if f is not None])
                 if any(f is not None for f in first) else None,
@@ -742,11 +787,15 @@ def _count(k: int | None, n: int) -> str:
 
 
 def table(summary: list[dict[str, Any]]) -> str:
+    # the narrow arm's column, only in a table that has that arm
+    narrow = any(s.get("narrowed_above_margin") is not None for s in summary)
     head = ("| problem | sampler | arm | trials | median best (q25-q75) | full space "
             "| ratio of medians | median paired ratio (90% CI) | win rate | worst ratio "
             "| fixed one that matters "
-            "| fixed above margin | held above a later margin | acted by 100 | first fix "
-            "| wait per decision (s) |\n|" + "---|" * 16)
+            "| fixed above margin | held above a later margin "
+            + ("| narrowed above margin " if narrow else "")
+            + "| acted by 100 | first fix "
+            "| wait per decision (s) |\n|" + "---|" * (16 + narrow))
     lines = [head]
     for s in summary:
         n = s["seeds"]
@@ -760,7 +809,8 @@ def table(summary: list[dict[str, Any]]) -> str:
             f"| {s['win_rate']:.0%} | {s['worst_ratio']:.2f} "
             f"| {_count(s['fixed_a_parameter_that_matters'], n)} "
             f"| {_count(s['fixed_above_margin'], n)} | {_count(s.get('held_above_margin'), n)} "
-            f"| {_count(s['acted_by_100'], n)} | {s['first_fix_median'] or '-'} "
+            + (f"| {_count(s.get('narrowed_above_margin'), n)} " if narrow else "")
+            + f"| {_count(s['acted_by_100'], n)} | {s['first_fix_median'] or '-'} "
             f"| {'-' if wait is None else f'{wait:.1f}'} |")
     return "\n".join(lines)
 
