@@ -125,10 +125,12 @@ class ImportanceCallback(LiveResults):
         trials (at least two). A heuristic of ours, not from the fANOVA
         paper: it speeds up the search when the good region is one basin,
         and can exclude a second one; release undoes it. With ``shrink_to="auto"``
-        the ranges are narrowed at the first decision, and a narrowed parameter a
-        later check finds safe to fix is fixed instead; a range is widened again when an
-        exploring trial (``ShrinkingSampler``) ran the parameter outside it and did
-        better than the model predicts, as a fixed parameter is released.
+        only the parameters that matter (a resolved effect) are narrowed, at the
+        first decision: where an effect is not resolved, the best trials' spread in
+        it follows the others' effects. A narrowed parameter a later check finds safe
+        to fix is fixed instead; a range is widened again when an exploring trial
+        (``ShrinkingSampler``) ran the parameter outside it and did better than the
+        model predicts, as a fixed parameter is released.
     risk_margin : float, default=0.05
         With ``shrink_to="auto"``: the most fixing a parameter may cost, as a fraction of
         the spread of the trials near the best at the decision (best trial to the 10 %

@@ -941,38 +941,58 @@ def test_a_decision_that_only_narrows_says_it_fixed_nothing() -> None:
                                       "safe to fix); kept x, y; narrowed x, y to the range")
 
 
-def test_a_narrowed_parameter_found_safe_to_fix_later_is_fixed() -> None:
-    # narrow_quantile narrows every numerical parameter kept at the first decision, the
-    # nuisances not yet safe to fix among them; a later check that found one safe to fix
-    # wrote it fixed and narrowed at once, which the restriction refuses: every check
-    # after the first failed, so nothing more was fixed or released
-    def wide(t: optuna.Trial) -> float:
-        x = t.suggest_float("x", 0, 1)
-        for i in range(5):
-            t.suggest_float(f"n{i}", 0, 1)
-        return (x - 0.3) ** 2
+def _wide(t: optuna.Trial) -> float:
+    """x matters; n0..n4 do nothing."""
+    x = t.suggest_float("x", 0, 1)
+    for i in range(5):
+        t.suggest_float(f"n{i}", 0, 1)
+    return (x - 0.3) ** 2
 
+
+def test_a_narrowed_parameter_found_safe_to_fix_later_is_fixed() -> None:
+    # the nuisances narrowed by hand; a check that found one safe to fix wrote it fixed
+    # and narrowed at once, which the restriction refuses: every check failed, so nothing
+    # was fixed or released for the rest of the study
     cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
-                            shrink_after=30, narrow_quantile=0.25, seed=0, isolation="thread")
+                            shrink_after=30, seed=0, isolation="thread")
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
-    study.optimize(wide, n_trials=95, callbacks=[cb])
+    study.optimize(_wide, n_trials=20, callbacks=[cb])
+    narrowed = {f"n{i}": (0.1, 0.9) for i in range(5)}
+    restrict(study, {}, ranges=narrowed, why="by hand, for the test", after_trial=19)
+    study.optimize(_wide, n_trials=75, callbacks=[cb])
     assert cb.close(120)
     assert not cb.errors
     log = study.user_attrs[DECISIONS_KEY]
-    first = set(log[0]["ranges"])
     later = {n for d in log[1:] if d["action"] == "fix" for n in d["params"]}
-    assert "x" in first
-    assert later & first  # a nuisance narrowed at 30 and fixed at a later check
+    assert later  # nuisances narrowed by hand and fixed by a check
+    assert later <= set(narrowed)
     fixed, ranges = read_restriction(study), read_ranges(study)
     assert not set(fixed) & set(ranges)
-    assert set(ranges) == first - later
-    assert "x" in ranges
-    assert "x" not in fixed
+    assert set(ranges) == set(narrowed) - later
     restricted = _restricted(study, study.trials[90:])  # sampled under the last decision
     assert restricted
     for t in restricted:
         assert all(t.params[name] == value for name, value in fixed.items())
         assert all(low <= t.params[name] <= high for name, (low, high) in ranges.items())
+
+
+def test_auto_narrows_only_the_parameters_that_matter() -> None:
+    # the best trials' spread in a parameter whose effect is not resolved follows the
+    # others' effects: narrowing the nuisances to it says nothing, and a small V-shaped
+    # effect was narrowed away from its optimum that way
+    cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
+                            shrink_after=30, narrow_quantile=0.25, seed=0, isolation="thread")
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(_wide, n_trials=30, callbacks=[cb])
+    assert cb.close(120)
+    assert not cb.errors
+    assert cb.subspace is not None
+    matters = [d.param for d in cb.subspace.decisions if d.state == "matters"]
+    assert matters == ["x"]
+    assert [n for n in cb.subspace.keep if n != "x"]  # nuisances kept tuned, not narrowed
+    (decision,) = study.user_attrs[DECISIONS_KEY]
+    assert set(decision["ranges"]) == {"x"}
+    assert set(read_ranges(study)) == {"x"}
 
 
 def test_shrink_to_k_says_why_it_does_not_shrink_a_study_restricted_before(
