@@ -56,16 +56,16 @@ and what they try, depends on trial numbers and names only, so a seeded study ex
 the same way in every run. Such a trial records ``"explored"`` (the names it spread) in
 its ``sampled_under`` mark.
 
-A restriction can also narrow the range of numerical parameters. The base
-sampler then gets the narrowed distribution (same kind, log scale and step,
-bounds moved inwards onto the step grid) in ``sample_independent``. In its relative
-search space only plain CMA-ES does (it restarts in the space of each restriction);
-the others model the whole range, and a proposal outside the range is left to
-``sample_independent``: TPE handed the narrowed bounds was trapped at a range's edge
-that its good trials lay beyond (``benchmarks/README.md``, the ``narrow`` arm). The
-trial still stores the distribution the objective asked for, so the study's data
-stay comparable and a release simply widens the range again. Earlier trials outside the narrowed range stay in the base
-sampler's history: TPE, for instance, keeps learning from them.
+A restriction can also narrow the range of numerical parameters. The base sampler then
+gets the narrowed distribution (same kind, log scale and step, bounds moved inwards
+onto the step grid) in ``sample_independent``. In its relative search space only plain
+CMA-ES does (it restarts in the space of each restriction); the others model the whole
+range, and a proposal outside the range is left to ``sample_independent``: TPE handed
+the narrowed bounds was trapped at a range's edge that its good trials lay beyond
+(``benchmarks/README.md``, the ``narrow`` arm). The trial still stores the
+distribution the objective asked for, so the study's data stay comparable and a
+release simply widens the range again. Earlier trials outside the narrowed range stay
+in the base sampler's history: TPE, for instance, keeps learning from them.
 """
 
 from __future__ import annotations
