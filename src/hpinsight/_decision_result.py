@@ -209,7 +209,6 @@ class Explored(NamedTuple):
     others: float
 
 
-
 @dataclass(frozen=True, slots=True)
 class ParameterDecision:
     """What to do with one parameter, and why (see :func:`hpinsight._decisions.decide`).

@@ -194,9 +194,7 @@ def record_restriction(
         )
     if check:
         _check_against_trials(study, fixed, narrowed)
-    decision = _decision("fix", fixed, why, after_trial)
-    if narrowed:
-        decision["ranges"] = narrowed
+    decision = _decision("fix", fixed, why, after_trial, narrowed)
     restriction: dict[str, Any] = {"fixed": fixed, "ranges": narrowed, "since": decision}
     if check and (fixed or narrowed) and not study.get_trials(deepcopy=False):
         # no trial to check the names against yet: the sampler checks them at the first
@@ -209,9 +207,7 @@ def record_restriction(
 def release(study: optuna.Study, *, why: str = "released by the user") -> dict[str, Any]:
     """Undo any restriction of ``study``: later trials sample the full space again."""
     previous, ranges = _read(study)
-    decision = _decision("release", previous, why, _last_finished(study))
-    if ranges:
-        decision["ranges"] = {k: list(v) for k, v in ranges.items()}
+    decision = _decision("release", previous, why, _last_finished(study), ranges)
     study.set_user_attr(RESTRICTION_KEY, {"fixed": {}, "ranges": {}, "since": decision})
     _append_decision(study, decision)
     return decision
@@ -586,14 +582,20 @@ def _describe_all(dists: Sequence[BaseDistribution]) -> str:
     return " or ".join(distribution_text(optuna, d) for d in dists)
 
 
-def _decision(action: str, params: Mapping[str, Any], why: str, after_trial: int | None) -> dict[str, Any]:
-    return {
+def _decision(action: str, params: Mapping[str, Any], why: str, after_trial: int | None,
+              ranges: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One entry of the study's decision log; ``ranges`` (the narrowed ranges it
+    concerns, as lists) only where there are any."""
+    decision = {
         "action": action,
         "params": dict(params),
         "why": str(why),
         "after_trial": after_trial,
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+    if ranges:
+        decision["ranges"] = {k: list(v) for k, v in ranges.items()}
+    return decision
 
 
 def _append_decision(study: optuna.Study, decision: dict[str, Any]) -> None:
@@ -609,10 +611,7 @@ def record_decision(
 ) -> None:
     """Append a decision that changes no restriction (e.g. "keep") to the study's log;
     ``ranges``: the narrowed ranges it concerns (a release widens them)."""
-    decision = _decision(action, params, why, after_trial)
-    if ranges:
-        decision["ranges"] = {k: list(v) for k, v in ranges.items()}
-    _append_decision(study, decision)
+    _append_decision(study, _decision(action, params, why, after_trial, ranges))
 
 
 def _check_names_once_run(study: optuna.Study, trial: FrozenTrial) -> None:
