@@ -36,15 +36,21 @@ Arms, per problem, sampler and seed, on the same sampler seed:
 
 * ``full``: the base sampler on the full space;
 * ``auto``: ``ShrinkingSampler(base)`` with ``ImportanceCallback(shrink_to="auto",
-  shrink_after=--shrink-after, seed=seed)``: the first decision at trial 50 or, on more
-  than 10 parameters, at 5 trials per parameter (60 on ``cond``, 100 on ``sparse20``,
-  200 on ``sparse40``), then at every multiple of 50; while a restriction holds, one trial in ten
-  spreads the fixed parameters over their ranges;
-* ``narrow`` (only when asked for): ``auto`` with ``narrow_quantile=0.25``: at the
-  first decision the kept numerical parameters are also narrowed to the range of the
-  best quarter of the trials (a heuristic of ours, opt-in); a later check fixes a
-  narrowed parameter found safe to fix, and widens a range when an exploring trial ran
-  the parameter outside it and beat the model's prediction;
+  shrink_after=--shrink-after, seed=seed)``, its defaults: the first decision at trial
+  50 or, on more than 10 parameters, at 5 trials per parameter (60 on ``cond``, 100 on
+  ``sparse20``, 200 on ``sparse40``), then at every multiple of 50; at the first
+  decision the parameters that matter are also narrowed to the range of the best
+  quarter of the trials (``narrow_quantile="auto"``); a later check fixes a narrowed
+  parameter found safe to fix, and widens a range when an exploring trial ran the
+  parameter outside it and beat the model's prediction; while a restriction holds, one
+  trial in ten spreads the fixed parameters over their ranges;
+* ``fix`` (only when asked for): ``auto`` with ``narrow_quantile=None``, fixing alone
+  (``auto`` before narrowing became its default);
+* ``narrow`` (only when asked for): ``auto`` with ``narrow_quantile=0.25`` given, the
+  same as ``auto`` since narrowing became its default (the arm of the earlier tables);
+  in a JSON document from before that, ``auto`` is fixing alone (today's ``fix``), so
+  ``--reuse`` of such a document renames nothing and must not be merged with new ``auto``
+  runs;
 * ``topk``: the published comparison point: at ``--shrink-after`` trials, Optuna's own
   importance (``optuna.importance.get_param_importances``, its fANOVA) ranks the
   parameters, and ``optuna.samplers.PartialFixedSampler`` fixes all but the top k at the
@@ -606,11 +612,12 @@ def run_smac(problem_name: str, arm: str, seed: int, budget: int, shrink_after: 
     return out
 
 
-#: The ``narrow`` arm's ``narrow_quantile``: kept parameters narrowed to the range of the
-#: best quarter of the trials at the first decision.
-NARROW_QUANTILE = 0.25
+#: The ``narrow_quantile`` each of hpinsight's arms gives the callback (``auto``: its
+#: default, ``"auto"``, which narrows the parameters that matter to the range of the best
+#: quarter of the trials at the first decision; ``fix``: fixing alone).
+NARROW_QUANTILE: dict[str, float | str | None] = {"auto": "auto", "fix": None, "narrow": 0.25}
 #: The arms whose decisions are hpinsight's (each decision has a margin).
-SHRINKING = ("auto", "narrow")
+SHRINKING = tuple(NARROW_QUANTILE)
 
 
 def run(problem_name: str, sampler: str, arm: str, seed: int, budget: int, shrink_after: int,
@@ -630,11 +637,10 @@ def run(problem_name: str, sampler: str, arm: str, seed: int, budget: int, shrin
     if arm == "full":
         study = optuna.create_study(sampler=make_sampler(sampler, seed))
         study.optimize(objective, n_trials=budget)
-    elif arm in ("auto", "narrow"):
+    elif arm in SHRINKING:
         cb = ImportanceCallback(every_n_trials=budget + 1, min_trials=budget + 1,
                                 shrink_to="auto", shrink_after=shrink_after, seed=seed,
-                                publish=False,
-                                narrow_quantile=NARROW_QUANTILE if arm == "narrow" else None)
+                                publish=False, narrow_quantile=NARROW_QUANTILE[arm])
         recorder = _Decisions(cb)
         study = optuna.create_study(sampler=ShrinkingSampler(make_sampler(sampler, seed)))
         study.optimize(objective, n_trials=budget, callbacks=[cb, recorder])
@@ -712,7 +718,7 @@ def summarize(rows: list[dict[str, Any]], budgets: list[int]) -> list[dict[str, 
         # a range that leaves out every value within the margin of the optimum
         narrowed_costly = sum(any(c > d["margin"] for d in ds
                                   for c in d.get("range_costs", {}).values())
-                              for ds in decided) if arm == "narrow" and known else None
+                              for ds in decided) if arm in ("auto", "narrow") and known else None
         half = math.ceil(len(truth.nuisance) / 2)
         acted = sum(any(d["trial"] <= 100 and sum(n in truth.nuisance for n in d["fixed_now"])
                         >= half for d in ds) for ds in decided) if known else None
@@ -787,7 +793,7 @@ def _count(k: int | None, n: int) -> str:
 
 
 def table(summary: list[dict[str, Any]]) -> str:
-    # the narrow arm's column, only in a table that has that arm
+    # the column of the arms that narrow, only in a table that has one
     narrow = any(s.get("narrowed_above_margin") is not None for s in summary)
     head = ("| problem | sampler | arm | trials | median best (q25-q75) | full space "
             "| ratio of medians | median paired ratio (90% CI) | win rate | worst ratio "

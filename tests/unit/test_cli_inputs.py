@@ -415,6 +415,7 @@ def test_report_out_refuses_a_suffix_it_would_not_write(
      "--shrink-after and --risk-margin only act with --shrink-to"),
     (["--publish", "--shrink-to", "2", "--risk-margin", "0.2"],
      "--risk-margin is read by --shrink-to auto only"),
+    (["--narrow-quantile", "0.2"], "--narrow-quantile needs --shrink-to"),
 ])
 def test_watch_refuses_shrink_options_that_would_do_nothing(
     journal: Path, bad: list[str], says: str, capsys: pytest.CaptureFixture[str]
@@ -422,3 +423,14 @@ def test_watch_refuses_shrink_options_that_would_do_nothing(
     # accepted, they did nothing and said nothing (ImportanceCallback refuses the same)
     assert main(["watch", "--storage", str(journal), "--study", "j", "--once", *bad]) == 2
     assert says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", ["2", "0", "sometimes"])
+def test_watch_refuses_a_narrow_quantile_that_is_not_a_fraction_auto_or_none(
+    journal: Path, bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["watch", "--storage", str(journal), "--study", "j", "--once", "--publish",
+              "--shrink-to", "auto", "--narrow-quantile", bad])
+    assert exc.value.code == 2
+    assert "expected a fraction in (0, 1], 'auto' or 'none'" in capsys.readouterr().err

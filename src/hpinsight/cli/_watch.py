@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import math
 import signal
 import time
 from datetime import datetime
@@ -51,6 +52,19 @@ def _shrink_to(text: str) -> int | str:
     return k
 
 
+def _narrow_quantile(text: str) -> float | str | None:
+    if text in ("auto", "none"):
+        return None if text == "none" else text
+    try:
+        q = float(text)
+    except ValueError:
+        q = math.nan
+    if not 0.0 < q <= 1.0:
+        raise argparse.ArgumentTypeError(
+            f"expected a fraction in (0, 1], 'auto' or 'none', got {text!r}")
+    return q
+
+
 def add_parser(sub: Any) -> None:
     """Register the ``watch`` subcommand."""
     p = sub.add_parser(
@@ -85,9 +99,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--risk-margin", type=float, default=None, metavar="M",
                    help="with --shrink-to auto: the most fixing a parameter may cost, as a "
                    "fraction of the spread of the good trials (0.05)")
-    p.add_argument("--narrow-quantile", type=float, default=None, metavar="Q",
+    p.add_argument("--narrow-quantile", type=_narrow_quantile, default="auto", metavar="Q|auto|none",
                    help="with --shrink-to: also narrow the kept numerical parameters to the "
-                   "range of the best Q fraction of trials (a heuristic; 0 < Q <= 1)")
+                   "range of the best Q fraction of trials (a heuristic; 0 < Q <= 1); 'auto' "
+                   "(default): with --shrink-to auto, the parameters that matter to the best "
+                   "quarter, with --shrink-to K nothing; 'none': never")
     p.add_argument("--objective", type=objective_argument, default=None, metavar="OBJECTIVE",
                    help="which objective of a multi-objective study: an index, a name as Optuna "
                         "gives it (values_1, or a metric name) or 'front' for reaching the Pareto "
@@ -105,7 +121,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     optuna = import_optional("optuna", "hpinsight watch")
     from ..integrations._dashboard import require_dashboard
     from ..integrations._live import RefitOptions
-    from ..integrations._optuna_live import Refitter
+    from ..integrations._optuna_live import NARROW_QUANTILE, Refitter
     from ..integrations._optuna_shrink import read_decisions, read_restriction
 
     if args.shrink_to is not None and not args.publish:
@@ -117,11 +133,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         except ImportError as exc:
             _logger.error("%s", exc)
             return 2
-    if args.narrow_quantile is not None and (
-        args.shrink_to is None or not 0.0 < args.narrow_quantile <= 1.0
-    ):
-        _logger.error("--narrow-quantile needs --shrink-to and a value in (0, 1].")
+    if isinstance(args.narrow_quantile, float) and args.shrink_to is None:
+        _logger.error("--narrow-quantile needs --shrink-to.")
         return 2
+    if args.narrow_quantile == "auto":
+        args.narrow_quantile = NARROW_QUANTILE if args.shrink_to == "auto" else None
     # accepted where they do nothing, they were silently ignored (ImportanceCallback
     # refuses the same)
     unread = [flag for flag, value in (("--shrink-after", args.shrink_after),

@@ -15,7 +15,7 @@ from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..surrogates import GP, Forest
 from ._dashboard import check_publish
 from ._live import BackgroundRefits, LiveResults, RefitOptions
-from ._optuna_live import Refitter
+from ._optuna_live import NARROW_QUANTILE, Refitter
 from ._optuna_shrink import ShrinkingSampler
 
 if TYPE_CHECKING:
@@ -97,12 +97,15 @@ class ImportanceCallback(LiveResults):
         (:func:`hpinsight.suggest_subspace`) is "safe to fix": no effect
         distinguishable from nothing and a cost of fixing within the margin. They
         are fixed at their ``defaults`` value, else the space's, else the best
-        trial's (so the best configuration stays reachable). ``"auto"`` checks again at
-        every multiple of ``shrink_after``: it fixes what has become safe to fix, and
-        releases a fixed parameter whose effect is resolved or whose cost exceeds the
-        margin. The exploring trials of the :class:`ShrinkingSampler` give those checks
-        data on the fixed parameters. A parameter once released is never fixed again. The first check records "keep" when
-        nothing qualifies; :attr:`subspace` holds the latest answer, with reasons.
+        trial's (so the best configuration stays reachable). Its first decision also
+        narrows the parameters that matter to the range of the best trials
+        (``narrow_quantile``). ``"auto"`` checks again at every multiple of
+        ``shrink_after``: it fixes what has become safe to fix, and releases a fixed
+        parameter whose effect is resolved or whose cost exceeds the margin. The
+        exploring trials of the :class:`ShrinkingSampler` give those checks data on the
+        fixed and narrowed parameters. A parameter once released is never fixed again.
+        The first check records "keep" when it neither fixes nor narrows anything;
+        :attr:`subspace` holds the latest answer, with reasons.
         Takes effect in studies whose sampler is a :class:`ShrinkingSampler`.
     shrink_after : int, default=50
         Decisions fall due at trial counts: the first when this many trials have
@@ -119,18 +122,21 @@ class ImportanceCallback(LiveResults):
         fast the machine. Nothing is decided once :meth:`close` has begun.
     defaults : mapping of str to value, optional
         Values to fix parameters to instead of the best trial's.
-    narrow_quantile : float in (0, 1], optional
-        With ``shrink_to``: also narrow each kept numerical parameter to the
-        range its values span among the best ``narrow_quantile`` fraction of
-        trials (at least two). A heuristic of ours, not from the fANOVA
-        paper: it speeds up the search when the good region is one basin,
-        and can exclude a second one; release undoes it. With ``shrink_to="auto"``
-        only the parameters that matter (a resolved effect) are narrowed, at the
-        first decision: where an effect is not resolved, the best trials' spread in
-        it follows the others' effects. A narrowed parameter a later check finds safe
-        to fix is fixed instead; a range is widened again when an exploring trial
-        (``ShrinkingSampler``) ran the parameter outside it and did better than the
-        model predicts, as a fixed parameter is released.
+    narrow_quantile : float in (0, 1], "auto" or None, default="auto"
+        Also narrow kept numerical parameters to the range their values span among
+        the best ``narrow_quantile`` fraction of trials (at least two). ``"auto"``:
+        with ``shrink_to="auto"``, the parameters that matter (a resolved effect), to
+        the range of the best quarter of the trials (``NARROW_QUANTILE``), at the
+        first decision; with an integer ``shrink_to``, nothing. None: never. A
+        heuristic of ours, not from the fANOVA paper: it speeds up the search when
+        the good region is one basin, and can exclude a second one, so a range is
+        widened again when an exploring trial (``ShrinkingSampler``) ran the
+        parameter outside it and did better than the model predicts, as a fixed
+        parameter is released. With ``shrink_to="auto"`` only what matters is
+        narrowed: where an effect is not resolved, the best trials' spread in it
+        follows the others' effects. A narrowed parameter a later check finds safe
+        to fix is fixed instead. ``benchmarks/README.md`` measures narrowing against
+        fixing alone.
     risk_margin : float, default=0.05
         With ``shrink_to="auto"``: the most fixing a parameter may cost, as a fraction of
         the spread of the trials near the best at the decision (best trial to the 10 %
@@ -212,7 +218,7 @@ class ImportanceCallback(LiveResults):
         shrink_to: int | Literal["auto"] | None = None,
         shrink_after: int = 50,
         defaults: Mapping[str, Any] | None = None,
-        narrow_quantile: float | None = None,
+        narrow_quantile: float | Literal["auto"] | None = "auto",
         risk_margin: float = 0.05,
         isolation: Literal["process", "thread"] = "process",
         regions: int = 0,
@@ -252,15 +258,12 @@ class ImportanceCallback(LiveResults):
             shrink_to=_check_shrink_to(shrink_to, func),
             shrink_after=check_int(shrink_after, "shrink_after", func, minimum=2),
             defaults=dict(defaults or {}),
-            narrow_quantile=None
-            if narrow_quantile is None
-            else check_real(narrow_quantile, "narrow_quantile", func, low=0.0, high=1.0,
-                            low_open=True),
+            narrow_quantile=_check_narrow_quantile(narrow_quantile, shrink_to, func),
             risk_margin=check_real(risk_margin, "risk_margin", func, low=0.0, high=math.inf),
             logger=_logger,
             on_error=lambda exc, when, log: self._refits.record(exc, when, log=log),
         )
-        _check_shrink_options(func, self._refitter)
+        _check_shrink_options(func, self._refitter, narrow_given=narrow_quantile not in ("auto", None))
         self._fitter = self._refitter.fitter
         self._refits = BackgroundRefits(self._refitter.refit, _logger, "hpinsight-importance")
         self._lock = threading.Lock()
@@ -453,13 +456,13 @@ def _complete_before(study: optuna.Study, number: int) -> int:
     return sum(t.number != number for t in complete)
 
 
-def _check_shrink_options(func: str, refitter: Refitter) -> None:
+def _check_shrink_options(func: str, refitter: Refitter, *, narrow_given: bool) -> None:
     """Refuse options of shrinking given where they do nothing: without ``shrink_to``
     (every one of them), or ``risk_margin`` with a fixed size (only ``"auto"`` reads it).
     Accepted, they were silently ignored."""
     given = [name for name, unset in (("shrink_after", refitter.shrink_after == 50),
                                       ("defaults", not refitter.defaults),
-                                      ("narrow_quantile", refitter.narrow_quantile is None),
+                                      ("narrow_quantile", not narrow_given),
                                       ("risk_margin", refitter.risk_margin == 0.05)) if not unset]
     if refitter.shrink_to is None and given:
         raise InvalidArgumentError(
@@ -472,6 +475,20 @@ def _check_shrink_options(func: str, refitter: Refitter) -> None:
             f"{func}: risk_margin is read by shrink_to='auto' only; with "
             f"shrink_to={refitter.shrink_to} the parameters outside the top ones are fixed "
             "whatever they cost. Pass shrink_to='auto', or leave risk_margin out.")
+
+
+def _check_narrow_quantile(value: Any, shrink_to: Any, func: str) -> float | None:
+    """The quantile ranges are narrowed to, or None: ``"auto"`` is ``NARROW_QUANTILE``
+    with ``shrink_to="auto"`` and nothing otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value != "auto":
+            raise InvalidArgumentError(
+                f"The 'narrow_quantile' parameter of {func} must be a float in (0, 1], 'auto' "
+                f"or None. Got {value!r} instead.")
+        return NARROW_QUANTILE if shrink_to == "auto" else None
+    return check_real(value, "narrow_quantile", func, low=0.0, high=1.0, low_open=True)
 
 
 def _check_shrink_to(value: Any, func: str) -> int | Literal["auto"] | None:

@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 __all__ = ["SUMMARY_KEY", "Refitter", "best_ranges"]
 
 SUMMARY_KEY = "hpinsight:importance"
+#: ``narrow_quantile="auto"`` with ``shrink_to="auto"``: the parameters that matter are
+#: narrowed to the range of this fraction of the best trials (``benchmarks/README.md``,
+#: bench_shrink.py's ``narrow`` arm).
+NARROW_QUANTILE = 0.25
 
 
 class Refitter:

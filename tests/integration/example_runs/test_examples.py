@@ -90,6 +90,14 @@ def test_shrink_example_fixes_only_knobs_that_do_nothing():
     assert {f"knob{i}" for i in range(6)} <= set(fixed)  # the six that barely matter
     kept = lines[2].removeprefix("kept: ").split(", ")
     assert {"lr", "depth"} <= set(kept)
+    # shrink_to="auto" narrows what matters by default: lr and depth, to ranges that hold
+    # their optima (1e-2 and 7)
+    narrowed = dict(item.split(" to ") for item in lines[3].removeprefix("narrowed: ").split("; "))
+    assert set(narrowed) <= set(kept)
+    assert {"lr", "depth"} <= set(narrowed)
+    for name, best in (("lr", 1e-2), ("depth", 7)):
+        low, high = (float(v) for v in narrowed[name].strip("[]").split(", "))
+        assert low <= best <= high, (name, low, high)
     reasons = [line.strip() for line in lines if line.startswith("  ")]
     assert len(reasons) == 10  # a reason per parameter
     # the rule's promise, checked on the objective itself: what it fixes costs no more than

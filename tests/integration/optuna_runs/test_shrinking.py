@@ -382,8 +382,12 @@ def test_auto_fixes_only_what_the_statistics_call_safe(base: Any) -> None:
     for name in sub.keep:
         assert sub.decisions[name].tuned
         assert sub.reasons[name].startswith("Keep tuning")
+    # the parameters that matter are narrowed by default: a restriction ("fix") even
+    # where nothing is fixed
+    ranges = read_ranges(study)
+    assert set(ranges) <= {n for n in sub.keep if sub.decisions[n].state == "matters"}
     (decision,) = study.user_attrs[DECISIONS_KEY]
-    assert decision["action"] == ("fix" if fixed else "keep")
+    assert decision["action"] == ("fix" if fixed or ranges else "keep")
     assert "shrink_to='auto' after 60 trials" in decision["why"]
     if fixed:  # the margin is named as the margin, not as what fixing costs
         from hpinsight._decision_result import fmt_cost
@@ -398,6 +402,7 @@ def test_auto_fixes_only_what_the_statistics_call_safe(base: Any) -> None:
     assert summary["decisions"] == {d.param: d.state for d in sub.decisions}
     for t in _restricted(study, study.trials[60:]):
         assert {k: t.params[k] for k in fixed} == fixed
+        assert all(low <= t.params[n] <= high for n, (low, high) in ranges.items())
 
 
 def test_auto_writes_no_restriction_for_a_parameter_with_one_value() -> None:
@@ -458,10 +463,14 @@ def test_watch_shrink_to_auto(tmp_path: Any) -> None:
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         study = optuna.load_study(study_name="a", storage=storage)
-        fixed = read_restriction(study)
+        fixed, ranges = read_restriction(study), read_ranges(study)
         assert "a" not in fixed
+        # as the callback: what matters narrowed by default (--narrow-quantile auto)
+        states = study.user_attrs["hpinsight:importance"]["decisions"]
+        assert ranges
+        assert set(ranges) == {n for n, state in states.items() if state == "matters"}
         (decision,) = study.user_attrs[DECISIONS_KEY]
-        assert decision["action"] == ("fix" if fixed else "keep")
+        assert decision["action"] == "fix"
         assert "shrink_to='auto' after 60 trials" in decision["why"]
         # and it says so on screen, not only in the study
         assert f"decision ({decision['action']}): {decision['why']}" in done.stdout
@@ -976,12 +985,15 @@ def test_a_narrowed_parameter_found_safe_to_fix_later_is_fixed() -> None:
         assert all(low <= t.params[name] <= high for name, (low, high) in ranges.items())
 
 
-def test_auto_narrows_only_the_parameters_that_matter() -> None:
+@pytest.mark.parametrize("narrow", [{}, {"narrow_quantile": 0.25}, {"narrow_quantile": None}],
+                         ids=["by-default", "given", "turned-off"])
+def test_auto_narrows_only_the_parameters_that_matter(narrow: dict[str, Any]) -> None:
     # the best trials' spread in a parameter whose effect is not resolved follows the
     # others' effects: narrowing the nuisances to it says nothing, and a small V-shaped
-    # effect was narrowed away from its optimum that way
+    # effect was narrowed away from its optimum that way. Narrowing is shrink_to="auto"'s
+    # default; narrow_quantile=None turns it off
     cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
-                            shrink_after=30, narrow_quantile=0.25, seed=0, isolation="thread")
+                            shrink_after=30, seed=0, isolation="thread", **narrow)
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
     study.optimize(_wide, n_trials=30, callbacks=[cb])
     assert cb.close(120)
@@ -990,9 +1002,30 @@ def test_auto_narrows_only_the_parameters_that_matter() -> None:
     matters = [d.param for d in cb.subspace.decisions if d.state == "matters"]
     assert matters == ["x"]
     assert [n for n in cb.subspace.keep if n != "x"]  # nuisances kept tuned, not narrowed
+    narrowed = set() if "narrow_quantile" in narrow and narrow["narrow_quantile"] is None else {"x"}
     (decision,) = study.user_attrs[DECISIONS_KEY]
-    assert set(decision["ranges"]) == {"x"}
-    assert set(read_ranges(study)) == {"x"}
+    assert set(decision.get("ranges", {})) == narrowed
+    assert set(read_ranges(study)) == narrowed
+    low, high = read_ranges(study).get("x", (0.0, 1.0))
+    assert 0.0 <= low < high <= 1.0
+
+
+def test_narrow_quantile_auto_narrows_nothing_for_a_fixed_number_kept() -> None:
+    # "auto" narrows with shrink_to="auto" alone: shrink_to=k keeps what it did
+    cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to=2, shrink_after=30,
+                            seed=0, isolation="thread")
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(_wide, n_trials=31, callbacks=[cb])
+    assert cb.close(120)
+    assert not cb.errors
+    assert read_restriction(study)  # it shrank
+    assert read_ranges(study) == {}
+
+
+@pytest.mark.parametrize("bad", ["sometimes", 0.0, 1.5])
+def test_a_narrow_quantile_that_is_not_a_fraction_auto_or_none_is_refused(bad: Any) -> None:
+    with pytest.raises(ValueError, match="narrow_quantile"):
+        ImportanceCallback(shrink_to="auto", narrow_quantile=bad)
 
 
 def test_shrink_to_k_says_why_it_does_not_shrink_a_study_restricted_before(
