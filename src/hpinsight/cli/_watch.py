@@ -121,7 +121,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     optuna = import_optional("optuna", "hpinsight watch")
     from ..integrations._dashboard import require_dashboard
     from ..integrations._live import RefitOptions
-    from ..integrations._optuna_live import NARROW_QUANTILE, Refitter
+    from ..integrations._optuna_live import Refitter
     from ..integrations._optuna_shrink import read_decisions, read_restriction
 
     if args.shrink_to is not None and not args.publish:
@@ -136,8 +136,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if isinstance(args.narrow_quantile, float) and args.shrink_to is None:
         _logger.error("--narrow-quantile needs --shrink-to.")
         return 2
-    if args.narrow_quantile == "auto":
-        args.narrow_quantile = NARROW_QUANTILE if args.shrink_to == "auto" else None
+    if args.narrow_quantile == "auto" and args.shrink_to != "auto":
+        args.narrow_quantile = None  # "auto" narrows with --shrink-to auto only
     # accepted where they do nothing, they were silently ignored (ImportanceCallback
     # refuses the same)
     unread = [flag for flag, value in (("--shrink-after", args.shrink_after),

@@ -15,7 +15,7 @@ from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..surrogates import GP, Forest
 from ._dashboard import check_publish
 from ._live import BackgroundRefits, LiveResults, RefitOptions
-from ._optuna_live import NARROW_QUANTILE, Refitter
+from ._optuna_live import Refitter
 from ._optuna_shrink import ShrinkingSampler
 
 if TYPE_CHECKING:
@@ -126,8 +126,10 @@ class ImportanceCallback(LiveResults):
         Also narrow kept numerical parameters to the range their values span among
         the best ``narrow_quantile`` fraction of trials (at least two). ``"auto"``:
         with ``shrink_to="auto"``, the parameters that matter (a resolved effect), to
-        the range of the best quarter of the trials (``NARROW_QUANTILE``), at the
-        first decision; with an integer ``shrink_to``, nothing. None: never. A
+        the range of the best quarter of the trials, at the first decision, unless
+        the base sampler is Optuna's ``GPSampler`` (measured worse than fixing alone:
+        it redraws a proposal outside a range at random); with an integer
+        ``shrink_to``, nothing. None: never. A
         heuristic of ours, not from the fANOVA paper: it speeds up the search when
         the good region is one basin, and can exclude a second one, so a range is
         widened again when an exploring trial (``ShrinkingSampler``) ran the
@@ -477,9 +479,9 @@ def _check_shrink_options(func: str, refitter: Refitter, *, narrow_given: bool) 
             "whatever they cost. Pass shrink_to='auto', or leave risk_margin out.")
 
 
-def _check_narrow_quantile(value: Any, shrink_to: Any, func: str) -> float | None:
-    """The quantile ranges are narrowed to, or None: ``"auto"`` is ``NARROW_QUANTILE``
-    with ``shrink_to="auto"`` and nothing otherwise."""
+def _check_narrow_quantile(value: Any, shrink_to: Any, func: str) -> float | Literal["auto"] | None:
+    """The quantile ranges are narrowed to, None, or ``"auto"`` (with ``shrink_to="auto"``
+    only; nothing otherwise), which the decision resolves for the study's sampler."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -487,7 +489,7 @@ def _check_narrow_quantile(value: Any, shrink_to: Any, func: str) -> float | Non
             raise InvalidArgumentError(
                 f"The 'narrow_quantile' parameter of {func} must be a float in (0, 1], 'auto' "
                 f"or None. Got {value!r} instead.")
-        return NARROW_QUANTILE if shrink_to == "auto" else None
+        return "auto" if shrink_to == "auto" else None
     return check_real(value, "narrow_quantile", func, low=0.0, high=1.0, low_open=True)
 
 

@@ -58,7 +58,7 @@ class Refitter:
         shrink_after: int,
         defaults: Mapping[str, Any],
         logger: logging.Logger,
-        narrow_quantile: float | None = None,
+        narrow_quantile: float | Literal["auto"] | None = None,
         risk_margin: float = 0.05,
         decide_in_refit: bool = False,
         on_error: ErrorHook | None = None,
@@ -278,8 +278,8 @@ class Refitter:
                 sources.append(f"{name}=trial {best_id}")
             else:
                 free.append(name)
-        ranges = {} if self.narrow_quantile is None else best_ranges(
-            history, keep, self.narrow_quantile)
+        quantile = self._narrowing(study)
+        ranges = {} if quantile is None else best_ranges(history, keep, quantile)
         if not fixed and not ranges:
             return
         top = ", ".join(f"{n} ({snapshot.importances[n]:.2f})" for n in keep)
@@ -293,7 +293,7 @@ class Refitter:
                     f"{'it' if len(free) == 1 else 'them'} at")
         if ranges:
             why += (f"; narrowed {', '.join(ranges)} to the range of the best "
-                    f"{self.narrow_quantile:.0%} of trials")
+                    f"{quantile:.0%} of trials")
         if read_decisions(study) or read_restriction(study):
             # another process decided while this one fitted (seconds): the first stands
             self.logger.info("hpinsight: shrink_to=%d: study %r was restricted meanwhile by "
@@ -301,6 +301,17 @@ class Refitter:
             return
         record_restriction(study, fixed, ranges=ranges, why=why, after_trial=snapshot.last_trial)
         self.logger.info("hpinsight: %s", why)
+
+    def _narrowing(self, study: optuna.Study) -> float | None:
+        """The fraction of the best trials ``shrink_to="auto"`` narrows to in ``study``:
+        ``narrow_quantile``; with ``"auto"``, ``NARROW_QUANTILE`` unless the study's
+        ``ShrinkingSampler`` wraps Optuna's ``GPSampler``, for which narrowing was
+        measured worse than fixing alone (``benchmarks/README.md``: a proposal outside a
+        range is drawn again by its independent sampler, which is random search)."""
+        if not isinstance(self.narrow_quantile, str):
+            return self.narrow_quantile
+        base = getattr(study.sampler, "base_sampler", None)
+        return None if isinstance(base, optuna.samplers.GPSampler) else NARROW_QUANTILE
 
     def _shrink_auto(self, study: optuna.Study, history: TrialHistory,
                      log: list[dict[str, Any]],
@@ -346,7 +357,8 @@ class Refitter:
         # a narrowed range that an exploring trial beat the model outside of, as a fixed
         # parameter is released on (decide's rule 1): its whole range again
         widen = {n: (ranges[n], e) for n, e in decisions.widen.items() if n in ranges}
-        if not log and self.narrow_quantile is not None:
+        quantile = self._narrowing(study)
+        if not log and quantile is not None:
             near = history if objectives is None else front_history(objectives)
             # only what matters: where a parameter's effect is not resolved, the best
             # trials' spread in it follows the others' effects, and its range can leave
@@ -354,7 +366,7 @@ class Refitter:
             # was narrowed away from its best value in 4 of 10 TPE runs)
             ranges = best_ranges(near, [n for n in subspace.keep
                                         if decisions[n].state == "matters"],
-                                 self.narrow_quantile)
+                                 quantile)
         after = {n: v for n, v in held.items() if n not in release_now and n not in unheld} \
             | fix_now
         # a narrowed parameter found safe to fix later is fixed: its range goes (a
@@ -388,7 +400,7 @@ class Refitter:
                    f"{', '.join(subspace.keep)}")
             if ranges and not log:
                 why += (f"; narrowed {', '.join(ranges)} to the range of the best "
-                        f"{self.narrow_quantile:.0%} of trials")
+                        f"{quantile:.0%} of trials")
             record_restriction(study, after, ranges=ranges, why=why, after_trial=last)
         elif release_now or widen:
             record_restriction(study, after, ranges=ranges, why=f"{head}: the rest stays as it was",
