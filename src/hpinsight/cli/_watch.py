@@ -136,8 +136,6 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if isinstance(args.narrow_quantile, float) and args.shrink_to is None:
         _logger.error("--narrow-quantile needs --shrink-to.")
         return 2
-    if args.narrow_quantile == "auto" and args.shrink_to != "auto":
-        args.narrow_quantile = None  # "auto" narrows with --shrink-to auto only
     # accepted where they do nothing, they were silently ignored (ImportanceCallback
     # refuses the same)
     unread = [flag for flag, value in (("--shrink-after", args.shrink_after),

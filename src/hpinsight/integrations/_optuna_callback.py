@@ -129,8 +129,8 @@ class ImportanceCallback(LiveResults):
         the range of the best quarter of the trials, at the first decision, unless
         the base sampler is Optuna's ``GPSampler`` (measured worse than fixing alone:
         it redraws a proposal outside a range at random); with an integer
-        ``shrink_to``, nothing. None: never. A
-        heuristic of ours, not from the fANOVA paper: it speeds up the search when
+        ``shrink_to``, nothing. None: never. A heuristic of ours, not from the
+        fANOVA paper: it speeds up the search when
         the good region is one basin, and can exclude a second one, so a range is
         widened again when an exploring trial (``ShrinkingSampler``) ran the
         parameter outside it and did better than the model predicts, as a fixed
@@ -260,12 +260,12 @@ class ImportanceCallback(LiveResults):
             shrink_to=_check_shrink_to(shrink_to, func),
             shrink_after=check_int(shrink_after, "shrink_after", func, minimum=2),
             defaults=dict(defaults or {}),
-            narrow_quantile=_check_narrow_quantile(narrow_quantile, shrink_to, func),
+            narrow_quantile=_check_narrow_quantile(narrow_quantile, func),
             risk_margin=check_real(risk_margin, "risk_margin", func, low=0.0, high=math.inf),
             logger=_logger,
             on_error=lambda exc, when, log: self._refits.record(exc, when, log=log),
         )
-        _check_shrink_options(func, self._refitter, narrow_given=narrow_quantile not in ("auto", None))
+        _check_shrink_options(func, self._refitter)
         self._fitter = self._refitter.fitter
         self._refits = BackgroundRefits(self._refitter.refit, _logger, "hpinsight-importance")
         self._lock = threading.Lock()
@@ -458,13 +458,14 @@ def _complete_before(study: optuna.Study, number: int) -> int:
     return sum(t.number != number for t in complete)
 
 
-def _check_shrink_options(func: str, refitter: Refitter, *, narrow_given: bool) -> None:
+def _check_shrink_options(func: str, refitter: Refitter) -> None:
     """Refuse options of shrinking given where they do nothing: without ``shrink_to``
     (every one of them), or ``risk_margin`` with a fixed size (only ``"auto"`` reads it).
     Accepted, they were silently ignored."""
     given = [name for name, unset in (("shrink_after", refitter.shrink_after == 50),
                                       ("defaults", not refitter.defaults),
-                                      ("narrow_quantile", not narrow_given),
+                                      ("narrow_quantile",
+                                       not isinstance(refitter.narrow_quantile, float)),
                                       ("risk_margin", refitter.risk_margin == 0.05)) if not unset]
     if refitter.shrink_to is None and given:
         raise InvalidArgumentError(
@@ -479,9 +480,9 @@ def _check_shrink_options(func: str, refitter: Refitter, *, narrow_given: bool) 
             "whatever they cost. Pass shrink_to='auto', or leave risk_margin out.")
 
 
-def _check_narrow_quantile(value: Any, shrink_to: Any, func: str) -> float | Literal["auto"] | None:
-    """The quantile ranges are narrowed to, None, or ``"auto"`` (with ``shrink_to="auto"``
-    only; nothing otherwise), which the decision resolves for the study's sampler."""
+def _check_narrow_quantile(value: Any, func: str) -> float | Literal["auto"] | None:
+    """``narrow_quantile`` checked: a fraction in (0, 1], ``"auto"`` (which the decision
+    resolves, :meth:`Refitter._narrowing`) or None."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -489,7 +490,7 @@ def _check_narrow_quantile(value: Any, shrink_to: Any, func: str) -> float | Lit
             raise InvalidArgumentError(
                 f"The 'narrow_quantile' parameter of {func} must be a float in (0, 1], 'auto' "
                 f"or None. Got {value!r} instead.")
-        return "auto" if shrink_to == "auto" else None
+        return "auto"
     return check_real(value, "narrow_quantile", func, low=0.0, high=1.0, low_open=True)
 
 

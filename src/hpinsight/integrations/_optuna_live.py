@@ -304,12 +304,15 @@ class Refitter:
 
     def _narrowing(self, study: optuna.Study) -> float | None:
         """The fraction of the best trials ``shrink_to="auto"`` narrows to in ``study``:
-        ``narrow_quantile``; with ``"auto"``, ``NARROW_QUANTILE`` unless the study's
-        ``ShrinkingSampler`` wraps Optuna's ``GPSampler``, for which narrowing was
-        measured worse than fixing alone (``benchmarks/README.md``: a proposal outside a
-        range is drawn again by its independent sampler, which is random search)."""
+        ``narrow_quantile``; ``"auto"`` narrows with ``shrink_to="auto"`` only, to
+        ``NARROW_QUANTILE``, unless the study's ``ShrinkingSampler`` wraps Optuna's
+        ``GPSampler``, for which narrowing was measured worse than fixing alone
+        (``benchmarks/README.md``: a proposal outside a range is drawn again by its
+        independent sampler, which is random search)."""
         if not isinstance(self.narrow_quantile, str):
             return self.narrow_quantile
+        if self.shrink_to != "auto":
+            return None
         base = getattr(study.sampler, "base_sampler", None)
         return None if isinstance(base, optuna.samplers.GPSampler) else NARROW_QUANTILE
 
