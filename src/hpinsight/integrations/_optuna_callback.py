@@ -126,10 +126,8 @@ class ImportanceCallback(LiveResults):
         Also narrow kept numerical parameters to the range their values span among
         the best ``narrow_quantile`` fraction of trials (at least two). ``"auto"``:
         with ``shrink_to="auto"``, the parameters that matter (a resolved effect), to
-        the range of the best quarter of the trials, at the first decision, unless
-        the base sampler is Optuna's ``GPSampler`` (measured worse than fixing alone:
-        it redraws a proposal outside a range at random); with an integer
-        ``shrink_to``, nothing. None: never. A heuristic of ours, not from the
+        the range of the best quarter of the trials, at the first decision; with an
+        integer ``shrink_to``, nothing. None: never. A heuristic of ours, not from the
         fANOVA paper: it speeds up the search when
         the good region is one basin, and can exclude a second one, so a range is
         widened again when an exploring trial (``ShrinkingSampler``) ran the

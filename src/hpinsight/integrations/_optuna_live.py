@@ -278,7 +278,7 @@ class Refitter:
                 sources.append(f"{name}=trial {best_id}")
             else:
                 free.append(name)
-        quantile = self._narrowing(study)
+        quantile = self._narrowing()
         ranges = {} if quantile is None else best_ranges(history, keep, quantile)
         if not fixed and not ranges:
             return
@@ -302,19 +302,13 @@ class Refitter:
         record_restriction(study, fixed, ranges=ranges, why=why, after_trial=snapshot.last_trial)
         self.logger.info("hpinsight: %s", why)
 
-    def _narrowing(self, study: optuna.Study) -> float | None:
+    def _narrowing(self) -> float | None:
         """The fraction of the best trials ``shrink_to="auto"`` narrows to in ``study``:
         ``narrow_quantile``; ``"auto"`` narrows with ``shrink_to="auto"`` only, to
-        ``NARROW_QUANTILE``, unless the study's ``ShrinkingSampler`` wraps Optuna's
-        ``GPSampler``, for which narrowing was measured worse than fixing alone
-        (``benchmarks/README.md``: a proposal outside a range is drawn again by its
-        independent sampler, which is random search)."""
+        ``NARROW_QUANTILE``."""
         if not isinstance(self.narrow_quantile, str):
             return self.narrow_quantile
-        if self.shrink_to != "auto":
-            return None
-        base = getattr(study.sampler, "base_sampler", None)
-        return None if isinstance(base, optuna.samplers.GPSampler) else NARROW_QUANTILE
+        return NARROW_QUANTILE if self.shrink_to == "auto" else None
 
     def _shrink_auto(self, study: optuna.Study, history: TrialHistory,
                      log: list[dict[str, Any]],
@@ -360,7 +354,7 @@ class Refitter:
         # a narrowed range that an exploring trial beat the model outside of, as a fixed
         # parameter is released on (decide's rule 1): its whole range again
         widen = {n: (ranges[n], e) for n, e in decisions.widen.items() if n in ranges}
-        quantile = self._narrowing(study)
+        quantile = self._narrowing()
         if not log and quantile is not None:
             near = history if objectives is None else front_history(objectives)
             # only what matters: where a parameter's effect is not resolved, the best

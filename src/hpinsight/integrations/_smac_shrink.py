@@ -347,7 +347,9 @@ def shrink_and_continue(
         declared defaults a SMAC space always has: a default that is costly to fix at
         keeps its parameter tuned. Unlike the Optuna callback, the continued run is
         decided once: its smaller configuration space has no exploring trials to release
-        a parameter on.
+        a parameter on. Nor does it narrow the parameters that matter (the callback's
+        ``narrow_quantile``): the continued run is told only the old runs inside its
+        space, and a range around the best quarter would leave most of them out.
     components : callable, optional
         Called with the continued run's scenario; returns keyword arguments for the new
         facade, for components SMAC builds for a scenario (``lambda s: {"intensifier":
