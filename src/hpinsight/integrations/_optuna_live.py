@@ -303,9 +303,8 @@ class Refitter:
         self.logger.info("hpinsight: %s", why)
 
     def _narrowing(self) -> float | None:
-        """The fraction of the best trials ``shrink_to="auto"`` narrows to in ``study``:
-        ``narrow_quantile``; ``"auto"`` narrows with ``shrink_to="auto"`` only, to
-        ``NARROW_QUANTILE``."""
+        """The fraction of the best trials a decision narrows to: ``narrow_quantile``;
+        ``"auto"`` narrows with ``shrink_to="auto"`` only, to ``NARROW_QUANTILE``."""
         if not isinstance(self.narrow_quantile, str):
             return self.narrow_quantile
         return NARROW_QUANTILE if self.shrink_to == "auto" else None
