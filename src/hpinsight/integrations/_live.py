@@ -352,6 +352,16 @@ class LiveFanova:
         opts.update(kwargs)
         return self._run("subspace", history, **opts)  # type: ignore[no-any-return]
 
+    def subspace_and_spans(
+        self, history: TrialHistory, **kwargs: Any
+    ) -> tuple[SubspaceResult, dict[str, tuple[float, float]]]:
+        """:meth:`suggest_subspace` of one objective's ``history`` and, from the same fit,
+        where the main effect of each parameter it finds to matter is best
+        (:func:`hpinsight._subspace.main_effect_spans`)."""
+        opts = {key: self.options[key] for key in ("surrogate", "seed")}
+        opts.update(kwargs)
+        return self._run("subspace_spans", history, **opts)  # type: ignore[no-any-return]
+
     def _run(self, task: str, *args: Any, **kwargs: Any) -> Any:
         worker = self._worker
         if worker is not None:

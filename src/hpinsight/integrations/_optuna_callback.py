@@ -134,8 +134,10 @@ class ImportanceCallback(LiveResults):
         parameter outside it and did better than the model predicts, as a fixed
         parameter is released. With ``shrink_to="auto"`` only what matters is
         narrowed: where an effect is not resolved, the best trials' spread in it
-        follows the others' effects. A narrowed parameter a later check finds safe
-        to fix is fixed instead. ``benchmarks/README.md`` measures narrowing against
+        follows the others' effects, and on one objective each range is widened to
+        hold where the model finds the parameter's main effect best (the best trials
+        can lie on one side of an optimum the optimizer has not reached yet). A
+        narrowed parameter a later check finds safe to fix is fixed instead. ``benchmarks/README.md`` measures narrowing against
         fixing alone.
     risk_margin : float, default=0.05
         With ``shrink_to="auto"``: the most fixing a parameter may cost, as a fraction of
