@@ -1053,7 +1053,7 @@ def test_a_narrowed_range_holds_where_the_model_finds_the_main_effect_best() -> 
 
 
 @pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
-def test_auto_narrows_under_gpsampler_and_its_proposals_stay_in_the_range() -> None:
+def test_auto_narrows_under_gpsampler_and_its_proposals_stay_in_the_range(spy_on: Any) -> None:
     # GPSampler is handed the narrowed bounds (handed the whole range, its proposals
     # outside were drawn again at random, and narrowing was worse than fixing alone), so
     # "auto" narrows under it as under any other sampler, and the trials after the
@@ -1061,14 +1061,7 @@ def test_auto_narrows_under_gpsampler_and_its_proposals_stay_in_the_range() -> N
     cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
                             shrink_after=30, seed=0, isolation="thread")
     base = optuna.samplers.GPSampler(seed=0, n_startup_trials=25)
-    proposed: dict[int, dict[str, Any]] = {}
-    sample_relative = base.sample_relative
-
-    def spy(study: optuna.Study, trial: Any, search_space: dict[str, Any]) -> dict[str, Any]:
-        proposed[trial.number] = sample_relative(study, trial, search_space)
-        return proposed[trial.number]
-
-    base.sample_relative = spy  # type: ignore[method-assign]
+    proposed = spy_on(base).proposals
     study = optuna.create_study(sampler=ShrinkingSampler(base))
     study.optimize(_wide, n_trials=36, callbacks=[cb])
     assert cb.close(120)

@@ -54,26 +54,12 @@ SAMPLERS = {
 }
 
 
-def _spy_on(base: optuna.samplers.BaseSampler) -> dict[int, dict[str, Any]]:
-    """What the base sampler's own model proposes, per trial number (filled as it runs)."""
-    proposals: dict[int, dict[str, Any]] = {}
-    sample_relative = base.sample_relative
-
-    def spy(study: optuna.Study, trial: Any, search_space: dict[str, Any]) -> dict[str, Any]:
-        out = sample_relative(study, trial, search_space)
-        proposals[trial.number] = dict(out)
-        return out
-
-    base.sample_relative = spy  # type: ignore[method-assign]
-    return proposals
-
-
 @pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
 @pytest.mark.parametrize("name", list(SAMPLERS))
-def test_every_sampler_follows_a_restriction_and_keeps_its_model(name: str) -> None:
+def test_every_sampler_follows_a_restriction_and_keeps_its_model(name: str, spy_on: Any) -> None:
     make, objective, relative = SAMPLERS[name]
     base = make()
-    proposals = _spy_on(base)
+    proposals = spy_on(base).proposals
     directions = ["minimize"] * (2 if objective is double else 1)
     study = optuna.create_study(sampler=ShrinkingSampler(base), directions=directions)
     study.optimize(objective, n_trials=24)
@@ -107,7 +93,7 @@ def test_every_sampler_follows_a_restriction_and_keeps_its_model(name: str) -> N
 @pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
 @pytest.mark.parametrize("name", ["tpe-multivariate", "cmaes", "gp"])
 def test_a_narrowed_parameter_is_modelled_over_its_whole_range_but_by_cma_es_and_gp(
-        name: str) -> None:
+        name: str, spy_on: Any) -> None:
     # TPE modelled a narrowed parameter within the narrowed bounds, where its kernels
     # (their width scales with the range) trapped it at an edge its good trials lay
     # beyond (benchmarks/README.md, the narrow arm); it now models the whole range and a
@@ -116,16 +102,8 @@ def test_a_narrowed_parameter_is_modelled_over_its_whole_range_but_by_cma_es_and
     # the narrowed bounds (a proposal drawn again was a random draw: its independent
     # sampler is random search), so its own proposals land in the range
     base = SAMPLERS[name][0]()
-    spaces: dict[int, dict[str, Any]] = {}
-    proposed: dict[int, dict[str, Any]] = {}
-    sample_relative = base.sample_relative
-
-    def spy(study: optuna.Study, trial: Any, search_space: dict[str, Any]) -> dict[str, Any]:
-        spaces[trial.number] = dict(search_space)
-        proposed[trial.number] = sample_relative(study, trial, search_space)
-        return proposed[trial.number]
-
-    base.sample_relative = spy  # type: ignore[method-assign]
+    spied = spy_on(base)
+    spaces, proposed = spied.spaces, spied.proposals
     study = optuna.create_study(sampler=ShrinkingSampler(base))
     study.optimize(single, n_trials=12)
     restrict(study, {}, ranges={"x": (LOW, HIGH)}, why="the models' bounds")
@@ -212,16 +190,16 @@ def _bowl(t: optuna.Trial) -> float:
     return (x - 0.85) ** 2 + (y - 0.2) ** 2 + (math.log10(z) + 2.5) ** 2 / 9
 
 
-def _cma_study(n_before: int) -> tuple[optuna.Study, dict[int, dict[str, Any]]]:
+def _cma_study(n_before: int, spy_on: Any) -> tuple[optuna.Study, dict[int, dict[str, Any]]]:
     base = optuna.samplers.CmaEsSampler(seed=0)
-    proposals = _spy_on(base)
+    proposals = spy_on(base).proposals
     study = optuna.create_study(sampler=ShrinkingSampler(base, explore_every=None))
     study.optimize(_bowl, n_trials=n_before)
     return study, proposals
 
 
-def test_cma_es_carries_on_in_the_smaller_space_from_where_it_stood() -> None:
-    study, proposals = _cma_study(60)
+def test_cma_es_carries_on_in_the_smaller_space_from_where_it_stood(spy_on: Any) -> None:
+    study, proposals = _cma_study(60, spy_on)
     before = study.best_value
     # CMA-ES has moved far from the centre of the ranges, towards x = 0.85, z = 10^-2.5
     near = [proposals[n] for n in range(50, 60)]
