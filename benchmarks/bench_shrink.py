@@ -40,7 +40,8 @@ Arms, per problem, sampler and seed, on the same sampler seed:
   50 or, on more than 10 parameters, at 5 trials per parameter (60 on ``cond``, 100 on
   ``sparse20``, 200 on ``sparse40``), then at every multiple of 50; at the first
   decision the parameters that matter are also narrowed to the range of the best
-  quarter of the trials (``narrow_quantile="auto"``); a later check fixes a narrowed
+  quarter of the trials (``narrow_quantile="auto"``), each range widened to hold where
+  the model finds the parameter's main effect best; a later check fixes a narrowed
   parameter found safe to fix, and widens a range when an exploring trial ran the
   parameter outside it and beat the model's prediction; while a restriction holds, one
   trial in ten spreads the fixed parameters over their ranges;
@@ -719,6 +720,11 @@ def summarize(rows: list[dict[str, Any]], budgets: list[int]) -> list[dict[str, 
         narrowed_costly = sum(any(c > d["margin"] for d in ds
                                   for c in d.get("range_costs", {}).values())
                               for ds in decided) if arm in ("auto", "narrow") and known else None
+        # a range widened at the first decision to hold where the model finds the main
+        # effect best (the best trials lay on one side of it)
+        widened = sum(any("widened to hold" in (d.get("why") or "")
+                          for d in runs[s].get("log", [])) for s in seeds) \
+            if arm in ("auto", "narrow") else None
         half = math.ceil(len(truth.nuisance) / 2)
         acted = sum(any(d["trial"] <= 100 and sum(n in truth.nuisance for n in d["fixed_now"])
                         >= half for d in ds) for ds in decided) if known else None
@@ -746,6 +752,7 @@ def summarize(rows: list[dict[str, Any]], budgets: list[int]) -> list[dict[str, 
                 "fixed_above_margin": costly,
                 "held_above_margin": held_costly,
                 "narrowed_above_margin": narrowed_costly,
+                "widened_to_main_effect": widened,
                 "acted_by_100": acted,
                 "first_fix_median": statistics.median([f for f in first if f is not None])
                 if any(f is not None for f in first) else None,
