@@ -372,9 +372,9 @@ class Refitter:
                                         if decisions[n].state == "matters"],
                                  quantile)
             # the best trials can lie on one side of an optimum the optimizer has not
-            # reached yet (GPSampler on v10: in 2 of 20 runs the best quarter at the
-            # first decision left out the optimum of a, whose main effect the model
-            # already put there, and one run ended 9.67 times the full space's best)
+            # reached yet (GPSampler on v10: in 3 of 20 runs the best quarter at the
+            # first decision left out an optimum the model's main effect already put
+            # there, and one run ended 19.4 times the full space's best; widened, none)
             ranges, widened = with_spans(ranges, spans)
         after = {n: v for n, v in held.items() if n not in release_now and n not in unheld} \
             | fix_now
