@@ -313,6 +313,27 @@ def main_effect_spans(result: FanovaResult, names: list[str]) -> dict[str, tuple
     return spans
 
 
+def decision_fit(history: TrialHistory, *, surrogate: GP | Forest | None = None,
+                 seed: int | None = None) -> FanovaResult:
+    """The analysis over all trials a decision rests on: with the pairs up to 12
+    parameters (:func:`hpinsight._decisions.decision_order`), as a report's."""
+    return fanova(history, max_order=decision_order(len(history.space)), surrogate=surrogate,
+                  seed=seed)
+
+
+def subspace_and_spans(
+    history: TrialHistory, **kwargs: Any
+) -> tuple[SubspaceResult, dict[str, tuple[float, float]]]:
+    """:func:`suggest_subspace` of one objective's ``history`` and, from the same fit,
+    :func:`main_effect_spans` of the parameters it finds to matter: what a decision
+    that narrows ranges needs, for one fit. ``kwargs`` are ``suggest_subspace``'s."""
+    with held_back(HPInsightWarning):  # as suggest_subspace fits it
+        fitted = decision_fit(history, surrogate=kwargs.get("surrogate"), seed=kwargs.get("seed"))
+    subspace = suggest_subspace(history, fitted=fitted, **kwargs)
+    names = [n for n in subspace.keep if subspace.decisions[n].state == "matters"]
+    return subspace, main_effect_spans(fitted, names)
+
+
 @moved_keywords({**MODEL_KEYWORDS, "source": "history=... (the first argument)"})
 def suggest_subspace(
     history: TrialHistory | Any,
@@ -433,7 +454,7 @@ def suggest_subspace(
     opts: dict[str, Any] = {"surrogate": model, "seed": seed}
     with held_back(HPInsightWarning):  # a constant capped objective is expected here
         result = _checked_fit(fitted, history, None, "fitted", func) if fitted is not None \
-            else fanova(history, max_order=decision_order(len(history.space)), **opts)
+            else decision_fit(history, **opts)
         top = _checked_fit(capped, history, top_quantile, "capped", func) if capped is not None \
             else fanova(history, cap_quantile=top_quantile, **opts)
     chosen, sources = defaults_for(history, defaults, result, n_candidates, seed)

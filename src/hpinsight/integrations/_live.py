@@ -357,7 +357,7 @@ class LiveFanova:
     ) -> tuple[SubspaceResult, dict[str, tuple[float, float]]]:
         """:meth:`suggest_subspace` of one objective's ``history`` and, from the same fit,
         where the main effect of each parameter it finds to matter is best
-        (:func:`hpinsight._subspace.main_effect_spans`)."""
+        (:func:`hpinsight._subspace.subspace_and_spans`)."""
         opts = {key: self.options[key] for key in ("surrogate", "seed")}
         opts.update(kwargs)
         return self._run("subspace_spans", history, **opts)  # type: ignore[no-any-return]

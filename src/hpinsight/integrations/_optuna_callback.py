@@ -137,8 +137,8 @@ class ImportanceCallback(LiveResults):
         follows the others' effects, and on one objective each range is widened to
         hold where the model finds the parameter's main effect best (the best trials
         can lie on one side of an optimum the optimizer has not reached yet). A
-        narrowed parameter a later check finds safe to fix is fixed instead. ``benchmarks/README.md`` measures narrowing against
-        fixing alone.
+        narrowed parameter a later check finds safe to fix is fixed instead.
+        ``benchmarks/README.md`` measures narrowing against fixing alone.
     risk_margin : float, default=0.05
         With ``shrink_to="auto"``: the most fixing a parameter may cost, as a fraction of
         the spread of the trials near the best at the decision (best trial to the 10 %

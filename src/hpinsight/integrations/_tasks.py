@@ -55,22 +55,10 @@ def _subspace_task(*args: Any, **kwargs: Any) -> Any:
     return suggest_subspace(*args, **kwargs)
 
 
-def _subspace_spans_task(history: Any, **kwargs: Any) -> Any:
-    """``suggest_subspace`` of one objective's ``history`` and, from the same fit, where
-    the main effect of each parameter it finds to matter is best (``main_effect_spans``):
-    what a decision that narrows ranges needs, for one fit."""
-    from .._decisions import decision_order
-    from .._fanova import fanova
-    from .._subspace import main_effect_spans, suggest_subspace
-    from .._warn import held_back
-    from ..exceptions import HPInsightWarning
+def _subspace_spans_task(*args: Any, **kwargs: Any) -> Any:
+    from .._subspace import subspace_and_spans
 
-    with held_back(HPInsightWarning):  # as suggest_subspace fits it
-        fitted = fanova(history, max_order=decision_order(len(history.space)),
-                        surrogate=kwargs.get("surrogate"), seed=kwargs.get("seed"))
-    subspace = suggest_subspace(history, fitted=fitted, **kwargs)
-    names = [n for n in subspace.keep if subspace.decisions[n].state == "matters"]
-    return subspace, main_effect_spans(fitted, names)
+    return subspace_and_spans(*args, **kwargs)
 
 
 #: What :class:`LiveFanova` computes, by name, here or in the refit process.
