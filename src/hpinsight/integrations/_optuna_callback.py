@@ -99,22 +99,25 @@ class ImportanceCallback(LiveResults):
         are fixed at their ``defaults`` value, else the space's, else the best
         trial's (so the best configuration stays reachable). Its first decision also
         narrows the parameters that matter to the range of the best trials
-        (``narrow_quantile``). ``"auto"`` checks again at every multiple of
-        ``shrink_after``: it fixes what has become safe to fix, and releases a fixed
-        parameter whose effect is resolved or whose cost exceeds the margin. The
-        exploring trials of the :class:`ShrinkingSampler` give those checks data on the
-        fixed and narrowed parameters. A parameter once released is never fixed again.
-        The first check records "keep" when it neither fixes nor narrows anything;
+        (``narrow_quantile``; with more than 10 parameters, the first decision that
+        finds one that matters, no later than the first that can fix). ``"auto"``
+        checks again at every multiple of ``shrink_after``: it fixes what has become
+        safe to fix, and releases a fixed parameter whose effect is resolved or whose
+        cost exceeds the margin. The exploring trials of the :class:`ShrinkingSampler`
+        give those checks data on the fixed and narrowed parameters. A parameter once
+        released is never fixed again. The first check, and each before the first that
+        can fix, records "keep" when it neither fixes nor narrows anything;
         :attr:`subspace` holds the latest answer, with reasons.
         Takes effect in studies whose sampler is a :class:`ShrinkingSampler`.
     shrink_after : int, default=50
         Decisions fall due at trial counts: the first when this many trials have
         completed, and with ``"auto"`` at every multiple of ``shrink_after`` after it.
-        ``"auto"`` takes its first decision no earlier than 5 trials per parameter
-        (nothing is safe to fix on fewer: they cannot show a small effect that is costly
-        near the optimum), so with the default it decides at 100, 150, ... with 20
-        parameters, and at 60, 100, 150, ... with 12. A due
-        decision is taken in the callback itself, on the trials numbered below the one
+        ``"auto"`` fixes nothing before there are 5 trials per parameter (nothing is
+        safe to fix on fewer: they cannot show a small effect that is costly near the
+        optimum) and also decides then: with the default, at 50, 60, 100, 150, ... with
+        12 parameters, and at 50, 100, 150, ... with 20, where its decisions before 100
+        can only narrow (``narrow_quantile``; without narrowing, nothing is decided
+        before then). A due decision is taken in the callback itself, on the trials numbered below the one
         that just finished, and written before it returns. The study waits for that fit,
         a few seconds at most decision points. The next trial is then sampled under the
         decision (with ``n_jobs`` workers, at most ``n_jobs - 1`` trials already running
@@ -126,8 +129,8 @@ class ImportanceCallback(LiveResults):
         Also narrow kept numerical parameters to the range their values span among
         the best ``narrow_quantile`` fraction of trials (at least two). ``"auto"``:
         with ``shrink_to="auto"``, the parameters that matter (a resolved effect), to
-        the range of the best quarter of the trials, at the first decision; with an
-        integer ``shrink_to``, nothing. None: never. A heuristic of ours, not from the
+        the range of the best quarter of the trials, at the first decision (see
+        ``shrink_to``); with an integer ``shrink_to``, nothing. None: never. A heuristic of ours, not from the
         fANOVA paper: it speeds up the search when
         the good region is one basin, and can exclude a second one, so a range is
         widened again when an exploring trial (``ShrinkingSampler``) ran the

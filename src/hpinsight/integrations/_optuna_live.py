@@ -96,9 +96,10 @@ class Refitter:
         # began, nothing is decided
         self._decide_lock = threading.Lock()
         #: Completed trials at which the next shrink decision falls due (None: no more).
-        #: ``shrink_to=k`` decides once, at ``shrink_after``; ``"auto"`` decides there, or
-        #: once there are MIN_TRIALS_PER_PARAM trials per parameter if that is later, and
-        #: checks again at every multiple of ``shrink_after`` after it.
+        #: ``shrink_to=k`` decides once, at ``shrink_after``; ``"auto"`` decides there and
+        #: at every multiple of it, and also once there are MIN_TRIALS_PER_PARAM trials per
+        #: parameter, the first decision that can fix (without narrowing, nothing is
+        #: decided before that).
         self.next_decision: int | None = shrink_after if shrink_to is not None else None
         #: Whether :meth:`refit` takes due decisions itself (``hpinsight watch``, which
         #: cannot hold a study's trials back); the callback takes them in :meth:`decide_now`.
@@ -192,20 +193,25 @@ class Refitter:
             if self.closing or self.next_decision is None:
                 return
             step = self.shrink_after if self.shrink_to == "auto" else None
-            ready = math.ceil(MIN_TRIALS_PER_PARAM * len(history.space.names))
-            if step is not None and history.n_trials < ready and not read_restriction(study):
-                # nothing can be safe to fix before MIN_TRIALS_PER_PARAM trials per
-                # parameter: the first decision waits for them; later checks stay at
-                # multiples of shrink_after
-                self.next_decision = ready + (n_complete - history.n_trials)
+            # nothing can be safe to fix before MIN_TRIALS_PER_PARAM trials per parameter
+            # (decide's rule 5): the first decision that can fix falls due once there are
+            # that many, whatever the multiples of shrink_after
+            ready = ready_at(history) + (n_complete - history.n_trials)
+            early = step is not None and n_complete < ready and not read_restriction(study)
+            if early and self._narrowing() is None:
+                # with nothing to narrow, a decision before then could not act
+                self.next_decision = ready
                 self.logger.info(
                     "hpinsight: shrink_to='auto' decides first at %d trials (%g per parameter "
                     "for %d parameters)", self.next_decision, MIN_TRIALS_PER_PARAM,
                     len(history.space.names))
                 return
-            # "auto": the next multiple of the step (60 -> 100, not 110); a size: decided once
-            due, self.next_decision = (self.next_decision,
-                                       None if step is None else (n_complete // step + 1) * step)
+            # "auto": the next multiple of the step (60 -> 100, not 110), or the first that
+            # can fix if that comes sooner (50 -> 60 with 12 parameters); a size: decided once
+            following = None if step is None else (n_complete // step + 1) * step
+            if early and following is not None:
+                following = min(following, ready)
+            due, self.next_decision = self.next_decision, following
             try:
                 self._decide(study, history)
             except Exception:
@@ -328,11 +334,14 @@ class Refitter:
         options: dict[str, Any] = {
             "defaults": {k: v for k, v in self.defaults.items() if k in names},
             "risk_margin": self.risk_margin}
-        # the first decision narrows; on one objective, each range is widened to hold
+        # the opening decisions narrow (the first, or those before the first that can fix
+        # while nothing is narrowed yet); on one objective, each range is widened to hold
         # where the model finds the parameter's main effect best (several objectives:
         # their ranges hold the trials nearest the front, each objective's best elsewhere)
+        opening = is_opening(log, history)
+        narrow = opening and quantile is not None
         spans: dict[str, tuple[float, float]] = {}
-        if not log and quantile is not None and objectives is None:
+        if narrow and objectives is None:
             subspace, spans = self.fitter.subspace_and_spans(history, **options)
         else:
             subspace = self.fitter.suggest_subspace(objectives or history, **options)
@@ -352,6 +361,9 @@ class Refitter:
                    and decisions[n].evidence != SINGLE}
         last = max(history.trial_ids)
         head = f"shrink_to='auto' after {history.n_trials} trials"
+        waiting = ("" if history.n_trials >= ready_at(history) else
+                   f"; nothing can be fixed before {ready_at(history)} trials "
+                   f"({MIN_TRIALS_PER_PARAM:g} per parameter)")
         if len(read_decisions(study)) != len(log):
             # another process decided while this one fitted (seconds): its decision stands,
             # and this one, on what the study held before it, is not written over it
@@ -362,7 +374,8 @@ class Refitter:
         # parameter is released on (decide's rule 1): its whole range again
         widen = {n: (ranges[n], e) for n, e in decisions.widen.items() if n in ranges}
         widened: list[str] = []
-        if not log and quantile is not None:
+        if narrow:
+            assert quantile is not None
             near = history if objectives is None else front_history(objectives)
             # only what matters: where a parameter's effect is not resolved, the best
             # trials' spread in it follows the others' effects, and its range can leave
@@ -395,7 +408,7 @@ class Refitter:
                 return
             record_decision(study, "release", release_now, why, last,
                             ranges={n: bounds for n, (bounds, _) in widen.items()})
-        if fix_now or (ranges and not log):
+        if fix_now or (ranges and narrow):
             fixed = ", ".join(f"{n}={v!r}" for n, v in fix_now.items())
             allowed = (f"the margin ({fmt_cost(subspace.margin)})" if not subspace.objectives else
                        "each objective's margin (" + ", ".join(
@@ -407,20 +420,22 @@ class Refitter:
                    f"kept {', '.join(subspace.keep)}" if fix_now else
                    f"{head}: fixed nothing (none is safe to fix); kept "
                    f"{', '.join(subspace.keep)}")
-            if ranges and not log:
+            if ranges and narrow:
                 why += (f"; narrowed {', '.join(ranges)} to the range of the best "
                         f"{quantile:.0%} of trials")
                 if widened:
                     why += (f", {', '.join(widened)} widened to hold where the model finds "
                             "its main effect best")
+            why += waiting
             record_restriction(study, after, ranges=ranges, why=why, after_trial=last)
         elif release_now or widen:
             record_restriction(study, after, ranges=ranges, why=f"{head}: the rest stays as it was",
                      after_trial=last)
             return
-        elif not log:
+        elif opening:
             why = (f"{head}: kept every parameter; none shows no effect and is safely cheap "
-                   "to fix")
+                   "to fix" + ("; none has a resolved effect to narrow" if narrow else "")
+                   + waiting)
             record_decision(study, "keep", {}, why, last)
         else:
             self.logger.info("hpinsight: %s: no change (fixed: %s)", head,
@@ -429,6 +444,26 @@ class Refitter:
         self.logger.info("hpinsight: %s", why)
         for decision in decisions:  # one line per parameter: its one decision
             self.logger.info("hpinsight:   %s: %s", decision.param, decision.sentence)
+
+
+def ready_at(history: TrialHistory) -> int:
+    """Trials from which a decision on ``history`` can fix a parameter: nothing is safe
+    to fix on fewer than ``MIN_TRIALS_PER_PARAM`` per parameter (decide's rule 5)."""
+    return math.ceil(MIN_TRIALS_PER_PARAM * len(history.space.names))
+
+
+def is_opening(log: list[dict[str, Any]], history: TrialHistory) -> bool:
+    """Whether a decision on ``history`` is one of the study's opening ones, which narrow
+    what matters and record "keep" when they do nothing: the first, or one after
+    nothing but opening "keep"s taken on fewer trials than could fix anything
+    (:func:`ready_at`). So a study of many parameters narrows before it can fix, once:
+    at its first decision that finds an effect to narrow, or else at its first that can
+    fix."""
+    ids = sorted(history.trial_ids)
+    ready = ready_at(history)
+    first_ready = ids[ready - 1] if len(ids) >= ready else math.inf
+    return all(d.get("action") == "keep" and isinstance(d.get("after_trial"), int)
+               and d["after_trial"] < first_ready for d in log)
 
 
 def _widen_reason(name: str, bounds: tuple[float, float], trial: Explored) -> str:

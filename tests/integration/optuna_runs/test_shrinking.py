@@ -15,6 +15,8 @@ import numpy as np
 import optuna
 import pytest
 
+import hpinsight as hp
+from hpinsight.integrations._optuna_live import is_opening
 from hpinsight.integrations._optuna_shrink import _spread
 from hpinsight.integrations.optuna import (
     DECISIONS_KEY,
@@ -709,14 +711,18 @@ def test_nothing_is_decided_once_close_began() -> None:
     assert DECISIONS_KEY not in study.user_attrs
 
 
-def test_auto_decides_first_once_there_are_five_trials_per_parameter() -> None:
-    # 20 parameters: nothing can be safe to fix before 100 trials, so the decision due at
-    # 40 waits for them; later checks stay at the multiples of 40 (100, then 120, 160, ...)
-    def wide(t: optuna.Trial) -> float:
-        return objective(t) + sum(t.suggest_float(f"m{i}", 0, 1) * 0.0 for i in range(10))
+def wide(t: optuna.Trial) -> float:
+    """``objective`` and ten floats that do nothing: 20 parameters."""
+    return objective(t) + sum(t.suggest_float(f"m{i}", 0, 1) * 0.0 for i in range(10))
 
+
+def test_without_narrowing_auto_decides_first_once_there_are_five_trials_per_parameter(
+) -> None:
+    # 20 parameters: nothing can be safe to fix before 100 trials, so with nothing to
+    # narrow the decision due at 40 waits for them; later checks stay at the multiples of
+    # 40 (100, then 120, 160, ...)
     cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
-                            shrink_after=40, seed=0, isolation="thread")
+                            shrink_after=40, narrow_quantile=None, seed=0, isolation="thread")
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
     study.optimize(wide, n_trials=99, callbacks=[cb])
     assert DECISIONS_KEY not in study.user_attrs
@@ -728,6 +734,56 @@ def test_auto_decides_first_once_there_are_five_trials_per_parameter() -> None:
     assert "after 100 trials" in log[0]["why"]
     assert cb._refitter.next_decision == 120
     assert cb.close(120)
+
+
+def test_auto_narrows_before_it_can_fix_and_fixes_from_five_trials_per_parameter() -> None:
+    # 20 parameters: the decision due at 40 narrows what matters ('a' dwarfs the rest) and
+    # fixes nothing, as nothing can be safe to fix before 100 trials; the first decision
+    # that can fix falls due at 100, between the multiples of 40 (40, 80, 100, 120, ...)
+    cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
+                            shrink_after=40, seed=0, isolation="thread")
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(wide, n_trials=40, callbacks=[cb])
+    log = study.user_attrs[DECISIONS_KEY]
+    assert [(d["action"], d["after_trial"], d["params"]) for d in log] == [("fix", 39, {})]
+    assert "a" in log[0]["ranges"]
+    assert set(log[0]["ranges"]) <= set(IMPORTANT)
+    assert "nothing can be fixed before 100 trials (5 per parameter)" in log[0]["why"]
+    assert cb._refitter.next_decision == 80
+    narrowed = read_ranges(study)
+    study.optimize(wide, n_trials=40, callbacks=[cb])
+    assert cb._refitter.next_decision == 100
+    assert read_restriction(study) == {}
+    assert read_ranges(study) == narrowed  # narrowed once: the check at 80 narrows no further
+    study.optimize(wide, n_trials=20, callbacks=[cb])
+    last = study.user_attrs[DECISIONS_KEY][-1]
+    assert last["after_trial"] == 99
+    fixed = read_restriction(study)
+    assert fixed
+    assert not set(fixed) & set(IMPORTANT)
+    assert set(fixed) <= set(last["params"])
+    assert cb._refitter.next_decision == 120
+    assert cb.close(120)
+
+
+@pytest.mark.parametrize(
+    ("log", "opening"),
+    [
+        ([], True),
+        # "keep"s taken on fewer trials than can fix (trial 99 is the 100th of 20 parameters)
+        ([{"action": "keep", "after_trial": 39}, {"action": "keep", "after_trial": 79}], True),
+        ([{"action": "keep", "after_trial": 99}], False),  # the first that could fix kept all
+        ([{"action": "fix", "after_trial": 39, "ranges": {"a": [0, 1]}}], False),  # narrowed
+        ([{"action": "fix", "after_trial": None}], False),  # restricted by hand
+    ],
+)
+def test_opening_decisions_are_those_before_the_first_that_can_fix_or_narrows(
+    log: list[dict[str, Any]], opening: bool
+) -> None:
+    space = hp.SearchSpace([hp.Float(f"x{i}", 0, 1) for i in range(20)])
+    history = hp.TrialHistory(space, [dict.fromkeys(space.names, 0.5)] * 120, np.arange(120.0),
+                              trial_ids=range(120))
+    assert is_opening(log, history) is opening
 
 
 def two_objectives(t: optuna.Trial) -> tuple[float, float]:
