@@ -39,9 +39,10 @@ Arms, per problem, sampler and seed, on the same sampler seed:
   shrink_after=--shrink-after, seed=seed)``, its defaults: decisions at every multiple
   of 50 and at the first trial count with 5 trials per parameter, before which nothing
   is fixed (on more than 10 parameters: 60 on ``cond``, 75 on ``optim``, 100 on
-  ``sparse20``, 200 on ``sparse40``); at the first decision (on more than 10
-  parameters, the first that finds an effect that matters, no later than the first
-  that can fix) the parameters that matter are also narrowed to the range of the best
+  ``sparse20``, 200 on ``sparse40``), and none before 2.5 trials per parameter (100 on
+  ``sparse40``); at the first decision (on more than 10 parameters, the first that
+  finds an effect that matters, no later than the first that can fix) the parameters
+  that matter are also narrowed to the range of the best
   quarter of the trials (``narrow_quantile="auto"``), each range widened to hold where
   the model finds the parameter's main effect best; a later check fixes a narrowed
   parameter found safe to fix, and widens a range when an exploring trial ran the

@@ -100,7 +100,8 @@ class ImportanceCallback(LiveResults):
         trial's (so the best configuration stays reachable). Its first decision also
         narrows the parameters that matter to the range of the best trials
         (``narrow_quantile``; with more than 10 parameters, the first decision that
-        finds one that matters, no later than the first that can fix). ``"auto"``
+        finds one that matters, no later than the first that can fix; see
+        ``shrink_after``). ``"auto"``
         checks again at every multiple of ``shrink_after``: it fixes what has become
         safe to fix, and releases a fixed parameter whose effect is resolved or whose
         cost exceeds the margin. The exploring trials of the :class:`ShrinkingSampler`
@@ -114,10 +115,11 @@ class ImportanceCallback(LiveResults):
         completed, and with ``"auto"`` at every multiple of ``shrink_after`` after it.
         ``"auto"`` fixes nothing before there are 5 trials per parameter (nothing is
         safe to fix on fewer: they cannot show a small effect that is costly near the
-        optimum) and also decides then: with the default, at 50, 60, 100, 150, ... with
-        12 parameters, and at 50, 100, 150, ... with 20, where its decisions before 100
-        can only narrow (``narrow_quantile``; without narrowing, nothing is decided
-        before then). A due decision is taken in the callback itself, on the trials numbered below the one
+        optimum) and also decides then; its decisions before can only narrow
+        (``narrow_quantile``), and fall due from 2.5 trials per parameter on. With the
+        default it decides at 50, 60, 100, 150, ... with 12 parameters, at 50, 100,
+        150, ... with 20 and at 100, 150, 200, ... with 40, fixing from 60, 100 and 200
+        (without narrowing, nothing is decided before then). A due decision is taken in the callback itself, on the trials numbered below the one
         that just finished, and written before it returns. The study waits for that fit,
         a few seconds at most decision points. The next trial is then sampled under the
         decision (with ``n_jobs`` workers, at most ``n_jobs - 1`` trials already running

@@ -716,53 +716,66 @@ def wide(t: optuna.Trial) -> float:
     return objective(t) + sum(t.suggest_float(f"m{i}", 0, 1) * 0.0 for i in range(10))
 
 
-def test_without_narrowing_auto_decides_first_once_there_are_five_trials_per_parameter(
+@pytest.mark.parametrize(
+    ("narrow", "step", "first", "said", "then"),
+    [
+        # without narrowing, nothing can act before 100 trials (nothing is safe to fix on
+        # fewer than 5 per parameter): the decision due at 40 waits for them, and later
+        # checks stay at the multiples of 40 (100, then 120, 160, ...)
+        pytest.param(None, 40, 100, "after 100 trials", 120, id="fixing-only"),
+        # with narrowing, a decision at 20 trials (one per parameter) could neither fix nor
+        # narrow: the first falls due at the first multiple of 20 with 2.5 trials per
+        # parameter, 60, and the next at 80
+        pytest.param("auto", 20, 60, "nothing can be fixed before 100 trials", 80,
+                     id="narrowing"),
+    ],
+)
+def test_auto_decides_first_once_it_can_act_on_20_parameters(
+    narrow: str | None, step: int, first: int, said: str, then: int
 ) -> None:
-    # 20 parameters: nothing can be safe to fix before 100 trials, so with nothing to
-    # narrow the decision due at 40 waits for them; later checks stay at the multiples of
-    # 40 (100, then 120, 160, ...)
-    cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
-                            shrink_after=40, narrow_quantile=None, seed=0, isolation="thread")
+    cb = ImportanceCallback(every_n_trials=500, min_trials=10, shrink_to="auto",
+                            shrink_after=step, narrow_quantile=narrow, seed=0,
+                            isolation="thread")
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
-    study.optimize(wide, n_trials=99, callbacks=[cb])
+    study.optimize(wide, n_trials=first - 1, callbacks=[cb])
     assert DECISIONS_KEY not in study.user_attrs
     assert cb.subspace is None
-    assert cb._refitter.next_decision == 100
+    assert cb._refitter.next_decision == first
     study.optimize(wide, n_trials=1, callbacks=[cb])
     log = study.user_attrs[DECISIONS_KEY]
-    assert [d["after_trial"] for d in log] == [99]
-    assert "after 100 trials" in log[0]["why"]
-    assert cb._refitter.next_decision == 120
+    assert [d["after_trial"] for d in log] == [first - 1]
+    assert said in log[0]["why"]
+    assert cb._refitter.next_decision == then
     assert cb.close(120)
 
 
 def test_auto_narrows_before_it_can_fix_and_fixes_from_five_trials_per_parameter() -> None:
-    # 20 parameters: the decision due at 40 narrows what matters ('a' dwarfs the rest) and
+    # 20 parameters: the decision due at 50 narrows what matters ('a' dwarfs the rest) and
     # fixes nothing, as nothing can be safe to fix before 100 trials; the first decision
-    # that can fix falls due at 100, between the multiples of 40 (40, 80, 100, 120, ...)
+    # that can fix falls due at 100, between the multiples of 25 (50, 75, 100, 125, ...)
     cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
-                            shrink_after=40, seed=0, isolation="thread")
+                            shrink_after=25, seed=0, isolation="thread")
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
-    study.optimize(wide, n_trials=40, callbacks=[cb])
+    study.optimize(wide, n_trials=50, callbacks=[cb])
     log = study.user_attrs[DECISIONS_KEY]
-    assert [(d["action"], d["after_trial"], d["params"]) for d in log] == [("fix", 39, {})]
+    assert [(d["action"], d["after_trial"], d["params"]) for d in log] == [("fix", 49, {})]
     assert "a" in log[0]["ranges"]
     assert set(log[0]["ranges"]) <= set(IMPORTANT)
     assert "nothing can be fixed before 100 trials (5 per parameter)" in log[0]["why"]
-    assert cb._refitter.next_decision == 80
+    assert cb._refitter.next_decision == 75
     narrowed = read_ranges(study)
-    study.optimize(wide, n_trials=40, callbacks=[cb])
+    study.optimize(wide, n_trials=25, callbacks=[cb])
     assert cb._refitter.next_decision == 100
     assert read_restriction(study) == {}
-    assert read_ranges(study) == narrowed  # narrowed once: the check at 80 narrows no further
-    study.optimize(wide, n_trials=20, callbacks=[cb])
+    assert read_ranges(study) == narrowed  # narrowed once: the check at 75 narrows no further
+    study.optimize(wide, n_trials=25, callbacks=[cb])
     last = study.user_attrs[DECISIONS_KEY][-1]
     assert last["after_trial"] == 99
     fixed = read_restriction(study)
     assert fixed
     assert not set(fixed) & set(IMPORTANT)
     assert set(fixed) <= set(last["params"])
-    assert cb._refitter.next_decision == 120
+    assert cb._refitter.next_decision == 125
     assert cb.close(120)
 
 
