@@ -10,6 +10,7 @@ import io
 import json
 import math
 import shutil
+import signal
 import sqlite3
 from importlib.metadata import version
 from pathlib import Path
@@ -213,6 +214,41 @@ def test_watch_reports_a_trial_that_finished_between_its_count_and_its_fit(
     assert "30 complete, 0 running" in status[-1], lines
     assert not any("29 complete" in line for line in status), lines
     assert lines[-1] == "stopped"
+
+
+class _SignalsWhenCollected:
+    """Sends SIGINT from ``__del__``: the handler's KeyboardInterrupt is raised inside the
+    finalizer, where Python prints an exception and drops it (as inside SQLAlchemy's
+    garbage-collection callbacks)."""
+
+    def __del__(self) -> None:
+        signal.raise_signal(signal.SIGINT)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_watch_stops_on_a_signal_whose_exception_was_dropped(
+    journal: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the watcher of a PostgreSQL restart once ignored its SIGINT and polled on
+    from hpinsight.cli import _watch
+
+    real = _watch._counts
+    calls = {"n": 0}
+
+    def counts(optuna: object, study: object) -> dict[str, int]:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            _SignalsWhenCollected()  # collected at once: SIGINT, its exception dropped
+        if calls["n"] > 20:  # still polling: stop it, and the assertion below fails
+            raise KeyboardInterrupt
+        return real(optuna, study)
+
+    monkeypatch.setattr(_watch, "_counts", counts)
+    out = io.StringIO()
+    assert main(["watch", "--storage", str(journal), "--study", "j", "--interval", "0.01",
+                 "--min-trials", "10"], stdout=out) == 0
+    assert calls["n"] == 3  # the poll the signal came in was the last
+    assert out.getvalue().splitlines()[-1] == "stopped"
 
 
 @pytest.mark.parametrize("command", ["report", "watch"])
