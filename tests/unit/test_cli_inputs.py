@@ -12,6 +12,7 @@ import math
 import shutil
 import signal
 import sqlite3
+from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 
@@ -184,31 +185,50 @@ def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]
     assert capsys.readouterr().out == f"hpinsight {version('hpinsight')}\n"
 
 
+@pytest.fixture
+def watched(journal: Path, monkeypatch: pytest.MonkeyPatch
+            ) -> Callable[..., tuple[int, list[str]]]:
+    """``watched(poll)`` runs ``hpinsight watch`` on :func:`journal`, each poll's trial
+    count going through ``poll(n, count)`` (``n`` from 1, ``count()`` the real one; it
+    may return other counts, or raise KeyboardInterrupt, Ctrl-C); returns the polls made
+    and the lines written."""
+    from hpinsight.cli import _watch
+
+    real = _watch._counts
+
+    def watch(poll: Callable[[int, Callable[[], dict[str, int]]], dict[str, int]]
+              ) -> tuple[int, list[str]]:
+        calls = {"n": 0}
+
+        def counts(optuna: object, study: object) -> dict[str, int]:
+            calls["n"] += 1
+            return poll(calls["n"], lambda: real(optuna, study))
+
+        monkeypatch.setattr(_watch, "_counts", counts)
+        out = io.StringIO()
+        assert main(["watch", "--storage", str(journal), "--study", "j", "--interval",
+                     "0.01", "--min-trials", "10"], stdout=out) == 0
+        return calls["n"], out.getvalue().splitlines()
+
+    return watch
+
+
 def test_watch_reports_a_trial_that_finished_between_its_count_and_its_fit(
-    journal: Path, monkeypatch: pytest.MonkeyPatch
+    watched: Callable[..., tuple[int, list[str]]],
 ) -> None:
     """The watcher counts the trials, then the fit reads them again. When the last trial
     finishes in between, the fit has it; the status line and the next poll must too (the
     watcher once printed "29 complete, 1 running" and then nothing more: the next poll saw
     30, but a refit on the same 30 trials brings no news and printed nothing)."""
-    from hpinsight.cli import _watch
 
-    real = _watch._counts
-    calls = {"n": 0}
-
-    def counts(optuna: object, study: object) -> dict[str, int]:
-        calls["n"] += 1
-        if calls["n"] == 1:  # counted while the 30th trial was still running
+    def poll(n: int, count: Callable[[], dict[str, int]]) -> dict[str, int]:
+        if n == 1:  # counted while the 30th trial was still running
             return {"COMPLETE": 29, "RUNNING": 1}
-        if calls["n"] > 3:  # Ctrl-C after a few polls
+        if n > 3:  # Ctrl-C after a few polls
             raise KeyboardInterrupt
-        return real(optuna, study)
+        return count()
 
-    monkeypatch.setattr(_watch, "_counts", counts)
-    out = io.StringIO()
-    assert main(["watch", "--storage", str(journal), "--study", "j", "--interval", "0.01",
-                 "--min-trials", "10"], stdout=out) == 0
-    lines = out.getvalue().splitlines()
+    _, lines = watched(poll)
     status = [line for line in lines if " complete, " in line]
     assert status, lines
     assert "30 complete, 0 running" in status[-1], lines
@@ -227,28 +247,20 @@ class _SignalsWhenCollected:
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_watch_stops_on_a_signal_whose_exception_was_dropped(
-    journal: Path, monkeypatch: pytest.MonkeyPatch
+    watched: Callable[..., tuple[int, list[str]]],
 ) -> None:
     # the watcher of a PostgreSQL restart once ignored its SIGINT and polled on
-    from hpinsight.cli import _watch
 
-    real = _watch._counts
-    calls = {"n": 0}
-
-    def counts(optuna: object, study: object) -> dict[str, int]:
-        calls["n"] += 1
-        if calls["n"] == 3:
+    def poll(n: int, count: Callable[[], dict[str, int]]) -> dict[str, int]:
+        if n == 3:
             _SignalsWhenCollected()  # collected at once: SIGINT, its exception dropped
-        if calls["n"] > 20:  # still polling: stop it, and the assertion below fails
+        if n > 20:  # still polling: stop it, and the assertion below fails
             raise KeyboardInterrupt
-        return real(optuna, study)
+        return count()
 
-    monkeypatch.setattr(_watch, "_counts", counts)
-    out = io.StringIO()
-    assert main(["watch", "--storage", str(journal), "--study", "j", "--interval", "0.01",
-                 "--min-trials", "10"], stdout=out) == 0
-    assert calls["n"] == 3  # the poll the signal came in was the last
-    assert out.getvalue().splitlines()[-1] == "stopped"
+    polls, lines = watched(poll)
+    assert polls == 3  # the poll the signal came in was the last
+    assert lines[-1] == "stopped"
 
 
 @pytest.mark.parametrize("command", ["report", "watch"])
