@@ -329,6 +329,3 @@ def _values(fixed: dict[str, Any]) -> str:
 def _write(out: TextIO, line: str) -> None:
     out.write(line + "\n")
     out.flush()
-
-
-

@@ -119,8 +119,9 @@ class ImportanceCallback(LiveResults):
         (``narrow_quantile``), and fall due from 2.5 trials per parameter on. With the
         default it decides at 50, 60, 100, 150, ... with 12 parameters, at 50, 100,
         150, ... with 20 and at 100, 150, 200, ... with 40, fixing from 60, 100 and 200
-        (without narrowing, nothing is decided before then). A due decision is taken in the callback itself, on the trials numbered below the one
-        that just finished, and written before it returns. The study waits for that fit,
+        (without narrowing, nothing is decided before then). A due decision is taken
+        in the callback itself, on the trials numbered below the one that just
+        finished, and written before it returns. The study waits for that fit,
         a few seconds at most decision points. The next trial is then sampled under the
         decision (with ``n_jobs`` workers, at most ``n_jobs - 1`` trials already running
         are not). So a seeded study takes the same decisions at the same trials however
@@ -132,8 +133,8 @@ class ImportanceCallback(LiveResults):
         the best ``narrow_quantile`` fraction of trials (at least two). ``"auto"``:
         with ``shrink_to="auto"``, the parameters that matter (a resolved effect), to
         the range of the best quarter of the trials, at the first decision (see
-        ``shrink_to``); with an integer ``shrink_to``, nothing. None: never. A heuristic of ours, not from the
-        fANOVA paper: it speeds up the search when
+        ``shrink_to``); with an integer ``shrink_to``, nothing. None: never. A
+        heuristic of ours, not from the fANOVA paper: it speeds up the search when
         the good region is one basin, and can exclude a second one, so a range is
         widened again when an exploring trial (``ShrinkingSampler``) ran the
         parameter outside it and did better than the model predicts, as a fixed

@@ -204,19 +204,21 @@ class Refitter:
             offset = n_complete - history.n_trials
             ready = ready_at(history) + offset
             early = step is not None and n_complete < ready and not read_restriction(study)
-            narrow_from = math.ceil(NARROW_TRIALS_PER_PARAM * len(history.space.names)) + offset
-            if early and (self._narrowing() is None or n_complete < narrow_from):
+            narrow_from = ready_at(history, NARROW_TRIALS_PER_PARAM) + offset
+            narrowing = self._narrowing() is not None
+            if early and (not narrowing or n_complete < narrow_from):
                 # a decision now could not act: without narrowing, nothing is decided before
                 # it can fix; with it, not before the first multiple of the step with
                 # NARROW_TRIALS_PER_PARAM trials per parameter
                 assert step is not None
-                self.next_decision = ready if self._narrowing() is None else min(
-                    ready, -(-narrow_from // step) * step)
+                self.next_decision = min(ready, -(-narrow_from // step) * step) if narrowing \
+                    else ready
                 self.logger.info(
                     "hpinsight: shrink_to='auto' decides first at %d trials (it fixes from %g "
                     "trials per parameter%s, for %d parameters)", self.next_decision,
-                    MIN_TRIALS_PER_PARAM, "" if self._narrowing() is None else
-                    f" and narrows from {NARROW_TRIALS_PER_PARAM:g}", len(history.space.names))
+                    MIN_TRIALS_PER_PARAM,
+                    f" and narrows from {NARROW_TRIALS_PER_PARAM:g}" if narrowing else "",
+                    len(history.space.names))
                 return
             # "auto": the next multiple of the step (60 -> 100, not 110), or the first that
             # can fix if that comes sooner (50 -> 60 with 12 parameters); a size: decided once
@@ -373,8 +375,9 @@ class Refitter:
                    and decisions[n].evidence != SINGLE}
         last = max(history.trial_ids)
         head = f"shrink_to='auto' after {history.n_trials} trials"
-        waiting = ("" if history.n_trials >= ready_at(history) else
-                   f"; nothing can be fixed before {ready_at(history)} trials "
+        ready = ready_at(history)
+        waiting = ("" if history.n_trials >= ready else
+                   f"; nothing can be fixed before {ready} trials "
                    f"({MIN_TRIALS_PER_PARAM:g} per parameter)")
         if len(read_decisions(study)) != len(log):
             # another process decided while this one fitted (seconds): its decision stands,
@@ -458,10 +461,11 @@ class Refitter:
             self.logger.info("hpinsight:   %s: %s", decision.param, decision.sentence)
 
 
-def ready_at(history: TrialHistory) -> int:
+def ready_at(history: TrialHistory, per_param: float = MIN_TRIALS_PER_PARAM) -> int:
     """Trials from which a decision on ``history`` can fix a parameter: nothing is safe
-    to fix on fewer than ``MIN_TRIALS_PER_PARAM`` per parameter (decide's rule 5)."""
-    return math.ceil(MIN_TRIALS_PER_PARAM * len(history.space.names))
+    to fix on fewer than ``MIN_TRIALS_PER_PARAM`` per parameter (decide's rule 5); or
+    the trials for ``per_param`` per parameter."""
+    return math.ceil(per_param * len(history.space.names))
 
 
 def is_opening(log: list[dict[str, Any]], history: TrialHistory) -> bool:
