@@ -124,7 +124,8 @@ class ImportanceCallback(LiveResults):
         finished, and written before it returns. The study waits for that fit,
         a few seconds at most decision points. The next trial is then sampled under the
         decision (with ``n_jobs`` workers, at most ``n_jobs - 1`` trials already running
-        are not). So a seeded study takes the same decisions at the same trials however
+        are not; and the first decision that can fix waits until no trial numbered below
+        it runs). So a seeded study takes the same decisions at the same trials however
         fast the machine. Nothing is decided once :meth:`close` has begun.
     defaults : mapping of str to value, optional
         Values to fix parameters to instead of the best trial's.

@@ -206,13 +206,17 @@ class Refitter:
             early = step is not None and n_complete < ready and not read_restriction(study)
             narrow_from = ready_at(history, NARROW_TRIALS_PER_PARAM) + offset
             narrowing = self._narrowing() is not None
-            if early and (not narrowing or n_complete < narrow_from):
+            # the study has the trials to fix, but some below this one still run (parallel
+            # workers): this is the first decision that can fix, due once they finished,
+            # not a narrowing one before it
+            postponed = n_complete >= ready - offset
+            if early and (not narrowing or n_complete < narrow_from or postponed):
                 # a decision now could not act: without narrowing, nothing is decided before
                 # it can fix; with it, not before the first multiple of the step with
                 # NARROW_TRIALS_PER_PARAM trials per parameter
                 assert step is not None
-                self.next_decision = min(ready, -(-narrow_from // step) * step) if narrowing \
-                    else ready
+                self.next_decision = min(ready, -(-narrow_from // step) * step) \
+                    if narrowing and not postponed else ready
                 self.logger.info(
                     "hpinsight: shrink_to='auto' decides first at %d trials (it fixes from %g "
                     "trials per parameter%s, for %d parameters)", self.next_decision,

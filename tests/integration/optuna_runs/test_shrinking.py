@@ -920,6 +920,35 @@ def _six(t: optuna.Trial) -> float:
     return (x - 0.3) ** 2 + 0.3 * (y - 0.5) ** 2
 
 
+def test_a_trial_still_running_at_the_first_point_that_can_fix_postpones_it() -> None:
+    # 6 parameters, shrink_after=30: the first decision can fix at 30 trials. Trials
+    # finishing out of order, as with n_jobs=4: 30 is reached when trial 29 finishes,
+    # trial 28 still running, so the decision's trials (those numbered below 30) are
+    # 29. A narrowing-only decision was taken on them, then another one two trials
+    # later, and the one that can fix after that (three where there are two)
+    cb = ImportanceCallback(every_n_trials=500, min_trials=10**6, shrink_to="auto",
+                            shrink_after=30, seed=0, isolation="thread")
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(_six, n_trials=28, callbacks=[cb])
+    running = [study.ask() for _ in range(3)]  # trials 28, 29 and 30
+    values = [_six(t) for t in running]
+
+    def finish(k: int) -> None:  # as study.optimize does: told, then the callback
+        cb(study, study.tell(running[k], values[k]))
+
+    finish(2)
+    finish(1)  # the 30th to finish; trial 28 is still running
+    assert DECISIONS_KEY not in study.user_attrs
+    finish(0)  # the 31st, yet below it only 29 trials again
+    assert DECISIONS_KEY not in study.user_attrs
+    study.optimize(_six, n_trials=1, callbacks=[cb])  # trial 31: every one below it finished
+    log = study.user_attrs[DECISIONS_KEY]
+    assert [d["after_trial"] for d in log] == [31]
+    assert "nothing can be fixed before" not in log[0]["why"]
+    assert cb._refitter.next_decision == 60
+    assert cb.close(120)
+
+
 def test_with_parallel_trials_one_thread_decides_and_the_others_wait_for_it() -> None:
     # n_jobs=4: while one thread fitted the decision, the others went on starting trials
     # (30 trials sampled without it), and each thread that finished a trial before the
