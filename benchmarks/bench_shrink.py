@@ -47,8 +47,7 @@ Arms, per problem, sampler and seed, on the same sampler seed:
   the model finds the parameter's main effect best; a later check fixes a narrowed
   parameter found safe to fix, and widens a range when an exploring trial ran the
   parameter outside it and beat the model's prediction; while a restriction holds, one
-  trial in ten spreads the fixed and narrowed parameters over their ranges (TPE is not
-  shown those that spread a parameter still narrowed);
+  trial in ten spreads the fixed parameters over their ranges;
 * ``fix`` (only when asked for): ``auto`` with ``narrow_quantile=None``, fixing alone
   (``auto`` before narrowing became its default);
 * ``narrow`` (only when asked for): ``auto`` with ``narrow_quantile=0.25`` given, the

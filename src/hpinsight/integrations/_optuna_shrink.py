@@ -54,11 +54,7 @@ full space on the conditional problem of ``benchmarks/bench_shrink.py`` (median 
 100 trials 3.0 times the full space's, 1.02 without exploring). Which trials explore,
 and what they try, depends on trial numbers and names only, so a seeded study explores
 the same way in every run. Such a trial records ``"explored"`` (the names it spread) in
-its ``sampled_under`` mark. ``TPESampler`` is not shown it while a parameter it spread
-is still narrowed: a narrowed parameter matters, so spread over its whole range it
-makes the trial's value a poor one that TPE does not model, and read as the value of
-the parameters it proposed, that drove TPE off the best branch of a conditional space
-(``_explored``).
+its ``sampled_under`` mark.
 
 A restriction can also narrow the range of numerical parameters. The base sampler then
 gets the narrowed distribution (same kind, log scale and step, bounds moved inwards
@@ -95,7 +91,6 @@ from .._warn import warn
 from ..adapters._optuna import DECISIONS_KEY, RESTRICTION_KEY, TRIAL_KEY, distribution_text
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ._cma_restart import cma_view, restarts, same_space, space_key
-from ._explored import unexplored
 
 if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
@@ -235,8 +230,7 @@ class ShrinkingSampler(BaseSampler):
         While a restriction holds, trials whose number ``n`` has ``(n + 1) %
         explore_every == 0`` spread the restricted parameters over their whole range
         (the free ones are sampled as usual), so the fixed parameters keep being
-        checked (see the module docstring). A ``TPESampler`` base does not learn from
-        those trials while a parameter they spread stays narrowed. None: never.
+        checked (see the module docstring). None: never.
 
     Notes
     -----
@@ -295,10 +289,6 @@ class ShrinkingSampler(BaseSampler):
             self._restarts)
         # samplers handed the narrowed bounds in their relative search space
         self._narrows_space = self._restarts or isinstance(base_sampler, optuna.samplers.GPSampler)
-        # TPE is not shown the exploring trials (see ``_explored``); measured for it alone
-        # so far (the genetic samplers index the trials by number and cannot be shown a
-        # part of them)
-        self._hides_explored = isinstance(base_sampler, optuna.samplers.TPESampler)
         self._base = base_sampler
         self._lock = threading.Lock()
         self._snapshots: dict[tuple[str, int], _Restriction] = {}
@@ -336,8 +326,6 @@ class ShrinkingSampler(BaseSampler):
     def infer_relative_search_space(
         self, study: optuna.Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
-        # (the whole study: which parameters exist does not depend on what a trial explored,
-        # and Optuna's intersection of the trials' spaces steps past any trial it is not shown)
         space = self._base.infer_relative_search_space(study, trial)
         if self._keeps_space:
             return space
@@ -360,10 +348,10 @@ class ShrinkingSampler(BaseSampler):
         search_space: dict[str, BaseDistribution],
     ) -> dict[str, Any]:
         fixed, ranges = self._snapshot(study, trial)
-        seen = self._unexplored(study, ranges)
+        seen = study
         if self._restarts and search_space:
             assert isinstance(self._base, optuna.samplers.CmaEsSampler)
-            seen = cma_view(self._base, seen, trial, space_key(fixed, ranges), search_space,
+            seen = cma_view(self._base, study, trial, space_key(fixed, ranges), search_space,
                             _narrow)
         proposed = self._base.sample_relative(seen, trial, search_space)
         if not (fixed or ranges):
@@ -403,10 +391,8 @@ class ShrinkingSampler(BaseSampler):
         if param_name in fixed and _fits(param_distribution, fixed[param_name]):
             return _native(param_distribution, fixed[param_name])
         narrowed = _narrow(param_distribution, ranges.get(param_name))
-        seen = self._unexplored(study, ranges)
         # a restarted CMA-ES counts its startup trials in its own space
-        if self._restarts:
-            seen = same_space(seen, space_key(fixed, ranges))
+        seen = same_space(study, space_key(fixed, ranges)) if self._restarts else study
         return self._base.sample_independent(seen, trial, param_name, narrowed)
 
     def after_trial(
@@ -428,11 +414,6 @@ class ShrinkingSampler(BaseSampler):
                     self._names_checked.add(study.study_name)
             if due:
                 _check_names_once_run(study, trial)
-
-    def _unexplored(self, study: optuna.Study, ranges: Mapping[str, Any]) -> optuna.Study:
-        """The study as the base sampler models it: without the exploring trials that
-        spread a parameter still narrowed (see :mod:`._explored`)."""
-        return unexplored(study, set(ranges)) if self._hides_explored else study
 
     def _snapshot(self, study: optuna.Study, trial: FrozenTrial) -> _Restriction:
         with self._lock:

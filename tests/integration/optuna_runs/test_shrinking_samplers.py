@@ -184,56 +184,6 @@ def test_exploring_trials_spread_the_fixed_parameters_and_leave_the_base_model_r
     assert [t.params for t in again.trials] == [t.params for t in study.trials]
 
 
-class _Seeing(optuna.samplers.TPESampler):
-    """TPE that records, per trial, the finished trials it was shown."""
-
-    def __init__(self) -> None:
-        super().__init__(seed=0, n_startup_trials=5)
-        self.shown: dict[int, set[int]] = {}
-
-    def _record(self, study: Any, trial: Any) -> None:
-        done = study._get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,),
-                                 use_cache=True)
-        self.shown.setdefault(trial.number, set()).update(t.number for t in done)
-
-    def sample_relative(self, study: Any, trial: Any, search_space: Any) -> Any:
-        self._record(study, trial)
-        return super().sample_relative(study, trial, search_space)
-
-    def sample_independent(self, study: Any, trial: Any, param_name: str,
-                           param_distribution: Any) -> Any:
-        self._record(study, trial)
-        return super().sample_independent(study, trial, param_name, param_distribution)
-
-
-@pytest.mark.parametrize(("fixed", "ranges", "hidden"), [
-    ({}, {"z": (1e-3, 0.1)}, True),  # z still narrowed: still hidden
-    ({"y": 0.5}, {}, False),  # only y still fixed: y did nothing to hide them for
-    ({}, {}, False),  # released
-])
-def test_tpe_does_not_learn_from_trials_exploring_a_narrowed_parameter(
-    fixed: dict[str, float], ranges: dict[str, tuple[float, float]], hidden: bool,
-) -> None:
-    # an exploring trial spreads a narrowed parameter, one that matters, over its whole
-    # range; shown to TPE, its poor value was read as the value of the free parameters
-    # TPE proposed (on bench_shrink.py's optim, worse optimizers in up to 45 % of the
-    # later trials, none in the full space)
-    base = _Seeing()
-    study = optuna.create_study(sampler=ShrinkingSampler(base, explore_every=5))
-    study.optimize(single, n_trials=10)
-    restrict(study, {"y": 0.5}, ranges={"z": (1e-3, 0.1)}, why="hidden test")
-    study.optimize(single, n_trials=20)  # trials 14, 19, 24 and 29 explore
-    explored = {n for n in range(10, 30) if study.sampler.explores(n)}  # while restricted
-    assert explored == {14, 19, 24, 29}
-    assert all(base.shown[n] == set(range(n)) - explored for n in range(15, 30))
-    if fixed or ranges:
-        restrict(study, fixed, ranges=ranges, why="hidden test, then")
-    else:
-        release(study)
-    study.optimize(single, n_trials=2)
-    assert base.shown[31] == set(range(31)) - (explored if hidden else set())
-
-
 def _bowl(t: optuna.Trial) -> float:
     x, y = t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)
     z = t.suggest_float("z", 1e-3, 1, log=True)
