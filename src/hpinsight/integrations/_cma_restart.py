@@ -40,7 +40,6 @@ import optuna
 from optuna.trial import TrialState
 
 from ..adapters._optuna import TRIAL_KEY
-from ._study_view import StudyView
 
 if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
@@ -68,7 +67,7 @@ def space_of(trial: FrozenTrial) -> list[Any] | None:
     return mark.get("space") if isinstance(mark, Mapping) else None
 
 
-class SameSpace(StudyView):
+class SameSpace:
     """The study as CMA-ES sees it: ``first`` (stand-ins, see the module docstring), then
     the trials numbered above ``after`` sampled in space ``key`` (or ``also``: the space
     the carried state was in); everything else is the study's own."""
@@ -76,14 +75,26 @@ class SameSpace(StudyView):
     def __init__(self, study: optuna.Study, key: list[Any] | None,
                  first: list[FrozenTrial] | None = None, after: int = -1,
                  also: list[Any] | None = None) -> None:
-        super().__init__(study)
+        self._study = study
         self._keys = [key, also]
         self._first = first or []
         self._after = after
 
-    def _shown(self, trials: list[FrozenTrial]) -> list[FrozenTrial]:
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._study, name)
+
+    def _get_trials(self, deepcopy: bool = True, states: Any = None,
+                    use_cache: bool = False) -> list[FrozenTrial]:
+        trials = self._study._get_trials(deepcopy=deepcopy, states=states, use_cache=use_cache)
         return self._first + [t for t in trials
                               if t.number > self._after and space_of(t) in self._keys]
+
+    def get_trials(self, deepcopy: bool = True, states: Any = None) -> list[FrozenTrial]:
+        return self._get_trials(deepcopy=deepcopy, states=states)
+
+    @property
+    def trials(self) -> list[FrozenTrial]:
+        return self.get_trials()
 
 
 def restarts(sampler: optuna.samplers.BaseSampler) -> bool:
