@@ -202,14 +202,15 @@ class Refitter:
             # (decide's rule 5): the first decision that can fix falls due once there are
             # that many, whatever the multiples of shrink_after
             offset = n_complete - history.n_trials
-            ready = ready_at(history) + offset
+            fixable = ready_at(history)  # in trials of the history; ``ready`` in completed ones
+            ready = fixable + offset
             early = step is not None and n_complete < ready and not read_restriction(study)
             narrow_from = ready_at(history, NARROW_TRIALS_PER_PARAM) + offset
             narrowing = self._narrowing() is not None
             # the study has the trials to fix, but some below this one still run (parallel
             # workers): this is the first decision that can fix, due once they finished,
             # not a narrowing one before it
-            postponed = n_complete >= ready - offset
+            postponed = n_complete >= fixable
             if early and (not narrowing or n_complete < narrow_from or postponed):
                 # a decision now could not act: without narrowing, nothing is decided before
                 # it can fix; with it, not before the first multiple of the step with
