@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -288,9 +288,20 @@ def near_best_spread(y: NDArray[np.float64]) -> float:
     return spread
 
 
-def main_effect_spans(result: FanovaResult, names: list[str]) -> dict[str, tuple[float, float]]:
-    """Per numerical parameter in ``names``: where its main effect is best, as the span
-    between the grid points either side of its best grid point (the marginal
+class Span(NamedTuple):
+    """Where a parameter's main effect is best (:func:`main_effect_spans`)."""
+
+    #: the grid point below the best one (the best one at the lower bound)
+    low: float
+    #: the grid point where the main effect is best
+    best: float
+    #: the grid point above the best one (the best one at the upper bound)
+    high: float
+
+
+def main_effect_spans(result: FanovaResult, names: list[str]) -> dict[str, Span]:
+    """Per numerical parameter in ``names``: where its main effect is best, as its best
+    grid point and the span between the grid points either side of it (the marginal
     prediction, Eq. 1 of Hutter et al. 2014, on :meth:`FanovaResult.marginal`'s grid:
     the lowest mean for ``"minimize"``, the highest for ``"maximize"``).
 
@@ -301,7 +312,7 @@ def main_effect_spans(result: FanovaResult, names: list[str]) -> dict[str, tuple
     """
     from .space import Float, Int
 
-    spans: dict[str, tuple[float, float]] = {}
+    spans: dict[str, Span] = {}
     for name in names:
         if not isinstance(result.space[name], Float | Int):
             continue
@@ -309,7 +320,8 @@ def main_effect_spans(result: FanovaResult, names: list[str]) -> dict[str, tuple
         mean = curve.mean if result.direction == "minimize" else -curve.mean
         grid = curve.grid[0]
         at = int(np.argmin(mean))
-        spans[name] = (float(grid[max(at - 1, 0)]), float(grid[min(at + 1, len(grid) - 1)]))
+        spans[name] = Span(float(grid[max(at - 1, 0)]), float(grid[at]),
+                           float(grid[min(at + 1, len(grid) - 1)]))
     return spans
 
 
@@ -323,7 +335,7 @@ def decision_fit(history: TrialHistory, *, surrogate: GP | Forest | None = None,
 
 def subspace_and_spans(
     history: TrialHistory, **kwargs: Any
-) -> tuple[SubspaceResult, dict[str, tuple[float, float]]]:
+) -> tuple[SubspaceResult, dict[str, Span]]:
     """:func:`suggest_subspace` of one objective's ``history`` and, from the same fit,
     :func:`main_effect_spans` of the parameters it finds to matter: what a decision
     that narrows ranges needs, for one fit. ``kwargs`` are ``suggest_subspace``'s."""

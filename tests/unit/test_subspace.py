@@ -345,11 +345,13 @@ def test_main_effect_spans_hold_each_numerical_parameters_known_optimum(directio
     spans = main_effect_spans(result, ["x", "b", "k", "c"])
     assert sorted(spans) == ["b", "k", "x"]
     for name, best in (("x", 0.3), ("b", 0.5), ("k", 7)):
-        low, high = spans[name]
+        low, at, high = spans[name]
         assert low < best < high
-    # two grid steps wide (100 points on [0, 1]; integers on 0..20)
-    assert spans["x"][1] - spans["x"][0] == pytest.approx(2 / 99)
-    assert spans["k"] == (6.0, 8.0)
+        assert low < at < high
+    # two grid steps wide (100 points on [0, 1]; integers on 0..20), the best in between
+    assert spans["x"].high - spans["x"].low == pytest.approx(2 / 99)
+    assert spans["x"].best == pytest.approx((spans["x"].low + spans["x"].high) / 2)
+    assert spans["k"] == (6.0, 7.0, 8.0)
 
 
 def test_a_main_effect_best_at_the_edge_spans_the_edge_and_its_neighbour():
@@ -358,4 +360,4 @@ def test_a_main_effect_best_at_the_edge_spans_the_edge_and_its_neighbour():
     space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("n", 0, 1)])
     configs = space.sample(80, seed=1)
     result = hp.fanova(hp.TrialHistory(space, configs, [c["x"] for c in configs]), seed=0)
-    assert main_effect_spans(result, ["x"]) == {"x": (0.0, pytest.approx(1 / 99))}
+    assert main_effect_spans(result, ["x"]) == {"x": (0.0, 0.0, pytest.approx(1 / 99))}

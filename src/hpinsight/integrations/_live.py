@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .._fanova_result import FanovaResult
     from .._history import TrialHistory
     from .._regions_result import RegionNode, RegionsResult
-    from .._subspace import SubspaceResult
+    from .._subspace import Span, SubspaceResult
 
 __all__ = [
     "DISPLAY_LIMIT",
@@ -354,7 +354,7 @@ class LiveFanova:
 
     def subspace_and_spans(
         self, history: TrialHistory, **kwargs: Any
-    ) -> tuple[SubspaceResult, dict[str, tuple[float, float]]]:
+    ) -> tuple[SubspaceResult, dict[str, Span]]:
         """:meth:`suggest_subspace` of one objective's ``history`` and, from the same fit,
         where the main effect of each parameter it finds to matter is best
         (:func:`hpinsight._subspace.subspace_and_spans`)."""

@@ -143,7 +143,9 @@ class ImportanceCallback(LiveResults):
         narrowed: where an effect is not resolved, the best trials' spread in it
         follows the others' effects, and on one objective each range is widened to
         hold where the model finds the parameter's main effect best (the best trials
-        can lie on one side of an optimum the optimizer has not reached yet). A
+        can lie on one side of an optimum the optimizer has not reached yet), with
+        that value at least a quarter of the range's width from either edge (a
+        sampler restarted in the range did not reach an optimum at its edge). A
         narrowed parameter a later check finds safe to fix is fixed instead.
         ``benchmarks/README.md`` measures narrowing against fixing alone.
     risk_margin : float, default=0.05

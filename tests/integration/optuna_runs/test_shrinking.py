@@ -1141,13 +1141,16 @@ def test_a_narrowed_range_holds_where_the_model_finds_the_main_effect_best() -> 
     assert best["x"][0] > 0.32  # the best trials alone leave the optimum out
     ranges = read_ranges(study)
     assert sorted(ranges) == ["b", "x"]
-    assert ranges["x"][0] < 0.3 < ranges["x"][1]
-    assert ranges["x"][0] > 0.28  # widened to the optimum, not to the whole range
-    assert ranges["x"][1] == best["x"][1]
-    assert ranges["b"] == best["b"]  # its best trials hold its optimum: not widened
+    low, high = ranges["x"]
+    assert high == best["x"][1]
+    # widened past the optimum by a quarter of the range (EDGE_GUARD; the model's best
+    # is a grid point near 0.3), not to the whole range
+    assert 0.3 - low == pytest.approx((high - low) / 4, abs=0.01)
+    assert ranges["b"] == best["b"]  # its best trials hold its optimum well inside
     (decision,) = study.user_attrs[DECISIONS_KEY]
     assert decision["why"].endswith("narrowed x, b to the range of the best 25% of trials, x "
-                                    "widened to hold where the model finds its main effect best")
+                                    "widened to hold where the model finds its main effect "
+                                    "best, at least a quarter of the range from either edge")
 
 
 @pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
@@ -1241,3 +1244,32 @@ def test_a_fixed_value_the_objective_no_longer_allows_is_released_with_why() -> 
     assert [d["params"] for d in release] == [{"w": 0.25}]
     assert "the latest trials ran it at other values" in release[0]["why"]
     assert "w" not in read_restriction(study)
+
+
+@pytest.mark.parametrize(("param", "given", "best", "expected"), [
+    # cond's x under CMA-ES, seed 0: the optimum a grid step below the upper edge
+    (hp.Float("x", 0.0, 1.0), (0.378, 0.606), 0.59, (0.378, 0.59 + (0.59 - 0.378) / 3)),
+    (hp.Float("x", 0.0, 1.0), (0.2, 0.8), 0.25, (0.25 - 0.55 / 3, 0.8)),  # the lower side
+    (hp.Float("x", 0.0, 1.0), (0.2, 0.8), 0.5, (0.2, 0.8)),  # in the middle: as given
+    (hp.Float("x", 0.0, 1.0), (0.5, 0.9), 0.88, (0.5, 1.0)),  # not past the bound
+    (hp.Float("x", 0.0, 1.0), (0.0, 0.4), 0.0, (0.0, 0.4)),  # best at the bound: no room
+    # on a log scale: the guard in logs, not in values
+    (hp.Float("lr", 1e-5, 1.0, log=True), (1e-4, 1e-3), 9e-4,
+     (1e-4, math.exp(math.log(9e-4) + (math.log(9e-4) - math.log(1e-4)) / 3))),
+    (hp.Int("k", 0, 20), (4, 9), 8, (4, 10)),  # 8 + 4 / 3 = 9.33, outwards to 10
+])
+def test_a_narrowed_range_keeps_the_main_effect_best_a_quarter_of_its_width_from_either_edge(
+    param: Any, given: tuple[float, float], best: float, expected: tuple[float, float],
+) -> None:
+    from hpinsight._subspace import Span
+    from hpinsight.integrations._optuna_live import EDGE_GUARD, with_spans
+
+    space = hp.SearchSpace([param])
+    ranges, widened = with_spans({param.name: given}, {param.name: Span(best, best, best)}, space)
+    assert widened == ([] if expected == given else [param.name])
+    low, high = ranges[param.name]
+    assert (low, high) == pytest.approx(expected)
+    scale = math.log if getattr(param, "log", False) else float
+    if expected != given and low > param.low and high < param.high:
+        width = scale(high) - scale(low)
+        assert min(scale(best) - scale(low), scale(high) - scale(best)) >= EDGE_GUARD * width - 1e-9
