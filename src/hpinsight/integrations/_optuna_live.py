@@ -34,7 +34,7 @@ from ._optuna_shrink import (
 if TYPE_CHECKING:
     from .._fanova_result import FanovaResult
     from .._subspace import Span, SubspaceResult
-    from ..space import SearchSpace
+    from ..space import Float, Int, SearchSpace
 
 __all__ = ["SUMMARY_KEY", "Refitter", "best_ranges"]
 
@@ -588,30 +588,32 @@ def with_spans(
     optimum (``benchmarks/bench_shrink.py``'s ``cond``, seed 0) was never searched near
     that edge: restarted in the range, CMA-ES's step size shrank before its mean got
     there, and the run ended 11.2 times the full space's best."""
+    from ..space import Float, Int
+
     out = dict(ranges)
     widened = []
     for name, (low, high) in ranges.items():
-        if name in spans:
+        param = space[name]
+        if name in spans and isinstance(param, Float | Int):  # spans are numerical
             span = spans[name]
-            wide = _guarded(space[name], min(low, span.low), max(high, span.high), span.best)
+            wide = _guarded(param, min(low, span.low), max(high, span.high), span.best)
             if wide != (low, high):
                 out[name] = wide
                 widened.append(name)
     return out, widened
 
 
-def _guarded(param: Any, low: float, high: float, best: float) -> tuple[float, float]:
+def _guarded(param: Float | Int, low: float, high: float, best: float) -> tuple[float, float]:
     """``(low, high)`` widened so that ``best`` is at least ``EDGE_GUARD`` of its width
-    from either edge, within the bounds of ``param`` (a numerical parameter; integers:
+    from either edge, on the parameter's encoded scale, within its bounds (integers:
     outwards to integers)."""
-    from ..space import Int
+    from ..space import Int, encode_value
 
-    log = bool(param.log)
-    to, back = (math.log, math.exp) if log else (float, float)
-    lo, hi, at = to(low), to(high), to(best)
+    lo, hi, at = (encode_value(param, v) for v in (low, high, best))
     ratio = EDGE_GUARD / (1.0 - EDGE_GUARD)  # each side at least this share of the other
     hi = max(hi, at + ratio * (at - lo))
     lo = min(lo, at - ratio * (hi - at))
+    back = math.exp if param.log else float
     new_low, new_high = max(param.low, back(lo)), min(param.high, back(hi))
     if new_low == low and new_high == high:
         return low, high
