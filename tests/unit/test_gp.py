@@ -1354,3 +1354,35 @@ def test_corners_that_cannot_tell_main_effects_from_an_interaction_leave_it_unce
     assert whole.mean == pytest.approx(pair.mean, rel=1e-9, abs=1e-12)
     assert pair.std > 1.3 * whole.std
 
+
+
+def test_a_kernel_of_the_rows_with_themselves_has_the_bits_of_the_whole_computation() -> None:
+    # between a set of rows and itself one-column kernels are computed below the diagonal
+    # only, in blocks, and mirrored; the rows of that kernel are the bits of the same rows
+    # against every row (computed whole), and the kernel is the sum of the units' kernels
+    # built apart from it; with a unit of several columns, a categorical or an inactive
+    # column among them, as well
+    from hpinsight.surrogates.gp._kernel import Column, kernel_matrix, kernel_parts
+
+    rng = np.random.default_rng(3)
+    n = 600  # three blocks of rows, the last one short
+    A = rng.random((n, 6))
+    A[:, 2] = rng.integers(0, 3, n)  # a categorical
+    A[rng.random(n) < 0.3, 3] = np.nan  # a conditional column
+    num = Column(False, 0.0, 1.0, 0, None, None)
+    cols = [num, num, Column(True, 0.0, 1.0, 3, None, None), num, num, num]
+    ell = np.array([0.2, 0.7, 0.5, 0.3, 0.05, 2.0])
+    for units, weights in ((((0,), (1,), (4,), (5,)), np.array([0.5, 1.0, 2.0, 1.5])),
+                           (((0,), (2,), (1,), (3,), (4, 5)), np.array([0.5, 1.0, 2.0, 1.5, 0.25]))):
+        prod, total = kernel_parts(cols, A, A, ell, units, weights, norm=3.0)
+        # (450 rows of 600 and more: summed in two threads as the whole kernel is, in the
+        # same order)
+        for rows in (slice(0, 450), slice(150, 600)):
+            p_rows, t_rows = kernel_parts(cols, A[rows], A, ell, units, weights, norm=3.0)
+            assert np.array_equal(t_rows, total[rows])
+            assert np.array_equal(p_rows, prod[rows])
+        # (kernel_matrix sums squares through a matrix product: digits of the short length
+        # scale cancel, a few times 1e-14)
+        apart = sum(w * kernel_matrix([cols[i] for i in u], A[:, u], A[:, u], ell[list(u)])
+                    for u, w in zip(units, weights, strict=True)) / 3.0
+        np.testing.assert_allclose(total, apart, rtol=1e-12, atol=0)

@@ -219,6 +219,16 @@ def kernel_integrals(
     return z, W - np.outer(z, z)
 
 
+#: Rows per block of a symmetric kernel computed below the diagonal only (``kernel_parts``).
+_SYMMETRIC_BLOCK = 256
+
+
+def _mirror(total: NDArray[np.float64], blocks: Sequence[tuple[int, int]] | None) -> None:
+    """Copies the entries above the diagonal blocks from below them (``kernel_parts``)."""
+    for lo, hi in blocks or ():
+        total[:lo, lo:hi] = total[lo:hi, :lo].T
+
+
 def kernel_parts(cols: Sequence[Column], A: NDArray[np.float64], B: NDArray[np.float64],
                  ell: NDArray[np.float64], units: Sequence[Sequence[int]],
                  weights: NDArray[np.float64] | None = None, norm: float | None = None,
@@ -229,7 +239,10 @@ def kernel_parts(cols: Sequence[Column], A: NDArray[np.float64], B: NDArray[np.f
 
     The units' kernels are summed in two threads, half of the units each (numpy releases
     the interpreter lock in its loops): at 2,000 rows and 30 columns this is 120 million
-    exponentials, the largest cost of the posterior.
+    exponentials, the largest cost of the posterior. Between a set of rows and itself,
+    where every unit is one continuous column, its kernels, symmetric to the bit, are
+    computed below the diagonal only, in blocks of rows (:data:`_SYMMETRIC_BLOCK`), and
+    mirrored: about half the exponentials, the same bits.
     """
     prod = kernel_matrix(cols, A, B, ell)
     w = np.ones(len(units)) if weights is None else np.asarray(weights, dtype=np.float64)
@@ -237,23 +250,42 @@ def kernel_parts(cols: Sequence[Column], A: NDArray[np.float64], B: NDArray[np.f
     if not summed:
         return prod, np.zeros_like(prod)
     divisor = float(len(summed)) if norm is None else norm
+    n = A.shape[0]
+    # between the rows and themselves, (start, end) of each block of rows, computed against
+    # the rows up to its end
+    blocks = ([(r, min(r + _SYMMETRIC_BLOCK, n)) for r in range(0, n, _SYMMETRIC_BLOCK)]
+              if A is B or np.array_equal(A, B, equal_nan=True) else None)
+
+    def one_column(unit: Sequence[int]) -> bool:  # a continuous column without NaN
+        j = unit[0]
+        return len(unit) == 1 and not cols[j].categorical and not (
+            np.isnan(A[:, j]).any() or np.isnan(B[:, j]).any())
 
     def partial(group: Sequence[tuple[Sequence[int], float]]) -> NDArray[np.float64]:
         total = np.zeros((A.shape[0], B.shape[0]))
-        buf = np.empty_like(total)
+        buf = np.empty(total.size)
+        # mirrored only where every term is symmetric to the bit (a kernel of several
+        # columns goes through a matrix product, whose sums need not be)
+        rows = blocks if blocks and all(one_column(u) for u, _ in group) else None
         for unit, weight in group:
             m = list(unit)
-            j = m[0]
-            if len(m) == 1 and not cols[j].categorical and not (np.isnan(A[:, j]).any() or np.isnan(B[:, j]).any()):
-                np.subtract.outer(A[:, j], B[:, j], out=buf)
-                np.multiply(buf, buf, out=buf)
-                np.multiply(buf, -0.5 / ell[j] ** 2, out=buf)
-                np.exp(buf, out=buf)
-                if weight != 1.0:
-                    buf *= weight
-                total += buf
+            if one_column(m):
+                j = m[0]
+                for lo, hi in rows or [(0, A.shape[0])]:
+                    stop = hi if rows else B.shape[0]
+                    part = buf[:(hi - lo) * stop].reshape(hi - lo, stop)
+                    np.subtract.outer(A[lo:hi, j], B[:stop, j], out=part)
+                    np.multiply(part, part, out=part)
+                    np.multiply(part, -0.5 / ell[j] ** 2, out=part)
+                    np.exp(part, out=part)
+                    if weight != 1.0:
+                        part *= weight
+                    total[lo:hi, :stop] += part
             else:
                 total += weight * kernel_matrix([cols[i] for i in m], A[:, m], B[:, m], ell[m])
+        # every term is symmetric to the bit, so the entries below the diagonal blocks hold
+        # what the whole computation puts above them
+        _mirror(total, rows)
         return total
 
     half = (len(summed) + 1) // 2
