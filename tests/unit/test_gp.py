@@ -1355,7 +1355,6 @@ def test_corners_that_cannot_tell_main_effects_from_an_interaction_leave_it_unce
     assert pair.std > 1.3 * whole.std
 
 
-
 def test_a_kernel_of_the_rows_with_themselves_has_the_bits_of_the_whole_computation() -> None:
     # between a set of rows and itself one-column kernels are computed below the diagonal
     # only, in blocks, and mirrored; the rows of that kernel are the bits of the same rows

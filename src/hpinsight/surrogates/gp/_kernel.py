@@ -246,7 +246,14 @@ def kernel_parts(cols: Sequence[Column], A: NDArray[np.float64], B: NDArray[np.f
     """
     prod = kernel_matrix(cols, A, B, ell)
     w = np.ones(len(units)) if weights is None else np.asarray(weights, dtype=np.float64)
-    summed = [(u, float(w[k])) for k, u in enumerate(units) if w[k] != 0]
+
+    def one_column(unit: Sequence[int]) -> bool:  # a continuous column without NaN
+        j = unit[0]
+        return len(unit) == 1 and not cols[j].categorical and not (
+            np.isnan(A[:, j]).any() or np.isnan(B[:, j]).any())
+
+    # each unit summed, with its weight and whether it is one continuous column
+    summed = [(u, float(w[k]), one_column(u)) for k, u in enumerate(units) if w[k] != 0]
     if not summed:
         return prod, np.zeros_like(prod)
     divisor = float(len(summed)) if norm is None else norm
@@ -256,20 +263,15 @@ def kernel_parts(cols: Sequence[Column], A: NDArray[np.float64], B: NDArray[np.f
     blocks = ([(r, min(r + _SYMMETRIC_BLOCK, n)) for r in range(0, n, _SYMMETRIC_BLOCK)]
               if A is B or np.array_equal(A, B, equal_nan=True) else None)
 
-    def one_column(unit: Sequence[int]) -> bool:  # a continuous column without NaN
-        j = unit[0]
-        return len(unit) == 1 and not cols[j].categorical and not (
-            np.isnan(A[:, j]).any() or np.isnan(B[:, j]).any())
-
-    def partial(group: Sequence[tuple[Sequence[int], float]]) -> NDArray[np.float64]:
+    def partial(group: Sequence[tuple[Sequence[int], float, bool]]) -> NDArray[np.float64]:
         total = np.zeros((A.shape[0], B.shape[0]))
         buf = np.empty(total.size)
         # mirrored only where every term is symmetric to the bit (a kernel of several
         # columns goes through a matrix product, whose sums need not be)
-        rows = blocks if blocks and all(one_column(u) for u, _ in group) else None
-        for unit, weight in group:
+        rows = blocks if blocks and all(single for _, _, single in group) else None
+        for unit, weight, single in group:
             m = list(unit)
-            if one_column(m):
+            if single:
                 j = m[0]
                 for lo, hi in rows or [(0, A.shape[0])]:
                     stop = hi if rows else B.shape[0]
