@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -315,6 +315,16 @@ def _as_studies(studies: Any, func: str = _FUNC, *,
                 f"{func}: study {key!r} has parameters {sorted(h.space.names)!r}, the first "
                 f"study {sorted(names)!r}; defaults pool studies over the same parameters."
             )
+        # the same parameters over the same values: a value of one study's range snapped
+        # into the first one's was a default no study's best trials had
+        for name in h.space.names if same_params else ():
+            ours, first = h.space[name], histories[0].space[name]
+            if replace(ours, default=None) != replace(first, default=None):
+                raise InvalidDataError(
+                    f"{func}: parameter {name!r} of study {key!r} is {ours!r}, that of the "
+                    f"first study {keys[0]!r} {first!r}; defaults pool studies over the same "
+                    "search space. Give every study the same range and choices for it (the "
+                    "union of theirs).", name=name)
     return keys, histories
 
 

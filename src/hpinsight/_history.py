@@ -7,7 +7,7 @@ door into the Optuna adapter, which imports Optuna lazily.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn
@@ -96,6 +96,7 @@ class TrialHistory:
             )
         configs = tuple(MappingProxyType(c) for c in _config_rows(self.configs, func))
         y = as_objective(self.y, len(configs), func)
+        _check_every_parameter_given(self.space, configs, func)
         if not np.isfinite(y).all():
             raise InvalidDataError(
                 f"The 'y' parameter of {func} must hold finite values only. Got "
@@ -301,4 +302,25 @@ def _excluded(excluded: Any, func: str) -> dict[str, int]:
                 f"The 'excluded' parameter of {func} must count trials: {reason!r} maps to "
                 f"{count!r}, not a number of trials ({example}).")
     return {str(k): int(v) for k, v in pairs.items() if int(v)}
+
+
+def _check_every_parameter_given(space: SearchSpace, configs: Sequence[Mapping[str, Any]],
+                                 func: str) -> None:
+    """Refuse a parameter without conditions that no configuration names: a column left
+    out of a DataFrame would otherwise read as a parameter inactive in every trial, and
+    its effect would go to the others (measured: the parameter that drove the objective
+    got 0 % and the two that barely mattered shared its share)."""
+    if not configs:
+        return
+    always = [n for n in space.names if n not in space.conditional_names]
+    # the first row names nearly every parameter; only the others are looked for further
+    never = [n for n in always if n not in configs[0] and not any(n in c for c in configs)]
+    if never:
+        raise InvalidDataError(
+            f"The configurations of {func} give no value for {never!r} in any trial, though "
+            "the search space has no condition that makes them inactive. Add their "
+            f"column{'s' if len(never) > 1 else ''} (or keys), leave them out of the space, or "
+            "declare the conditions under which they are inactive.",
+            name=never[0],
+        )
 

@@ -157,7 +157,10 @@ def taken_out_words(before: float) -> str:
 
 def fmt_value(value: Any, *, quote: bool = False) -> str:
     """A parameter value for people: floats to 4 significant digits, other values as
-    they print (``quote=True``: as their ``repr``, so strings keep their quotes)."""
+    they print (``quote=True``: as their ``repr``, so strings keep their quotes). A numpy
+    scalar prints as the Python value it holds (``4``, not ``np.int64(4)``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
     if isinstance(value, float):
         return f"{value:.4g}"
     return repr(value) if quote else str(value)

@@ -18,8 +18,18 @@ from ._fanova_result import FanovaResult
 from ._history import TrialHistory
 from ._shared import REPR_WIDTH, clip_text, fmt_value, json_value, readonly
 from ._validation import check_int, check_seed
-from .exceptions import InvalidArgumentTypeError, InvalidDataError
-from .space import Categorical, Float, Int, SearchSpace, active_mask, encode_value, measure_of, snap
+from .exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidDataError
+from .space import (
+    Categorical,
+    Float,
+    Int,
+    SearchSpace,
+    active_mask,
+    encode_value,
+    measure_of,
+    native_value,
+    snap,
+)
 from .surrogates import predict_fixing
 from .surrogates.forest import impute_inactive
 from .surrogates.gp import FittedGP
@@ -177,6 +187,14 @@ def surrogate_tuning_risk(
     if not isinstance(result, FanovaResult):
         raise InvalidArgumentTypeError(f"{func} needs a FanovaResult (from hpinsight.fanova); got "
                         f"{type(result).__name__}.")
+    if result.cap_value is not None:
+        # a capped objective is flat wherever the objective is worse than the cap, so
+        # the loss of fixing a parameter comes out as a fraction of the true one
+        raise InvalidArgumentError(
+            f"{func} needs the analysis of the objective itself, fanova(history); the one "
+            f"given was capped at {result.cap_value:g}, where every worse value counts as "
+            "the cap, so the cost of fixing a parameter would come out smaller than it is. "
+            "Pass hp.fanova(history) without cap_quantile= or cap_value=.")
     given: Any = defaults  # typed a mapping; anything with .items() reads as one
     if not isinstance(given, Mapping) and callable(getattr(given, "items", None)):
         defaults = dict(given.items())  # e.g. a pandas Series of a trial's values (a copy)
@@ -306,12 +324,14 @@ def defaults_for(
     sources: dict[str, str] = {}
     for param in space.params:
         n = param.name
+        # as the parameter's own type: a trial's value may be a float for an integer
+        # (a column read back from a file) or a numpy scalar
         if n in given_values:
-            chosen[n], sources[n] = given_values[n], "given"
+            chosen[n], sources[n] = native_value(param, given_values[n]), "given"
         elif n in declared:
-            chosen[n], sources[n] = declared[n], "space"
+            chosen[n], sources[n] = native_value(param, declared[n]), "space"
         elif n in incumbent:
-            chosen[n], sources[n] = incumbent[n], "incumbent"
+            chosen[n], sources[n] = native_value(param, incumbent[n]), "incumbent"
         elif n in best:
             chosen[n], sources[n] = best[n], "model"
         else:  # inactive where the model predicts the best: it matters little where it is fixed

@@ -198,3 +198,88 @@ def test_partial_dependence_of_boosting_does_not_suggest_what_refuses_it(analyse
         hp.partial_dependence(boosted, "x", space=result.space)
     assert "from_estimator" not in str(caught.value)
     assert "GaussianProcessRegressor" in str(caught.value)
+
+
+def test_the_cost_of_fixing_from_a_capped_analysis_is_refused():
+    # the capped objective is flat beyond its cap: fixing x at 0.9 on (x - 0.3)^2 came out
+    # at a sixteenth of its true cost of 0.36, without a word
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(60, seed=0)
+    history = hp.TrialHistory(space, configs, [(c["x"] - 0.3) ** 2 for c in configs])
+    capped = hp.fanova(history, cap_quantile=0.25, seed=0,
+                       surrogate=hp.GP(n_draws=4, refits=0, shadows=False))
+    with pytest.raises(hp.exceptions.InvalidArgumentError,
+                       match=r"surrogate_tuning_risk needs the analysis of the objective itself.*"
+                             r"capped at .*without cap_quantile"):
+        hp.surrogate_tuning_risk(capped, {"x": 0.9}, seed=0, n_candidates=50)
+
+
+def test_a_column_left_out_of_the_trials_is_refused():
+    # a parameter without conditions that no trial names read as inactive everywhere: the
+    # one that drove the objective got 0 % and the others shared its effect
+    import numpy as np
+    import pandas as pd
+
+    space = hp.SearchSpace([hp.Float("lr", 0, 1), hp.Int("layers", 1, 8),
+                            hp.Float("dropout", 0, 1)])
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"lr": rng.random(20), "dropout": rng.random(20)})
+    match = r"give no value for \['layers'\] in any trial.*Add their column"
+    with pytest.raises(InvalidDataError, match=match) as caught:
+        hp.TrialHistory(space, frame, rng.random(20))
+    assert caught.value.name == "layers"
+    with pytest.raises(InvalidDataError, match=match):
+        hp.TrialHistory(space, frame.to_dict("records"), rng.random(20))
+    # a parameter some trials leave out stays allowed (it is inactive there)
+    rows = [{"lr": 0.5, "dropout": 0.1}, {"lr": 0.2, "layers": 3, "dropout": 0.4}]
+    assert hp.TrialHistory(space, rows, [0.1, 0.2]).n_trials == 2
+
+
+def test_defaults_of_studies_over_different_ranges_are_refused():
+    # the second study's x in [0, 10] was snapped into the first one's [0, 1] (x = 1, a
+    # value no study's best trials had), and other choices raised a bare KeyError
+    def study(param, values):
+        space = hp.SearchSpace([param])
+        return hp.TrialHistory(space, [{param.name: v} for v in values],
+                               [float(i) for i in range(len(values))])
+
+    narrow = study(hp.Float("x", 0, 1), [0.5, 0.4, 0.6])
+    wide = study(hp.Float("x", 0, 10), [5.0, 5.1, 4.9])
+    for first, second in ((narrow, wide), (wide, narrow)):
+        with pytest.raises(InvalidDataError, match=r"parameter 'x' of study 1 is Float\(.*the "
+                                                   r"first study 0 .*same search space"):
+            hp.default_values([first, second], top_n=2)
+    two = study(hp.Categorical("c", ["a", "b"]), ["a", "b", "a"])
+    three = study(hp.Categorical("c", ["a", "b", "d"]), ["d", "a", "b"])
+    with pytest.raises(InvalidDataError, match=r"parameter 'c' of study 'other'"):
+        hp.default_values({"first": two, "other": three}, top_n=2)
+    # declared defaults may differ: they take no part in pooling
+    same = study(hp.Float("x", 0, 1, default=0.2), [0.5, 0.45, 0.6])
+    assert hp.default_values([narrow, same], top_n=2).values["x"] == pytest.approx(0.5, abs=0.1)
+
+
+def test_values_to_fix_at_are_of_the_parameters_own_type():
+    # an integer column read back as float gave n_estimators=475.0 (refused by
+    # scikit-learn), and numpy scalars printed as np.int64(4) in every sentence
+    import numpy as np
+    import pandas as pd
+
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Int("n", 1, 500), hp.Categorical("c", ["a", "b"]),
+                            hp.Float("z", 0, 1)])
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.random(40), "n": rng.integers(1, 501, 40).astype(float),
+                          "c": np.array(["a", "b"])[rng.integers(0, 2, 40)],
+                          "z": rng.random(40).astype(np.float32)})
+    history = hp.TrialHistory(space, frame, (frame.x - 0.3) ** 2)
+    sub = hp.suggest_subspace(history, seed=0, surrogate=hp.GP(n_draws=4, refits=0, shadows=False))
+    types = {"x": float, "n": int, "c": str, "z": float}
+    assert sub.fixed  # the parameters that do nothing
+    for name, value in sub.fixed.items():
+        assert type(value) is types[name], (name, value)
+    given = hp.suggest_subspace(history, seed=0, defaults={"n": np.int64(4), "c": np.str_("a")},
+                                surrogate=hp.GP(n_draws=4, refits=0, shadows=False))
+    assert {k: type(v) for k, v in given.defaults.items() if k in ("n", "c")} == {"n": int, "c": str}
+    from hpinsight._shared import fmt_value
+
+    assert [fmt_value(np.int64(4)), fmt_value(np.float32(0.95907766)),
+            fmt_value(np.str_("a"), quote=True)] == ["4", "0.9591", "'a'"]

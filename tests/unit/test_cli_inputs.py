@@ -482,3 +482,19 @@ def test_watch_refuses_a_narrow_quantile_that_is_not_a_fraction_auto_or_none(
               "--shrink-to", "auto", "--narrow-quantile", bad])
     assert exc.value.code == 2
     assert "expected a fraction in (0, 1], 'auto' or 'none'" in capsys.readouterr().err
+
+
+def test_a_study_too_short_for_a_report_is_named_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the error said "study 'one' (sqlite:...): report: study 'one' (sqlite:...) has 1 usable
+    # trial(s)": the command named the study in front of a message that already did
+    optuna = pytest.importorskip("optuna")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    optuna.create_study(study_name="one", storage=url).optimize(
+        lambda t: t.suggest_float("x", 0, 1), n_trials=1)
+    assert main(["report", "--storage", url, "--study", "one", "--json",
+                 "--out", str(tmp_path / "r.json")]) == 1
+    err = capsys.readouterr().err
+    assert "has 1 usable trial(s)" in err
+    assert err.count(f"study 'one' ({url})") == 1

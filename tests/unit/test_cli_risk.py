@@ -74,8 +74,17 @@ def test_a_toml_config_runs_the_experiment_and_writes_json(tmp_path: Path) -> No
      "[[conditions]]"),
     (CONFIG + '[[conditions]]\nchild = "criterion"\nparent = "nope"\nvalues = [2]\n',
      "[space] / [[conditions]]"),
+    # tables written as something else: each was a TypeError or AttributeError traceback
+    (CONFIG + '[conditions]\nchild = "criterion"\nparent = "max_depth"\nvalues = [2]\n',
+     "write [[conditions]] (two brackets)"),
+    (CONFIG.replace('[space.criterion]\ntype = "categorical"\nchoices = ["gini", "entropy"]',
+                    "[space]\ncriterion = 'categorical'"),
+     "[space.criterion] must be a table of keys and values"),
+    (CONFIG.replace("params = { random_state = 0 }", "params = 3"),
+     "[estimator] params must be a table of keys and values"),
 ], ids=["missing", "not-toml", "bad-import", "bad-type", "unknown-key", "no-datasets",
-        "bad-bounds", "bad-estimator-param", "bad-condition-key", "unknown-parent"])
+        "bad-bounds", "bad-estimator-param", "bad-condition-key", "unknown-parent",
+        "one-conditions-table", "space-entry-not-a-table", "params-not-a-table"])
 def test_a_bad_config_is_a_clear_error(tmp_path: Path, caplog, text, message) -> None:
     config = tmp_path / "risk.toml"
     if text is not None:

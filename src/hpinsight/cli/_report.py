@@ -134,7 +134,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                      seed=args.seed, progress=bar)
     except HPInsightError as exc:
         bar.close()
-        _logger.error("%s: %s", where, exc)
+        message = str(exc)  # named once: the report's own errors name the study already
+        _logger.error("%s", message if where in message else f"{where}: {message}")
         return 1
     return _write_out(
         lambda as_json: (json.dumps(rep.to_dict(), indent=2, allow_nan=False) if as_json

@@ -136,17 +136,27 @@ def _read(path: Path) -> tuple[Any, Any, dict[Any, tuple[Any, Any]], dict[str, A
                               "risk-experiment --help` and the format in the README)")
     est = config["estimator"]
     estimator = _called(_imported(est.get("class"), "[estimator] class"), "[estimator] params",
-                        **dict(est.get("params", {})))
+                        **_table(est.get("params", {}), "[estimator] params",
+                                 "params = { max_depth = 3 }"))
     kinds = {"float": Float, "int": Int, "categorical": Categorical}
     params = []
     for name, spec in config["space"].items():
+        spec = _table(spec, f"[space.{name}]", f'[space.{name}] with type = "float", low = 0.0, '
+                      "high = 1.0")
         kind = kinds.get(str(spec.get("type")))
         if kind is None:
             raise ConfigError(f"[space.{name}] type must be one of {sorted(kinds)}; "
                               f"got {spec.get('type')!r}")
         fields = {k: v for k, v in spec.items() if k != "type"}
         params.append(_called(kind, f"[space.{name}]", name, **fields))
-    conditions = [_called(Condition, "[[conditions]]", **c) for c in config.get("conditions", [])]
+    given = config.get("conditions", [])
+    if not isinstance(given, list):  # [conditions], one table, instead of [[conditions]]
+        raise ConfigError("each condition is a table of its own: write [[conditions]] (two "
+                          "brackets) above each one, not [conditions]")
+    conditions = [_called(Condition, "[[conditions]]",
+                          **_table(c, "[[conditions]]", 'child = "gamma", parent = "kernel", '
+                                   'values = ["rbf"]'))
+                  for c in given]
     try:
         space = SearchSpace(params, conditions=conditions)
     except HPInsightError as exc:
@@ -155,11 +165,19 @@ def _read(path: Path) -> tuple[Any, Any, dict[Any, tuple[Any, Any]], dict[str, A
     for name, loader in config["datasets"].items():
         datasets[name] = _called(_imported(loader, f"[datasets] {name}"), f"[datasets] {name}",
                                  return_X_y=True)
-    options = dict(config.get("experiment", {}))
+    options = dict(_table(config.get("experiment", {}), "[experiment]", "outer_folds = 5"))
     unknown = sorted(set(options) - set(_KEYS))
     if unknown:
         raise ConfigError(f"[experiment] has unknown keys {unknown}; known: {list(_KEYS)}")
     return estimator, space, datasets, options
+
+
+def _table(value: Any, where: str, example: str) -> dict[str, Any]:
+    """``value`` if it is a TOML table; else the error says where and what one looks like."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} must be a table of keys and values, e.g. {example}; got "
+                          f"{value!r}")
+    return value
 
 
 def _imported(dotted: Any, where: str) -> Any:

@@ -19,6 +19,7 @@ from ._encoding import (
     is_missing,
     log_encode,
     measure_of,
+    native_value,
     outside_space,
     snap,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "measure_of",
     "narrow_space",
     "narrowed",
+    "native_value",
     "outside_space",
     "snap",
 ]

@@ -183,6 +183,20 @@ def encode_value(param: Parameter, value: Any) -> float:
     return float(log_encode(value)) if param.log else float(value)
 
 
+def native_value(param: Parameter, value: Any) -> Any:
+    """One valid value of ``param`` as the parameter's own type: an ``int`` for an integer
+    parameter (``3.0`` and ``np.int64(3)`` alike), a ``float`` for a float one, and for a
+    categorical the choice object itself (``np.str_('a')`` -> the choice ``'a'``). What
+    the trials or a user gave may be any of those (a column read back from a CSV file is
+    float), and a value handed back to fix a parameter at must be one the user's code
+    takes (``n_estimators=475.0`` is refused by scikit-learn)."""
+    if isinstance(param, Categorical):
+        return param.choices[param.index_of(value)]
+    if isinstance(param, Int):
+        return round(float(value))
+    return float(value)
+
+
 # --------------------------------------------------------------------------------------
 # configs -> matrix
 MISSING = object()
