@@ -162,3 +162,18 @@ def test_an_interrupt_between_a_task_and_its_answer_does_not_shift_later_answers
     assert worker.pid is None  # the busy child was stopped at once
     result, _ = worker.run("fanova", second, seed=0)
     assert result.n_trials == 120
+
+
+def test_the_child_imports_what_this_process_imports_not_the_working_directorys(
+        make_mixed_space, worker, tmp_path, monkeypatch):
+    # run from a folder holding a directory named like a package (a source checkout of
+    # scipy, say), the child imported that one, failed twice, and refits went on in a
+    # thread for the rest of the study
+    shadow = tmp_path / "scipy"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("raise ImportError('the working directory scipy')\n")
+    monkeypatch.chdir(tmp_path)
+    space, configs, y = _data(make_mixed_space)
+    result, _ = worker.run("fanova", hp.TrialHistory(space, configs[:40], y[:40]), seed=0,
+                           surrogate=hp.GP(n_draws=4, refits=0, shadows=False))
+    assert result.n_trials == 40

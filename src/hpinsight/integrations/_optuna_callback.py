@@ -291,6 +291,7 @@ class ImportanceCallback(LiveResults):
         self._no_decision.set()
         self._requested_at = 0  # value of _seen at the last refit request
         self._warned_sampler = False
+        self._warned_closed = False
         self._checked: dict[int, bool] = {}  # per study (by id): can it be analysed?
         self._first_seen: float | None = None  # monotonic time of the first trial told
         #: The study's clock; a test may replace it with a clock of its own.
@@ -341,6 +342,14 @@ class ImportanceCallback(LiveResults):
         """
         try:
             if trial.state != optuna.trial.TrialState.COMPLETE or not self._usable(study):
+                return
+            if self._refits.closed:  # handed to a resumed study after close(): say so once
+                if not self._warned_closed:
+                    self._warned_closed = True
+                    _logger.warning(
+                        "hpinsight: this ImportanceCallback was closed, so it ignores trial %d "
+                        "and every later one (no refits, no shrink decisions). Pass a new "
+                        "ImportanceCallback to the next study.optimize call.", trial.number)
                 return
             with self._lock:
                 self._study = study

@@ -297,6 +297,19 @@ class ShrinkingSampler(BaseSampler):
     def __repr__(self) -> str:
         return f"ShrinkingSampler({self._base!r}, explore_every={self.explore_every})"
 
+    def __getstate__(self) -> dict[str, Any]:
+        # pickled as Optuna's own samplers are (a study saved with its sampler, or the
+        # sampler alone to resume a seeded study): without its lock, which cannot be, and
+        # without the restrictions of trials under way, which end with this process
+        state = self.__dict__.copy()
+        del state["_lock"]
+        state["_snapshots"] = {}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     @property
     def base_sampler(self) -> BaseSampler:
         """The wrapped sampler."""

@@ -156,9 +156,13 @@ class RefitWorker:
         if not sys.executable:
             raise WorkerError("there is no Python executable to start a refit process with")
         env = dict(os.environ)
-        # the child must import this very hpinsight, also when it is not installed
+        # the child imports what this process imports: this very hpinsight first (also
+        # when it is not installed), then this process's own import path in its order.
+        # Started with -P, Python does not put the working directory first: run from a
+        # folder holding a directory named scipy or hpinsight, the child imported that
+        # one, failed twice, and refits went on in a thread for the rest of the study
         root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(_import_path(root))
         # a helper in the background: one core for its linear algebra (unless the user set
         # the thread counts), so that the study it serves keeps the others
         for var in _THREAD_VARS:
@@ -166,7 +170,7 @@ class RefitWorker:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the child
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "hpinsight.integrations._worker"],
+                [sys.executable, "-P", "-m", "hpinsight.integrations._worker"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env,
             )
         except OSError as exc:
@@ -198,6 +202,15 @@ class RefitWorker:
 
 #: What tells the child to end (it also ends at the end of its input).
 _STOP = None
+
+
+def _import_path(root: str) -> list[str]:
+    """``root``, then this process's ``sys.path`` as absolute folders (``''``, the working
+    directory of an interactive session, as the folder it names now), each once; entries
+    that cannot stand in ``PYTHONPATH`` (not text, or holding its separator) left out."""
+    entries = [root] + [os.path.abspath(p or os.curdir) for p in sys.path
+                        if isinstance(p, str) and os.pathsep not in p]
+    return list(dict.fromkeys(entries))
 
 
 def _terminate(proc: subprocess.Popen[bytes], err: IO[bytes] | None, timeout: float = 10.0) -> None:

@@ -233,7 +233,7 @@ def test_a_cheap_study_is_not_slowed_by_refits_beyond_their_share() -> None:
     assert 1 <= refits <= 300 * 0.1 / 5.0 + 2 + 1  # not one per trial, as were due
     assert cb.history[-1].n_trials == 300  # close() flushed the last one, on every trial
 
-def test_the_callback_is_a_context_manager_that_closes() -> None:
+def test_the_callback_is_a_context_manager_that_closes(log_lines: list[str]) -> None:
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     with ImportanceCallback(every_n_trials=10, min_trials=20, seed=1) as cb:
         study.optimize(_objective, n_trials=30, callbacks=[cb])
@@ -244,6 +244,11 @@ def test_the_callback_is_a_context_manager_that_closes() -> None:
     assert set(refitted) <= {20, 30}  # no refit was added on the way out
     study.optimize(_objective, n_trials=10, callbacks=[cb])
     assert [s.n_trials for s in cb.history] == refitted  # nor for trials after it closed
+    # handed to a resumed study, it said nothing while it did nothing: now once
+    closed = [line for line in log_lines if "ImportanceCallback was closed" in line]
+    assert len(closed) == 1
+    assert "ignores trial 30" in closed[0]
+    assert "Pass a new ImportanceCallback" in closed[0]
 
 
 _NO_CLOSE = """

@@ -223,3 +223,25 @@ def test_cma_es_carries_on_in_the_smaller_space_from_where_it_stood(spy_on: Any)
     assert all(set(p) == {"x", "y", "z"} for p in back), back
     assert statistics.median(p["x"] for p in back) > 0.7, back
     assert statistics.median(abs(p["y"] - 0.2) for p in back) < 0.2, back
+
+
+def test_a_study_with_its_shrinking_sampler_pickles_and_resumes_the_same() -> None:
+    # every Optuna sampler pickles (users save study.sampler to resume a seeded study, some
+    # from a callback after every trial); this one held a lock and could not be
+    import pickle
+
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.TPESampler(seed=0)))
+    restrict(study, {"z": 0.1}, why="pickling")
+    saved: list[bytes] = []
+    study.optimize(single, n_trials=12, callbacks=[lambda s, t: saved.append(pickle.dumps(s.sampler))])
+    assert len(saved) == 12
+    copy = pickle.loads(pickle.dumps(study))
+    again = pickle.loads(saved[-1])
+    assert isinstance(copy.sampler, ShrinkingSampler)
+    assert isinstance(again, ShrinkingSampler)
+    # the copies go on sampling under the restriction, as the original does
+    for sampler in (copy.sampler, again):
+        study.sampler = sampler
+        study.optimize(single, n_trials=3)
+    assert all(t.params["z"] == 0.1 for t in study.trials[12:])
+
