@@ -461,6 +461,25 @@ def test_from_configspace_ignores_edited_ordinal_metadata():
     assert space["p"] == hp.Categorical("p", [0, 4, 9], default=0)
 
 
+def test_an_or_holding_a_range_on_an_ordinal_parent_reads_as_the_values_between():
+    # the error named "a GreaterThan and a LessThan on the same parent" as the exception it
+    # allows, and still refused it on an ordinal parent, whose comparisons are value lists
+    CS = pytest.importorskip("ConfigSpace")
+    cs = CS.ConfigurationSpace(seed=0)
+    p, a, c = (CS.OrdinalHyperparameter("p", [1, 2, 3, 4, 5]), CS.Categorical("a", ["x", "y"]),
+               CS.Float("c", (0, 1)))
+    cs.add([p, a, c, CS.OrConjunction(
+        CS.EqualsCondition(c, a, "x"),
+        CS.AndConjunction(CS.GreaterThanCondition(c, p, 1), CS.LessThanCondition(c, p, 4)))])
+    space = hp.adapters.from_configspace(cs)
+    (cond,) = space.conditions_of("c")
+    assert cond == hp.AnyOf((hp.Condition("c", "a", values=("x",)),
+                             hp.Condition("c", "p", values=(2, 3))))
+    for config in cs.sample_configuration(200):  # active exactly where ConfigSpace has it
+        values = dict(config)
+        assert space.is_active("c", values) == ("c" in values)
+
+
 def test_from_configspace_warns_about_forbidden_clauses():
     CS = pytest.importorskip("ConfigSpace")
     cs = CS.ConfigurationSpace(seed=0)

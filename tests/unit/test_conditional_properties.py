@@ -295,3 +295,30 @@ def test_the_strategies_draw_every_kind_of_condition():
         find(conditional_spaces(), lambda s, kind=kind: any(
             isinstance(c, Condition) and c.values is not None and isinstance(s[c.parent], kind)
             for c in s.conditions), settings=_FIND)
+
+
+def test_a_condition_on_a_stepped_float_holds_at_the_grid_value_its_samples_have():
+    # sampling and decoding give 0.1 * 3 = 0.30000000000000004; the condition lists 0.3 as
+    # typed: compared as numbers the child was inactive in every trial there, its values
+    # were dropped with a warning and its effect came out 0
+    import warnings
+
+    import hpinsight as hp
+
+    space = hp.SearchSpace([hp.Float("dropout", 0, 0.5, step=0.1), hp.Float("extra", 0, 1)],
+                           conditions=[hp.Condition("extra", "dropout", values=[0.3])])
+    assert space.is_active("extra", {"dropout": 0.1 * 3})
+    assert not space.is_active("extra", {"dropout": 0.4})
+    configs = space.sample(300, seed=0)
+    at = [c for c in configs if math.isclose(c["dropout"], 0.3)]
+    assert at
+    assert all("extra" in c for c in at)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no value dropped as "inactive"
+        X = space.encode([{"dropout": 0.1 * 3, "extra": 0.7}, {"dropout": 0.3, "extra": 0.2}])
+    np.testing.assert_array_equal(X[:, 1], [0.7, 0.2])
+    y = [10 * c["extra"] if "extra" in c else 5.0 for c in configs]  # 5: its mean
+    result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0,
+                       surrogate=hp.GP(n_draws=4, refits=0, shadows=False))
+    shares = {i.params[0]: i.mean for i in result.ranking(order=1)}
+    assert shares["extra"] > 0.1, shares  # was 0: never active (1/6: active in a sixth)

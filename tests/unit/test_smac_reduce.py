@@ -267,3 +267,41 @@ def test_a_fix_a_clause_always_forbids_quotes_the_clause_as_written():
                        match=r"always forbidden by the clause \(Forbidden: opt == 'b' && "
                              r"Forbidden: act == 't'\)"):
         reduce_configspace(cs, {"opt": "b", "act": "t"})
+
+
+def _legal(cs, values) -> bool:
+    try:
+        CS.Configuration(cs, values=values).check_valid_configuration()
+    except Exception:  # any refusal of ConfigSpace's is "not legal"
+        return False
+    return True
+
+
+@pytest.mark.parametrize("relation", [False, True])
+def test_a_clause_on_a_fixed_parameter_a_condition_can_turn_off_fires_only_where_it_is_on(relation):
+    # b is active only for a = x; the clause "b == 3 and c == p" was read as "c == p" once b
+    # was fixed at 3, so the reduced space forbade c = p where b is inactive too, and a
+    # continued run never tried the region of a = y, c = p, where the old best lay
+    cs = CS.ConfigurationSpace(seed=0)
+    a, b, c, d = (CS.Categorical("a", ["x", "y"]), CS.Integer("b", (1, 5), default=2),
+                  CS.Categorical("c", ["p", "q"], default="q"), CS.Integer("d", (1, 5), default=1))
+    clause = (CS.ForbiddenAndConjunction(CS.ForbiddenLessThanRelation(d, b),
+                                         CS.ForbiddenEqualsClause(c, "p")) if relation
+              else CS.ForbiddenAndConjunction(CS.ForbiddenEqualsClause(b, 3),
+                                              CS.ForbiddenEqualsClause(c, "p")))
+    cs.add([a, b, c, d, CS.EqualsCondition(b, a, "x"), clause])
+    fixed = {"b": 3, "d": 2} if relation else {"b": 3}
+    reduced = reduce_configspace(cs, fixed)
+    assert _legal(reduced, {"a": "y", "c": "p", "d": fixed.get("d", 1)})
+    assert not _legal(reduced, {"a": "x", "b": 3, "c": "p", "d": fixed.get("d", 1)})
+    # every configuration of the original space holding the fixed values where they are
+    # active is one of the reduced space, and the other way round
+    cs.seed(1)
+    for config in cs.sample_configuration(400):
+        values = dict(config)
+        if any(values.get(k, v) != v for k, v in fixed.items()):
+            continue
+        assert _legal(reduced, {**values, **{k: v for k, v in fixed.items() if k in values}})
+    reduced.seed(2)
+    for config in reduced.sample_configuration(400):
+        assert _legal(cs, dict(config))

@@ -279,8 +279,9 @@ def _disjuncts(CS: ModuleType, cond: Any, params: Mapping[str, Parameter]) -> li
             raise InvalidSpaceError(
                 f"The condition on {child!r} is an OrConjunction that contains the "
                 f"AndConjunction {component}. hpinsight cannot represent an AND nested inside "
-                "an OR (AnyOf combines simple conditions only; the one exception is a "
-                "GreaterThan and a LessThan on the same parent). Rewrite the condition as an "
+                "an OR (AnyOf combines simple conditions only; the exception is an AND of "
+                "conditions on one parent, such as a GreaterThan and a LessThan, which is one "
+                "condition). Rewrite the condition as an "
                 "OR of simple conditions, e.g. with InCondition, or simplify it.",
                 name=child,
             )
@@ -290,10 +291,23 @@ def _disjuncts(CS: ModuleType, cond: Any, params: Mapping[str, Parameter]) -> li
 
 
 def _merge_ranges(conditions: list[ConditionLike]) -> list[ConditionLike]:
-    """Merge a ``gt``-only and an ``lt``-only condition on the same parent into one."""
+    """Merge a ``gt``-only and an ``lt``-only condition on the same parent into one, and
+    two conditions listing values of the same parent into one listing the values both
+    allow (a GreaterThan and a LessThan on an ordinal parent are listed values)."""
     out: list[ConditionLike] = []
     open_range: dict[str, int] = {}
+    listed: dict[str, int] = {}
     for cond in conditions:
+        if isinstance(cond, Condition) and cond.values is not None:
+            i = listed.get(cond.parent)
+            if i is not None:
+                prev = out[i]
+                assert isinstance(prev, Condition)
+                assert prev.values is not None
+                both = [v for v in prev.values if v in cond.values]
+                out[i] = _listed(cond.child, cond.parent, both, f"{prev} and {cond}")
+                continue
+            listed[cond.parent] = len(out)
         if (
             isinstance(cond, Condition)
             and cond.values is None
@@ -344,7 +358,7 @@ def _simple_from_cs(
         if isinstance(parent, Categorical):  # an ordinal parent: compare positions
             k = parent.index_of(value)
             values = parent.choices[k + 1 :] if greater else parent.choices[:k]
-            return [_listed(child, parent, values, str(cond))]
+            return [_listed(child, parent.name, values, str(cond))]
         if greater:
             return [Condition(child, parent.name, gt=value)]
         return [Condition(child, parent.name, lt=value)]
@@ -356,26 +370,26 @@ def _simple_from_cs(
     )
 
 
-def _listed(child: str, parent: Parameter, values: Sequence[Hashable], what: str) -> Condition:
+def _listed(child: str, parent: str, values: Sequence[Hashable], what: str) -> Condition:
     if not values:
         raise InvalidSpaceError(
             f"The condition {what} can never hold, so {child!r} is never active. Remove "
             f"{child!r} or its condition from the ConfigurationSpace.",
             name=child,
         )
-    return Condition(child, parent.name, values=tuple(values))
+    return Condition(child, parent, values=tuple(values))
 
 
 def _not_equals(child: str, parent: Parameter, value: Any) -> ConditionLike:
     what = f"{child} | {parent.name} != {value!r}"
     if isinstance(parent, Categorical):
         k = parent.index_of(value)
-        return _listed(child, parent, (*parent.choices[:k], *parent.choices[k + 1 :]), what)
+        return _listed(child, parent.name, (*parent.choices[:k], *parent.choices[k + 1 :]), what)
     if isinstance(parent, Int) or _is_stepped(parent):
         grid = _grid_values(parent)
         if len(grid) <= _MAX_LISTED_VALUES + 1:
             others = [g for g in grid if not math.isclose(g, value, rel_tol=1e-9, abs_tol=1e-12)]
-            return _listed(child, parent, others, what)
+            return _listed(child, parent.name, others, what)
     return AnyOf((Condition(child, parent.name, lt=value), Condition(child, parent.name, gt=value)))
 
 

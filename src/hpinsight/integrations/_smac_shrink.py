@@ -33,6 +33,7 @@ import dataclasses
 import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -163,8 +164,10 @@ def reduce_configspace(configspace: Any, fixed: Mapping[str, Any]) -> Any:
                        for c in [reduced_condition(n)] if not isinstance(c, bool)]
     forbiddens = []
     given = list(configspace.forbidden_clauses)  # as the user wrote them, for messages
+    # fixed parameters that stay conditional: a clause on one fires only where it is active
+    conditional = {n for n in values if n not in removed and reduced_condition(n) is not True}
     for k, clause in enumerate(data["forbiddens"]):
-        state = _forbid(clause, values, removed, order)
+        state = _forbid(clause, values, removed, order, conditional)
         if state is True:
             raise InvalidSpaceError(
                 f"{_FUNC}: the fixed values {dict(fixed)} are always forbidden by the clause "
@@ -706,18 +709,28 @@ def _ranked(order: Mapping[str, list[Any]], name: str, *values: Any) -> tuple[An
 
 
 def _forbid(node: Mapping[str, Any], values: Mapping[str, Any], removed: set[str],
-            order: Mapping[str, list[Any]]) -> Any:
+            order: Mapping[str, list[Any]], conditional: AbstractSet[str] = frozenset()) -> Any:
     """True (always forbidden), False (never), or the clause that remains (``order``:
-    the ordinal parameters' sequences, see :func:`_ranked`)."""
+    the ordinal parameters' sequences, see :func:`_ranked`).
+
+    A clause reads a parameter only where it is active (ConfigSpace's rule), so a part
+    on a fixed parameter in ``conditional`` (one a condition can still make inactive)
+    that holds at the fixed value is not True but "this parameter is active": the
+    constant equal to its value. Read as True, a clause on ``b`` (active only for
+    ``a = x``) and ``c`` forbade ``c`` everywhere, and a continued run never tried the
+    region of ``a = y`` where the old run's best configuration was."""
     kind = node["type"]
     if kind in ("AND", "OR"):
-        return _fold(node, "clauses", [_forbid(c, values, removed, order) for c in node["clauses"]])
+        return _fold(node, "clauses", [_forbid(c, values, removed, order, conditional)
+                                       for c in node["clauses"]])
     if kind in _RELATION:
         left, right = node["left"], node["right"]
         if left in removed or right in removed:
             return False
         if left in values and right in values:
-            return bool(_RELATION[kind](values[left], values[right]))
+            holds = bool(_RELATION[kind](values[left], values[right]))
+            return _where_active([n for n in (left, right) if n in conditional], values) \
+                if holds else False
         return dict(node)
     name = node["name"]
     if name in removed:
@@ -725,13 +738,24 @@ def _forbid(node: Mapping[str, Any], values: Mapping[str, Any], removed: set[str
     if name not in values:
         return dict(node)
     if kind == "IN":
-        return values[name] in node["values"]
-    if kind not in _FORBID:
+        holds = values[name] in node["values"]
+    elif kind not in _FORBID:
         raise InvalidSpaceError(
             f"{_FUNC} cannot simplify the forbidden clause {node} on the fixed parameter "
             f"{name!r}; leave {name!r} free."
         )
-    return bool(_FORBID[kind](*_ranked(order, name, values[name], node["value"])))
+    else:
+        holds = bool(_FORBID[kind](*_ranked(order, name, values[name], node["value"])))
+    return _where_active([name] if name in conditional else [], values) if holds else False
+
+
+def _where_active(names: list[str], values: Mapping[str, Any]) -> Any:
+    """A clause that holds wherever the fixed parameters ``names`` are all active (each
+    equal to its fixed value, the only one its constant takes); True for none."""
+    leaves = [{"type": "EQUALS", "name": n, "value": values[n]} for n in names]
+    if not leaves:
+        return True
+    return leaves[0] if len(leaves) == 1 else {"type": "AND", "clauses": leaves}
 
 
 def _clause_names(node: Mapping[str, Any]) -> set[str]:

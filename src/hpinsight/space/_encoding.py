@@ -430,6 +430,11 @@ def _condition_holds(
     holds = active[:, p] & ~np.isnan(col)
     if cond.values is not None:
         targets = np.array([encode_value(parent, v) for v in cond.values])
+        if isinstance(parent, Float) and parent.step is not None:
+            # on a step grid by the step: 0.1 * 3, as sampling and decoding give it, and
+            # 0.3, as a condition lists it, are one value (compared as numbers, the child
+            # was inactive at every trial the space's own sampler drew there)
+            col, targets = (np.round((a - parent.low) / parent.step) for a in (col, targets))
         return holds & np.isin(col, targets)
     assert not isinstance(parent, Categorical)
     with np.errstate(invalid="ignore"):
