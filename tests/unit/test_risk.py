@@ -217,3 +217,39 @@ def test_a_row_or_a_column_of_numbers_is_one_sequence():
         assert hp.noninferiority_test(shaped, margin=0.01, method="approx") == flat
     adjusted, _ = hp.holm_bonferroni([[0.01], [0.04], [0.03]])
     np.testing.assert_allclose(adjusted, [0.03, 0.06, 0.06])
+
+
+def _every_sign(d: np.ndarray, zero_method: str) -> float:
+    """The one-sided p-value by enumerating every sign pattern of the ranked pairs."""
+    import itertools
+
+    from scipy.stats import rankdata
+
+    kept = d if zero_method != "wilcox" else d[d != 0.0]
+    ranks = rankdata(np.abs(kept))
+    if zero_method == "pratt":
+        ranks = np.where(kept == 0.0, 0.0, ranks)
+    observed = ranks[kept > 0].sum()
+    sums = [ranks[(np.array(signs) * np.abs(kept)) > 0].sum()
+            for signs in itertools.product((1, -1), repeat=kept.size)]
+    return float(np.mean(np.array(sums) <= observed + 1e-12))
+
+
+@pytest.mark.parametrize(("differences", "zero_method"), [
+    ([0.01, 0.01, -0.02, -0.03, -0.04], "pratt"),         # two pairs on the margin
+    ([0.01, 0.01, 0.01, -0.02, -0.03, -0.04], "zsplit"),
+    ([0.0, -0.02, -0.02, -0.03, 0.05, -0.04], "wilcox"),   # tied differences
+])
+def test_an_exact_pvalue_with_ties_or_pairs_on_the_margin_counts_every_sign(differences,
+                                                                           zero_method):
+    # scipy's exact table assumes distinct ranks: two pairs on the margin of five gave 1/32
+    # for a true 1/8, and tuning_risk then called the parameter safe to fix
+    test = hp.noninferiority_test(differences, margin=0.01, zero_method=zero_method,
+                                  method="exact")
+    d = np.round(np.asarray(differences) - 0.01, 12)
+    truth = _every_sign(d, zero_method) if zero_method != "zsplit" else hp.noninferiority_test(
+        differences, margin=0.01, zero_method=zero_method, method="auto").pvalue
+    assert test.pvalue == pytest.approx(truth)
+    with pytest.raises(hp.exceptions.InvalidArgumentError, match="at most 20"):
+        hp.noninferiority_test([0.0] * 3 + [-0.02] * 20, margin=0.0, zero_method="pratt",
+                               method="exact")
