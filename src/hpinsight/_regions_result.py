@@ -293,7 +293,11 @@ class RegionsResult:
             raise InvalidArgumentError("confidence_at needs a one-parameter PDP.")
         name = self.pd.params[0]
         grid = self.pd.encoded_grid[0]
-        z = self.pd.space.encode([{name: value}])[0, self.pd.space.index(name)]
+        param = self.pd.space[name]
+        # the value alone, as leaf_for reads it: a whole configuration of one conditional
+        # parameter encodes it as inactive (NaN), and every value read the first grid point
+        z = float(param.index_of(value)) if isinstance(param, Categorical) \
+            else _encoded_number(param, value)
         return float(node.std.reshape(-1)[int(np.argmin(np.abs(grid - z)))])
 
     def to_search_space(self, node: RegionNode | None = None) -> SearchSpace:
@@ -337,8 +341,10 @@ class RegionsResult:
         )
 
     def delta_improvement(self, node: RegionNode) -> float:
-        """δ: relative reduction of the mean confidence in ``node`` vs the whole space."""
-        return 1.0 - node.mean_confidence / self.root.mean_confidence
+        """δ: relative reduction of the mean confidence in ``node`` vs the whole space
+        (NaN where the whole space's band is 0, as in :meth:`to_frame`)."""
+        root = self.root.mean_confidence  # 0 where the band is nothing (a constant objective)
+        return 1.0 - node.mean_confidence / root if root > 0 else math.nan
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form of every node (conditions, size, PD mean and std, children)."""

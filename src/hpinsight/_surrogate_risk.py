@@ -148,7 +148,7 @@ def _mixture_quantile(values: NDArray[np.float64], sd: float, q: float) -> float
 
 def surrogate_tuning_risk(
     result: FanovaResult,
-    defaults: Mapping[str, Any],
+    defaults: Mapping[str, Any] | DefaultValues,
     *,
     configs: Sequence[Mapping[str, Any]] = (),
     n_candidates: int = 2000,
@@ -160,8 +160,9 @@ def surrogate_tuning_risk(
     ----------
     result : FanovaResult
         A fANOVA result whose model was fit on the raw (uncapped) objective.
-    defaults : mapping of str to value
-        The value each parameter would be fixed at; parameters not named are not assessed.
+    defaults : mapping of str to value, or DefaultValues
+        The value each parameter would be fixed at (a :class:`DefaultValues` gives its
+        ``values``); parameters not named are not assessed.
     configs : sequence of mapping, optional
         Configurations to add to the random candidates (typically the study's trials).
     n_candidates : int, default=2000
@@ -196,9 +197,14 @@ def surrogate_tuning_risk(
             "the cap, so the cost of fixing a parameter would come out smaller than it is. "
             "Pass hp.fanova(history) without cap_quantile= or cap_value=.")
     given: Any = defaults  # typed a mapping; anything with .items() reads as one
-    if not isinstance(given, Mapping) and callable(getattr(given, "items", None)):
-        defaults = dict(given.items())  # e.g. a pandas Series of a trial's values (a copy)
-    elif not isinstance(given, Mapping):
+    at: Mapping[str, Any]  # the values, whatever form they came in
+    if isinstance(given, DefaultValues):  # hp.default_values(...), as suggest_subspace takes it
+        at = dict(given.values)
+    elif isinstance(given, Mapping):
+        at = given
+    elif callable(getattr(given, "items", None)):
+        at = dict(given.items())  # e.g. a pandas Series of a trial's values (a copy)
+    else:
         raise InvalidArgumentTypeError(
             f"The 'defaults' parameter of {func} must be a mapping of parameter names to the "
             f"values to fix them at, e.g. {{'lr': 0.01}}. Got {type(given).__name__} instead "
@@ -209,9 +215,9 @@ def surrogate_tuning_risk(
     space = result.space
     rng = np.random.default_rng(seed)
     X = candidates(space, configs, n_candidates, rng)
-    index = {name: space.index(name) for name in defaults}  # an unknown name: the space's error
-    check_default_values(space, defaults, func, fix="or leave the parameter out")
-    cols = {name: (j, encode_value(space.params[j], defaults[name])) for name, j in index.items()}
+    index = {name: space.index(name) for name in at}  # an unknown name: the space's error
+    check_default_values(space, at, func, fix="or leave the parameter out")
+    cols = {name: (j, encode_value(space.params[j], at[name])) for name, j in index.items()}
     sign = 1.0 if result.direction == "minimize" else -1.0
     fixes = list(cols.values())
     free_pred, *fixed = (P * sign for P in predict_fixing(result.model, X, fixes, free=True))
@@ -252,7 +258,7 @@ def surrogate_tuning_risk(
         sd = sds[name]
         mixed = _with_refits(per_draw, per_refit)
         out[name] = SurrogateRisk(
-            param=name, default=defaults[name], mean=float(per_draw.mean()),
+            param=name, default=at[name], mean=float(per_draw.mean()),
             std=float(math.sqrt(per_draw.var() + spread + sd**2)),
             quantiles={q: _mixture_quantile(mixed, sd, q) for q in (0.5, 0.9, 0.95)},
             per_draw=readonly(per_draw), best_fixed=config_at(space, with_column(X[k], *cols[name])),

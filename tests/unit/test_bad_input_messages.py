@@ -283,3 +283,13 @@ def test_values_to_fix_at_are_of_the_parameters_own_type():
 
     assert [fmt_value(np.int64(4)), fmt_value(np.float32(0.95907766)),
             fmt_value(np.str_("a"), quote=True)] == ["4", "0.9591", "'a'"]
+
+
+def test_defaults_from_default_values_are_taken_by_the_cost_of_fixing(analysed):
+    # suggest_subspace and the experiment take a DefaultValues; this one refused it
+    result, _ = analysed
+    configs = result.space.sample(30, seed=3)
+    found = hp.default_values(hp.TrialHistory(result.space, configs, list(range(30))), top_n=5)
+    by_object = hp.surrogate_tuning_risk(result, found, seed=0, n_candidates=50)
+    by_mapping = hp.surrogate_tuning_risk(result, found.values, seed=0, n_candidates=50)
+    assert {k: v.mean for k, v in by_object.items()} == {k: v.mean for k, v in by_mapping.items()}

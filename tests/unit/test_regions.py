@@ -131,3 +131,39 @@ def test_stopping_rules_and_bad_arguments(numeric):
     assert len(d["root"]["children"]) == 2
     with pytest.raises(KeyError, match="needs a value for 'z'"):
         tree.leaf_for({"x": 0.5})
+
+
+def test_the_confidence_at_a_value_of_a_conditional_parameter_is_read_at_that_value():
+    # {"momentum": v} alone encodes momentum as inactive (its parent missing): every value
+    # read the first grid point's band (0.01 for 0.0, 0.5 and 1.0 alike), with a warning
+    import warnings
+
+    space = hp.SearchSpace([hp.Categorical("optimizer", ["adam", "sgd"]), hp.Float("lr", 0, 1),
+                            hp.Float("momentum", 0, 1)],
+                           conditions=[hp.Condition("momentum", "optimizer", values=["sgd"])])
+
+    class Widening:  # the band grows with momentum
+        def predict(self, X, return_std=False):
+            m = np.nan_to_num(X[:, 2])
+            return (m, 0.01 + m) if return_std else m
+
+    pd = hp.partial_dependence(Widening(), "momentum", space=space, grid_size=5, n_samples=200,
+                               seed=0)
+    tree = hp.confidence_split(pd, max_splits=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read = [tree.confidence_at(tree.root, v) for v in (0.0, 0.5, 1.0)]
+    np.testing.assert_allclose(read, tree.root.std.reshape(-1)[[0, 2, 4]])
+    assert read[0] < read[1] < read[2]
+
+
+def test_delta_of_a_band_that_is_nothing_is_nan_not_an_error():
+    # a forest on a constant objective: the whole space's band is 0, and delta_improvement
+    # divided by it (to_frame and the repr already said NaN)
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(40, seed=0)
+    with pytest.warns(hp.exceptions.ConstantObjectiveWarning):
+        result = hp.fanova(hp.TrialHistory(space, configs, [1.0] * 40), seed=0,
+                           surrogate=hp.Forest(n_trees=8))
+    tree = hp.confidence_split(hp.partial_dependence(result, "x", n_samples=50, seed=0))
+    assert np.isnan(tree.delta_improvement(tree.root))
