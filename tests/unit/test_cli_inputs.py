@@ -498,3 +498,22 @@ def test_a_study_too_short_for_a_report_is_named_once(
     err = capsys.readouterr().err
     assert "has 1 usable trial(s)" in err
     assert err.count(f"study 'one' ({url})") == 1
+
+
+def test_watch_shows_a_restriction_in_force_that_only_narrows(tmp_path: Path) -> None:
+    # a decision that fixed nothing and narrowed a range ("fixed nothing; narrowed x") is a
+    # restriction in force too; the watcher showed only fixed values
+    optuna = pytest.importorskip("optuna")
+    from hpinsight.integrations.optuna import restrict
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    study = optuna.create_study(study_name="w", storage=url,
+                                sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1), n_trials=5)
+    for fixed, shown in (({}, "restriction in force: narrowed x to [0.2, 0.4]"),
+                         ({"y": 0.5}, "restriction in force: fixed y=0.5; narrowed x to [0.2, 0.4]")):
+        restrict(study, fixed, ranges={"x": (0.2, 0.4)}, why="test")
+        out = io.StringIO()
+        assert main(["watch", "--storage", url, "--study", "w", "--once"], stdout=out) == 0
+        assert shown in out.getvalue().splitlines()

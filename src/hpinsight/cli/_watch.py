@@ -123,7 +123,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     from ..integrations._dashboard import require_dashboard
     from ..integrations._live import RefitOptions
     from ..integrations._optuna_live import Refitter
-    from ..integrations._optuna_shrink import read_decisions, read_restriction
+    from ..integrations._optuna_shrink import read_decisions, read_ranges, read_restriction
 
     if args.shrink_to is not None and not args.publish:
         _logger.error("--shrink-to needs --publish: the restriction is published to the study.")
@@ -208,9 +208,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         _write(out, f"watching study {args.study!r} ({describe(args.storage)}); Ctrl-C stops")
-        in_force = read_restriction(study)
-        if in_force:
-            _write(out, f"restriction in force: fixed {_values(in_force)}")
+        in_force, ranges = read_restriction(study), read_ranges(study)
+        if in_force or ranges:  # a restriction that only narrows is one too
+            held = ([f"fixed {_values(in_force)}"] if in_force else []) + (
+                [f"narrowed {', '.join(f'{k} to [{lo:g}, {hi:g}]' for k, (lo, hi) in ranges.items())}"]
+                if ranges else [])
+            _write(out, f"restriction in force: {'; '.join(held)}")
         told = read_decisions(study)  # decisions made before we started are not news
         refitted_at = -1
         waiting = ""  # the counts last reported while waiting for --min-trials

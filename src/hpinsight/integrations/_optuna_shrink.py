@@ -81,6 +81,7 @@ import threading
 import zlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import optuna
@@ -479,13 +480,30 @@ def _narrow(dist: BaseDistribution, bounds: tuple[float, float] | None) -> BaseD
         return dist
     low, high = max(bounds[0], dist.low), min(bounds[1], dist.high)
     if dist.step is not None:
-        low = dist.low + step_index(dist.low, dist.step, low, "ceil") * dist.step
-        high = dist.low + step_index(dist.low, dist.step, high, "floor") * dist.step
+        low, high = _on_grid(dist, low, "ceil"), _on_grid(dist, high, "floor")
     if low > high or (low, high) == (dist.low, dist.high):
         return dist
     if isinstance(dist, D.IntDistribution):
         return D.IntDistribution(round(low), round(high), log=dist.log, step=dist.step)
     return D.FloatDistribution(low, high, log=dist.log, step=dist.step)
+
+
+def _on_grid(dist: Any, value: float, how: str) -> float:
+    """The value of the step grid of ``dist`` next to ``value`` (``how``: "ceil" or
+    "floor"), as the grid's own decimal number: ``low + k * step`` computed in binary
+    gave 0.30000000000000004 for 0.3 on a grid of 0.1, whose range to 0.5 Optuna then
+    found not divisible by the step and cut to 0.4, so the top value was never sampled."""
+    k = step_index(dist.low, dist.step, value, how)
+    exact = Decimal(repr(dist.low)) + k * Decimal(repr(dist.step))
+    return int(exact) if isinstance(dist.low, int) and isinstance(dist.step, int) else float(exact)
+
+
+def _holds_a_value(dist: Any, low: float, high: float) -> bool:
+    """Whether [``low``, ``high``] holds a value ``dist`` can take (one of its step grid)."""
+    low, high = max(low, dist.low), min(high, dist.high)
+    if low > high:
+        return False
+    return dist.step is None or _on_grid(dist, low, "ceil") <= _on_grid(dist, high, "floor")
 
 
 def _clip(dist: BaseDistribution, value: Any) -> Any:
@@ -586,11 +604,13 @@ def _check_against_trials(study: optuna.Study, fixed: Mapping[str, Any],
                 f"restrict cannot narrow {name!r}: it is categorical ({_describe_all(dists)}); "
                 "a range narrows a number. Fix it with 'fixed' instead.")
         numeric = [d for d in dists if isinstance(d, D.FloatDistribution | D.IntDistribution)]
-        if numeric and all(high < d.low or low > d.high for d in numeric):
+        if numeric and not any(_holds_a_value(d, low, high) for d in numeric):
+            # (a range between two values of a step grid was taken, ignored by the
+            # sampler, and counted as narrowing in the reports)
             raise InvalidArgumentError(
                 f"restrict cannot narrow {name!r} to [{low:g}, {high:g}]: the trials of study "
-                f"{study.study_name!r} sample it from {_describe_all(numeric)}, which that "
-                "range misses. Give a range that overlaps it.")
+                f"{study.study_name!r} sample it from {_describe_all(numeric)}, and that "
+                "range holds none of its values. Give a range that holds at least one.")
     unseen = sorted(names - known)
     if unseen and known:
         warn(

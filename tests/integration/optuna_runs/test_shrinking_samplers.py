@@ -6,12 +6,20 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
+import warnings
 from typing import Any
 
 import optuna
 import pytest
 
-from hpinsight.integrations.optuna import ShrinkingSampler, read_restriction, release, restrict
+from hpinsight.exceptions import InvalidArgumentError
+from hpinsight.integrations.optuna import (
+    ShrinkingSampler,
+    read_ranges,
+    read_restriction,
+    release,
+    restrict,
+)
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 LOW, HIGH, FIXED = 0.2, 0.4, 0.5
@@ -245,3 +253,24 @@ def test_a_study_with_its_shrinking_sampler_pickles_and_resumes_the_same() -> No
         study.optimize(single, n_trials=3)
     assert all(t.params["z"] == 0.1 for t in study.trials[12:])
 
+
+
+def test_a_range_on_a_step_grid_holds_its_top_value_and_one_between_values_is_refused() -> None:
+    # low + k * step in binary gave 0.30000000000000004, Optuna found [that, 0.5] not
+    # divisible by 0.1 and cut it to 0.4: the top of the range was never sampled. A range
+    # between two grid values was taken, ignored by the sampler and counted as narrowing
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0),
+                                                         explore_every=None))
+
+    def objective(t: optuna.Trial) -> float:
+        return t.suggest_float("dropout", 0, 1, step=0.1) + t.suggest_int("batch", 16, 256, step=16)
+
+    study.optimize(objective, n_trials=3)
+    restrict(study, {}, ranges={"dropout": (0.25, 0.55)}, why="grid")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "not divisible by step" from Optuna
+        study.optimize(objective, n_trials=60)
+    assert {t.params["dropout"] for t in study.trials[3:]} == {0.3, 0.4, 0.5}
+    with pytest.raises(InvalidArgumentError, match=r"narrow 'batch' to \[20, 30\].*holds none of"):
+        restrict(study, {}, ranges={"batch": (20, 30)}, why="between two values")
+    assert read_ranges(study) == {"dropout": (0.25, 0.55)}  # the refused one wrote nothing
