@@ -36,7 +36,10 @@ What this module does beyond the paper, and why:
   The default ``method="auto"`` is scipy's choice (1.15
   or later): for small samples the exact null distribution, or an exact permutation
   test when there are ties or zeros; the normal approximation for large ones. That is
-  more accurate for the few datasets a laptop experiment has.
+  more accurate for the few datasets a laptop experiment has. ``method="exact"`` is
+  scipy's exact table where it holds (no ties, no zeros kept); with ties or kept zeros
+  every sign pattern is enumerated instead (at most ``EXACT_MAX_PAIRS`` pairs), since
+  the table, made for distinct ranks, is not their distribution.
 * **Undefined relative risk**: a pair whose non-fixed risk is 0 has no relative risk;
   it is excluded from the relative statistics and the test and counted in
   ``n_excluded`` (the paper left such datasets out, Sec. 5.2.1).
