@@ -517,3 +517,40 @@ def test_watch_shows_a_restriction_in_force_that_only_narrows(tmp_path: Path) ->
         out = io.StringIO()
         assert main(["watch", "--storage", url, "--study", "w", "--once"], stdout=out) == 0
         assert shown in out.getvalue().splitlines()
+
+
+def test_watch_says_why_enough_complete_trials_rank_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 24 COMPLETE trials, every 4th at inf (a diverged run's penalty), --min-trials 20: the
+    # fit had 18, the watcher printed nothing at all, and --once said "24 complete ... need 20"
+    optuna = pytest.importorskip("optuna")
+    from hpinsight.cli import _watch
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    for name, value in (("inf", lambda x, i: math.inf if i % 4 == 0 else x),
+                        ("constant", lambda x, i: 1.0)):
+        optuna.create_study(study_name=name, storage=url).optimize(
+            lambda t, f=value: f(t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1),
+                                 t.number), n_trials=24)
+    expected = {"inf": "18 usable, 20 needed to rank; 6 trial(s) excluded",
+                "constant": "all 24 with the same value; nothing to rank yet"}
+    for name, reason in expected.items():
+        out = io.StringIO()
+        assert main(["watch", "--storage", url, "--study", name, "--once",
+                     "--min-trials", "20"], stdout=out) == 0
+        assert reason in out.getvalue()
+    real, polls = _watch._counts, {"n": 0}
+
+    def counts(optuna_module: object, study: object) -> dict[str, int]:
+        polls["n"] += 1
+        if polls["n"] > 3:  # Ctrl-C after a few polls
+            raise KeyboardInterrupt
+        return real(optuna_module, study)
+
+    monkeypatch.setattr(_watch, "_counts", counts)
+    out = io.StringIO()
+    assert main(["watch", "--storage", url, "--study", "inf", "--interval", "0.01",
+                 "--min-trials", "20"], stdout=out) == 0
+    said = [line for line in out.getvalue().splitlines() if expected["inf"] in line]
+    assert len(said) == 1  # once, not at every poll

@@ -262,8 +262,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                                 f"{type(failed).__name__}: {_first_line(failed)}")
                     return 1
                 elif args.once:
-                    _write(out, f"{_count_text(counts)} | not enough COMPLETE trials to rank "
-                                f"(need {args.min_trials})")
+                    _write(out, f"{_count_text(counts)} | " + (
+                        refitter.idle_reason or f"not enough COMPLETE trials to rank (need "
+                                                f"{args.min_trials})"))
+                elif refitter.idle_reason is not None and complete >= args.min_trials:
+                    # enough COMPLETE trials, yet nothing ranked (failed runs' inf values,
+                    # one value in all): said at each change, as the wait below
+                    line = f"{_count_text(counts)} | {refitter.idle_reason}"
+                    if line != waiting:
+                        waiting = line
+                        _write(out, f"[{datetime.now().strftime('%H:%M:%S')}] {line}")
                 # what this or any other process decided since: on screen, not only stored
                 try:
                     decisions = read_decisions(study)

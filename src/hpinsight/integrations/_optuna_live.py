@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import optuna
 
 from .._decision_result import EXPLORED_Z, MIN_TRIALS_PER_PARAM, SINGLE, Explored, fmt_cost
@@ -93,6 +94,10 @@ class Refitter:
         self.subspace: SubspaceResult | None = None
         #: The snapshot of the latest refit (None before the first).
         self.last_snapshot: ImportanceSnapshot | None = None
+        #: Why the latest :meth:`refit` fitted nothing though it could have news (too few
+        #: trials with a finite value, or all with one value); None after a fit, or where
+        #: nothing changed since the last one.
+        self.idle_reason: str | None = None
         self._last_result: FanovaResult | None = None
         #: What the dashboard shows now: (snapshot, subspace) by identity.
         self._shown: tuple[int, int] | None = None
@@ -129,7 +134,9 @@ class Refitter:
         if history is None or not self.fitter.worth_fitting(history, self.min_trials):
             # no new fit, but maybe a decision since the last one: the dashboard shows it
             self._show_in_dashboard(study, None if history is None else history.sampling)
+            self.idle_reason = _idle_reason(history, self.min_trials)
             return None
+        self.idle_reason = None
         result, snapshot = self.fitter.fit(history)
         self.last_snapshot, self._last_result = snapshot, result
         if self.publish:
@@ -487,6 +494,19 @@ def is_opening(log: list[dict[str, Any]], history: TrialHistory) -> bool:
     first_ready = ids[ready - 1] if len(ids) >= ready else math.inf
     return all(d.get("action") == "keep" and isinstance(d.get("after_trial"), int)
                and d["after_trial"] < first_ready for d in log)
+
+
+def _idle_reason(history: TrialHistory | None, min_trials: int) -> str | None:
+    """Why a refit of ``history`` ranks nothing, in the words of a status line (None:
+    it has enough trials and more than one value, so only no news held it back)."""
+    if history is None:
+        return None
+    if history.n_trials < min_trials:  # only news where trials were left out of the count
+        return (f"{history.n_trials} usable, {min_trials} needed to rank; "
+                f"{history.excluded_summary()}" if history.n_excluded else None)
+    if np.ptp(history.y) == 0.0:
+        return f"all {history.n_trials} with the same value; nothing to rank yet"
+    return None
 
 
 def _widen_reason(name: str, bounds: tuple[float, float], trial: Explored) -> str:
