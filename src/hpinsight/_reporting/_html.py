@@ -535,8 +535,9 @@ def _details(report: Report, name: str) -> str:
     record = report.history.sampling
     if record is not None and name in record.fixed:
         items.append(
-            f"Held at {fmt_value(record.fixed[name], quote=True)} by the restriction in force "
-            f"({record.held(name)} of {report.history.n_trials} analysed trials)."
+            f"Held at {fmt_value(record.fixed[name], quote=True)} by the restriction in force; "
+            f"held by this or an earlier restriction in {record.held(name)} of "
+            f"{report.history.n_trials} analysed trials."
             if record.n_held is not None else
             f"Restricted to {fmt_value(record.fixed[name], quote=True)}, but {_UNMARKED}")
     items.append(f"Active in {d.n_active} of {report.history.n_trials} trials; "

@@ -128,3 +128,22 @@ def test_a_restriction_no_longer_applied_after_a_sampler_change_is_not_called_fi
     assert history.sampling is not None
     assert history.sampling.n_held is None
     assert hp.report(history, top=1, seed=0).decisions["noise"].state not in ("fixed", "release")
+
+
+def test_trials_held_at_an_earlier_value_are_not_counted_as_held_at_todays() -> None:
+    # held at 10 for 20 trials, released, held at 40 for 5: the page said "Held at 40 by
+    # the restriction in force (25 of 40 analysed trials)", five of which were
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0),
+                                                         explore_every=None))
+    study.optimize(objective, n_trials=10)
+    restrict(study, {"width": 10}, why="first")
+    study.optimize(objective, n_trials=20)
+    release(study)
+    study.optimize(objective, n_trials=5)
+    restrict(study, {"width": 40}, why="second")
+    study.optimize(objective, n_trials=5)
+    assert sum(t.params["width"] == 40 for t in study.trials) == 5
+    page = html.unescape(hp.report(study, seed=0).html())
+    assert ("Held at 40 by the restriction in force; held by this or an earlier restriction "
+            "in 25 of 40 analysed trials.") in page
+    assert "(25 of 40 analysed trials)" not in page
