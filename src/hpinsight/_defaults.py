@@ -5,8 +5,9 @@ configurations with the best objective values; pool them over studies; per
 parameter, the default is the setting that occurs most often in the pool:
 
 * categoricals (and booleans): the mode;
-* integers with at most ``max_levels`` values on a linear scale: the mode of the
-  integers (the paper discretizes only "large" integer domains, more than 50 values);
+* numeric parameters with at most ``max_levels`` values (integers, on a linear or a
+  log scale, and floats on a step grid): the mode (the paper discretizes only "large"
+  integer domains, more than 50 values);
 * other numeric parameters: a histogram with Freedman–Diaconis bins (Eq. 3,
   ``b = 2 IQR / N^(1/3)``, as many as the range of the pooled values needs, at most
   1,000; numpy's ``bins="fd"``) on the parameter's own scale (the logarithm for log parameters), and the centre
@@ -37,7 +38,7 @@ import numpy as np
 
 from ._history import TrialHistory
 from ._optional import import_optional
-from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
+from ._shared import REPR_WIDTH, fmt_value, join_items, json_value, step_index
 from ._validation import check_int, moved_keywords
 from .adapters import as_history
 from .exceptions import InvalidArgumentTypeError, InvalidDataError, UnknownNameError
@@ -165,8 +166,8 @@ def default_values(
     top_n : int, default=10
         Best configurations taken from each study (the paper's n = 10).
     max_levels : int, default=50
-        Integer parameters on a linear scale with at most this many values are
-        treated as discrete (mode); larger ones are binned.
+        Numeric parameters with at most this many values (integers, floats on a step
+        grid) are treated as discrete (mode); larger ones are binned.
 
     Returns
     -------
@@ -232,7 +233,8 @@ def most_frequent_setting(
     values : sequence
         Native values of ``param`` (at least one).
     max_levels : int, default=50
-        Integer parameters on a linear scale with at most this many values take the mode.
+        Numeric parameters with at most this many values (integers, floats on a step
+        grid) take the mode.
 
     Returns
     -------
@@ -253,8 +255,8 @@ def most_frequent_setting(
         return param.choices[best], float(counts[best]) / n
     assert isinstance(param, Float | Int)
     x = np.asarray(values, dtype=np.float64)
-    if isinstance(param, Int) and not param.log and param.n_values <= max_levels:
-        return _mode(x, integer=True)
+    if _levels(param) <= max_levels:
+        return _mode(x, integer=isinstance(param, Int))
     scaled = log_encode(x) if param.log else x
     q25, q75 = np.percentile(scaled, [25, 75])
     if q75 - q25 <= 0.0:
@@ -272,6 +274,18 @@ def most_frequent_setting(
     if isinstance(param, Int):
         return round(value), float(counts[k]) / n
     return min(max(value, float(param.low)), float(param.high)), float(counts[k]) / n
+
+
+def _levels(param: Float | Int) -> float:
+    """How many values ``param`` can take: an integer's, a stepped float's grid, else
+    infinitely many. A small domain takes the mode: a histogram of a log integer of four
+    values or a float on a grid of six (the best five at 1 or 4, at 0.0 or 0.5) had one
+    bin, whose centre, 2 and 0.2, no best configuration had."""
+    if isinstance(param, Int):
+        return param.n_values
+    if param.step is None:
+        return math.inf
+    return float(step_index(param.low, param.step, param.high, "floor") + 1)
 
 
 def _mode(x: NDArray[np.float64], *, integer: bool) -> tuple[Any, float]:

@@ -43,6 +43,19 @@ def test_small_integer_ranges_take_the_mode_and_ties_go_to_the_smallest():
                              top_n=4).values["depth"] == 3
 
 
+def test_small_log_integer_and_step_grid_domains_take_the_mode():
+    # one histogram bin over the best five (layers 1 or 4, dropout 0.0 or 0.5) gave 2 and
+    # 0.2, values no best configuration had, each "supported" by all five
+    space = hp.SearchSpace([hp.Int("layers", 1, 8, log=True),
+                            hp.Float("dropout", 0.0, 0.5, step=0.1)])
+    configs = [{"layers": a, "dropout": b}
+               for a, b in [(1, 0.0), (4, 0.5), (1, 0.0), (4, 0.0), (1, 0.5)]]
+    found = hp.default_values(_history(space, configs), top_n=5)
+    assert found.values == {"layers": 1, "dropout": 0.0}
+    assert found.support == {"layers": 0.6, "dropout": 0.6}
+    assert isinstance(found.values["layers"], int)
+
+
 def test_large_integer_ranges_are_binned_and_rounded():
     space = hp.SearchSpace([hp.Int("n", 0, 1000)])
     configs = [{"n": int(v * 10)} for v in VALUES]  # the same shape as VALUES, times 10
