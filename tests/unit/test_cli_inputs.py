@@ -554,3 +554,26 @@ def test_watch_says_why_enough_complete_trials_rank_nothing(
                  "--min-trials", "20"], stdout=out) == 0
     said = [line for line in out.getvalue().splitlines() if expected["inf"] in line]
     assert len(said) == 1  # once, not at every poll
+
+
+def test_all_studies_leaves_out_a_study_an_objective_index_does_not_reach(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # one study of one objective stopped the comparison of the others on their second
+    # objective, with the advice to use --objective 0 (which would change what they are
+    # compared on)
+    optuna = pytest.importorskip("optuna")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    for k, name in enumerate(("a", "b")):
+        optuna.create_study(study_name=name, storage=url, directions=["minimize"] * 2,
+                            sampler=optuna.samplers.RandomSampler(seed=k)).optimize(
+            lambda t: (t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)), n_trials=12)
+    optuna.create_study(study_name="one", storage=url).optimize(
+        lambda t: t.suggest_float("x", 0, 1), n_trials=12)
+    out = tmp_path / "across.json"
+    assert main(["report", "--storage", url, "--all-studies", "--objective", "1", "--json",
+                 "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert ("WARNING: --all-studies leaves out study 'one': --objective 1 is none of its "
+            "objectives." in err)
+    assert json.loads(out.read_text())["studies"] == ["a", "b"]

@@ -101,6 +101,21 @@ def test_with_a_subspace_the_note_says_what_you_can_stop_tuning(analysed) -> Non
     assert "not judged" not in note
 
 
+def test_decisions_over_several_objectives_are_judged_though_they_have_no_margin_of_their_own(
+        analysed) -> None:
+    # a decision over several objectives has margin NaN (each objective has its own): the
+    # note said "not judged here: that needs shrink_to='auto'" while that ran
+    history, result = analysed
+    sub = hp.suggest_subspace(history, seed=0)
+    nothing_fixed = {n: dataclasses.replace(d, state="not_yet_safe")
+                     for n, d in sub.decisions.decisions.items()}
+    each = dataclasses.replace(sub.decisions, decisions=nothing_fixed)
+    joint = dataclasses.replace(each, margin=math.nan, objectives={"a": each, "b": each})
+    note = summary_note(result, _snapshot(history, result), joint)
+    assert "- **You can stop tuning:** none yet." in note
+    assert "not judged" not in note
+
+
 def test_a_capped_refit_gives_its_verdicts_among_the_best_and_decides_nothing(
         analysed) -> None:
     # a capped refit alone is no analysis of all trials: the note says what it shows

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import hpinsight as hp
 from hpinsight import _pareto
 from hpinsight._pareto import dominated_share
 
@@ -66,3 +67,14 @@ def test_the_input_is_not_changed() -> None:
 def test_a_shape_that_does_not_match_the_directions_is_refused(values, directions) -> None:
     with pytest.raises(ValueError, match=r"must have shape \(n_trials, "):
         dominated_share(values, directions)
+
+
+def test_an_objective_named_like_the_fronts_section_is_refused():
+    # {"front": ..., "latency": ...}: the objective's own section was replaced by the one
+    # on reaching the Pareto front, without a word
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("y", 0, 1)])
+    configs = space.sample(30, seed=0)
+    err = hp.TrialHistory(space, configs, [(c["x"] - 0.3) ** 2 for c in configs])
+    latency = hp.TrialHistory(space, configs, [c["y"] + 0.1 * c["x"] for c in configs])
+    with pytest.raises(hp.exceptions.InvalidDataError, match=r"objective named 'front'.*Rename"):
+        hp.report({"front": err, "latency": latency}, seed=0)

@@ -189,6 +189,10 @@ def multi_report(
     """Build the report of several objectives (:func:`hpinsight.report` calls this)."""
     where = label or (f"study {source.study_name!r}" if hasattr(source, "study_name")
                       else _shared_label(histories) or "the given trials")
+    if FRONT in histories:  # its section would be replaced by the front's, in silence
+        raise InvalidDataError(
+            f"report: {where} has an objective named {FRONT!r}, the name of the section on "
+            "reaching the Pareto front. Rename that objective (the key of its history).")
     front = front_history(histories)
     if front.n_trials < 2:
         raise InvalidDataError(

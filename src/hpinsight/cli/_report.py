@@ -288,6 +288,11 @@ def _usable_studies(optuna: Any, storage: Any, names: list[str],
         except InvalidDataError:
             left_out[name] = "no finished trial with parameters"
             continue
+        except _UsageError:  # --objective names none of its objectives: it is not compared
+            # (stopping the whole comparison told the user to change --objective, which
+            # would change what the studies that have it are compared on)
+            left_out[name] = f"--objective {args.objective} is none of its objectives"
+            continue
         if history.n_trials < MIN_TRIALS:
             left_out[name] = f"{history.n_trials} usable trial(s), at least {MIN_TRIALS} needed"
             continue

@@ -173,9 +173,13 @@ def summary_note(
         for _, heading, members in answer_groups(decisions):
             lines.append(f"- **{_md(heading)}:** " + "; ".join(
                 f"{_md(d.param)} {_md(member_note(d))}".rstrip() for d in members) + ".")
+        # costs were judged: against one margin, or each objective's (a decision over
+        # several objectives has none of its own, and said "not judged" under "auto")
+        judged = math.isfinite(decisions.margin) or any(
+            math.isfinite(each.margin) for each in decisions.objectives.values())
         if not decisions.in_state("fix", "fixed"):
             lines.append("- **You can stop tuning:** " + (
-                "none yet." if math.isfinite(decisions.margin) else
+                "none yet." if judged else
                 "not judged here: that needs each parameter's cost of fixing "
                 "(`shrink_to=\"auto\"`, or `hpinsight report`)."))
     fit = "n/a" if result.fit_r2 is None else f"{result.fit_r2:.2f}"

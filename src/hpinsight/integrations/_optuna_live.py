@@ -573,13 +573,17 @@ def best_ranges(
 ) -> dict[str, tuple[float, float]]:
     """Per numerical parameter in ``names``: (min, max) of its values in the best trials.
 
-    The best trials are the ``quantile`` fraction with the best values (at least two);
-    a parameter active in fewer than two of them is left out.
+    The best trials are the ``quantile`` fraction with the best values (at least two),
+    and every trial as good as the last of them; a parameter active in fewer than two of
+    them is left out. (With several objectives every trial on the Pareto front ties at
+    the best value: cut at the quantile by trial number, 10 of 19 front trials, all
+    of them early, narrowed a trade-off parameter to a quarter of the front's span.)
     """
     from ..space import Float, Int
 
     n_best = max(2, math.ceil(quantile * history.n_trials))
     order = history.best_indices(n_best)
+    order = np.union1d(order, np.flatnonzero(history.y == history.y[order[-1]]))
     out: dict[str, tuple[float, float]] = {}
     for name in names:
         if not isinstance(history.space[name], Float | Int):

@@ -1273,3 +1273,37 @@ def test_a_narrowed_range_keeps_the_main_effect_best_a_quarter_of_its_width_from
     if expected != given and low > param.low and high < param.high:
         width = scale(high) - scale(low)
         assert min(scale(best) - scale(low), scale(high) - scale(best)) >= EDGE_GUARD * width - 1e-9
+
+
+def test_with_several_objectives_a_narrowed_range_holds_the_whole_front() -> None:
+    # every trial on the Pareto front ties at the best share (0); cut at the quarter by
+    # trial number, the range of x held 10 of 19 front trials, all early ones at small x,
+    # and the study searched a quarter of the trade-off from then on
+    import random
+
+    from hpinsight.integrations._optuna_live import best_ranges
+
+    def trade_off(t: optuna.Trial) -> tuple[float, float]:
+        x, y = t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)
+        t.suggest_float("z", 0, 1)
+        return x + 0.1 * y, (1 - x) + 0.1 * y
+
+    study = optuna.create_study(directions=["minimize", "minimize"],
+                                sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    rng = random.Random(1)
+    for _ in range(10):  # a warm start a user knew: good configurations, all at small x
+        study.enqueue_trial({"x": rng.uniform(0, 0.3), "y": 0.0, "z": rng.uniform(0, 1)})
+    cb = ImportanceCallback(every_n_trials=100, min_trials=100, seed=0, shrink_to="auto",
+                            shrink_after=30, isolation="thread")
+    study.optimize(trade_off, n_trials=30, callbacks=[cb])
+    assert cb.close(120)
+    front = [t.params["x"] for t in study.best_trials]
+    assert len(front) > 30 / 4
+    low, high = read_ranges(study)["x"]
+    assert low <= min(front)
+    assert high >= max(front) > 0.9
+    # the rule itself: trials tied with the last of the best quarter count as the best
+    space = hp.SearchSpace([hp.Float("x", 0, 1)])
+    tied = hp.TrialHistory(space, [{"x": v} for v in np.linspace(0, 1, 12)],
+                           [0.0] * 8 + [1.0] * 4)
+    assert best_ranges(tied, ["x"], 0.25)["x"] == (0.0, pytest.approx(7 / 11))
