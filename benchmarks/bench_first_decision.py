@@ -10,7 +10,7 @@ sampler runs in the full space up to the callback's first decision point
 ``cond``, 75 on ``optim``), and :func:`hpinsight.suggest_subspace` decides on those
 trials with the callback's settings (its seed is the study's). Every decision on a
 parameter whose true cost of fixing is 0 (the problem's ``nuisance``) is tallied by the
-ground it rests on (:attr:`ParameterDecision.evidence` and its state):
+ground it rests on (:attr:`ParameterDecision.grounds` and its state):
 
 * ``fixed``: safe to fix (``kept``: safe, but kept so that one parameter stays tuned);
 * ``no signal among the best``: most refits of the analysis of the best 25 % find no
@@ -64,14 +64,14 @@ def ground(d: Any, margin: float) -> str:
         return "fixed" if d.state == "fix" else "kept"
     if d.state == "no_data":
         return "not enough data"
-    if d.evidence == NO_SIGNAL_AMONG_BEST:  # "unresolved" or "not_yet_safe"
+    if d.grounds == NO_SIGNAL_AMONG_BEST:  # "unresolved" or "not_yet_safe"
         return "no signal among the best"
     if d.state == "unresolved":
         return "uncertain effect"
     if d.state in ("small", "matters"):
-        return "resolved effect" if d.evidence != "cost" else "cost quantile"
-    if d.evidence in ("size", "hidden", "noise", "disputed", "missed"):
-        return str(d.evidence)
+        return "resolved effect" if d.grounds != "cost" else "cost quantile"
+    if d.grounds in ("size", "hidden", "noise", "disputed", "missed"):
+        return str(d.grounds)
     if math.isfinite(d.cost_upper) and d.cost_upper > margin:
         return "cost quantile"
     return "other"

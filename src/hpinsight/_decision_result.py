@@ -321,6 +321,11 @@ class ParameterDecision:
     objective : str or None
         In a decision over several objectives, the objective it rests on (None for
         one objective).
+    grounds : str or None
+        ``evidence`` where it names a rule rather than an effect (``"cost"``, ``"size"``,
+        ``"noise"``, ``CONSTANT``, ...); None where ``evidence`` is an effect's name. A
+        parameter can be named like any rule: read this, not ``evidence``, to tell them
+        apart.
     """
 
     param: str
@@ -355,6 +360,7 @@ class ParameterDecision:
     explored_trial: int | None = None
     explored_gain: float = math.nan
     explored_sd: float = math.nan
+    grounds: str | None = None
 
     def __repr__(self) -> str:
         return f"ParameterDecision({self.param!r}: {self.action})"
@@ -373,15 +379,15 @@ class ParameterDecision:
             since = "" if self.since_trial is None else f" since trial {self.since_trial}"
             return f"fixed at {fmt_value(self.value, quote=True)}{since}"
         if self.state == "release":
-            return ("release: fixing it costs " + fmt_cost(self.cost) if self.evidence == "cost"
+            return ("release: fixing it costs " + fmt_cost(self.cost) if self.grounds == "cost"
                     else f"release: exploring trial {self.explored_trial} did "
-                         f"{fmt_cost(self.explored_gain)} better" if self.evidence == EXPLORED
+                         f"{fmt_cost(self.explored_gain)} better" if self.grounds == EXPLORED
                     else "release: it has an effect")
         if self.state == "released":
             return f"keep tuning: released after trial {self.released_after}"
         if self.state == "no_data":
             return ("keep tuning: not enough data (one value in all "
-                    f"{self.n_active} trials)" if self.evidence == UNVARIED else
+                    f"{self.n_active} trials)" if self.grounds == UNVARIED else
                     f"keep tuning: not enough data (active in {self.n_active} trials)")
         return STATES[self.state][1]
 
@@ -396,7 +402,8 @@ class ParameterDecision:
             "param": self.param, "state": self.state, "heading": self.heading,
             "action": self.action, "share": json_value(self.share),
             "share_std": json_value(self.share_std), "share_top": json_value(self.share_top),
-            "evidence": self.evidence, "evidence_share": json_value(self.evidence_share),
+            "evidence": self.evidence, "grounds": self.grounds,
+            "evidence_share": json_value(self.evidence_share),
             "verdict": self.verdict, "n_active": self.n_active,
             "value": json_value(self.value), "cost": json_value(self.cost),
             "cost_upper": json_value(self.cost_upper), "cost_lower": json_value(self.cost_lower),
@@ -649,19 +656,19 @@ class DecisionResult:
 def member_note(d: ParameterDecision) -> str:
     """What the answer (the report's box, the dashboard's note) says beside a parameter's
     name: its share, or its value; plain text, escaped by whoever renders it."""
-    if d.evidence == NO_SIGNAL_AMONG_BEST:
+    if d.grounds == NO_SIGNAL_AMONG_BEST:
         of = "" if d.objective is None else f" of {d.objective}"
         return f"({NO_CLEAR_SIGNAL} among the best{of})"
     if d.state in ("matters", "small", "unresolved"):
-        if d.evidence == "cost":
+        if d.grounds == "cost":
             return f"(fixing it costs {fmt_cost(d.cost)})"
         # a share among the best says so: beside shares over all trials it read as one
-        among = d.evidence == f"{d.param} among the best"
+        among = d.grounds is None and d.evidence == f"{d.param} among the best"
         with_ = f" with {', '.join(d.partners)}" if d.partners else ""
         of = "" if d.objective is None else f" of {d.objective}"
         return f"({fmt_share(d.evidence_share)}{' among the best' if among else ''}{with_}{of})"
     if d.state == "no_data":
-        return (f"(one value in all {d.n_active} trials)" if d.evidence == UNVARIED
+        return (f"(one value in all {d.n_active} trials)" if d.grounds == UNVARIED
                 else f"(active in {d.n_active} trials)")
     if d.state in ("fix", "fixed", "release", "released"):
         return f"({d.action})"
@@ -686,7 +693,7 @@ def no_matters_line(decisions: DecisionResult) -> str | None:
     """What the answer says under "Matters" when nothing does (None when something does)."""
     if decisions.in_state("matters"):
         return None
-    if any(d.evidence == CONSTANT for d in decisions.decisions.values()):
+    if any(d.grounds == CONSTANT for d in decisions.decisions.values()):
         return "every trial has the same value, so no effect can be shown; run more varied trials."
     return (f"no effect is resolved yet that explains {fmt_share(decisions.matters_share)} "
             "or more; run more trials.")

@@ -358,10 +358,11 @@ def decide(
             assert sampling is not None
             state = "release" if (resolved or costly or name in beaten) else "fixed"
             value = sampling.fixed[name]
+        elif name in result.unvaried:  # one value in every trial: nothing to judge it by
+            # (also in fewer than MIN_ACTIVE_TRIALS trials: its sentence names the value)
+            state, value = "no_data", result.unvaried[name]
         elif n_active < MIN_ACTIVE_TRIALS:
             state = "no_data"
-        elif name in result.unvaried:  # one value in every trial: nothing to judge it by
-            state, value = "no_data", result.unvaried[name]
         elif result.is_constant:  # no effect to show or rule out, and a margin of 0
             state = "not_yet_safe"
         elif resolved:
@@ -425,24 +426,29 @@ def decide(
             strongest = max(over_all, key=lambda i: i.mean, default=None)
             among_best = False
         surprise = beaten.get(name) if state == "release" and not resolved else None
-        evidence = (SINGLE if single else UNVARIED if state == "no_data" and name in result.unvaried
-                    else FORBIDDEN if forbidding else UNTRIED if untried
-                    else OUTSIDE if outside
-                    else EXPLORED if surprise is not None
-                    else "cost" if state in ("small", "release") and not resolved
-                    else CONSTANT if state == "not_yet_safe" and result.is_constant
-                    else "noise" if noisy
-                    else "size" if by_size is not None
-                    else "disputed" if state == "not_yet_safe" and name in disputed
-                    else "missed" if state == "not_yet_safe" and name in missed
-                    else NO_SIGNAL_AMONG_BEST if no_signal
-                    else "hidden" if state == "not_yet_safe" and unseen
-                    else f"{name} among the best" if among_best
-                    else " x ".join(strongest.params) if strongest is not None else name)
+        # the rule the state rests on, where it is not an effect: kept apart from the
+        # effect's name, which can be any word (a parameter named "noise" that matters was
+        # said to rest on "what the noise could hide")
+        grounds = (SINGLE if single else UNVARIED if state == "no_data" and name in result.unvaried
+                   else FORBIDDEN if forbidding else UNTRIED if untried
+                   else OUTSIDE if outside
+                   else EXPLORED if surprise is not None
+                   else "cost" if state in ("small", "release") and not resolved
+                   else CONSTANT if state == "not_yet_safe" and result.is_constant
+                   else "noise" if noisy
+                   else "size" if by_size is not None
+                   else "disputed" if state == "not_yet_safe" and name in disputed
+                   else "missed" if state == "not_yet_safe" and name in missed
+                   else NO_SIGNAL_AMONG_BEST if no_signal
+                   else "hidden" if state == "not_yet_safe" and unseen
+                   else None)
+        evidence = grounds if grounds is not None else (
+            f"{name} among the best" if among_best
+            else " x ".join(strongest.params) if strongest is not None else name)
         # the effect whose share the decision quotes (none for a cost, no signal or a
         # constant objective)
-        quoted = None if evidence in ("cost", NO_SIGNAL_AMONG_BEST, CONSTANT, FORBIDDEN, SINGLE,
-                                      UNTRIED, OUTSIDE, UNVARIED, EXPLORED) \
+        quoted = None if grounds in ("cost", NO_SIGNAL_AMONG_BEST, CONSTANT, FORBIDDEN, SINGLE,
+                                     UNTRIED, OUTSIDE, UNVARIED, EXPLORED) \
             else strongest
         sized_by = None if by_size is None else (
             f"{name} among the best" if among_best else " x ".join(by_size.params))
@@ -451,12 +457,12 @@ def decide(
             share=main[name].mean if name in main else 0.0,
             share_std=main[name].std if name in main else 0.0,
             share_top=top[name].mean if name in top else math.nan,
-            evidence=evidence,
+            evidence=evidence, grounds=grounds,
             evidence_share=math.nan if quoted is None else quoted.mean,
             verdict=strongest.verdict if strongest is not None else _NOTHING,
             n_active=n_active, value=value, cost=cost, cost_upper=upper, cost_lower=lower,
             since_trial=since.get(name) if held else None,
-            effect_sd=spread[name] if evidence == "missed"
+            effect_sd=spread[name] if grounds == "missed"
             else math.nan if strongest is None else effect_sd(strongest),
             hidden_cost=hidden_cost, residual_p=residual_p.get(name, math.nan),
             hidden_share=max((i.hidden for i in own if i.hidden is not None), default=math.nan),
@@ -471,7 +477,7 @@ def decide(
             explored_sd=math.nan if surprise is None else surprise.sd,
             partners=tuple(p for p in strongest.params if p != name)
             if strongest is not None and len(strongest.params) > 1
-            and evidence == " x ".join(strongest.params) else (),
+            and grounds is None and evidence == " x ".join(strongest.params) else (),
         )
     _keep_some(out, min_keep)
     top_label = among_best_label(capped)
@@ -655,17 +661,17 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
     cost = fmt_cost(d.cost, margin)
     upper = fmt_cost(d.cost_upper, margin)
     allowed = fmt_cost(margin)
-    if d.evidence == f"{name} among the best":
+    if d.grounds is None and d.evidence == f"{name} among the best":
         effect = (f"it explains {fmt_share(d.evidence_share)} of the variation {top_label}"
                   f"{_taken(d.evidence_before)} ({fmt_share(d.share)} over all trials)")
         aside = ""
-    elif d.evidence in ("cost", name):
+    elif d.grounds == "cost" or (d.grounds is None and d.evidence == name):
         effect = f"it explains {own}"
     else:
         effect = f"its interaction {d.evidence} explains {fmt_share(d.evidence_share)}{_taken(d.evidence_before)}"
         aside = ""
     since = "" if d.since_trial is None else f" since trial {d.since_trial}"
-    if d.evidence == NO_SIGNAL_AMONG_BEST:
+    if d.grounds == NO_SIGNAL_AMONG_BEST:
         # kept tuned by a capped analysis whose refits are often flat: every verdict there
         # is uncertain, and its shares are fractions of next to nothing
         keep = "Keep tuning" if d.state == "unresolved" else "Keep tuning for now"
@@ -695,20 +701,20 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
     return {
         "matters": f"Keep tuning: {effect}, resolved{aside}.",
         "small": (f"Keep tuning: {effect}, small but resolved{aside}."
-                  if d.evidence != "cost" else
+                  if d.grounds != "cost" else
                   f"Keep tuning: it explains only {share}, but fixing it at {value} costs "
                   f"{cost} on average and at least {fmt_cost(d.cost_lower, margin)} "
                   f"({1 - confidence:.0%} quantile), more than the {allowed} allowed."),
         "unresolved": (f"Keep tuning: {effect}, but the model does not yet rank trials "
                        "it was not fit on better than chance, so no effect is shown"
                        f"{aside}; more trials will tell."
-                       if unshown[d.evidence == f"{name} among the best"] else
+                       if unshown[d.grounds is None and d.evidence == f"{name} among the best"] else
                        f"Keep tuning: {effect}, but its {100 * INTERVAL_LEVEL:g} % interval "
                        f"does not yet tell it from a shuffled parameter{aside}; more trials "
                        "will tell."),
         "no_data": (f"Keep tuning: every one of the {d.n_active} trials that have it ran it "
                     f"at {value}, so they say nothing of its effect; vary it to measure it."
-                    if d.evidence == UNVARIED else
+                    if d.grounds == UNVARIED else
                     f"Keep tuning: it was active in only {d.n_active} of "
                     f"{n_trials} trials, too few to judge (at least "
                     f"{MIN_ACTIVE_TRIALS} are needed)."),
@@ -716,49 +722,49 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                          "no effect of it is distinguishable from nothing, but no margin can be "
                          "set for what fixing it may cost (the study shows no gain left near "
                          "its best to weigh a cost against); more varied trials will tell."
-                         if d.evidence == CONSTANT else
+                         if d.grounds == CONSTANT else
                          f"Keep tuning for now: {nothing}, and fixing it at {value} costs at "
                          f"most {upper} by the model, but there a forbidden clause rules out "
                          f"values of {', '.join(d.linked)}, a cost the model does not see "
                          "(it integrates over forbidden combinations)."
-                         if d.evidence == FORBIDDEN else
+                         if d.grounds == FORBIDDEN else
                          f"{cheap}, but no trial tried "
                          f"{_listed(d.untried)}: the model knows only the "
                          "choices the trials took, and one never tried may be the best; try "
                          "them (enqueue a trial with each) before fixing it."
-                         if d.evidence == UNTRIED else
+                         if d.grounds == UNTRIED else
                          f"{cheap}, but no trial ran it there: they ran it from "
                          f"{fmt_value(d.tried[0])} to {fmt_value(d.tried[1])}, and beyond "
                          "them the model's cost is a guess (trials may even fail there); "
                          "fix it within that range, or run a trial at that value first."
-                         if d.evidence == OUTSIDE else
-                         f"Keep tuning for now: {hidden}" if d.evidence == "size" else
+                         if d.grounds == OUTSIDE else
+                         f"Keep tuning for now: {hidden}" if d.grounds == "size" else
                          f"Keep tuning for now: {nothing} in the importances, which follow "
                          "a fit to the ranks of the objective (a few extreme trials cannot "
                          "sway it), but the fit to the objective's values finds an effect "
                          f"(a length scale under {1 / DISPUTED_RATIO:g} of the one kept); "
                          "a small effect that is costly near the best looks like this, so it "
                          "is not fixed while the two disagree; more trials will tell."
-                         if d.evidence == "disputed" else
+                         if d.grounds == "disputed" else
                          f"Keep tuning for now: {nothing} in the importances, but the model's "
                          "errors on trials left out of its fit change with it (adjusted p = "
                          f"{fmt_cost(d.residual_p, MISSED_ALPHA)}, below {MISSED_ALPHA:g}"
                          + (f"; {_sd_phrase(d, margin)}): " if math.isfinite(margin) else "): ") +
                          "it has an effect the model does not capture, and such an effect "
                          "can be costly near the best; more trials will tell."
-                         if d.evidence == "missed" else
+                         if d.grounds == "missed" else
                          f"Keep tuning for now: it explains {share}, no more than a shuffled "
                          "parameter, but these trials could hide an effect of it that holds "
                          f"up to {fmt_share(d.hidden_share)} of the "
                          f"variation, and from {fmt_share(MATTERS_SHARE)} an effect matters: "
                          "they leave part of its range unexplored, or their noise is too "
                          "large to show one; more trials will tell."
-                         if d.evidence == "hidden" else
+                         if d.grounds == "hidden" else
                          f"Keep tuning for now: {nothing}, and fixing it at {value} costs at "
                          f"most {upper} by the model, but an effect the noise in these trials "
                          f"hides could cost up to {fmt_cost(d.hidden_cost, margin)}, more than "
                          f"the {allowed} allowed; more trials will tell."
-                         if d.evidence == "noise" else
+                         if d.grounds == "noise" else
                          f"Keep tuning for now: {nothing}, but "
                          + (f"fixing it at {value} could cost up to {upper} "
                             f"({confidence:.0%} quantile), more than the "
@@ -783,7 +789,7 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                    else f"at most {upper}")
                 + f" ({confidence:.0%} quantile; {allowed} allowed)."),
         "fixed": (f"Fixed at {value}: the search space gives it no other value, so there is "
-                  "nothing to tune." if d.evidence == SINGLE else
+                  "nothing to tune." if d.grounds == SINGLE else
                   f"Fixed at {value}{since}; nothing found since says otherwise ({share})."),
         "release": (f"Fixed at {value}{since}, but "
                     + (f"trial {d.explored_trial}, which moved it and the other fixed "
@@ -793,8 +799,8 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                        f"standard deviation ({fmt_cost(d.explored_sd)}) and by more of them "
                        "than any trial that did not explore; one trial cannot tell which "
                        "parameter it moved made the gain, so each is released"
-                       if d.evidence == EXPLORED else
-                       f"{effect}, resolved" if d.evidence != "cost" else
+                       if d.grounds == EXPLORED else
+                       f"{effect}, resolved" if d.grounds != "cost" else
                        f"fixing it costs {cost} on average, more than the {allowed} allowed")
                     + ": release the restriction to tune it again."),
     }[d.state]

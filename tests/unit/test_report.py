@@ -565,16 +565,19 @@ def test_the_details_name_what_a_decision_rests_on_when_it_is_not_an_effect():
 
     d = ParameterDecision(param="c", state="not_yet_safe", share=0.0, share_std=0.0,
                           share_top=math.nan, evidence="missed", evidence_share=0.0,
-                          verdict="indistinguishable from nothing", n_active=200)
+                          verdict="indistinguishable from nothing", n_active=200,
+                          grounds="missed")
     margin = 0.01
     assert _grounds(d, margin) == "the decision rests on the model's errors on trials left out of its fit"
     for evidence, words in (("noise", "what the noise could hide"), ("cost", "its cost of fixing"),
                             ("disputed", "the two fits' disagreement about it")):
-        assert _grounds(replace(d, evidence=evidence), margin).endswith(words)
-    effect = replace(d, state="matters", evidence="c x lr", verdict="resolved", effect_sd=0.5)
+        assert _grounds(replace(d, evidence=evidence, grounds=evidence), margin).endswith(words)
+    effect = replace(d, state="matters", evidence="c x lr", verdict="resolved", effect_sd=0.5,
+                     grounds=None)
     assert _grounds(effect, margin) == "its strongest effect (c x lr) is resolved"
     # an uncertain effect too small in objective units to count says so, with its number
-    tiny = replace(d, evidence="c among the best", verdict="uncertain", effect_sd=0.0006, negligible=True)
+    tiny = replace(d, evidence="c among the best", verdict="uncertain", effect_sd=0.0006,
+                   negligible=True, grounds=None)
     assert _grounds(tiny, margin) == (
         "its strongest effect (c among the best) is uncertain, but its standard deviation "
         "over the space, 0.0006, is at most 0.25 of the margin: too small to matter")
@@ -781,3 +784,37 @@ def test_drawing_the_page_does_not_import_pyplot():
             "print('matplotlib.pyplot' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_parameter_named_like_a_rule_gets_the_answer_of_its_effect():
+    # a parameter named "noise" that matters was said to rest on "what the noise could
+    # hide", one named "cost" with a resolved effect on "its cost of fixing": its name,
+    # the effect its decision rests on, was read as the rule of that name
+    import html as html_module
+    import random
+    import re
+    import warnings
+
+    names = ("noise", "size", "cost", "hidden")
+    space = hp.SearchSpace([hp.Float(n, 0, 1) for n in names])
+    configs = space.sample(80, seed=0)
+    rnd = random.Random(0)
+    y = [4 * (c["noise"] - 0.3) ** 2 + 0.3 * c["size"] + 0.08 * c["cost"] + 0.01 * c["hidden"]
+         + 0.01 * rnd.gauss(0, 1) for c in configs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = hp.report(hp.TrialHistory(space, configs, y), seed=0)
+    noise = rep.decisions["noise"]
+    assert noise.state == "matters"
+    assert noise.grounds is None
+    assert noise.evidence == "noise"
+    page = html_module.unescape(rep.html())
+    row = re.search(r'<tr data-param="noise".*?</tr>', page, re.S).group(0)
+    assert "its strongest effect (noise) is resolved" in row
+    assert "what the noise could hide" not in row
+    for d in rep.decisions:  # the JSON tells a rule from an effect's name too
+        assert rep.to_dict()["decisions"]["decisions"][d.param]["grounds"] == d.grounds
+    cost = rep.decisions["cost"]
+    if cost.verdict == "resolved":
+        assert cost.grounds is None
+        assert "Keep tuning: it explains" in cost.sentence

@@ -545,7 +545,7 @@ def _details(report: Report, name: str) -> str:
     return "<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>"
 
 
-#: What a decision rests on when that is not one of its effects (``ParameterDecision.evidence``).
+#: What a decision rests on when that is not one of its effects (``ParameterDecision.grounds``).
 _GROUNDS = {
     "cost": "its cost of fixing",
     "size": "an effect's size in objective units",
@@ -576,11 +576,17 @@ def _two_apart(x: float | None, other: float | None) -> str:
     return f"{x:.6f}"
 
 
+def _cell(value: Any) -> str:
+    """A stored decision's field in a table cell: empty where it is missing or None (a
+    restriction written without ``after_trial`` showed "None")."""
+    return "" if value is None else str(value)
+
+
 def _grounds(d: ParameterDecision, margin: float) -> str:
     """What the decision rests on, in words: an effect and its verdict, or another ground;
     and, where that effect is too small in objective units to count, by how much."""
-    if d.evidence in _GROUNDS:
-        return f"the decision rests on {_GROUNDS[d.evidence]}"
+    if d.grounds in _GROUNDS:
+        return f"the decision rests on {_GROUNDS[d.grounds]}"
     text = f"its strongest effect ({d.evidence}) is {d.verdict}"
     if d.negligible:
         text += (f", but its standard deviation over the space, "
@@ -646,9 +652,9 @@ def _sampling_section(report: Report) -> list[str]:
         out.append("<p>No restriction in force now.</p>")
     if record is not None and record.decisions:
         rows = "".join(
-            f"<tr><td>{esc(str(d.get('after_trial', '')))}</td><td>{esc(str(d.get('action')))}"
+            f"<tr><td>{esc(_cell(d.get('after_trial')))}</td><td>{esc(_cell(d.get('action')))}"
             f"</td><td>{esc(', '.join(f'{k}={fmt_value(v)}' for k, v in (d.get('params') or {}).items()))}"
-            f"</td><td>{esc(str(d.get('why', '')))}</td><td>{esc(str(d.get('at', '')))}</td></tr>"
+            f"</td><td>{esc(_cell(d.get('why')))}</td><td>{esc(_cell(d.get('at')))}</td></tr>"
             for d in record.decisions)
         out.append("<table><tr><th>after trial</th><th>decision</th><th>parameters</th>"
                    f"<th>why</th><th>at (UTC)</th></tr>{rows}</table>")

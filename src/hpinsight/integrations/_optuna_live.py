@@ -386,7 +386,7 @@ class Refitter:
         # (a parameter with one value in the space needs no restriction to stay at it)
         fix_now = {n: v for n, v in subspace.fixed.items()
                    if n not in held  # (released before: "released" in decide, not here)
-                   and decisions[n].evidence != SINGLE}
+                   and decisions[n].grounds != SINGLE}
         last = max(history.trial_ids)
         head = f"shrink_to='auto' after {history.n_trials} trials"
         ready = ready_at(history)

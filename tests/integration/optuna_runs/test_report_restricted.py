@@ -67,7 +67,7 @@ def test_report_shows_the_restriction_and_advises_with_it_in_mind(tmp_path: Path
         assert "keep tuning" not in row, row
         assert "<td class=fix>fix at" not in row, row
         assert "since trial 40" in row, row
-        assert "(50 of 90 analysed trials)" in row, row
+        assert "held by this or an earlier restriction in 50 of 90 analysed trials" in row, row
         assert rep.decisions[name].state in ("fixed", "release")
     lr = _row(page, "lr")
     if rep.decisions["lr"].state == "release":  # it matters: the report says to release it
@@ -147,3 +147,30 @@ def test_trials_held_at_an_earlier_value_are_not_counted_as_held_at_todays() -> 
     assert ("Held at 40 by the restriction in force; held by this or an earlier restriction "
             "in 25 of 40 analysed trials.") in page
     assert "(25 of 40 analysed trials)" not in page
+
+
+def test_a_decision_without_its_trial_and_a_short_study_s_unvaried_value_print_as_values() -> None:
+    # restrict() without after_trial (optional, as in the README) put "None" in the table's
+    # "after trial" cell; and in a study of 8 trials a parameter left at 64 in all of them
+    # "ran it at None" (its value was read only beyond MIN_ACTIVE_TRIALS)
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(objective, n_trials=20)
+    restrict(study, {"noise": 0.5}, why="by hand")
+    study.optimize(objective, n_trials=10)
+    page = hp.report(study, seed=0).html()
+    table = page[page.index("<th>after trial</th>"):]
+    assert re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td>", table)[0] == ("", "fix")
+
+    def short(t: optuna.Trial) -> float:
+        t.suggest_int("units", 16, 256)
+        return (t.suggest_float("x", 0, 1) - 0.3) ** 2
+
+    few = optuna.create_study()
+    for k in range(8):
+        few.enqueue_trial({"x": k / 8, "units": 64})
+    few.optimize(short, n_trials=8)
+    rep = hp.report(few, seed=0)
+    units = rep.decisions["units"]
+    assert units.value == 64
+    assert "ran it at 64" in units.sentence
+    assert "None" not in html.unescape(rep.html()).split("ran it at")[1][:10]
