@@ -255,7 +255,7 @@ def test_restrict_refuses_what_the_study_s_trials_could_not_take() -> None:
         restrict(study, {"kind": "zzz"}, why="test")
     with pytest.raises(ValueError, match=r"cannot fix 'n' at 3: .* int in \[2, 10\], step 2"):
         restrict(study, {"n": 3}, why="test")
-    with pytest.raises(ValueError, match=r"cannot narrow 'x' to \[2, 3\]: .* misses"):
+    with pytest.raises(ValueError, match=r"cannot narrow 'x' to \[2, 3\]: .* holds none of its values"):
         restrict(study, {}, ranges={"x": (2, 3)}, why="test")
     with pytest.raises(ValueError, match=r"cannot narrow 'kind': it is categorical"):
         restrict(study, {}, ranges={"kind": (0, 1)}, why="test")
