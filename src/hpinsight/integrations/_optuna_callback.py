@@ -361,6 +361,13 @@ class ImportanceCallback(LiveResults):
                 if self._before is None and self._refitter.next_decision is not None:
                     self._before = _complete_before(study, trial.number)
                 done = self._seen + (self._before or 0)  # the study's, for the schedule
+                pending = self._refitter.next_decision
+                if pending is not None and done < pending <= trial.number + 1:
+                    # the trial numbers reached a decision point that this callback's
+                    # count has not: other processes' trials (one callback per worker)
+                    # or failed and pruned ones. The study's count decides; a callback
+                    # that counted only its own decided N times late with N workers
+                    done = max(done, _complete_before(study, trial.number) + 1)
                 deciding = not self._no_decision.is_set()  # by another thread
                 decide = not deciding and self._refitter.decision_due(done)
                 if decide:

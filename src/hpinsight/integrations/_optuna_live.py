@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 __all__ = ["SUMMARY_KEY", "Refitter", "best_ranges"]
 
 SUMMARY_KEY = "hpinsight:importance"
+#: The decision points (completed trials) a process has taken, so that one callback per
+#: worker process takes each once.
+DECISION_POINTS_KEY = "hpinsight:decision_points"
 #: ``narrow_quantile="auto"`` with ``shrink_to="auto"``: the parameters that matter are
 #: narrowed to the range of this fraction of the best trials (``benchmarks/README.md``,
 #: bench_shrink.py's ``narrow`` arm).
@@ -239,6 +242,12 @@ class Refitter:
             if early and following is not None:
                 following = min(following, ready)
             due, self.next_decision = self.next_decision, following
+            if not _claim(study, due):
+                # one callback per worker process (or `hpinsight watch` beside them): the
+                # first to reach this point takes it, the others go on to the next
+                self.logger.debug("hpinsight: the decision at %d trials of study %r was "
+                                  "taken by another process", due, study.study_name)
+                return
             try:
                 self._decide(study, history)
             except Exception:
@@ -247,6 +256,7 @@ class Refitter:
                 # interrupted (Ctrl-C while it was fitted): it falls due again at the next
                 # trial, instead of being skipped until the next point
                 self.next_decision = due
+                _unclaim(study, due)
                 raise
 
     def _decide(self, study: optuna.Study, history: TrialHistory) -> None:  # holding _decide_lock
@@ -473,6 +483,26 @@ class Refitter:
         self.logger.info("hpinsight: %s", why)
         for decision in decisions:  # one line per parameter: its one decision
             self.logger.info("hpinsight:   %s: %s", decision.param, decision.sentence)
+
+
+def _claim(study: optuna.Study, due: int) -> bool:
+    """Record that this process takes the decision due at ``due`` completed trials of
+    ``study``; False if another process (a worker's callback, ``hpinsight watch``) took
+    it already. Two that claim it in the same instant both decide, and the later one
+    finds the earlier's decision when it writes (see ``_shrink_auto``)."""
+    taken = study.user_attrs.get(DECISION_POINTS_KEY)
+    taken = [p for p in taken if isinstance(p, int)] if isinstance(taken, list) else []
+    if due in taken:
+        return False
+    study.set_user_attr(DECISION_POINTS_KEY, [*taken, due])
+    return True
+
+
+def _unclaim(study: optuna.Study, due: int) -> None:
+    """Give back a decision point this process claimed and did not take."""
+    taken = study.user_attrs.get(DECISION_POINTS_KEY)
+    if isinstance(taken, list) and due in taken:
+        study.set_user_attr(DECISION_POINTS_KEY, [p for p in taken if p != due])
 
 
 def ready_at(history: TrialHistory, per_param: float = MIN_TRIALS_PER_PARAM) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import logging
 import math
 import subprocess
 import sys
@@ -1222,6 +1223,51 @@ def test_a_resumed_study_decides_at_its_own_trial_counts() -> None:
     (decision,) = study.user_attrs[DECISIONS_KEY]
     assert decision["after_trial"] == 49
     assert "shrink_to=3 after 50 trials" in decision["why"]
+
+
+def test_one_callback_per_worker_decides_at_the_studys_trial_counts(caplog: Any) -> None:
+    # each worker process of a distributed study has a callback of its own, told only of
+    # its own trials: each counted those, so with two workers the decision due at 30
+    # trials came at trial 59, and the second worker then warned that it "did not shrink"
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    workers = [ImportanceCallback(seed=0, shrink_to=3, shrink_after=30, min_trials=10**6,
+                                  isolation="thread") for _ in range(2)]
+    with caplog.at_level("INFO", logger="optuna.hpinsight"):
+        for i in range(70):
+            trial = study.ask()
+            workers[i % 2].feed(study, study.tell(trial, objective(trial)))
+    for cb in workers:
+        assert cb.close(wait=120)
+        assert not cb.errors
+    (decision,) = study.user_attrs[DECISIONS_KEY]
+    assert decision["after_trial"] == 29
+    assert "shrink_to=3 after 30 trials" in decision["why"]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    # both workers fitted: the one that took the point and no other
+    assert sum("kept the most important" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_the_workers_of_an_auto_study_decide_as_one_callback_would() -> None:
+    def run(n_workers: int) -> tuple[list[tuple[Any, ...]], Any]:
+        study = optuna.create_study(
+            sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=1)))
+        workers = [ImportanceCallback(seed=0, shrink_to="auto", shrink_after=50,
+                                      min_trials=10**6, isolation="thread")
+                   for _ in range(n_workers)]
+        for i in range(160):
+            trial = study.ask()
+            workers[i % n_workers].feed(study, study.tell(trial, objective(trial)))
+        for cb in workers:
+            assert cb.close(wait=120)
+            assert not cb.errors
+        log = [(d["action"], d["params"], d.get("ranges"), d["after_trial"])
+               for d in study.user_attrs[DECISIONS_KEY]]
+        return log, study.user_attrs["hpinsight:decision_points"]
+
+    alone, points = run(1)
+    assert [after for *_, after in alone][:2] == [49, 99]  # (the rest: no change at 150)
+    assert points == [50, 100, 150]
+    assert run(3) == (alone, points)  # each point taken once, on the same trials
 
 
 def test_a_fixed_value_the_objective_no_longer_allows_is_released_with_why() -> None:
