@@ -194,19 +194,28 @@ def test_a_capped_live_refit_publishes_its_note_among_the_best() -> None:
     assert "30 trials analysed" in note
 
 
+S = f"{NOTE_HEADING}\nnew"
+B = f"{NOTE_HEADING} for b\nfor b"
+
+
 @pytest.mark.parametrize(
     ("current", "expected"),
     [
-        ("", "S"),
-        ("my own text", "S\n\n---\n\nmy own text"),
-        (f"{NOTE_HEADING}\nold summary", "S"),
-        (f"{NOTE_HEADING}\nold\n\n---\n\nmine, kept", "S\n\n---\n\nmine, kept"),
+        ("", S),
+        ("my own text", f"{S}\n\n---\n\nmy own text"),
+        (f"{NOTE_HEADING}\nold summary", S),
+        (f"{NOTE_HEADING}\nold\n\n---\n\nmine, kept", f"{S}\n\n---\n\nmine, kept"),
+        # two callbacks on different objectives: each replaced the other's summary
+        (B, f"{B}\n\n---\n\n{S}"),
+        (f"{NOTE_HEADING}\nold\n\n---\n\n{B}\n\n---\n\nmine",
+         f"{S}\n\n---\n\n{B}\n\n---\n\nmine"),
     ],
-    ids=["empty", "a-users-note", "an-old-summary", "an-old-summary-and-a-users-text"],
+    ids=["empty", "a-users-note", "an-old-summary", "an-old-summary-and-a-users-text",
+         "another-objectives-summary", "two-summaries-and-a-users-text"],
 )
 def test_the_summary_replaces_the_old_one_and_keeps_a_users_text(current: str,
                                                                    expected: str) -> None:
-    assert merged_note(current, "S") == expected
+    assert merged_note(current, S) == expected
 
 
 # ---------------------------------------------------------------- the figure

@@ -10,9 +10,9 @@ system attributes, so a dashboard started on the same storage, in any process, s
 them; a save replaces the one before (the figure under a fixed id, the note as a new
 version of the study's note), it never piles up.
 
-The study's note is shared with its users: the summary is written at its top, and any
-text below the summary's closing rule (or a note that was there before the first
-summary) is kept.
+The study's note is shared with its users: the summaries are written at its top, one per
+objective a callback analyses, and any text below the last summary's closing rule (or a
+note that was there before the first summary) is kept.
 
 Publishing runs where a refit's result is published (the callback's background thread,
 or ``watch``'s poll loop); a failure is caught and handed to ``on_error`` and the study
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._decision_result import answer_groups, member_note, no_matters_line
 from .._fanova_result import VERDICTS, among_best_label
-from .._shared import NO_CLEAR_SIGNAL, fmt_share, no_signal_words
+from .._shared import NO_CLEAR_SIGNAL, fmt_r2, fmt_share, no_signal_words
 from ..exceptions import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -182,7 +182,7 @@ def summary_note(
                 "none yet." if judged else
                 "not judged here: that needs each parameter's cost of fixing "
                 "(`shrink_to=\"auto\"`, or `hpinsight report`)."))
-    fit = "n/a" if result.fit_r2 is None else f"{result.fit_r2:.2f}"
+    fit = fmt_r2(result.fit_r2)
     model = ("Gaussian process fit (leave-one-out R²)" if result.surrogate.kind == "gp"
              else "forest fit (out-of-bag R²)")
     decided = ("" if decisions is None or decisions.n_trials == snapshot.n_trials
@@ -226,13 +226,32 @@ def _md(text: str) -> str:
 
 
 def merged_note(current: str, summary: str) -> str:
-    """The study's new note: ``summary``, and below its closing rule whatever a user
-    wrote (the text below the old summary's rule, or a note without a summary)."""
+    """The study's new note: ``summary`` in place of the summary with its heading, the
+    summaries of other objectives as they were (callbacks on different objectives share
+    the study's note), and below the last one's closing rule whatever a user wrote (the
+    text below it, or a note without a summary).
+
+    Examples
+    --------
+    >>> old = f"{NOTE_HEADING}\\nA{NOTE_END}{NOTE_HEADING} for b\\nB{NOTE_END}mine"
+    >>> for part in merged_note(old, f"{NOTE_HEADING} for b\\nB, later").split(NOTE_END):
+    ...     print(part.splitlines()[-1])
+    A
+    B, later
+    mine
+    """
+    sections: list[str] = []
     kept = current
-    if current.startswith(NOTE_HEADING):
-        _, rule, rest = current.partition(NOTE_END)
-        kept = rest if rule else ""
-    return summary + NOTE_END + kept if kept.strip() else summary
+    while kept.startswith(NOTE_HEADING):
+        section, _, kept = kept.partition(NOTE_END)
+        sections.append(section)
+    heading = summary.partition("\n")[0]
+    same = [i for i, section in enumerate(sections) if section.partition("\n")[0] == heading]
+    if same:
+        sections[same[0]] = summary
+    else:
+        sections.append(summary)
+    return NOTE_END.join(sections + ([kept] if kept.strip() else []))
 
 
 class DashboardPublisher:
