@@ -312,7 +312,8 @@ def decompose(model: FittedForest | FittedGP, space: SearchSpace,
     (shape (n_draws, n_subsets)), the total variance and the mean of each draw."""
     if isinstance(model, FittedGP):
         return decompose_gp(model, index_subsets)
-    forest = forest_from_estimator(model, len(space))  # its width checked against the space
+    # its width and its column names checked against the space
+    forest = forest_from_estimator(model, len(space), space.names)
     return decompose_forest(forest, space, index_subsets, max_order)
 
 

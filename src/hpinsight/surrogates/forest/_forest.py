@@ -26,6 +26,8 @@ from ...space import Categorical, measure_of
 from .._residuals import residual_dependence
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from numpy.typing import NDArray
 
     from ...space import SearchSpace
@@ -89,6 +91,9 @@ class FittedForest:
     residuals: NDArray[np.float64] | None = None
     residual_sds: NDArray[np.float64] | None = None
     target: str | None = None
+    #: The column names a scikit-learn model was fitted with (``feature_names_in_``, a
+    #: DataFrame's), checked against the space's parameter names where it is used.
+    columns: tuple[str, ...] | None = None
     kind: ClassVar[Literal["forest"]] = "forest"
 
     @property
@@ -248,12 +253,46 @@ def _check_predict_is_mean(model: Any, forest: FittedForest) -> None:
 
 def _freeze(model: Any, estimators: list[Any], n_features: int) -> FittedForest:
     oob = getattr(model, "oob_score_", None)
+    names = getattr(model, "feature_names_in_", None)
     return FittedForest(
-        tuple(copy_tree(e) for e in estimators), n_features, None if oob is None else float(oob)
+        tuple(copy_tree(e) for e in estimators), n_features, None if oob is None else float(oob),
+        columns=None if names is None else tuple(str(n) for n in names),
     )
 
 
-def forest_from_estimator(model: Any, n_features: int | None) -> FittedForest:
+def _check_columns(forest: FittedForest, names: Sequence[str]) -> None:
+    """Refuse a forest fitted on named columns other than ``names``, in their order: the
+    trees read columns by position, and a DataFrame with its columns in another order
+    gave one parameter's importance to another, without a word."""
+    if forest.columns is None or list(forest.columns) == list(names):
+        return
+    same = sorted(forest.columns) == sorted(names)
+    raise InvalidDataError(
+        f"The forest was fitted on the columns {list(forest.columns)}, but the search space's "
+        f"parameters are {list(names)}"
+        + (" (the same names in another order)" if same else "")
+        + ": its trees read columns by position, so its importances would go to the wrong "
+        "parameters. Fit it on pd.DataFrame(space.encode(configs), columns=space.names), or "
+        "on space.encode(configs) as it is."
+    )
+
+
+def _check_no_missing_value_splits(model: Any, forest: FittedForest) -> None:
+    """Refuse trees fitted with missing values (NaN, such as ``space.encode`` gives
+    for inactive entries): they send NaN their own way at every split, which the
+    decomposition does not follow, so its numbers were not the model's."""
+    if any(np.isinf(t.threshold[t.left >= 0]).any() for t in forest.trees):
+        raise InvalidDataError(
+            f"Forest.from_estimator: this {type(model).__name__} was fitted on data with "
+            "missing values (NaN; space.encode(configs) gives NaN where a parameter is "
+            "inactive): its splits route NaN their own way, which hpinsight's decomposition "
+            "does not follow. Fill the inactive entries before fitting (for example with "
+            "a value of the parameter's range), or let hpinsight fit its own forest "
+            "(surrogate=hp.Forest()), which does.")
+
+
+def forest_from_estimator(model: Any, n_features: int | None,
+                          names: Sequence[str] | None = None) -> FittedForest:
     """Wrap an already fitted scikit-learn tree ensemble (or a single tree).
 
     hpinsight decomposes the plain mean of the trees' predictions on all
@@ -274,6 +313,9 @@ def forest_from_estimator(model: Any, n_features: int | None) -> FittedForest:
     n_features : int or None
         The number of encoded columns of the search space; None takes the model's own
         (checked against the space where the model is used).
+    names : sequence of str, optional
+        The space's parameter names, checked against the columns a model fitted on a
+        DataFrame names (where the model is used).
 
     Returns
     -------
@@ -293,6 +335,8 @@ def forest_from_estimator(model: Any, n_features: int | None) -> FittedForest:
                 f"The forest was trained on {model.n_features} columns but the search space "
                 f"has {n_features} parameters; train it on space.encode(configs)."
             )
+        if names is not None:
+            _check_columns(model, names)
         return model
     why = why_not_a_mean_of_trees(model)
     if why is not None:
@@ -322,6 +366,9 @@ def forest_from_estimator(model: Any, n_features: int | None) -> FittedForest:
             "parameters; train it on space.encode(configs)."
         )
     forest = _freeze(model, flat, n_features)
+    if names is not None:
+        _check_columns(forest, names)
+    _check_no_missing_value_splits(model, forest)
     _check_predict_is_mean(model, forest)
     return forest
 
