@@ -476,3 +476,24 @@ def test_an_effect_shown_below_the_floor_is_negligible_not_indistinguishable():
 
     assert verdict(1e-4, 1e-4, 5e-5) == "indistinguishable from nothing"
     assert verdict(1e-4, 1e-6, 5e-5) == "negligible"
+
+
+def test_a_forest_that_predicts_no_better_than_the_mean_resolves_nothing():
+    # pure noise: the forest's spread over trees does not hold the noise of its fit, and
+    # 9 of 50 main effects were "resolved", one of them said to matter (12.4 %)
+    space = hp.SearchSpace([hp.Float(f"p{i}", 0, 1) for i in range(5)])
+    configs = space.sample(200, seed=0)
+    for seed in range(3):
+        y = np.random.default_rng(seed).normal(size=200)
+        r = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(), seed=0)
+        assert r.fit_r2 is not None
+        assert r.fit_r2 <= 0
+        assert r.signal_unshown
+        assert not [i for i in r.ranking() if i.verdict == "resolved"]
+    # with a signal its out-of-bag R² is positive and the effect stays resolved
+    y = np.array([c["p0"] for c in configs]) + np.random.default_rng(0).normal(0, 0.05, 200)
+    r = hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(), seed=0)
+    assert r.fit_r2 > 0.5
+    assert not r.signal_unshown
+    assert r.ranking()[0].params == ("p0",)
+    assert r.ranking()[0].verdict == "resolved"

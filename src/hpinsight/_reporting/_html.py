@@ -44,7 +44,7 @@ from .._fanova_result import (
     VERDICTS,
 )
 from .._optional import import_optional
-from .._shared import NO_CLEAR_SIGNAL, fmt_value, no_signal_words, taken_out_words
+from .._shared import NO_CLEAR_SIGNAL, fmt_r2, fmt_value, no_signal_words, taken_out_words
 from ..surrogates import GP, Forest
 from ..surrogates.gp import FLAT_REFIT
 
@@ -255,7 +255,7 @@ def _cards(report: Report) -> str:
     r = report.result
     trial_id, _, best_value = h.best()
     excluded = ", ".join(f"{n} {why}" for why, n in h.excluded.items()) or "none"
-    oob = "n/a" if r.fit_r2 is None else f"{r.fit_r2:.2f}"
+    oob = fmt_r2(r.fit_r2)
     refits = r.n_refits
     also = f", {refits} hyperparameter refits of the fit to all trials" if refits else ""
     fit_card = (f"Gaussian process fit (leave-one-out R²)<b>{oob}</b>{r.n_draws} bootstrap draws{also}"
@@ -439,7 +439,11 @@ def _effects_table(report: Report, spread: str) -> list[str]:
                            "share is next to 0 and their verdicts read the share the fit gave them before "
                            f"(at most {fmt_share(max(i.before_pruning or 0.0 for i in pruned))}); "
                            "being taken out is not evidence of doing nothing, so none is resolved")
-        if res.signal_unshown and not res.signal_doubtful and not math.isfinite(res.held_out_rank or 0.0):
+        if res.signal_unshown and res.model.kind == "forest":
+            counted.append(f"{where}, the forest's out-of-bag R² is {fmt_r2(res.fit_r2)}: it "
+                           "predicts the trials its trees did not see no better than their "
+                           "mean, and no effect there is resolved")
+        elif res.signal_unshown and not res.signal_doubtful and not math.isfinite(res.held_out_rank or 0.0):
             counted.append(f"{where}, there are too few trials ({res.n_trials}) to fit the "
                            "hyperparameters on half of them and check the fit on the other half "
                            f"(at least {MIN_TRIALS_HELD_OUT} are needed): the model has not shown "
