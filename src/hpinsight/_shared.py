@@ -12,7 +12,7 @@ import numpy as np
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["GRID_TOL", "MATTERS_SHARE", "NEGLIGIBLE_SHARE", "NO_CLEAR_SIGNAL", "REPR_WIDTH", "clip_text", "fmt_share", "fmt_value", "grid_columns", "join_items",
+__all__ = ["GRID_TOL", "MATTERS_SHARE", "NEGLIGIBLE_SHARE", "NO_CLEAR_SIGNAL", "REPR_WIDTH", "clip_text", "fmt_r2", "fmt_share", "fmt_value", "grid_columns", "join_items",
            "json_array", "json_value", "no_signal_words", "readonly", "spread_beyond_rounding", "step_index",
            "taken_out_words"]
 
@@ -143,7 +143,7 @@ def _share_text(x: float) -> str:
     pct = 100 * x
     if abs(pct) < 1e-6:  # below a millionth of a percent
         return "0.0 %"
-    if abs(pct) >= 0.1:
+    if abs(float(f"{pct:.2g}")) >= 0.1:  # (0.0999 % rounds to 0.1 %, not "0.100 %")
         return f"{pct:.1f} %"
     decimals = 1 - math.floor(math.log10(abs(pct)))  # two significant digits
     return f"{pct:.{decimals}f} %"
@@ -156,14 +156,30 @@ def taken_out_words(before: float) -> str:
 
 
 def fmt_value(value: Any, *, quote: bool = False) -> str:
-    """A parameter value for people: floats to 4 significant digits, other values as
-    they print (``quote=True``: as their ``repr``, so strings keep their quotes). A numpy
-    scalar prints as the Python value it holds (``4``, not ``np.int64(4)``)."""
+    """A parameter value for people: floats to 4 significant digits, or to the unit
+    from 10,000 to a billion (``30154``, not ``3.015e+04``), other values as they
+    print (``quote=True``: as their ``repr``, so strings keep their quotes). A numpy
+    scalar prints as the Python value it holds (``4``, not ``np.int64(4)``).
+
+    Examples
+    --------
+    >>> fmt_value(0.000123456), fmt_value(30154.2), fmt_value(np.int64(4)), fmt_value(2e12)
+    ('0.0001235', '30154', '4', '2e+12')
+    """
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return f"{value:.0f}" if 1e4 <= abs(value) < 1e9 else f"{value:.4g}"
     return repr(value) if quote else str(value)
+
+
+def fmt_r2(r2: float | None) -> str:
+    """A model's R² to two decimals (``n/a`` for None); a small negative one is
+    ``0.00``, not ``-0.00``."""
+    if r2 is None or not math.isfinite(r2):
+        return "n/a"
+    text = f"{r2:.2f}"
+    return "0.00" if text == "-0.00" else text
 
 
 #: Slack, in steps, for values that sit on a step grid up to floating-point error.

@@ -285,6 +285,24 @@ def test_values_to_fix_at_are_of_the_parameters_own_type():
             fmt_value(np.str_("a"), quote=True)] == ["4", "0.9591", "'a'"]
 
 
+@pytest.mark.parametrize(("value", "text"), [
+    (30154.7, "30155"), (475.0, "475"), (12345678.0, "12345678"), (0.000123456, "0.0001235"),
+    (2.5e12, "2.5e+12"), (-30150.0, "-30150")])
+def test_a_large_value_prints_to_the_unit_not_in_exponent_notation(value, text) -> None:
+    # "fix at 3.015e+04" read as a float of 4 digits where the value was 30154.7
+    from hpinsight._shared import fmt_value
+
+    assert fmt_value(value) == text
+
+
+@pytest.mark.parametrize(("r2", "text"), [(-0.001, "0.00"), (-0.02, "-0.02"), (0.876, "0.88"),
+                                         (None, "n/a")])
+def test_a_fit_r2_near_zero_is_not_negative_zero(r2, text) -> None:
+    from hpinsight._shared import fmt_r2
+
+    assert fmt_r2(r2) == text
+
+
 def test_defaults_from_default_values_are_taken_by_the_cost_of_fixing(analysed):
     # suggest_subspace and the experiment take a DefaultValues; this one refused it
     result, _ = analysed

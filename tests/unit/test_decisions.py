@@ -456,7 +456,7 @@ def test_a_cost_never_prints_equal_to_its_threshold(x, threshold, text):
     ("x", "text"),
     [(0.0499, "4.99 %"), (0.04999, "4.999 %"), (0.05, "5.0 %"), (0.0501, "5.01 %"),
      (0.123, "12.3 %"), (0.000499, "0.0499 %"), (0.0005, "0.050 %"), (0.00047, "0.047 %"),
-     (1e-9, "0.0 %")],
+     (1e-9, "0.0 %"), (0.000999, "0.1 %"), (0.00099, "0.099 %")],
 )
 def test_a_share_never_prints_equal_to_a_threshold_the_rules_read(x, text):
     # one spelling on every surface: the table wrote 5.0 % for a share the sentence beside
