@@ -262,7 +262,8 @@ def partial_dependence(
     variance : {"pointwise", "covariance"}, default="pointwise"
         Eq. (5), the mean of the pointwise variances, or Eq. (4), the variance
         of the mean under the posterior covariance (forests and Gaussian
-        processes only).
+        processes only; over a model's draws, the variance of the draws' mean
+        curves). :func:`hpinsight.confidence_split` splits Eq. (5) only.
 
     Returns
     -------
@@ -310,7 +311,8 @@ def partial_dependence(
     check_int(grid_size, "grid_size", _FUNC, minimum=2)
     n = int(check_int(n_samples, "n_samples", _FUNC, minimum=2))
     method = check_choice(variance, "variance", _FUNC, ("pointwise", "covariance"))
-    if method == "covariance" and kind not in ("forest", "gaussian process"):
+    if method == "covariance" and kind not in ("forest", "gaussian process",
+                                               "gaussian process (draws)"):
         raise InvalidArgumentError(
             f"variance='covariance' (Eq. 4) needs the posterior covariance, which a {kind} does "
             "not give; use variance='pointwise' (Eq. 5)."

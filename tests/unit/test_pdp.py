@@ -226,3 +226,39 @@ def test_a_log_scale_integer_is_drawn_on_a_grid_even_in_its_logarithm():
         assert np.all(ratios > 1.0)
         assert np.max(ratios[3:]) / np.min(ratios[3:]) < 1.6  # even in the logarithm
         assert np.any((grid > 4) & (grid < 16))  # the optimum's decade is drawn
+
+
+@pytest.mark.parametrize("surrogate", [None, "forest"], ids=["gp", "forest"])
+def test_every_choice_of_a_categorical_is_on_the_grid_however_many(surrogate):
+    # 30 choices at the default grid_size of 20: ten were left out, chosen by their index,
+    # the best among them, and the PDP named another choice best
+    names = [f"net_{i:02d}" for i in range(30)]
+    space = hp.SearchSpace([hp.Categorical("arch", names), hp.Float("x", 0, 1)])
+    configs = space.sample(300, seed=0)
+    y = [(0.0 if c["arch"] == "net_01" else 1.0 + int(c["arch"][-2:]) % 5 / 10) + c["x"]
+         for c in configs]
+    kw = {} if surrogate is None else {"surrogate": hp.Forest()}
+    r = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, **kw)
+    pd = hp.partial_dependence(r, params="arch", n_samples=200, seed=0)
+    assert list(pd.grid[0]) == names
+    assert pd.grid[0][int(np.argmin(pd.mean))] == "net_01"
+    assert list(r.marginal("arch", "x", grid_size=5).grid[0]) == names
+
+
+def test_the_default_gp_gives_eq4_as_the_spread_of_its_draws_pds():
+    # the docs offer variance="covariance" for Gaussian processes, and the default GP was
+    # refused it: over draws, Eq. 4 is the variance of the draws' mean curves
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(120, seed=0)
+    y = [np.sin(6 * c["x"]) + c["z"] for c in configs]
+    result = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
+    pd = hp.partial_dependence(result, params="x", grid_size=5, n_samples=200, seed=3,
+                               variance="covariance")
+    X = pd.samples.copy()
+    for g, value in enumerate(pd.encoded_grid[0]):
+        X[:, 0] = value
+        per_draw = result.model.predict_per_draw(X).mean(axis=1)
+        assert pd.variance[g] == pytest.approx(np.var(per_draw), rel=1e-9)
+    # a region's band is Eq. 5 only: split beside an Eq. 4 PDP, no region compared with it
+    with pytest.raises(ValueError, match=r"splits on the mean of the ICE curves' variances"):
+        hp.confidence_split(pd)

@@ -283,3 +283,63 @@ def test_the_subspace_figure_draws_no_shares_among_the_best_without_signal():
     np.testing.assert_array_equal(data.risk_mean, seen.risk_mean)  # costs stay
     ax = doubtful.plot()
     assert ax.get_xlabel().endswith("\nno clear signal among the best: not drawn")
+
+
+def test_choices_equal_under_eq_are_marked_and_named_by_position() -> None:
+    # True == 1 and False == 0, two choices each: True was drawn at 1's place, a region
+    # of every choice but True was named "c not in {}", and the choice None had no mark
+    space = hp.SearchSpace([hp.Categorical("c", [1, True, 0, False, None]), hp.Float("x", 0, 1)])
+    configs = space.sample(400, seed=1)
+    y = [c["x"] * (6 if c["c"] is True else -1) for c in configs]
+    r = hp.fanova(hp.TrialHistory(space, configs, y), seed=0, surrogate=hp.Forest())
+    pdc = hp.partial_dependence(r, params="c", n_samples=200, seed=0)
+    assert list(pdc.grid[0]) == [1, True, 0, False, None]
+    marks = {"t": True, "one": 1, "f": False, "none": None, "unknown": "z"}
+    assert pd_plot_data(pdc, marks=marks).marks == {"t": 1.0, "one": 0.0, "f": 3.0, "none": 4.0}
+    pd = hp.partial_dependence(r, params="x", n_samples=500, seed=0)
+    tree = hp.confidence_split(pd, max_splits=1)
+    rules = sorted(hp.plotting.region_rules(space, leaf) for leaf in tree.leaves())
+    assert rules == [("c != True",), ("c = True",)]
+
+
+def test_heatmap_cells_are_centred_on_their_grid_points_on_a_log_axis() -> None:
+    # matplotlib's shading="nearest" put the edges at arithmetic midpoints before the
+    # axis turned logarithmic: the cell of 1e-3 spanned [5.5e-4, 5.5e-3], the first cell
+    # had a negative edge
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    space = hp.SearchSpace([hp.Float("lr", 1e-5, 1.0, log=True), hp.Float("z", 0, 1)])
+    configs = space.sample(150, seed=0)
+    y = [np.log10(c["lr"]) ** 2 + c["z"] for c in configs]
+    r = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
+    pd2 = hp.partial_dependence(r, params=("lr", "z"), grid_size=6, n_samples=100, seed=0)
+    ax = pd2.plot()
+    (mesh,) = ax.collections[:1]
+    xs = np.unique(mesh.get_coordinates()[..., 0])
+    log_edges = np.log10(xs)
+    np.testing.assert_allclose(np.diff(log_edges), 1.0)  # a decade each, as the grid
+    np.testing.assert_allclose((log_edges[:-1] + log_edges[1:]) / 2, np.log10(pd2.grid[0]))
+    plt.close(ax.figure)
+
+
+def test_ice_curves_on_sorted_choices_run_left_to_right() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [f"c{i:02d}" for i in range(30)]
+    space = hp.SearchSpace([hp.Categorical("arch", names), hp.Float("x", 0, 1)])
+    configs = space.sample(300, seed=0)
+    y = [int(c["arch"][1:]) % 7 + c["x"] for c in configs]
+    r = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
+    pd = hp.partial_dependence(r, params="arch", n_samples=100, seed=0)
+    ax = pd.plot(ice=5)
+    ice = [line for line in ax.lines if line.get_color() == "0.75"]
+    assert len(ice) == 5
+    for line in ice:
+        assert (np.diff(line.get_xdata()) > 0).all()
+    plt.close(ax.figure)

@@ -207,7 +207,7 @@ def region_rules(space: SearchSpace | None, node: RegionNode) -> tuple[str, ...]
             return tuple(node.conditions)
         param = space[name]
         if isinstance(param, Categorical):
-            rule = _choices_rule(name, tuple(bound), param.choices)
+            rule = _choices_rule(name, tuple(bound), param)
         else:
             rule = _range_rule(name, float(bound[0]), float(bound[1]), param)
         if rule:
@@ -215,17 +215,20 @@ def region_rules(space: SearchSpace | None, node: RegionNode) -> tuple[str, ...]
     return tuple(rules)
 
 
-def _choices_rule(name: str, chosen: Sequence[Any], choices: Sequence[Any]) -> str:
+def _choices_rule(name: str, chosen: Sequence[Any], param: Categorical) -> str:
     def listed(values: Sequence[Any]) -> str:
         return "{" + ", ".join(_short(v) for v in values) + "}"
 
+    choices = param.choices
     if len(chosen) == len(choices):
         return ""
     if len(chosen) == 1:
         return f"{name} = {_short(chosen[0])}"
     if len(chosen) <= LISTED_CHOICES:
         return f"{name} in {listed(chosen)}"
-    left_out = [c for c in choices if c not in chosen]
+    # by position: True == 1 and False == 0, which a categorical keeps apart
+    taken = {param.index_of(c) for c in chosen}
+    left_out = [c for i, c in enumerate(choices) if i not in taken]
     if len(left_out) == 1:
         return f"{name} != {_short(left_out[0])}"
     if len(left_out) <= LISTED_CHOICES - 1:
@@ -278,16 +281,29 @@ def _assemble(
     ice_curves = result.ice_mean[np.sort(rows)] if k else np.zeros((0, x.size))
     positions: dict[str, float] = {}
     for label, value in (marks or {}).items():
-        if value is None:
-            continue
         if isinstance(param, Categorical):
-            if value in grid:
-                positions[label] = float(list(grid).index(value))
-        else:
+            # by position, not by ==: True and 1 are two choices, and None is one
+            at = _grid_position(param, list(grid), value)
+            if at is not None:
+                positions[label] = float(at)
+        elif value is not None:
             positions[label] = float(value)
     return PDPlotData(param=name, x=x, tick_labels=ticks, log=log, curves=curves,
                       ice=ice_curves, marks=positions, level=float(level),
                       ylabel=f"partial dependence ({_model_name(result.model_kind)})")
+
+
+def _grid_position(param: Categorical, grid: list[Any], value: Any) -> int | None:
+    """Where choice ``value`` of ``param`` stands on a PDP's ``grid`` (None: it is not a
+    choice, or not on the grid)."""
+    try:
+        wanted = param.index_of(value)
+    except (KeyError, ValueError):
+        return None
+    for at, choice in enumerate(grid):
+        if param.index_of(choice) == wanted:
+            return at
+    return None
 
 
 def _model_name(kind: str) -> str:

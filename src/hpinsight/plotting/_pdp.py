@@ -28,6 +28,8 @@ from ._common import (
 from ._data import PD2PlotData, PDPlotData, pd2_plot_data, pd_plot_data, region_plot_data
 
 if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
     from .._pdp import PartialDependenceResult
     from .._regions_result import RegionNode, RegionsResult
 
@@ -178,8 +180,9 @@ def _draw_1d(ax: Any, data: PDPlotData, title: str, n_choices: int | None = None
         x = np.empty(x.size)
         x[order] = np.arange(x.size, dtype=np.float64)
     many = categorical and x.size > MANY_CHOICES
+    ice_order = np.argsort(x, kind="stable")  # left to right (sorted choices too)
     for row in data.ice:
-        ax.plot(x, row, color="0.75", linewidth=0.6, zorder=1)
+        ax.plot(x[ice_order], row[ice_order], color="0.75", linewidth=0.6, zorder=1)
     colors = itertools.cycle(["tab:blue", "tab:orange", "tab:green", "tab:purple",
                               "tab:brown", "tab:pink", "tab:olive", "tab:cyan"])
     wrap = 30 if _axes_inches(ax) >= 5.5 else 22
@@ -260,9 +263,32 @@ def _legend_label(label: str, highlight: bool, width: int) -> str:
     return "\n".join(lines)
 
 
+def cell_edges(centers: NDArray[np.float64], log: bool) -> NDArray[np.float64]:
+    """The edges of cells centred on sorted ``centers``: midway between neighbours, and
+    half a step beyond the ends, in logarithms where ``log``.
+
+    Examples
+    --------
+    >>> [f"{e:.3g}" for e in cell_edges(np.array([1e-3, 1e-2, 1e-1]), log=True)]
+    ['0.000316', '0.00316', '0.0316', '0.316']
+    """
+    v = np.asarray(centers, dtype=np.float64)
+    if log:
+        v = np.log(v)
+    if v.size == 1:
+        edges = v + np.array([-0.5, 0.5])
+    else:
+        mid = (v[:-1] + v[1:]) / 2
+        edges = np.concatenate(([2 * v[0] - mid[0]], mid, [2 * v[-1] - mid[-1]]))
+    out: NDArray[np.float64] = np.exp(edges) if log else edges
+    return out
+
+
 def _draw_2d(ax: Any, data: PD2PlotData, totals: tuple[int | None, int | None]) -> None:
-    mesh = ax.pcolormesh(data.x, data.y, data.mean, shading="nearest", cmap="viridis",
-                         rasterized=True)
+    # each cell centred on its grid point in the axis's own scale (on a log axis, edges
+    # at the geometric midpoints: matplotlib's "nearest" put them at the arithmetic ones)
+    mesh = ax.pcolormesh(cell_edges(data.x, data.log[0]), cell_edges(data.y, data.log[1]),
+                         data.mean, shading="flat", cmap="viridis", rasterized=True)
     ax.figure.colorbar(mesh, ax=ax, label="partial dependence")
     if np.ptp(data.std) > 0:
         lines = ax.contour(data.x, data.y, data.std, colors="white", linewidths=0.8)

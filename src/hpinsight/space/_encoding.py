@@ -76,6 +76,9 @@ class Measure:
     high: float
     points: NDArray[np.float64] | None = None
     weights: NDArray[np.float64] | None = None
+    #: A categorical's choices: unordered, so never thinned (which ones a thinned grid
+    #: kept would be arbitrary, and the best could be among those left out).
+    unordered: bool = False
 
     def cell_weights(self, thresholds: NDArray[np.float64]) -> NDArray[np.float64]:
         """Mass of the cells ``(-inf, t1], (t1, t2], ..., (tK, inf)``.
@@ -105,10 +108,11 @@ class Measure:
         are its integers, crowded at the top of its logarithm, so thinning them evenly by
         index spaced the grid evenly in the value (1, 55, 109, ... for 1-1024), and a
         marginal or PDP of such a parameter skipped the decade where its optimum lay (8).
-        Where points coincide after thinning there are fewer than ``size``."""
+        Where points coincide after thinning there are fewer than ``size``. A
+        categorical's choices are all kept, however many."""
         if self.points is None:
             return np.linspace(self.low, self.high, size)
-        if self.points.size <= size:
+        if self.points.size <= size or self.unordered:
             return self.points.copy()
         steps = np.diff(self.points)
         if np.allclose(steps, steps[0]):  # evenly spaced: every size-th point or so
@@ -130,7 +134,8 @@ def measure_of(param: Parameter) -> Measure:
     """Return the measure of ``param``'s encoded column (see the module docstring)."""
     if isinstance(param, Categorical):
         k = len(param.choices)
-        return Measure(0.0, float(k - 1), np.arange(k, dtype=np.float64), np.full(k, 1.0 / k))
+        return Measure(0.0, float(k - 1), np.arange(k, dtype=np.float64), np.full(k, 1.0 / k),
+                       unordered=True)
     if isinstance(param, Float) and param.step is None:
         return Measure(*encoded_bounds(param, 0.0))
     step = float(param.step or 1)
