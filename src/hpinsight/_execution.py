@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import pickle
 import sqlite3
@@ -64,7 +65,34 @@ def fingerprint(obj: Any) -> Any:
         return ("dict", tuple(sorted((repr(k), fingerprint(v)) for k, v in obj.items())))
     if isinstance(obj, list | tuple):
         return (type(obj).__name__, tuple(fingerprint(v) for v in obj))
+    if hasattr(obj, "params") and hasattr(obj, "conditions") and hasattr(obj, "names"):
+        # a SearchSpace: every parameter and condition (its repr names only the kinds,
+        # and a widened range reused the narrow one's results)
+        return ("space", fingerprint(list(obj.params)), fingerprint(list(obj.conditions)))
+    if hasattr(obj, "tocsr") and hasattr(obj, "shape"):  # a scipy.sparse matrix or array
+        csr = obj.tocsr()
+        return ("sparse", csr.shape, fingerprint(csr.data), fingerprint(csr.indices),
+                fingerprint(csr.indptr))
+    if isinstance(obj, functools.partial):
+        return ("partial", fingerprint(obj.func), fingerprint(obj.args),
+                fingerprint(obj.keywords))
+    code = getattr(obj, "__code__", None)
+    if code is not None:
+        # a function (a scorer, a transformer's func): its repr holds its address, new in
+        # each process, and a stored run was never found again; by name and code instead
+        wrapped = getattr(obj, "__wrapped__", None)  # (a decorator's wrapper is shared)
+        return ("function", getattr(obj, "__module__", None), getattr(obj, "__qualname__", None),
+                _code_digest(code), None if wrapped is None else fingerprint(wrapped))
     return ("value", repr(obj))
+
+
+def _code_digest(code: Any) -> str:
+    """A digest of a function's code that is the same in every process: its bytecode,
+    names and constants, nested functions' code by their own digest (their repr holds
+    an address)."""
+    consts = tuple(_code_digest(c) if hasattr(c, "co_code") else repr(c)
+                   for c in code.co_consts)
+    return hashlib.sha256(repr((code.co_code, consts, code.co_names)).encode()).hexdigest()
 
 
 def _key(func: Callable[..., Any], job: Sequence[Any]) -> str:
@@ -152,6 +180,12 @@ def run_jobs(
     return out
 
 
+def _indexed(func: Callable[..., Any], i: int, *job: Any) -> tuple[int, Any]:
+    """``(i, func(*job))``: a job's result with its place, for results that come back
+    in the order they finish."""
+    return i, func(*job)
+
+
 def _execute(func: Callable[..., Any], jobs: list[tuple[Any, ...]], todo: list[int],
              n_jobs: int | None, client: Any, caller: str) -> Iterator[tuple[int, Any]]:
     """``(i, func(*jobs[i]))`` for every ``i`` in ``todo``, as they finish."""
@@ -162,13 +196,22 @@ def _execute(func: Callable[..., Any], jobs: list[tuple[Any, ...]], todo: list[i
 
         # one job per batch: jobs differ in cost by orders of magnitude (data sets), and
         # joblib's automatic batching would hand several slow ones to a single worker
-        parallel = Parallel(n_jobs=n_jobs, batch_size=1, return_as="generator")
-        yield from zip(todo, parallel(delayed(func)(*jobs[i]) for i in todo), strict=True)
+        # as each finishes, not in the order sent: the slowest, sent first, held every
+        # result back from the store, and Ctrl-C lost jobs finished long before
+        parallel = Parallel(n_jobs=n_jobs, batch_size=1, return_as="generator_unordered")
+        yield from parallel(delayed(_indexed)(func, i, *jobs[i]) for i in todo)
         return
     distributed = import_optional("distributed", f"{caller}(client=...)")
     own = isinstance(client, str)
     if own:
-        client = distributed.Client(client)
+        address = client
+        try:
+            client = distributed.Client(address)
+        except (OSError, TimeoutError) as exc:  # (no scheduler there, or not reachable)
+            raise ClusterJobError(
+                f"{caller} could not reach a Dask scheduler at {address!r} ({exc}). Start "
+                "one there (dask scheduler), or check the address; client=None runs the "
+                "jobs on this machine.") from exc
     try:
         # pure=False: every job runs (the same arguments never stand for two results
         # here anyway); retries: a job on a worker that died runs again elsewhere

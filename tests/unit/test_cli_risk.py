@@ -144,3 +144,25 @@ def test_risk_experiment_draws_no_bar_into_a_log(
         assert done > last.get(stage, (0, 0))[0]
         last[stage] = (done, total)
     assert all(done == total for done, total in last.values())
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--alpha", "5"], "'alpha' parameter of hpinsight risk-experiment --alpha must be in"),
+    (["--margin", "inf"], "'margin' parameter of hpinsight risk-experiment --margin must be "
+                          "a finite number"),
+    (["--out", "{folder}"], "is a folder; name the JSON file to write"),
+], ids=["alpha", "margin", "out-is-a-folder"])
+def test_options_are_refused_before_the_experiment_runs(tmp_path: Path, caplog, extra,
+                                                         message) -> None:
+    # they were read after every job had run, and the results were thrown away
+    config = tmp_path / "risk.toml"
+    store = tmp_path / "s.sqlite"
+    config.write_text(CONFIG.replace("{store}", str(store)))
+    args = [a.replace("{folder}", str(tmp_path)) for a in extra]
+    out = [] if "--out" in args else ["--out", str(tmp_path / "r.json")]
+    with caplog.at_level("ERROR", logger="hpinsight"):
+        code = main(["risk-experiment", str(config), *out, *args, "--no-progress"],
+                    stdout=io.StringIO())
+    assert code == 2
+    assert message in caplog.text
+    assert not store.exists()  # no job ran

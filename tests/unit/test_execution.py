@@ -83,3 +83,73 @@ def test_a_lost_cluster_job_is_an_error_not_a_result(monkeypatch) -> None:
     with pytest.raises(ClusterJobError, match=r"did not finish.*same store to resume"):
         run_jobs(square, [(np.arange(3.0), 1)], n_jobs=None, client=Client(), store=None,
                  desc="t", order=[0], done=lambda i: None)
+
+
+def test_results_are_handed_on_as_they_finish_not_in_the_order_sent(tmp_path) -> None:
+    # the slowest job is sent first; it finishes only once the quick one's result has been
+    # handed on (stored, counted). In the order sent, that never happened, and Ctrl-C lost
+    # every quick job finished meanwhile
+    import pathlib
+    import time
+
+    flag = tmp_path / "quick-one-handed-on"
+
+    def job(k: int, flag: str) -> str:
+        if k == 0:
+            deadline = time.monotonic() + 60
+            while not pathlib.Path(flag).exists():
+                if time.monotonic() > deadline:
+                    return "never handed on"
+                time.sleep(0.01)  # (polls a file another process writes)
+            return "released"
+        return "quick"
+
+    store = FitStore(tmp_path / "s.sqlite")
+    order: list[int] = []
+
+    def done(i: int) -> None:
+        order.append(i)
+        if i == 1:
+            flag.touch()
+
+    out = run_jobs(job, [(0, str(flag)), (1, str(flag))], n_jobs=2, client=None,
+                   store=store, desc="t", order=[0, 1], done=done)
+    assert out == ["released", "quick"]
+    assert order == [1, 0]
+
+
+def test_a_space_is_fingerprinted_by_its_ranges_choices_and_conditions() -> None:
+    import hpinsight as hp
+
+    def space(high: int, choices: tuple[str, ...] = ("a", "b"), cond: bool = False):
+        params = [hp.Int("depth", 1, high), hp.Categorical("kind", list(choices)),
+                  hp.Float("lr", 0.1, 1.0)]
+        return hp.SearchSpace(params, [hp.Condition("lr", "kind", ["a"])] if cond else [])
+
+    assert fingerprint(space(2)) == fingerprint(space(2))
+    for other in (space(20), space(2, ("a", "c")), space(2, cond=True)):
+        assert fingerprint(other) != fingerprint(space(2))  # a widened range reused results
+
+
+def test_a_function_is_fingerprinted_by_name_and_code_the_same_in_every_process() -> None:
+    # its repr holds its address: a callable scorer made every resumed run start over
+    import subprocess
+    import sys
+
+    from sklearn.metrics import balanced_accuracy_score
+
+    here = repr(fingerprint({"scoring": balanced_accuracy_score}))
+    there = subprocess.run(
+        [sys.executable, "-c", "from sklearn.metrics import balanced_accuracy_score as f; "
+         "from hpinsight._execution import fingerprint; "
+         "print(repr(fingerprint({'scoring': f})))"],
+        capture_output=True, text=True, check=True).stdout.strip()
+    assert here == there
+    assert fingerprint(lambda y, p: 1.0) != fingerprint(lambda y, p: 2.0)
+
+
+def test_a_sparse_matrix_is_fingerprinted_by_its_values() -> None:
+    sparse = pytest.importorskip("scipy.sparse")
+    a = sparse.csr_matrix(np.eye(3))
+    assert fingerprint(a) == fingerprint(sparse.csc_matrix(np.eye(3)))
+    assert fingerprint(a) != fingerprint(sparse.csr_matrix(2 * np.eye(3)))

@@ -416,3 +416,38 @@ def test_experiments_in_two_threads_give_optuna_its_verbosity_back():
         assert optuna.logging.get_verbosity() == optuna.logging.INFO
     finally:
         optuna.logging.set_verbosity(before)
+
+
+def test_an_int_default_of_a_float_parameter_is_fit_as_a_float():
+    # max_features = 1 in a TOML file: passed on as the int 1, which scikit-learn reads as
+    # one feature where the float space (0.05 .. 1.0) means all of them
+    ThresholdClassifier.fits.clear()
+    experiment = tuning_risk_experiment(
+        ThresholdClassifier(), THRESHOLD_SPACE, {"only": threshold_data(0.5)}, params=["noise"],
+        defaults={"threshold": 0.95, "noise": 1}, seeds=np.arange(1), n_jobs=1, **FAST)
+    fixed = [f["noise"] for f in ThresholdClassifier.fits if f["noise"] == 1]
+    assert fixed
+    assert all(type(v) is float for v in fixed)
+    assert type(experiment.run("only", 0, "noise").default) is float
+    assert experiment.seeds == (0,)  # (an array of seeds was refused as not a sequence)
+
+
+def test_a_client_that_is_not_one_is_refused_and_an_unreachable_one_said_so():
+    # client=5 ended in "'int' object has no attribute 'scatter'" after the checks, and an
+    # address with no scheduler in a bare OSError (a traceback from the command line)
+    with pytest.raises(TypeError, match=r"'client' parameter of tuning_risk_experiment must "
+                                        r"be a dask.distributed Client or a scheduler's address"):
+        small_experiment(client=5)
+    pytest.importorskip("distributed")
+    import dask
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}), \
+            pytest.raises(hp.exceptions.HPInsightError,
+                          match=r"could not reach a Dask scheduler at 'tcp://127.0.0.1:1'"):
+        small_experiment(client="tcp://127.0.0.1:1")
+
+
+def test_a_store_without_a_random_state_says_it_cannot_be_resumed(tmp_path):
+    with pytest.warns(hp.exceptions.HPInsightWarning, match=r"random_state=None\): every call "
+                                                            r"draws a new random state"):
+        small_experiment(store=tmp_path / "s.sqlite", random_state=None)

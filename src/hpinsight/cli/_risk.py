@@ -16,6 +16,7 @@ import argparse
 import importlib
 import json
 import logging
+import math
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -96,6 +97,21 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if not args.out.parent.is_dir():
         _logger.error("the folder of --out (%s) does not exist; create it first.", args.out.parent)
         return 2
+    if args.out.is_dir():
+        _logger.error("--out %s is a folder; name the JSON file to write, e.g. --out %s.",
+                      args.out, args.out / "risk-experiment.json")
+        return 2
+    # checked before the experiment runs (hours, on a real config), not after it
+    from .._validation import check_real
+
+    try:
+        check_real(args.margin, "margin", "hpinsight risk-experiment --margin",
+                   low=-math.inf, high=math.inf)
+        check_real(args.alpha, "alpha", "hpinsight risk-experiment --alpha",
+                   low=0.0, high=1.0, low_open=True)
+    except (HPInsightError, ValueError, TypeError) as exc:
+        _logger.error("%s", exc)
+        return 2
     try:
         estimator, space, datasets, options = _read(args.config)
     except ConfigError as exc:
@@ -114,8 +130,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         _logger.error("%s", exc)
         return 2
     out.write(stats.table() + "\n")
-    args.out.write_text(json.dumps({"experiment": experiment.to_dict(),
-                                    "statistics": stats.to_dict()}, indent=2))
+    text = json.dumps({"experiment": experiment.to_dict(), "statistics": stats.to_dict()},
+                      indent=2)
+    try:
+        args.out.write_text(text)
+    except OSError as exc:  # the results are printed above; say why the file is missing
+        _logger.error("could not write %s (%s); the statistics are printed above.",
+                      args.out, exc)
+        return 1
     _logger.info("wrote %s", args.out)
     return 0
 

@@ -19,7 +19,7 @@ from ..exceptions import (
     InvalidDataError,
     InvalidSpaceError,
 )
-from ..space import SearchSpace
+from ..space import Categorical, SearchSpace, native_value
 
 if TYPE_CHECKING:
 
@@ -132,6 +132,8 @@ def _check_seeds(seeds: Any) -> tuple[int, ...]:
     if isinstance(seeds, numbers.Integral):
         n: int = check_int(seeds, "seeds", FUNC, minimum=1)
         return tuple(range(n))
+    if isinstance(seeds, np.ndarray) and seeds.ndim == 1:
+        seeds = seeds.tolist()  # (an array of seeds is not a Sequence)
     if isinstance(seeds, Sequence) and not isinstance(seeds, str | bytes):
         out = tuple(check_int(s, "seeds", FUNC, minimum=0) for s in seeds)
         if not out or len(set(out)) != len(out):
@@ -247,5 +249,9 @@ def defaults_per_dataset(
             chosen[p] = values[p]
         check_default_values(space, chosen, f"{FUNC} (dataset {name!r})",
                              fix="or leave the parameter out of 'params'")
-        out[name] = chosen
+        # as the parameter's type: an int default of a float parameter (max_features = 1
+        # in a TOML file) was passed on as an int, which scikit-learn reads as one feature
+        # where the float space means all of them
+        out[name] = {p: v if v is None and not isinstance(space[p], Categorical)
+                     else native_value(space[p], v) for p, v in chosen.items()}
     return out

@@ -76,7 +76,8 @@ import optuna
 from .._defaults import DefaultValues, default_values
 from .._execution import FitStore, progress_bar, run_jobs
 from .._history import TrialHistory
-from ..exceptions import InvalidDataError
+from .._warn import warn
+from ..exceptions import HPInsightWarning, InvalidArgumentTypeError, InvalidDataError
 from ..space import Categorical, Float, Int, SearchSpace
 from ._checks import FUNC, Plan, RunJob, defaults_per_dataset, validate
 from ._records import FoldRecord, RunRecord, TuningRiskExperiment
@@ -190,7 +191,8 @@ def tuning_risk_experiment(
         experiment again with the same ``store`` after a crash or a kill, and only the
         missing jobs run; results already stored are read back, not recomputed. Keys
         fingerprint the estimator, data, seeds and settings, so a changed experiment
-        never reuses another's results.
+        never reuses another's results. Resuming needs ``random_state`` (with None,
+        each call's fresh entropy is another experiment; a warning says so).
 
     Returns
     -------
@@ -233,6 +235,17 @@ def tuning_risk_experiment(
         progress=progress, random_state=random_state,
     )
     names = tuple(data)
+    if client is not None and not isinstance(client, str) and not callable(
+            getattr(client, "submit", None)):
+        raise InvalidArgumentTypeError(
+            f"The 'client' parameter of tuning_risk_experiment must be a dask.distributed "
+            f"Client or a scheduler's address (such as 'tcp://10.0.0.5:8786'), or None to run "
+            f"here. Got {type(client).__name__} instead.")
+    if store is not None and random_state is None:
+        warn(f"tuning_risk_experiment(store={str(store)!r}, random_state=None): every call "
+             "draws a new random state, so a run again after a crash or a kill finds none "
+             "of the fits stored before and starts over. Pass random_state=<int> to resume "
+             "from the store.", HPInsightWarning, stacklevel=None)
     runner = _Runner(n_jobs=n_jobs, progress=progress, client=client,
                      store=None if store is None else FitStore(store))
     with _quiet_optuna():
@@ -487,8 +500,8 @@ def _map(
 
 def _size(X: Any) -> float:
     """Rough cost of fitting on ``X``: its number of entries."""
-    shape = getattr(X, "shape", (len(X),))
-    return float(np.prod(shape))
+    shape = getattr(X, "shape", None)  # (len() of a sparse matrix raises)
+    return float(np.prod(shape if shape is not None else (len(X),)))
 
 
 _quiet_lock = threading.Lock()
