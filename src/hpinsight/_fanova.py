@@ -47,9 +47,7 @@ from ._fanova_result import (
     FanovaResult,
 )
 from ._history import TrialHistory
-from ._shared import (
-    readonly,
-)
+from ._shared import readonly, spread_beyond_rounding
 from ._validation import (
     MODEL_KEYWORDS,
     check_choice,
@@ -208,7 +206,8 @@ def fanova(
         why = ("one trial shows no variation (too little data, not a constant objective); "
                "run more trials" if X.shape[0] < 2 else
                "every trial has the same configuration, so no parameter was varied; vary them "
-               "to measure their effects" if same else "the objective looks constant")
+               "to measure their effects" if same else _flat_reason(history.y, y, applied_cap,
+                                                                    opts.surrogate))
         warn(
             f"The {kind}'s prediction does not vary over the search space ({X.shape[0]} "
             f"trial(s) used): {why}, so every importance is 0.",
@@ -216,6 +215,24 @@ def fanova(
             stacklevel=3,  # the caller of fanova's argument check
         )
     return result
+
+
+def _flat_reason(raw: NDArray[np.float64], y: NDArray[np.float64], cap: float | None,
+                 surrogate: Any) -> str:
+    """Why a model's prediction is flat over the space when the trials varied in their
+    configurations: the objective is constant, the cap made it so, or the model did not
+    follow values that vary (it said "the objective looks constant" for all three)."""
+    finite = raw[np.isfinite(raw)]
+    if finite.size < 2 or spread_beyond_rounding(finite) is None:
+        return "the objective looks constant"
+    if cap is not None and spread_beyond_rounding(y[np.isfinite(y)]) is None:
+        return (f"every trial's value lies beyond the cap ({cap:g}), so capped they are all "
+                "equal; cap at a value among the trials' values (or a cap_quantile)")
+    leaf = getattr(surrogate, "min_samples_leaf", None)
+    return ("the trials' values vary, but the model did not follow them"
+            + (f" (min_samples_leaf={leaf} leaves its trees no split on {raw.size} "
+               "trials; lower it)" if isinstance(leaf, int) and 2 * leaf > raw.size else "")
+            + ", which shows no effect, and rules none out either")
 
 
 def _untried(space: SearchSpace, X: NDArray[np.float64]) -> dict[str, tuple[Any, ...]]:

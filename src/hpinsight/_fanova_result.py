@@ -619,7 +619,11 @@ class FanovaResult:
         hidden = self._hidden(params)
         before = self._before_pruning(params)
         if not valid.any():  # a constant objective: nothing to explain
-            flat = VERDICTS[2] if not params else self._among_best(params, VERDICTS[2])
+            # (or a forest that did not follow values that vary: nothing shown, and nothing
+            # ruled out either)
+            said = VERDICTS[1] if self.model.kind == "forest" and self.signal_unshown \
+                else VERDICTS[2]
+            flat = said if not params else self._among_best(params, said)
             return Importance(params, 0.0, 0.0, shadow, flat, hidden, regrown, before)
         vals = per_draw[valid]
         mean, std = float(vals.mean()), float(vals.std())

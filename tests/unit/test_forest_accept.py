@@ -213,3 +213,39 @@ def test_a_forest_fitted_with_missing_values_is_refused_saying_so() -> None:
         model = RandomForestRegressor(n_trees, random_state=0).fit(X, y)
         with pytest.raises(InvalidDataError, match=r"fitted on data with missing values"):
             hp.Forest.from_estimator(model)
+
+
+@pytest.mark.parametrize("bad", ["bad", -1, 0, 0.0, 1.5, True])
+def test_a_bad_max_samples_is_refused_when_the_forest_is_made(bad) -> None:
+    # it was accepted, and scikit-learn refused it at the first fit, naming its own class
+    # (or, with one trial and no bootstrap, it was ignored)
+    with pytest.raises((TypeError, ValueError), match=r"'max_samples' parameter of Forest"):
+        hp.Forest(max_samples=bad)
+
+
+@pytest.mark.parametrize("good", ["auto", None, 50, 0.5, 1.0])
+def test_a_valid_max_samples_is_kept(good) -> None:
+    assert hp.Forest(max_samples=good).max_samples == good
+
+
+def test_a_flat_forest_on_values_that_vary_says_why_and_rules_nothing_out() -> None:
+    # min_samples_leaf=5 on 9 trials leaves no split: the warning said "the objective looks
+    # constant" while it ran from 0 to 8, and x, which made all of it, was "nothing"
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(9, seed=1)
+    y = [10 * c["x"] for c in configs]
+    with pytest.warns(hp.exceptions.ConstantObjectiveWarning,
+                      match=r"the trials' values vary, but the model did not follow them "
+                            r"\(min_samples_leaf=5 leaves its trees no split on 9 trials"):
+        r = hp.fanova(hp.TrialHistory(space, configs, y),
+                      surrogate=hp.Forest(min_samples_leaf=5), seed=0)
+    assert r.importance("x").verdict == "uncertain"
+    with pytest.warns(hp.exceptions.ConstantObjectiveWarning,
+                      match=r"every trial's value lies beyond the cap \(-1\)"):
+        hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(), cap_value=-1.0,
+                  seed=0)
+    with pytest.warns(hp.exceptions.ConstantObjectiveWarning,
+                      match=r"the objective looks constant"):
+        r = hp.fanova(hp.TrialHistory(space, configs, [1.0] * 9), surrogate=hp.Forest(),
+                      seed=0)
+    assert r.importance("x").verdict == "indistinguishable from nothing"

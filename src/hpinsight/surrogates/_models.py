@@ -16,6 +16,7 @@ Every function that fits a model (``fanova``, ``report``, ``suggest_subspace``,
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
@@ -219,6 +220,16 @@ class Forest:
         check_int(self.min_samples_leaf, "min_samples_leaf", func, minimum=1)
         check_real(self.max_features, "max_features", func, low=0.0, high=1.0, low_open=True)
         check_int(self.n_jobs, "n_jobs", func, allow_none=True)
+        # (scikit-learn's own error came at the first fit, naming RandomForestRegressor)
+        given = self.max_samples
+        if isinstance(given, numbers.Integral) and not isinstance(given, bool):
+            check_int(given, "max_samples", func, minimum=1)
+        elif isinstance(given, numbers.Real) and not isinstance(given, bool):
+            check_real(given, "max_samples", func, low=0.0, high=1.0, low_open=True)
+        elif given is not None and given != "auto":
+            raise InvalidArgumentTypeError(
+                f"The 'max_samples' parameter of {func} must be 'auto', None (every row), a "
+                f"number of rows >= 1 or a fraction in (0, 1]. Got {given!r} instead.")
 
     def __repr__(self) -> str:
         return _changed_only(self)
