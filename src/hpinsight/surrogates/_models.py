@@ -221,7 +221,7 @@ class Forest:
         check_real(self.max_features, "max_features", func, low=0.0, high=1.0, low_open=True)
         check_int(self.n_jobs, "n_jobs", func, allow_none=True)
         # (scikit-learn's own error came at the first fit, naming RandomForestRegressor)
-        given = self.max_samples
+        given: Any = self.max_samples  # checked at run time: callers may pass anything
         if isinstance(given, numbers.Integral) and not isinstance(given, bool):
             check_int(given, "max_samples", func, minimum=1)
         elif isinstance(given, numbers.Real) and not isinstance(given, bool):
