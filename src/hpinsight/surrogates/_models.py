@@ -222,14 +222,15 @@ class Forest:
         check_int(self.n_jobs, "n_jobs", func, allow_none=True)
         # (scikit-learn's own error came at the first fit, naming RandomForestRegressor)
         given: Any = self.max_samples  # checked at run time: callers may pass anything
-        if isinstance(given, numbers.Integral) and not isinstance(given, bool):
-            check_int(given, "max_samples", func, minimum=1)
-        elif isinstance(given, numbers.Real) and not isinstance(given, bool):
-            check_real(given, "max_samples", func, low=0.0, high=1.0, low_open=True)
-        elif given is not None and given != "auto":
+        if isinstance(given, bool) or not (given is None or given == "auto"
+                                           or isinstance(given, numbers.Real)):
             raise InvalidArgumentTypeError(
                 f"The 'max_samples' parameter of {func} must be 'auto', None (every row), a "
                 f"number of rows >= 1 or a fraction in (0, 1]. Got {given!r} instead.")
+        if isinstance(given, numbers.Integral):
+            check_int(given, "max_samples", func, minimum=1)
+        elif isinstance(given, numbers.Real):
+            check_real(given, "max_samples", func, low=0.0, high=1.0, low_open=True)
 
     def __repr__(self) -> str:
         return _changed_only(self)
