@@ -451,3 +451,25 @@ def test_a_store_without_a_random_state_says_it_cannot_be_resumed(tmp_path):
     with pytest.warns(hp.exceptions.HPInsightWarning, match=r"random_state=None\): every call "
                                                             r"draws a new random state"):
         small_experiment(store=tmp_path / "s.sqlite", random_state=None)
+
+
+class KindClassifier(ThresholdClassifier):
+    """``kind="b"`` predicts the opposite class: no best configuration has it."""
+
+    def predict(self, X: Any) -> Any:
+        out = super().predict(X)
+        return 1 - out if self.kind == "b" else out
+
+
+def test_a_child_no_best_configuration_had_active_gets_no_default_and_says_why():
+    # it failed after the defaults were learned with "no default for 'child'", and no word
+    # of why: the best configurations never had it active
+    space = hp.SearchSpace(
+        [hp.Float("threshold", 0.0, 1.0), hp.Categorical("kind", ["a", "b"]),
+         hp.Float("child", 0.0, 1.0)], conditions=[hp.Condition("child", "kind", values=["b"])])
+    data = {"one": threshold_data(0.5, seed=1), "two": threshold_data(0.5, seed=2)}
+    with pytest.raises(ValueError, match=r"no default for 'child' \(dataset '(one|two)'\): it is "
+                                         r"active only through 'kind', and none of the best "
+                                         r"configurations of the other datasets"):
+        tuning_risk_experiment(KindClassifier(), space, data, params=["child"], seeds=1,
+                               n_default_configs=12, default_top_n=3, default_folds=2, **FAST)

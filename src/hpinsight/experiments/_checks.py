@@ -243,9 +243,17 @@ def defaults_per_dataset(
         chosen: dict[str, Any] = {}
         for p in tested:
             if p not in values:
+                learned = isinstance(given, DefaultValues)
+                parents = sorted({q for c in space.conditions_of(p) for q in c.parents})
+                why = (f": it is active only through {', '.join(map(repr, parents))}, and "
+                       "none of the best configurations "
+                       + ("of the other datasets " if given.per_study else "")
+                       + "the defaults were learned from had it active"
+                       if learned and parents else "")
                 raise InvalidDataError(
-                    f"{FUNC}: no default for {p!r} (dataset {name!r}). Give one in "
-                    "'defaults', or leave the parameter out of 'params'.", name=p)
+                    f"{FUNC}: no default for {p!r} (dataset {name!r}){why}. Give the "
+                    "defaults in 'defaults' (one for every parameter in 'params'), or "
+                    "leave this parameter out of 'params'.", name=p)
             chosen[p] = values[p]
         check_default_values(space, chosen, f"{FUNC} (dataset {name!r})",
                              fix="or leave the parameter out of 'params'")
