@@ -262,3 +262,26 @@ def test_the_default_gp_gives_eq4_as_the_spread_of_its_draws_pds():
     # a region's band is Eq. 5 only: split beside an Eq. 4 PDP, no region compared with it
     with pytest.raises(ValueError, match=r"splits on the mean of the ICE curves' variances"):
         hp.confidence_split(pd)
+
+
+def test_a_conditional_parameters_pdp_is_drawn_where_it_is_active():
+    # averaged over configurations where kind = b (x inactive, the objective 1), x's curve
+    # was flattened towards 1 (0.59 at its optimum for a truth of 0.05), and
+    # confidence_split made a region "kind in {'b'}" where x does not exist
+    space = hp.SearchSpace([hp.Categorical("kind", ["a", "b"]), hp.Float("x", 0, 1),
+                            hp.Float("z", 0, 1)], [hp.Condition("x", "kind", ["a"])])
+    configs = space.sample(300, seed=0)
+    y = [(4 * (c["x"] - 0.5) ** 2 if c["kind"] == "a" else 1.0) + 0.1 * c["z"]
+         for c in configs]
+    r = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
+    pd = hp.partial_dependence(r, params="x", grid_size=5, n_samples=400, seed=0)
+    kind = space.index("kind")
+    assert pd.n_samples == 400
+    assert (pd.samples[:, kind] == space["kind"].index_of("a")).all()
+    np.testing.assert_allclose(pd.mean, 4 * (np.asarray(pd.grid[0]) - 0.5) ** 2 + 0.05, atol=0.03)
+    tree = hp.confidence_split(pd, max_splits=3)
+    assert not any("kind" in rule for leaf in tree.leaves() for rule in leaf.conditions)
+    # with the parent among the PDP's parameters, activity changes along the grid: the
+    # whole space is sampled
+    both = hp.partial_dependence(r, params=("kind", "x"), grid_size=5, n_samples=200, seed=0)
+    assert set(both.samples[:, kind]) == {0.0, 1.0}
