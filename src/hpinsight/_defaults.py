@@ -38,7 +38,7 @@ import numpy as np
 
 from ._history import TrialHistory
 from ._optional import import_optional
-from ._shared import REPR_WIDTH, fmt_value, join_items, json_value, step_index
+from ._shared import REPR_WIDTH, fmt_value, join_items, json_value
 from ._validation import check_int, moved_keywords
 from .adapters import as_history
 from .exceptions import InvalidArgumentTypeError, InvalidDataError, UnknownNameError
@@ -281,11 +281,7 @@ def _levels(param: Float | Int) -> float:
     infinitely many. A small domain takes the mode: a histogram of a log integer of four
     values or a float on a grid of six (the best five at 1 or 4, at 0.0 or 0.5) had one
     bin, whose centre, 2 and 0.2, no best configuration had."""
-    if isinstance(param, Int):
-        return param.n_values
-    if param.step is None:
-        return math.inf
-    return float(step_index(param.low, param.step, param.high, "floor") + 1)
+    return float(param.n_values)
 
 
 def _mode(x: NDArray[np.float64], *, integer: bool) -> tuple[Any, float]:

@@ -209,8 +209,7 @@ def _smac_vector(hp: Any, values: list[Any], *, categorical: bool) -> NDArray[np
 
 
 def _n_values(param: Any) -> int:
-    step = param.step or 1
-    return int(np.rint((param.high - param.low) / step)) + 1
+    return int(param.n_values)
 
 
 def _bisected_map(param: Any, hp: Any) -> Any:

@@ -156,10 +156,8 @@ def _within(cond: Condition, x: Any) -> Any:
 def _grid_values(param: Float | Int) -> NDArray[np.float64] | None:
     """Every native value of an integer or stepped parameter (None: continuous, or too
     many values to list, as the measure treats them)."""
-    step = param.step or (1 if isinstance(param, Int) else None)
-    if step is None:
+    n = param.n_values
+    if n > MAX_DISCRETE_VALUES:  # (or continuous: inf)
         return None
-    n = step_index(param.low, step, param.high, "floor") + 1
-    if n > MAX_DISCRETE_VALUES:
-        return None
-    return np.asarray(param.low + step * np.arange(n, dtype=np.float64))
+    step = param.step or 1
+    return np.asarray(param.low + step * np.arange(int(n), dtype=np.float64))

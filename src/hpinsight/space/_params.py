@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
+from .._shared import step_index
 from ..exceptions import InvalidSpaceError, UnknownNameError
 
 if TYPE_CHECKING:
@@ -120,6 +121,15 @@ class Float:
     def is_discrete(self) -> bool:
         """Whether the parameter takes finitely many values (a stepped float)."""
         return self.step is not None
+
+    @property
+    def n_values(self) -> float:
+        """Number of valid values: those of the step grid ``low, low + step, ...`` up to
+        ``high`` (``high`` off the grid by floating-point error counts as on it), or
+        ``math.inf`` without a step."""
+        if self.step is None:
+            return math.inf
+        return float(step_index(self.low, self.step, self.high, "floor") + 1)
 
     def contains(self, value: object) -> bool:
         """Return whether ``value`` is a valid setting of this parameter."""
