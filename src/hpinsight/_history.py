@@ -18,7 +18,7 @@ from ._sampling import SamplingRecord
 from ._shared import readonly
 from ._validation import as_objective, check_choice
 from .exceptions import InvalidArgumentError, InvalidArgumentTypeError, InvalidDataError
-from .space import SearchSpace, is_integral
+from .space import Categorical, SearchSpace, empty_cell, is_integral
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -94,7 +94,8 @@ class TrialHistory:
                 f"The 'space' parameter of {func} must be an hpinsight SearchSpace. "
                 f"Got {type(self.space).__name__} instead."
             )
-        configs = tuple(MappingProxyType(c) for c in _config_rows(self.configs, func))
+        configs = tuple(MappingProxyType(c)
+                        for c in _config_rows(self.configs, func, self.space))
         y = as_objective(self.y, len(configs), func)
         _check_every_parameter_given(self.space, configs, func)
         if not np.isfinite(y).all():
@@ -252,12 +253,22 @@ class TrialHistory:
         raise AttributeError("TrialHistory.from_optuna moved: use hp.adapters.from_optuna(study)")
 
 
-def _config_rows(configs: Any, func: str) -> list[dict[str, Any]]:
+def _config_rows(configs: Any, func: str, space: SearchSpace) -> list[dict[str, Any]]:
     """One dict per trial from a sequence of mappings or a pandas DataFrame (where an
-    empty cell, NaN, marks an inactive parameter)."""
+    empty cell, NaN, ``None`` or ``pd.NA``, marks an inactive parameter; but that of a
+    categorical with the choice ``None`` is that choice wherever the parameter is active:
+    pandas 3 stores ``None`` in a column of strings as NaN)."""
     if hasattr(configs, "columns") and hasattr(configs, "to_dict"):  # pandas DataFrame
-        return [{k: v for k, v in row.items() if not (isinstance(v, float) and v != v)}
-                for row in configs.to_dict("records")]
+        none_choice = [p.name for p in (space[n] for n in space.names_parents_first)
+                       if isinstance(p, Categorical) and p.contains(None)]
+        rows = []
+        for row in configs.to_dict("records"):
+            kept = {k: v for k, v in row.items() if not empty_cell(v)}
+            for name in none_choice:
+                if name in row and name not in kept and space.is_active(name, kept):
+                    kept[name] = None
+            rows.append(kept)
+        return rows
     if isinstance(configs, Mapping):
         raise InvalidDataError(
             f"The 'configs' parameter of {func} must be a sequence of configurations, one "

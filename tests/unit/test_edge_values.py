@@ -334,3 +334,32 @@ def test_one_value_in_every_trial_is_a_constant_objective_to_the_gaussian_proces
     assert all(i.mean == 0.0 for i in result.ranking())
     rep = hp.report(history, seed=0)
     assert "Every trial has the same value" in rep.html()
+
+
+def test_an_empty_cell_of_a_none_choice_column_is_that_choice_where_active():
+    # pandas 3 stores None in a column of strings as NaN: class_weight=None was read as
+    # "inactive", and its effect (+3) went to nothing
+    pd = pytest.importorskip("pandas")
+    space = hp.SearchSpace(
+        [hp.Categorical("kind", ["a", "b"]), hp.Categorical("class_weight", ["balanced", None]),
+         hp.Categorical("w", ["x", None])], [hp.Condition("w", "kind", ["a"])])
+    frame = pd.DataFrame({"kind": ["a", "b", "a", "b"],
+                          "class_weight": ["balanced", None, None, "balanced"],
+                          "w": [None, None, "x", None]})
+    rows = [{"kind": "a", "class_weight": "balanced", "w": None},
+            {"kind": "b", "class_weight": None},
+            {"kind": "a", "class_weight": None, "w": "x"},
+            {"kind": "b", "class_weight": "balanced"}]
+    expected = [[0, 0, 1], [1, 1, np.nan], [0, 1, 0], [1, 0, np.nan]]
+    np.testing.assert_array_equal(space.encode(frame), expected)
+    from_frame = hp.TrialHistory(space, frame, [1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(from_frame.encoded(), expected)
+    assert [dict(c) for c in from_frame.configs] == rows
+    # pandas' own missing value (convert_dtypes) marks an inactive entry, as NaN does
+    typed = frame.convert_dtypes()
+    np.testing.assert_array_equal(space.encode(typed), expected)
+    other = hp.SearchSpace([hp.Categorical("kind", ["a", "b"]), hp.Float("v", 0, 1)],
+                           [hp.Condition("v", "kind", ["a"])])
+    np.testing.assert_array_equal(
+        other.encode(pd.DataFrame({"kind": ["a", "b"], "v": [0.5, None]}).convert_dtypes()),
+        [[0, 0.5], [1, np.nan]])

@@ -139,7 +139,7 @@ def measure_of(param: Parameter) -> Measure:
     if isinstance(param, Float) and param.step is None:
         return Measure(*encoded_bounds(param, 0.0))
     step = float(param.step or 1)
-    n = math.floor((param.high - param.low) / step + 1e-9) + 1
+    n = int(param.n_values)
     if n > MAX_DISCRETE_VALUES:
         return Measure(*encoded_bounds(param, step / 2))
     values = param.low + step * np.arange(n, dtype=np.float64)
@@ -207,21 +207,33 @@ def native_value(param: Parameter, value: Any) -> Any:
 MISSING = object()
 
 
-def _columns(space: EncodableSpace, configs: Any) -> tuple[int, dict[str, Any]]:
-    """Gather per-parameter value lists from a DataFrame or a sequence of mappings."""
+def _columns(space: EncodableSpace, configs: Any
+             ) -> tuple[int, dict[str, Any], dict[str, NDArray[np.bool_]]]:
+    """Gather per-parameter value lists from a DataFrame or a sequence of mappings; and
+    per categorical with the choice ``None``, a DataFrame's empty cells in its column
+    (pandas 3 stores ``None`` in a column of strings as NaN): that choice where the
+    parameter is active, inactive elsewhere."""
+    empty: dict[str, NDArray[np.bool_]] = {}
     if hasattr(configs, "columns") and hasattr(configs, "to_dict"):  # pandas DataFrame
         unknown = [str(c) for c in configs.columns if c not in space]
         _raise_unknown(space, unknown)
         n = len(configs)
         cols: dict[str, Any] = {}
         for name in space.names:
+            param = space[name]
             if name not in configs.columns:
                 cols[name] = [MISSING] * n
-            elif configs[name].dtype.kind in "fiu" and not isinstance(space[name], Categorical):
+            elif configs[name].dtype.kind in "fiu" and not isinstance(param, Categorical):
                 cols[name] = configs[name].to_numpy()
             else:
                 cols[name] = configs[name].tolist()
-        return n, cols
+                if isinstance(param, Categorical) and param.contains(None):
+                    mask = np.array([empty_cell(v) for v in cols[name]], dtype=bool)
+                    if mask.any():
+                        empty[name] = mask
+                        cols[name] = [MISSING if m else v for v, m in zip(cols[name], mask,
+                                                                          strict=True)]
+        return n, cols, empty
     if isinstance(configs, (Mapping, str | bytes)):
         raise InvalidDataError(
             "configs must be a sequence of mappings (one per trial) or a pandas DataFrame. "
@@ -246,7 +258,8 @@ def _columns(space: EncodableSpace, configs: Any) -> tuple[int, dict[str, Any]]:
         if not names.issuperset(row):
             unknown_set.update(dict.fromkeys(str(k) for k in row if k not in names))
     _raise_unknown(space, list(unknown_set))
-    return len(rows), {name: [row.get(name, MISSING) for row in rows] for name in space.names}
+    return (len(rows), {name: [row.get(name, MISSING) for row in rows] for name in space.names},
+            empty)
 
 
 def _raise_unknown(space: EncodableSpace, unknown: Sequence[str]) -> None:
@@ -259,11 +272,18 @@ def _raise_unknown(space: EncodableSpace, unknown: Sequence[str]) -> None:
         )
 
 
+def empty_cell(value: Any) -> bool:
+    """Whether a DataFrame cell is empty: None, NaN, ``pd.NA`` or ``pd.NaT``."""
+    return value is None or (isinstance(value, float) and value != value) or \
+        type(value).__name__ in ("NAType", "NaTType")
+
+
 def is_missing(param: Parameter, value: Any) -> bool:
     """Whether ``value`` marks ``param`` as missing (inactive) rather than setting it.
 
     A parameter absent from a configuration (``MISSING`` here) is missing. ``None`` and
-    ``NaN`` are missing too (what a DataFrame holds in an empty cell), *unless* they are
+    ``NaN`` (and pandas' ``pd.NA``) are missing too (what a DataFrame holds in an empty
+    cell), *unless* they are
     one of a categorical's choices: ``class_weight=None`` is a setting, not a gap.
 
     Parameters
@@ -280,7 +300,8 @@ def is_missing(param: Parameter, value: Any) -> bool:
         return True
     if isinstance(param, Categorical) and param.contains(value):
         return False
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    return value is None or (isinstance(value, float) and math.isnan(value)) or \
+        type(value).__name__ == "NAType"  # pandas' missing value
 
 
 def _off_space(param: Float | Int, col: NDArray[np.float64], present: NDArray[np.bool_]
@@ -382,13 +403,21 @@ def _encode_categorical(param: Categorical, values: list[Any]) -> NDArray[np.flo
 
 def encode_configs(space: EncodableSpace, configs: Any) -> NDArray[np.float64]:
     """Encode configurations (see :meth:`SearchSpace.encode`)."""
-    n, cols = _columns(space, configs)
+    n, cols, empty = _columns(space, configs)
     X = np.empty((n, len(space)))
     for j, param in enumerate(space.params):
         if isinstance(param, Categorical):
             X[:, j] = _encode_categorical(param, cols[param.name])
         else:
             X[:, j] = _encode_numeric(param, cols[param.name])
+    if empty:  # (a parameter's activity reads its parents only)
+        active = active_mask(space, X) if space.conditional_names else None
+        for name, mask in empty.items():
+            j = space.index(name)
+            param = space.params[j]
+            assert isinstance(param, Categorical)
+            where = mask if active is None else mask & active[:, j]
+            X[where, j] = float(param.index_of(None))
     if space.conditional_names:
         _apply_conditions(space, X)
     return X
