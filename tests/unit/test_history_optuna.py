@@ -148,13 +148,66 @@ def test_changed_distributions_are_merged_with_one_warning() -> None:
          D.FloatDistribution(0, 2, step=0.25)),
         ([D.CategoricalDistribution(["a", "b"]), D.CategoricalDistribution(["c", "a"])],
          D.CategoricalDistribution(["a", "b", "c"])),
+        # 0.3 / 0.1 is 2.9999999999999996: the grids were taken for two, and the step lost
+        ([D.FloatDistribution(0, 1, step=0.1), D.FloatDistribution(0.3, 1.5, step=0.1)],
+         D.FloatDistribution(0, 1.5, step=0.1)),
+        # True == 1: merged by ==, (0, 1) and (False, True) gave (0, 1)
+        ([D.CategoricalDistribution([0, 1]), D.CategoricalDistribution([False, True])],
+         D.CategoricalDistribution([0, 1, False, True])),
     ],
-    ids=["int-misaligned-steps", "log", "log-and-linear", "int-and-float", "float-steps", "cat"],
+    ids=["int-misaligned-steps", "log", "log-and-linear", "int-and-float", "float-steps", "cat",
+         "float-steps-inexact", "cat-bool-and-int"],
 )
 def test_merge_distributions(dists: list[Any], expected: Any) -> None:
     from hpinsight.adapters._optuna import merge_distributions
 
-    assert merge_distributions(optuna, "p", dists) == expected
+    merged = merge_distributions(optuna, "p", dists)
+    assert merged == expected
+    assert repr(merged) == repr(expected)  # (Optuna finds (0, 1) equal to (False, True))
+
+
+def test_choices_that_optuna_finds_equal_are_two_distributions_of_a_study() -> None:
+    study = optuna.create_study()
+    study.add_trial(_trial({"bias": 1}, {"bias": D.CategoricalDistribution([0, 1])}, 1.0))
+    for i in range(6):
+        study.add_trial(_trial({"bias": bool(i % 2)},
+                               {"bias": D.CategoricalDistribution([False, True])}, float(i)))
+    with pytest.warns(ChangedDistributionWarning):
+        h = hp.adapters.from_optuna(study)
+    assert h.space["bias"].choices == (0, 1, False, True)
+    assert h.encoded()[:3, 0].tolist() == [1.0, 2.0, 3.0]
+
+
+def test_a_target_that_gives_none_leaves_the_trial_out_and_counts_it() -> None:
+    # a user attribute some trials did not log: float(None) raised a bare TypeError
+    study = optuna.create_study()
+    for i in range(8):
+        study.add_trial(_trial({"x": i / 8}, {"x": D.FloatDistribution(0, 1)}, float(i),
+                               user_attrs={"acc": i / 10} if i % 2 else {}))
+    h = hp.adapters.from_optuna(study, target=lambda t: t.user_attrs.get("acc"))
+    assert h.trial_ids == (1, 3, 5, 7)
+    assert h.excluded == {"no value (target gave None)": 4}
+    with pytest.raises(InvalidDataError, match=r"The value of trial 0 is 'n/a', not a number"):
+        hp.adapters.from_optuna(study, target=lambda t: t.user_attrs.get("acc", "n/a"))
+
+
+def test_a_parameter_only_in_trials_left_out_is_not_analysed_and_said_so() -> None:
+    # a branch that always diverged: momentum only in trials of value inf, and the history
+    # refused the space ("add their column"), also through Optuna's importance functions
+    study = optuna.create_study()
+    for i in range(12):
+        sgd = i % 3 == 0
+        params = {"x": i / 12, "opt": "sgd" if sgd else "adam"} | ({"m": 0.5} if sgd else {})
+        dists = {"x": D.FloatDistribution(0, 1), "opt": D.CategoricalDistribution(["sgd", "adam"])}
+        dists |= {"m": D.FloatDistribution(0, 1)} if sgd else {}
+        study.add_trial(_trial(params, dists, math.inf if sgd else i / 12))
+    with pytest.warns(hp.exceptions.ExcludedTrialsWarning,
+                      match=r"\['m'\] appear only in trials that are left out \(non-finite "
+                            r"value: 4\), so they are not analysed"):
+        h = hp.adapters.from_optuna(study)
+    assert h.space.names == ("x", "opt")
+    with pytest.raises(InvalidDataError, match=r"leave them out of params"):
+        hp.adapters.from_optuna(study, params=["x", "m"])
 
 
 def test_categorical_and_numeric_cannot_merge() -> None:
@@ -494,3 +547,14 @@ def test_a_held_parameter_is_still_held_when_the_latest_trial_explored_it():
     assert 39 in history.sampling.explored  # the latest trial moved junk
     assert study.trials[39].params["junk"] != 0.5
     assert history.sampling.unheld == ()
+
+
+def test_choices_that_compare_equal_are_one_choice() -> None:
+    # Optuna keeps 1 and 1.0 apart; the space refused "the choice 1.0 twice", and
+    # optuna's get_param_importances with our evaluator raised
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_categorical("s", [1, 1.0, 2]),
+                   n_trials=20)
+    h = hp.adapters.from_optuna(study)
+    assert h.space["s"].choices == (1, 2)
+    assert sorted(set(h.encoded()[:, 1])) == [0.0, 1.0]

@@ -129,7 +129,12 @@ def _param_from_distribution(optuna: ModuleType, name: Any, dist: Any) -> Parame
         ihigh = ilow + (ihigh - ilow) // istep * istep if istep > 0 else ihigh
         return Int(name, ilow, ihigh, log=bool(dist.log), step=istep)
     if isinstance(dist, D.CategoricalDistribution):
-        return Categorical(name, tuple(dist.choices))
+        # choices Optuna keeps apart but that compare equal (1 and 1.0) are one choice
+        # here; a bool stays apart from a number
+        unique: dict[tuple[bool, Any], Any] = {}
+        for c in dist.choices:
+            unique.setdefault((isinstance(c, bool), c), c)
+        return Categorical(name, tuple(unique.values()))
     raise InvalidSpaceError(
         f"Parameter {name!r} has a {type(dist).__name__}, which hpinsight cannot convert. "
         "Use FloatDistribution, IntDistribution or CategoricalDistribution (what "
@@ -152,10 +157,13 @@ def merge_distributions(optuna: ModuleType, name: str, dists: Sequence[Any]) -> 
         return dists[0]
     categorical = [isinstance(d, D.CategoricalDistribution) for d in dists]
     if all(categorical):
-        choices: dict[Any, None] = {}
+        # keyed apart from numbers: True == 1, and (0, 1) merged with (False, True) gave
+        # (0, 1), which then refused the trials that had True
+        choices: dict[tuple[bool, Any], Any] = {}
         for d in dists:
-            choices.update(dict.fromkeys(d.choices))
-        return D.CategoricalDistribution(tuple(choices))
+            for c in d.choices:
+                choices.setdefault((isinstance(c, bool), c), c)
+        return D.CategoricalDistribution(tuple(choices.values()))
     if any(categorical):
         raise InvalidDataError(
             f"Parameter {name!r} was suggested both as a categorical and as a number during the "
@@ -168,8 +176,10 @@ def merge_distributions(optuna: ModuleType, name: str, dists: Sequence[Any]) -> 
     high = max(d.high for d in dists)
     log = all(d.log for d in dists)
     steps = {d.step for d in dists}
+    # on one grid: each low a whole number of steps above the lowest (0.3 / 0.1 is
+    # 2.9999999999999996, whose remainder modulo 1 is next to 1, not to 0)
     aligned = len(steps) == 1 and None not in steps and all(
-        math.isclose(((d.low - low) / d.step) % 1.0, 0.0, abs_tol=1e-9) for d in dists
+        abs((k := (d.low - low) / d.step) - round(k)) <= 1e-9 * max(1.0, abs(k)) for d in dists
     )
     if all(isinstance(d, D.IntDistribution) for d in dists):
         step = dists[0].step if aligned and not log else 1
@@ -233,7 +243,8 @@ def history_from_study(
     for t in complete:
         for name, dist in t.distributions.items():
             known = seen.setdefault(name, [])
-            if dist not in known:
+            # (by repr too: Optuna finds choices (0, 1) equal to (False, True))
+            if not any(d == dist and repr(d) == repr(dist) for d in known):
                 known.append(dist)
     if params is not None:
         params = _check_params(func, params, seen)
@@ -278,8 +289,18 @@ def history_from_study(
         finite, shares = front_values(complete, directions)
         share_of = {id(t): v for t, v in zip(finite, shares, strict=True)}
         value_of = lambda t: share_of.get(id(t), math.nan)  # noqa: E731
+    n_none = 0
     for t in complete:
-        v = float(value_of(t))
+        given: Any = value_of(t)
+        if given is None:  # (a target reading a value some trials did not log)
+            n_none += 1
+            continue
+        try:
+            v = float(given)
+        except (TypeError, ValueError):
+            raise InvalidDataError(
+                f"The value of trial {t.number} is {given!r}, not a number: a target= must "
+                "return a number for each trial (or None to leave the trial out).") from None
         if not np.isfinite(v):
             n_nonfinite += 1
             continue
@@ -290,6 +311,8 @@ def history_from_study(
         kept.append(t)
     if n_nonfinite:
         excluded["non-finite value"] = n_nonfinite
+    if n_none:
+        excluded["no value (target gave None)"] = n_none
     if outside:
         excluded[OUTSIDE] = len(outside)
         named = [f"trial {number} ({what})" for number, what in outside.items()]
@@ -298,6 +321,20 @@ def history_from_study(
         else:
             warn(f"{func}: {outside_text(study.study_name, named)}",
                           ExcludedTrialsWarning, stacklevel=3)
+    unseen = [n for n in names if configs and not any(n in c for c in configs)]
+    if unseen:
+        # only in trials left out (a branch that always diverged, an enqueued value out of
+        # range): the space had them, no trial analysed gave them a value, and the
+        # history refused them, naming DataFrame columns
+        left = ", ".join(f"{n}: {k}" for n, k in sorted(excluded.items())) or "none"
+        if params is not None:
+            raise InvalidDataError(
+                f"{func}: {unseen} appear only in trials that are left out ({left}), so no "
+                "trial analysed gives them a value; leave them out of params.")
+        warn(f"{func}: {unseen} appear only in trials that are left out ({left}), so they "
+             "are not analysed.", ExcludedTrialsWarning, stacklevel=3)
+        space = space_from_optuna(cls.space_type,
+                                  {n: d for n, d in merged.items() if n not in unseen})
     if target is not None and direction is None:
         analysed_direction = _target_direction(directions, kept, values)
     return cls(
