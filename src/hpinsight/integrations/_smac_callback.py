@@ -86,6 +86,9 @@ class _Job:
     instances: Instances
     model: Any  # SMAC's surrogate (surrogate=SmacForest()) or None
     smac_target: str | None  # what SMAC's forest was trained on
+    #: The last refit, at stop_after: it runs below min_trials too (SMAC stopped with no
+    #: refit at all, and nothing to continue on, when stop_after was below min_trials)
+    final: bool = False
 
 
 def _file_safe(text: str) -> str:
@@ -104,7 +107,8 @@ class ImportanceCallback(LiveResults, Callback):
     updates :attr:`latest` and :attr:`history`, logs a one-line ranking and
     writes ``hpinsight_importance.json`` (``..._smac_surrogate.json`` with
     ``surrogate=SmacForest()``; ``hpinsight_importance.objective-err.json`` with
-    ``objective="err"``, so that callbacks on different objectives keep their own) into
+    ``objective="err"``, ``....cap-0.25.json`` with ``cap_quantile=0.25``, likewise for
+    ``budget`` and ``instances``, so that callbacks on one run keep their own) into
     the run's output folder (:attr:`result_path`).
 
     The callback never raises into SMAC (SMAC would pass the exception out of
@@ -144,9 +148,10 @@ class ImportanceCallback(LiveResults, Callback):
         analysis of all trials beside it (:meth:`~hpinsight.results.FanovaResult.beside`).
     stop_after : int, optional
         Stop SMAC gracefully once this many trials succeeded, after a last
-        refit, so that :func:`~hpinsight.integrations.smac.shrink_and_continue`
-        can continue on the important parameters (``on_tell_end`` then
-        returns False once; otherwise it always returns None).
+        refit (also below ``min_trials``), so that
+        :func:`~hpinsight.integrations.smac.shrink_and_continue` can continue on
+        the important parameters (``on_tell_end`` then returns False once;
+        otherwise it always returns None).
     write_json : bool, default=True
         Write the newest result into the run's output folder.
     final_timeout : float, default=120
@@ -246,8 +251,14 @@ class ImportanceCallback(LiveResults, Callback):
         if self._output is None or not self.write_json:
             return None
         name = SMAC_RESULT_FILE if isinstance(self.surrogate, SmacForest) else RESULT_FILE
-        if self.objective is not None:  # one callback per objective: a file each
-            name = name.replace(".json", f".objective-{_file_safe(str(self.objective))}.json")
+        # one callback per objective, cap, budget or instance handling: a file each (two
+        # callbacks differing in cap_quantile wrote one file, and one result was lost)
+        parts = [f"{key}-{_file_safe(str(value))}" for key, value in (
+            ("objective", self.objective), ("cap", self.cap_quantile), ("budget", self.budget),
+            ("instances", None if self.instances == "auto" else self.instances))
+            if value is not None]
+        if parts:
+            name = name.replace(".json", "." + ".".join(parts) + ".json")
         return self._output / name
 
     # ---------------------------------------------------------------- SMAC hooks
@@ -275,7 +286,7 @@ class ImportanceCallback(LiveResults, Callback):
                 if stop:
                     self.stopped = True
             if due:
-                self._refits.request(self._job(smbo))
+                self._refits.request(self._job(smbo, final=stop))
             if stop:
                 self._refits.wait(self.final_timeout)
                 _logger.info("hpinsight: stopping SMAC after %d successful trials (stop_after).",
@@ -306,7 +317,7 @@ class ImportanceCallback(LiveResults, Callback):
         return self._refits.wait(timeout)
 
     # ---------------------------------------------------------------- background work
-    def _job(self, smbo: Any) -> _Job:
+    def _job(self, smbo: Any, *, final: bool = False) -> _Job:
         """Copy what a refit needs, on SMAC's thread (the runhistory changes as SMAC runs)."""
         records, configs = records_from_runhistory(smbo.runhistory)
         configspace, objectives, known = run_context(getattr(smbo, "_scenario", None),
@@ -319,7 +330,7 @@ class ImportanceCallback(LiveResults, Callback):
                 target = smac_target_of(smbo)
             except SmacModelUnavailable as exc:
                 self._tell_fallback(str(exc))
-        return _Job(records, configs, configspace, objectives, known, model, target)
+        return _Job(records, configs, configspace, objectives, known, model, target, final)
 
     def _refit(self, job: _Job) -> tuple[FanovaResult, ImportanceSnapshot] | None:
         # a run of several objectives is watched for reaching its Pareto front unless
@@ -332,7 +343,8 @@ class ImportanceCallback(LiveResults, Callback):
             objectives=job.objectives, instances=self.instances, known=job.instances,
             seed=0 if self._seed is None else self._seed, budget=self.budget,
         )
-        if not self._fitter.worth_fitting(history, self.min_trials, "configurations"):
+        need = min(self.min_trials, 2) if job.final else self.min_trials
+        if not self._fitter.worth_fitting(history, need, "configurations"):
             return None
         source = self._fitter.options["surrogate"].kind
         out: tuple[FanovaResult, ImportanceSnapshot] | None = None

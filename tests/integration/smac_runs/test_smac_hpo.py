@@ -370,11 +370,17 @@ def test_a_callback_per_objective_writes_its_own_file(tmp_path):
                              seed=0, output_directory=tmp_path / "two")
     callbacks = {name: ImportanceCallback(min_trials=10, objective=name, seed=0,
                                           isolation="thread") for name in ("err", "time")}
+    # the same objective among the best trials: it wrote the first one's file
+    capped = ImportanceCallback(min_trials=10, objective="err", cap_quantile=0.25, seed=0,
+                                isolation="thread")
     HPO = smac.HyperparameterOptimizationFacade
     facade = HPO(scenario, lambda config, seed=0: {"err": config["a"], "time": config["b"]},
                  multi_objective_algorithm=HPO.get_multi_objective_algorithm(scenario),
-                 callbacks=list(callbacks.values()), overwrite=True, logging_level=40)
+                 callbacks=[*callbacks.values(), capped], overwrite=True, logging_level=40)
     facade.optimize()
+    assert capped.close(60)
+    assert capped.result_path.name == "hpinsight_importance.objective-err.cap-0.25.json"
+    assert json.loads(capped.result_path.read_text())["latest"]["cap_quantile"] == 0.25
     for name, driver in (("err", "a"), ("time", "b")):
         cb = callbacks[name]
         assert cb.close(60)
@@ -383,3 +389,22 @@ def test_a_callback_per_objective_writes_its_own_file(tmp_path):
         assert written["latest"]["objective"] == name
         assert written["latest"]["effects"][0]["params"] == [driver]
     assert not (Path(scenario.output_directory) / RESULT_FILE).exists()
+
+
+@pytest.mark.slow
+def test_stop_after_below_min_trials_still_refits_last(tmp_path):
+    # stop_after=15 with min_trials=20: SMAC stopped with no refit at all, nothing to
+    # continue on, and nothing said so
+    cs = CS.ConfigurationSpace({"a": (0.0, 1.0), "b": (0.0, 1.0)}, seed=0)
+    scenario = smac.Scenario(cs, deterministic=True, n_trials=40, seed=0,
+                             output_directory=tmp_path / "stop")
+    cb = ImportanceCallback(stop_after=15, seed=0, isolation="thread")
+    facade = smac.HyperparameterOptimizationFacade(
+        scenario, lambda config, seed=0: (config["a"] - 0.3) ** 2, callbacks=[cb],
+        overwrite=True, logging_level=40)
+    facade.optimize()
+    assert cb.stopped
+    assert cb.close(60)
+    assert [s.n_trials for s in cb.history] == [15]
+    assert cb.latest is not None
+    assert cb.latest.ranking()[0].params == ("a",)
