@@ -464,7 +464,7 @@ def importance_across_studies(
             raise InvalidDataError(
                 f"{_FUNC}: study {name!r} has {h.n_trials} usable trial(s){left}; each study "
                 f"needs at least min_trials={min_trials}. Run it longer, leave it out, or "
-                "pass a smaller min_trials.")
+                "pass a smaller min_trials (to importance_across_studies).")
     params = list(dict.fromkeys(p for h in histories for p in h.space.names))
     shared = [p for p in params if all(p in h.space.names for h in histories)]
     if not shared:
@@ -485,8 +485,17 @@ def importance_across_studies(
             desc="fANOVA per study", order=order, done=lambda i: bar.update(1), caller=_FUNC)
 
     notes: list[str] = []
+    objectives = {name: h.objective_name for name, h in zip(names, histories, strict=True)}
+    if len(set(objectives.values())) > 1:
+        # a study of several objectives read for its front beside one read for its value:
+        # one median and one rank agreement over both, and nothing said which was which
+        notes.append("The studies are compared on different values: " + "; ".join(
+            f"{name!r} on {what}" for name, what in objectives.items())
+            + ". Their shares are of different quantities; pass objective= (or "
+            "--objective) to compare them on one.")
     shares = np.full((len(names), len(params)), np.nan)
     stds = np.full_like(shares, np.nan)
+    voting: list[int] = []  # the studies whose best trials say something: the defaults'
     for s, (name, r) in enumerate(zip(names, results, strict=True)):
         missing = [p for p in params if p not in r.space.names]
         if missing:
@@ -494,13 +503,25 @@ def importance_across_studies(
                          "no share there (NaN).")
         if r.is_constant:
             notes.append(f"Study {name!r}: the model's prediction is constant (a constant "
-                         "objective), so it has no shares and is left out of the summaries.")
+                         "objective), so it has no shares and is left out of the summaries "
+                         "and the defaults (its best trials are ties).")
             continue
+        if r.signal_unshown or r.signal_doubtful:
+            # its shares are fractions of what may be noise: the single study's report
+            # calls none of them resolved, and here they counted as any other study's
+            notes.append(f"Study {name!r}: the model has not shown that it predicts its "
+                         "trials (its effects are all uncertain), so its shares may be "
+                         "noise; it is left out of the summaries and the defaults.")
+            continue
+        voting.append(s)
         for j, p in enumerate(params):
             if p in r.space.names:
                 imp = r.importance(p)
                 shares[s, j], stds[s, j] = imp.mean, imp.std
-    defaults = _defaults(names, histories, shared, params, top_n, notes)
+    keys = _study_keys(history, names)
+    voters = [histories[s] for s in voting]
+    common = [p for p in params if all(p in h.space.names for h in voters)]
+    defaults = _defaults([keys[s] for s in voting], voters, common, params, top_n, notes)
     return AcrossStudiesResult(
         studies=tuple(names), params=tuple(params), shares=shares, share_stds=stds,
         results=tuple(results), defaults=defaults, notes=tuple(notes), seed=seed,
@@ -532,9 +553,18 @@ def _study_names(given: Any) -> list[str]:
     return names
 
 
-def _defaults(names: list[str], histories: list[TrialHistory], shared: list[str],
+def _study_keys(given: Any, names: list[str]) -> list[Any]:
+    """The studies' own keys where a mapping gave them (an OpenML task id stays an int,
+    and ``defaults.for_study(31)`` finds it), else their names."""
+    return list(given) if isinstance(given, Mapping) else list(names)
+
+
+def _defaults(names: list[Any], histories: list[TrialHistory], shared: list[str],
               params: list[str], top_n: int, notes: list[str]) -> DefaultValues | None:
-    """Weerts' defaults over all studies, on the parameters they share."""
+    """Weerts' defaults over the studies given, on the parameters they share."""
+    if not histories:
+        notes.append("No defaults: no study has best trials that say anything.")
+        return None
     if len(shared) < len(params):
         notes.append("Defaults are over the parameters every study has: "
                      f"{', '.join(shared)}.")

@@ -183,6 +183,43 @@ def test_a_constant_study_is_named_and_left_out() -> None:
     assert any("'flat'" in n and "constant" in n for n in r.notes)
 
 
+def test_a_noise_study_is_left_out_and_said_so_and_a_flat_one_votes_no_defaults() -> None:
+    # a study whose model shows no signal entered the median and the rank agreement as
+    # any other (its 'z: 100 %' a fraction of noise), and a constant study's first
+    # trials, ties all, voted for the defaults and narrowed them to its parameters
+    small = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("idle", 0, 1)])
+    flat = small.sample(30, seed=5)
+    noise = SPACE.sample(30, seed=6)
+    studies = {"ok": additive(2.0, 0, n=30), "ok2": additive(3.0, 1, n=30),
+               "flat": hp.TrialHistory(small, flat, [1.0] * 30),
+               "noise": hp.TrialHistory(SPACE, noise,
+                                        np.random.default_rng(0).normal(size=30))}
+    r = hp.importance_across_studies(studies, progress=False, seed=0)
+    assert r.results[3].signal_unshown or r.results[3].signal_doubtful
+    assert np.isnan(r.shares[2:]).all()
+    assert r.rank_studies == ("ok", "ok2")
+    assert any("'noise'" in n and "left out of the summaries and the defaults" in n
+               for n in r.notes)
+    assert r.defaults is not None
+    assert set(r.defaults.values) == {"x", "z", "idle"}  # not narrowed to the flat one's
+    assert set(r.defaults.per_study) == {"ok", "ok2"}
+
+
+def test_int_study_keys_are_the_defaults_keys() -> None:
+    studies = {31: additive(1.0, 0), 53: additive(2.0, 1), 3917: additive(3.0, 2)}
+    r = hp.importance_across_studies(studies, progress=False, seed=0)
+    assert r.defaults is not None
+    assert r.defaults.for_study(31) == r.defaults.per_study[31]  # was: "No study 31"
+
+
+def test_studies_compared_on_different_values_are_said_to_be() -> None:
+    a, b = additive(1.0, 0), additive(2.0, 1)
+    b = hp.TrialHistory(b.space, b.configs, b.y, objective_name="accuracy")
+    r = hp.importance_across_studies({"a": a, "b": b}, progress=False, seed=0)
+    assert any("compared on different values: 'a' on objective; 'b' on accuracy" in n
+               for n in r.notes)
+
+
 def _fitted() -> object:
     h = additive(1.0, 0, n=20)
     return hp.fanova(h, surrogate=hp.Forest(n_trees=2), seed=0).model
