@@ -34,6 +34,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from scipy.stats import rankdata
 
 from ._decision_result import STATES, DecisionResult, ParameterDecision, fmt_cost
 from ._fanova_result import NEGLIGIBLE_SHARE, VERDICTS
@@ -76,9 +77,12 @@ def compromise_trial(histories: Mapping[str, TrialHistory]) -> int:
         raise InvalidDataError("The objectives' histories share no trial: a multi-objective "
                                "analysis needs trials with a finite value in every objective.")
     front = dominated_share(values, ["minimize"] * values.shape[1]) == 0.0
-    ranks = np.argsort(np.argsort(values, axis=0, kind="stable"), axis=0, kind="stable")
+    # tied values share their mean rank (ordinal ranks by position made the compromise,
+    # and the values decisions fix at, depend on the order of the trials)
+    ranks = rankdata(values, axis=0)
     score = np.where(front, ranks.mean(axis=1), np.inf)
-    return int(ids[int(np.argmin(score))])
+    tied = np.flatnonzero(score == score.min())
+    return int(min(ids[i] for i in tied))
 
 
 def _aligned(histories: Mapping[str, TrialHistory]) -> tuple[tuple[int, ...], NDArray[np.float64]]:

@@ -179,3 +179,22 @@ def test_a_range_one_objective_finds_a_gain_outside_of_is_widened_for_all(joint)
     gain = Explored(59, ("z",), 0.5, 0.1, 1.0)
     out = decide_jointly({"loss": loss, "speed": replace(speed, widen={"z": gain})})
     assert out.widen == {"z": gain}
+
+
+def test_the_compromise_trial_does_not_depend_on_the_order_of_tied_trials() -> None:
+    # ordinal ranks by position: with a discrete objective, the compromise (whose values a
+    # joint decision fixes at) was trial 3 with the trials in order and 11 in reverse
+    loss = np.array([0.64, 0.27, 0.04, 0.02, 0.81, 0.91, 0.61, 0.73, 0.54, 0.94, 0.82, 0.0])
+    size = np.array([2, 3, 2, 1, 3, 3, 3, 1, 1, 3, 1, 2], float)
+    space = hp.SearchSpace([hp.Float("x", 0, 1)])
+    configs = [{"x": i / 20} for i in range(12)]
+
+    def compromise(order: list[int]) -> int:
+        return compromise_trial({
+            name: hp.TrialHistory(space, [configs[i] for i in order], y[order],
+                                  trial_ids=tuple(order)) for name, y in (("loss", loss),
+                                                                          ("size", size))})
+
+    # front: 3 (0.02, 1) and 11 (0.0, 2); mean ranks with ties averaged: 2.25 and 3.5
+    assert compromise(list(range(12))) == 3
+    assert compromise(list(range(11, -1, -1))) == 3
