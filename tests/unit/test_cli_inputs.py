@@ -577,3 +577,19 @@ def test_all_studies_leaves_out_a_study_an_objective_index_does_not_reach(
     assert ("WARNING: --all-studies leaves out study 'one': --objective 1 is none of its "
             "objectives." in err)
     assert json.loads(out.read_text())["studies"] == ["a", "b"]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--study", "a", "--study", "b", "--top", "1"],
+     "--top chooses the parameters one study's report shows in detail"),
+    (["--smac-run", "{run}", "--smac-run", "{run}/"], "a --smac-run folder is given twice"),
+], ids=["top-across", "smac-run-twice"])
+def test_across_options_that_would_do_nothing_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str,
+) -> None:
+    # --top was accepted across studies and both pages came out the same; one run given
+    # twice was merged and refused as "1 SMAC runs"
+    args = [a.replace("{run}", str(tmp_path)) for a in extra]
+    storage = [] if "--smac-run" in args else ["--storage", f"sqlite:///{tmp_path / 'x.db'}"]
+    assert main(["report", *storage, *args, "--out", str(tmp_path / "r.html")]) == 2
+    assert message in capsys.readouterr().err

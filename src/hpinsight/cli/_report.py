@@ -53,7 +53,8 @@ def add_parser(sub: Any) -> None:
                         "hpinsight-report.html, or hpinsight-report.json with --json; an "
                         "existing file is replaced); '-' writes the report to stdout")
     p.add_argument("--json", action="store_true", help="write JSON for machines instead of HTML")
-    p.add_argument("--top", type=int, default=3, help="parameters shown in detail (3)")
+    p.add_argument("--top", type=int, default=None,
+                   help="parameters shown in detail (3; one study's report only)")
     p.add_argument("--objective", type=objective_argument, default=None, metavar="OBJECTIVE",
                    help="report one objective of a multi-objective study alone: an index, a "
                         "name as Optuna gives it (values_1, or a metric name) or 'front' for "
@@ -94,6 +95,16 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         _logger.error("--scheduler analyses several studies on a Dask cluster; give several "
                       "--study (or --all-studies, or several --smac-run).")
         return 2
+    if across and args.top is not None:
+        # it was accepted, and both pages came out the same
+        _logger.error("--top chooses the parameters one study's report shows in detail; the "
+                      "report across studies shows every parameter. Leave --top out.")
+        return 2
+    if args.smac_run is not None and len({p.resolve() for p in args.smac_run}) < len(
+            args.smac_run):
+        _logger.error("a --smac-run folder is given twice; give each run once.")
+        return 2
+    args.top = 3 if args.top is None else args.top
     if args.top < 1 or (args.n_trees is not None and args.n_trees < 1) or args.seed < 0:
         _logger.error("--top and --n-trees must be at least 1, --seed at least 0.")
         return 2
@@ -325,6 +336,8 @@ def _run_across(args: argparse.Namespace, target: Path | None, out: TextIO) -> i
         return 1
     if not args.json:
         import_optional("matplotlib", "hpinsight report")
+    if args.objective is not None:  # (the pages of two objectives differed in numbers only)
+        where += f", objective {args.objective}"
     title = f"hpinsight: importance across {where}"
     source = f"{where}; {left}" if left else where  # the page and the document name them
     bar = Progress(logger=_logger)
