@@ -50,8 +50,8 @@ def collected() -> Iterator[list[tuple[type[Warning], str]]]:
 def warn(message: str, category: type[Warning], stacklevel: int | None = 1) -> None:
     """``warnings.warn(message, category, stacklevel)``, unless :func:`held_back` holds
     ``category`` back in this thread. ``stacklevel`` counts as if the caller had called
-    ``warnings.warn`` itself; None: the first frame outside the package (the user's
-    line, however many of the package's calls lie between)."""
+    ``warnings.warn`` itself; None: the first frame outside the package and the
+    optimizer that called it (the user's line, however many calls lie between)."""
     if issubclass(category, _HELD.get()):
         return
     caught = _COLLECTED.get()
@@ -62,13 +62,19 @@ def warn(message: str, category: type[Warning], stacklevel: int | None = 1) -> N
                   stacklevel=_outside_package() if stacklevel is None else stacklevel + 1)
 
 
+#: Whose frames a warning skips to reach the user's line: the package's, and those of the
+#: optimizers that call it (Optuna's importance functions and plots call the evaluator,
+#: ``study.optimize`` the callback, SMAC its callback).
+_SKIPPED = frozenset({__name__.split(".")[0], "optuna", "smac"})
+
+
 def _outside_package() -> int:
     """The ``stacklevel`` of :func:`warn`'s ``warnings.warn`` at the first frame whose
-    module is not the package's."""
-    package = __name__.split(".")[0]
+    module is neither the package's nor an optimizer's that called it."""
     frame = sys._getframe(2)  # the caller of warn
     level = 2
-    while frame is not None and str(frame.f_globals.get("__name__", "")).split(".")[0] == package:
+    while frame is not None and str(frame.f_globals.get("__name__", "")).split(".")[0] \
+            in _SKIPPED:
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return level

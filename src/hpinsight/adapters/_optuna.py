@@ -260,7 +260,7 @@ def history_from_study(
             "such parameter over the union of its distributions; to analyse one version only, "
             "pass the trials before or after the change separately.",
             ChangedDistributionWarning,
-            stacklevel=3,
+            stacklevel=None,  # the user's line, however it was reached
         )
     if not merged and allow_empty:
         return None
@@ -320,7 +320,7 @@ def history_from_study(
             on_outside(named)
         else:
             warn(f"{func}: {outside_text(study.study_name, named)}",
-                          ExcludedTrialsWarning, stacklevel=3)
+                          ExcludedTrialsWarning, stacklevel=None)
     unseen = [n for n in names if configs and not any(n in c for c in configs)]
     if unseen:
         # only in trials left out (a branch that always diverged, an enqueued value out of
@@ -332,7 +332,7 @@ def history_from_study(
                 f"{func}: {unseen} appear only in trials that are left out ({left}), so no "
                 "trial analysed gives them a value; leave them out of params.")
         warn(f"{func}: {unseen} appear only in trials that are left out ({left}), so they "
-             "are not analysed.", ExcludedTrialsWarning, stacklevel=3)
+             "are not analysed.", ExcludedTrialsWarning, stacklevel=None)
         space = space_from_optuna(cls.space_type,
                                   {n: d for n, d in merged.items() if n not in unseen})
     if target is not None and direction is None:

@@ -23,7 +23,6 @@ Differences from ``optuna.importance.FanovaImportanceEvaluator``:
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -237,7 +236,7 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
                 f"{study.study_name!r} were left out of the importances because their value "
                 "is NaN or infinite.",
                 ExcludedTrialsWarning,
-                stacklevel=_outside_stacklevel(),
+                stacklevel=None,  # the user's line
             )
         # the adapter turns exactly the distributions whose single() is true into
         # one-choice categoricals: a parameter with one value has no importance
@@ -252,7 +251,7 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
                    "they say nothing yet; the evaluator's last_result gives every effect's "
                    "verdict") + ". Run more trials.",
                 FewTrialsWarning,
-                stacklevel=_outside_stacklevel(),
+                stacklevel=None,  # the user's line
             )
         if history.n_trials <= 1:
             return zeros
@@ -273,17 +272,6 @@ class FanovaImportanceEvaluator(BaseImportanceEvaluator):
             for name in names
         }
         return dict(sorted(values.items(), key=lambda kv: kv[1], reverse=True))
-
-
-def _outside_stacklevel() -> int:
-    """The ``stacklevel`` that makes a warning issued by the caller point at the first
-    frame outside hpinsight and Optuna: the user's line, whether it called ``evaluate``
-    or ``optuna.importance.get_param_importances`` (or a plot that calls it)."""
-    frame, level = sys._getframe(1), 1
-    while frame.f_back is not None and str(frame.f_globals.get("__name__", "")).partition(".")[0] \
-            in ("hpinsight", "optuna"):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _means_only(model: GP | Forest) -> GP | Forest:

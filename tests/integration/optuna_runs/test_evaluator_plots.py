@@ -185,3 +185,18 @@ def test_matplotlib_backend(study: optuna.Study) -> None:
     widths = [p.get_width() for p in ax.patches]
     assert dict(zip(labels, widths, strict=True)) == pytest.approx(expected)
     plt.close("all")
+
+
+def test_the_adapters_warnings_point_at_the_users_line_through_optuna() -> None:
+    # a changed distribution, read through get_param_importances, was said to come from
+    # a line of hpinsight's evaluator
+    D = optuna.distributions
+    s = optuna.create_study()
+    for i in range(12):
+        dist = D.FloatDistribution(0, 1) if i < 6 else D.FloatDistribution(0, 2)
+        s.add_trial(optuna.trial.create_trial(params={"x": i / 12}, distributions={"x": dist},
+                                              value=float(i)))
+    with pytest.warns(hp.exceptions.ChangedDistributionWarning) as caught:
+        optuna.importance.get_param_importances(s, evaluator=FanovaImportanceEvaluator(seed=0))
+    assert [w.filename for w in caught
+            if issubclass(w.category, hp.exceptions.ChangedDistributionWarning)] == [__file__]
