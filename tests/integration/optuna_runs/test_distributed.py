@@ -132,3 +132,25 @@ def test_watch_reports_a_missing_study_and_stops_on_sigterm(tmp_path: Path, read
         assert out.splitlines()[-1] == "stopped"
     finally:
         storage.engine.dispose()
+
+
+@pytest.mark.slow
+def test_two_worker_processes_shrink_once_at_the_studys_trial_count(tmp_path: Path) -> None:
+    # each worker's callback counted only its own trials: the decision due at 20 trials
+    # came near trial 40, and the other worker then warned that it "did not shrink"
+    spec, name = str(tmp_path / "shrink.log"), "shrink-two-workers"
+    storage = _storage(spec)
+    optuna.create_study(study_name=name, storage=storage)
+    workers = [subprocess.Popen([sys.executable, str(WORKER), spec, name, "30", str(seed),
+                                 "shrink"], stderr=subprocess.PIPE, text=True)
+               for seed in range(2)]
+    errors = [w.communicate(timeout=600)[1] for w in workers]
+    assert [w.returncode for w in workers] == [0, 0], errors
+    assert not any("did not shrink" in e for e in errors), errors
+    study = optuna.load_study(study_name=name, storage=storage)
+    (decision,) = study.user_attrs[hp.integrations.optuna.DECISIONS_KEY]
+    assert decision["action"] == "fix"
+    # on the trials numbered below the one whose end made the study's count 20 (two
+    # workers: at most one more still running)
+    assert 18 <= decision["after_trial"] <= 21
+    assert study.user_attrs["hpinsight:decision_points"] == [20]
