@@ -226,8 +226,9 @@ def _flat_reason(raw: NDArray[np.float64], y: NDArray[np.float64], cap: float | 
     if finite.size < 2 or spread_beyond_rounding(finite) is None:
         return "the objective looks constant"
     if cap is not None and spread_beyond_rounding(y[np.isfinite(y)]) is None:
-        return (f"every trial's value lies beyond the cap ({cap:g}), so capped they are all "
-                "equal; cap at a value among the trials' values (or a cap_quantile)")
+        return (f"capped at {cap:g}, the trials' values are all equal (the best ones tie "
+                "there, or every value lies beyond it); a cap farther from the best (a "
+                "larger cap_quantile) leaves them some variation")
     leaf = getattr(surrogate, "min_samples_leaf", None)
     return ("the trials' values vary, but the model did not follow them"
             + (f" (min_samples_leaf={leaf} leaves its trees no split on {raw.size} "

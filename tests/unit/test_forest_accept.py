@@ -241,7 +241,7 @@ def test_a_flat_forest_on_values_that_vary_says_why_and_rules_nothing_out() -> N
                       surrogate=hp.Forest(min_samples_leaf=5), seed=0)
     assert r.importance("x").verdict == "uncertain"
     with pytest.warns(hp.exceptions.ConstantObjectiveWarning,
-                      match=r"every trial's value lies beyond the cap \(-1\)"):
+                      match=r"capped at -1, the trials' values are all equal"):
         hp.fanova(hp.TrialHistory(space, configs, y), surrogate=hp.Forest(), cap_value=-1.0,
                   seed=0)
     with pytest.warns(hp.exceptions.ConstantObjectiveWarning,
