@@ -26,7 +26,7 @@ from ...space import Categorical, measure_of
 from .._residuals import residual_dependence
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from numpy.typing import NDArray
 
@@ -374,14 +374,20 @@ def forest_from_estimator(model: Any, n_features: int | None,
 
 
 def impute_inactive(
-    space: SearchSpace, X: NDArray[np.float64], rng: np.random.Generator
+    space: SearchSpace, X: NDArray[np.float64], rng: np.random.Generator,
+    codes: Mapping[int, NDArray[np.float64]] | None = None,
 ) -> NDArray[np.float64]:
-    """Return a copy of ``X`` with NaN entries drawn from each parameter's measure."""
+    """Return a copy of ``X`` with NaN entries drawn from each parameter's measure; a
+    column of ``codes`` (a categorical measured over some of its choices) uniformly from
+    those codes."""
     out = X.copy()
     for j, param in enumerate(space.params):
         missing = np.isnan(out[:, j])
         if missing.any():
-            out[missing, j] = measure_of(param).sample(rng, int(missing.sum()))
+            if codes is not None and j in codes:
+                out[missing, j] = rng.choice(codes[j], int(missing.sum()))
+            else:
+                out[missing, j] = measure_of(param).sample(rng, int(missing.sum()))
     return out
 
 

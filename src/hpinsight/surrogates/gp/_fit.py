@@ -125,7 +125,12 @@ def fit_gp(
     cols = make_columns(space, X, keep={p for b in blocks or () for p in b.parents})
     d = len(cols)
     units = unit_members(d, blocks or ())
-    imputed = scale_columns(cols, impute_inactive(space, X, np.random.default_rng(seeds[1])))
+    # a categorical measured over the choices its active entries took is imputed from
+    # those alone: a code outside them broke its kernel mean, (1 + (k-1) rho) / k, which
+    # holds only for the measured choices (6.7 % of the total variance off, 20 of 60 rows)
+    measured = {j: c.points for j, c in enumerate(cols) if c.categorical and c.points is not None}
+    imputed = scale_columns(cols, impute_inactive(space, X, np.random.default_rng(seeds[1]),
+                                                  measured))
     # with blocks the kernel knows inactive entries (NaN) and nothing is imputed
     U0 = scale_columns(cols, X) if blocks else imputed
     fit_rows = (np.sort(np.random.default_rng(seeds[2]).choice(n, FIT_ROWS, replace=False))
@@ -203,7 +208,8 @@ def fit_gp(
     Xs = np.empty((n_draws, n, d))
     resamples = []
     for b in range(n_draws):  # the random streams first, in order; the solves two at a time
-        Xs[b] = scale_columns(cols, impute_inactive(space, X, rng_draw)) if has_inactive else U0
+        Xs[b] = scale_columns(cols, impute_inactive(space, X, rng_draw, measured)) \
+            if has_inactive else U0
         resamples.append(np.bincount(rng_draw.integers(0, n, n), minlength=n) if n > 1 else np.ones(n, np.intp))
 
     def draw(Ub: NDArray[np.float64], counts: NDArray[np.intp]) -> NDArray[np.float64]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.special import erf
 
-from ...space import Categorical, Measure, measure_of
+from ...space import Categorical, Measure, encoded_bounds, measure_of
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -49,7 +49,13 @@ class Column:
             k = len(param.choices)
             return cls(True, 0.0, 1.0, k, None, None)
         span = m.high - m.low
-        if m.points is None or m.points.size > MAX_EXACT_POINTS or span == 0:
+        if m.points is not None and m.points.size > MAX_EXACT_POINTS:
+            # integrated as continuous over what the values' measure covers: each value's
+            # half step beyond the ends, as the measure of more values is (on [log 1,
+            # log 3000] a log integer lost the mass of 1, and 13 % of its variance)
+            low, high = encoded_bounds(param, float(param.step or 1) / 2)
+            return cls(False, low, high - low, 0, None, None)
+        if m.points is None or span == 0:
             return cls(False, m.low, span, 0, None, None)
         assert m.weights is not None
         return cls(False, m.low, span, 0, (m.points - m.low) / span, m.weights / m.weights.sum())
