@@ -770,3 +770,14 @@ def test_is_active_reads_only_the_parents_and_order_puts_parents_first():
     config = {"opt": "sgd", "momentum": 0.7, "nesterov_gamma": 0.1, "lr": 0.01}
     mask = space.active_mask(space.encode([config]))[0]
     assert [space.is_active(n, config) for n in space.names] == mask.tolist()
+
+
+@pytest.mark.parametrize(("low", "high", "step"), [
+    (0.0, 0.9, 0.3), (0.0, 1.0, 0.1), (0.1, 0.7, 0.2), (0.0, 1.05, 0.1), (-1.0, 1.0, 0.25),
+    (1e-3, 1.0, 1e-3)])
+def test_a_stepped_floats_count_of_values_is_the_grid_index_of_its_top_plus_one(low, high,
+                                                                                  step):
+    from hpinsight._shared import step_index
+
+    param = hp.Float("x", low, high, step=step)
+    assert param.n_values == step_index(low, step, high, "floor") + 1
