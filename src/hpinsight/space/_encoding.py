@@ -283,8 +283,8 @@ def is_missing(param: Parameter, value: Any) -> bool:
 
     A parameter absent from a configuration (``MISSING`` here) is missing. ``None`` and
     ``NaN`` (and pandas' ``pd.NA``) are missing too (what a DataFrame holds in an empty
-    cell), *unless* they are
-    one of a categorical's choices: ``class_weight=None`` is a setting, not a gap.
+    cell), *unless* they are one of a categorical's choices: ``class_weight=None`` is a
+    setting, not a gap.
 
     Parameters
     ----------
