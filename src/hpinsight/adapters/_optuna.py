@@ -130,17 +130,22 @@ def _param_from_distribution(optuna: ModuleType, name: Any, dist: Any) -> Parame
         return Int(name, ilow, ihigh, log=bool(dist.log), step=istep)
     if isinstance(dist, D.CategoricalDistribution):
         # choices Optuna keeps apart but that compare equal (1 and 1.0) are one choice
-        # here; a bool stays apart from a number
-        unique: dict[tuple[bool, Any], Any] = {}
-        for c in dist.choices:
-            unique.setdefault((isinstance(c, bool), c), c)
-        return Categorical(name, tuple(unique.values()))
+        return Categorical(name, _distinct(dist.choices))
     raise InvalidSpaceError(
         f"Parameter {name!r} has a {type(dist).__name__}, which hpinsight cannot convert. "
         "Use FloatDistribution, IntDistribution or CategoricalDistribution (what "
         "trial.suggest_float/suggest_int/suggest_categorical create).",
         name=name,
     )
+
+
+def _distinct(choices: Sequence[Any]) -> tuple[Any, ...]:
+    """``choices`` without repeats, the first of those that compare equal kept; a bool
+    stays apart from a number (``True == 1``), as the space's categoricals keep them."""
+    unique: dict[tuple[bool, Any], Any] = {}
+    for c in choices:
+        unique.setdefault((isinstance(c, bool), c), c)
+    return tuple(unique.values())
 
 
 def merge_distributions(optuna: ModuleType, name: str, dists: Sequence[Any]) -> Any:
@@ -157,13 +162,9 @@ def merge_distributions(optuna: ModuleType, name: str, dists: Sequence[Any]) -> 
         return dists[0]
     categorical = [isinstance(d, D.CategoricalDistribution) for d in dists]
     if all(categorical):
-        # keyed apart from numbers: True == 1, and (0, 1) merged with (False, True) gave
-        # (0, 1), which then refused the trials that had True
-        choices: dict[tuple[bool, Any], Any] = {}
-        for d in dists:
-            for c in d.choices:
-                choices.setdefault((isinstance(c, bool), c), c)
-        return D.CategoricalDistribution(tuple(choices.values()))
+        # (0, 1) merged with (False, True) gave (0, 1), which then refused the trials
+        # that had True
+        return D.CategoricalDistribution(_distinct([c for d in dists for c in d.choices]))
     if any(categorical):
         raise InvalidDataError(
             f"Parameter {name!r} was suggested both as a categorical and as a number during the "
