@@ -148,6 +148,18 @@ def _distinct(choices: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(unique.values())
 
 
+def _same_distribution(a: Any, b: Any) -> bool:
+    """Whether two of a parameter's Optuna distributions are one: equal, and for a
+    categorical also by repr, as Optuna finds choices ``(0, 1)`` equal to
+    ``(False, True)``. Only a categorical's repr is read: reading every trial's cost a
+    1,000-trial study of ten floats 0.045 s a read, about half of reading it."""
+    if a is b:
+        return True
+    if a != b:
+        return False
+    return not hasattr(a, "choices") or repr(a) == repr(b)
+
+
 def merge_distributions(optuna: ModuleType, name: str, dists: Sequence[Any]) -> Any:
     """The smallest Optuna distribution that holds every value of ``dists``.
 
@@ -244,8 +256,7 @@ def history_from_study(
     for t in complete:
         for name, dist in t.distributions.items():
             known = seen.setdefault(name, [])
-            # (by repr too: Optuna finds choices (0, 1) equal to (False, True))
-            if not any(d == dist and repr(d) == repr(dist) for d in known):
+            if not any(_same_distribution(d, dist) for d in known):
                 known.append(dist)
     if params is not None:
         params = _check_params(func, params, seen)
