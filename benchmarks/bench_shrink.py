@@ -584,9 +584,12 @@ def run_smac(problem_name: str, arm: str, seed: int, budget: int, shrink_after: 
     if arm == "full":
         facade("full", []).optimize()
     elif arm in ("auto", "restart"):
-        # the Optuna callback's first decision: at --shrink-after, or at 5 trials per
-        # parameter when that is later (nothing is safe to fix before)
-        first = max(shrink_after, 5 * len(list(space.values())))
+        # the Optuna callback's first decision: at --shrink-after, or once there are
+        # MIN_TRIALS_PER_PARAM trials per parameter when that is later (nothing is safe
+        # to fix before)
+        from hpinsight._decision_result import MIN_TRIALS_PER_PARAM
+
+        first = max(shrink_after, math.ceil(MIN_TRIALS_PER_PARAM * len(list(space.values()))))
         decisions: list[dict[str, Any]] = []
         if first < budget:
             cb = ImportanceCallback(seed=seed, stop_after=first)

@@ -565,7 +565,7 @@ class DecisionResult:
             "Safe to fix: every effect it takes part in is indistinguishable from nothing "
             "or too small to matter, "
             f"the {self.confidence:.0%} quantile of its cost of fixing is within the margin "
-            f"({margin}), there are at least {MIN_TRIALS_PER_PARAM} trials per parameter, and "
+            f"({margin}), there are at least {MIN_TRIALS_PER_PARAM:g} trials per parameter, and "
             "an effect the noise could hide in its trials would cost no more than the margin "
             f"({HIDDEN_COST:g} noise standard deviations over the square root of its trials), "
             "and the Gaussian process's fits to the objective's values and to their ranks do "

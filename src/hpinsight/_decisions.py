@@ -772,7 +772,8 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                             if math.isfinite(d.cost_upper) and not d.cost_upper <= margin else
                             f"{n_trials} trials of {n_params} parameters are too few to rule "
                             "out a small effect that is costly near the best (at least "
-                            f"{MIN_TRIALS_PER_PARAM * n_params}, {MIN_TRIALS_PER_PARAM} per "
+                            f"{math.ceil(MIN_TRIALS_PER_PARAM * n_params)}, "
+                            f"{MIN_TRIALS_PER_PARAM:g} per "
                             "parameter, are needed)."
                             if math.isfinite(d.cost_upper) else
                             "the cost of fixing it was not estimated (it needs at least "
