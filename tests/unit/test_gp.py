@@ -1412,15 +1412,47 @@ def test_an_imputed_categorical_measured_over_its_seen_choices_decomposes_exactl
     _check_every_effect(gp, nodes, weights, space)
 
 
-def test_a_log_integer_of_many_values_is_integrated_over_its_measures_range() -> None:
-    # more than MAX_EXACT_POINTS values: integrated as continuous, over [log 1, log 3000]
-    # where the measure spans [log 0.5, log 3000.5] (the value 1 holds 13 % of it), and
-    # the total variance came out 12.8 % low
-    space = hp.SearchSpace([hp.Int("k", 1, 3000, log=True), hp.Float("x", 0, 1)])
+@pytest.mark.parametrize(("param", "values", "points_kept"), [
+    # the head of a log scale (each of its first values holds more of the measure than
+    # the next) kept as points, the rest integrated over their cells
+    (hp.Int("k", 1, 3000, log=True), np.arange(1, 3001.0), True),
+    (hp.Int("k", 2, 4096, log=True), np.arange(2, 4097.0), True),
+    # a linear scale of so many values: every cell narrow, integrated as continuous
+    (hp.Int("k", 0, 5000), np.arange(0, 5001.0), False),
+])
+def test_an_integer_of_many_values_is_integrated_over_its_exact_measure(
+        param: hp.Int, values: np.ndarray, points_kept: bool) -> None:
+    # more than MAX_EXACT_POINTS values: integrated as continuous over [log 1, log 3000],
+    # the total variance was 12.8 % low; over [log 0.5, log 3000.5] it was 2.7 % high, as
+    # the value 1 holds 13 % of the measure. Against the sum over every value, with
+    # Optuna's weights (each value's cell on the log scale):
+    space = hp.SearchSpace([param, hp.Float("x", 0, 1)])
     configs = space.sample(60, seed=0)
-    y = np.array([math.log(c["k"]) + c["x"] for c in configs])
+    y = np.array([math.log(c["k"] + 1) + math.sin(4 * c["x"]) for c in configs])
     y = y + np.random.default_rng(0).normal(0.0, 0.05, y.size)
     gp = fit_gp(space, space.encode(configs), y, n_draws=2, seed=0)
-    k, wk = _gauss_legendre(math.log(0.5), math.log(3000.5), panels=8)
+    assert (gp.columns[0].points is not None) == points_kept
+    if param.log:
+        k = np.log(values)
+        wk = np.diff(np.log(np.r_[values - 0.5, values[-1] + 0.5]))
+    else:
+        k, wk = values, np.ones(values.size)
+    wk = wk / wk.sum()
     x, wx = _gauss_legendre(0.0, 1.0)
-    _check_every_effect(gp, [k, x], [wk, wx], space)
+    weights = [wk, wx]
+    grid = np.column_stack([m.ravel() for m in np.meshgrid(k, x, indexing="ij")])
+    pred = gp.predict_per_draw(grid).reshape(gp.n_draws, k.size, x.size)
+    subsets = [(0,), (1,), (0, 1)]
+    variances, total, means = decompose_gp(gp, subsets)
+    for b in range(gp.n_draws):
+        f = pred[b]
+        f0 = _expect(f, weights, (0, 1)).item()
+        assert means[b] == pytest.approx(f0, rel=1e-6, abs=1e-9)
+        assert total[b] == pytest.approx(_expect((f - f0) ** 2, weights, (0, 1)).item(), rel=1e-5)
+        main_k = f @ wx - f0
+        main_x = wk @ f - f0
+        assert variances[b, 0] == pytest.approx(wk @ main_k**2, rel=1e-5)
+        assert variances[b, 1] == pytest.approx(wx @ main_x**2, rel=1e-5)
+        pair = f - f0 - main_k[:, None] - main_x[None, :]
+        assert variances[b, 2] == pytest.approx(_expect(pair**2, weights, (0, 1)).item(),
+                                                rel=1e-4, abs=1e-9 * total[b])

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 #: Discrete columns with more values are integrated as continuous (see ``hpinsight.surrogates.gp``).
 MAX_EXACT_POINTS = 1024
+#: The shortest length scale a fit may give (``_likelihood.LENGTH_BOUNDS``), in units of
+#: the rescaled range [0, 1].
+LENGTH_MIN = 1e-2
 _SQRT2 = math.sqrt(2.0)
 
 
@@ -50,11 +53,16 @@ class Column:
             return cls(True, 0.0, 1.0, k, None, None)
         span = m.high - m.low
         if m.points is not None and m.points.size > MAX_EXACT_POINTS:
-            # integrated as continuous over what the values' measure covers: each value's
-            # half step beyond the ends, as the measure of more values is (on [log 1,
-            # log 3000] a log integer lost the mass of 1, and 13 % of its variance)
+            # scaled over what the values' measure covers: each value's half step beyond
+            # the ends (on [log 1, log 3000] a log integer lost the mass of 1, and 13 %
+            # of its variance)
             low, high = encoded_bounds(param, float(param.step or 1) / 2)
-            return cls(False, low, high - low, 0, None, None)
+            assert m.weights is not None
+            head = _wide_cells(m.weights / m.weights.sum())
+            if not head:  # every value's cell narrow: integrated as continuous
+                return cls(False, low, high - low, 0, None, None)
+            points, weights = _head_and_tail(m.points, m.weights, head, low, high)
+            return cls(False, low, high - low, 0, points, weights)
         if m.points is None or span == 0:
             return cls(False, m.low, span, 0, None, None)
         assert m.weights is not None
@@ -66,6 +74,44 @@ class Column:
         if self.span == 0:
             return np.zeros_like(x)
         return (x - self.low) / self.span
+
+
+#: A discrete column of more than ``MAX_EXACT_POINTS`` values keeps as points those whose
+#: cell (the measure's share of each value, Optuna's: on a log scale ``log(v + 1/2) -
+#: log(v - 1/2)``) is wider than this share of the range, the head of a log scale; the
+#: others are integrated as continuous over their cells, as every value of a linear
+#: scale of so many values is. Replacing a value by its cell moves an integral of the
+#: kernel by about ``w^2 / (24 l^2)`` of it for a cell of width ``w`` (the midpoint
+#: rule): at most 4e-4 at the shortest length scale (``LENGTH_MIN``).
+TAIL_CELL = 1.0 / MAX_EXACT_POINTS
+
+
+def _wide_cells(shares: NDArray[np.float64]) -> int:
+    """How many of the first values have a cell wider than :data:`TAIL_CELL` (of a
+    range whose cells sum to 1): the values of a log scale's head, each of which holds
+    more of the measure than the next; none on a linear scale of so many values."""
+    narrow = np.flatnonzero(shares <= TAIL_CELL)
+    return int(narrow[0]) if narrow.size else shares.size
+
+
+def _head_and_tail(
+    points: NDArray[np.float64], weights: NDArray[np.float64], head: int, low: float, high: float,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Nodes and weights (summing to 1, inputs scaled to ``[low, high]``) of a discrete
+    measure of many values: its first ``head`` values as they are, and the rest uniform
+    over their cells, by composite Gauss-Legendre panels of ``_PANEL_WIDTH`` times the
+    shortest length scale (as :func:`_nodes` integrates a continuous column)."""
+    span = high - low
+    shares = weights / weights.sum()
+    start = float(shares[:head].sum())  # the tail's first edge: the head's cells end there
+    panels = max(1, math.ceil((1.0 - start) / (_PANEL_WIDTH * LENGTH_MIN)))
+    x, w = _GL
+    h = (1.0 - start) / panels
+    edges = start + np.arange(panels) * h
+    tail = (edges[:, None] + 0.5 * h * (x + 1.0)).ravel()
+    tail_weights = np.tile(0.5 * h * w, panels) * (float(shares[head:].sum()) / (1.0 - start))
+    return (np.concatenate(((points[:head] - low) / span, tail)),
+            np.concatenate((shares[:head], tail_weights)))
 
 
 def make_columns(space: SearchSpace, X: NDArray[np.float64] | None = None,

@@ -19,7 +19,7 @@ from scipy.stats import rankdata
 
 from ...exceptions import InvalidArgumentError
 from ._blocks import Block
-from ._kernel import Column, kernel_parts
+from ._kernel import LENGTH_MIN, Column, kernel_parts
 from ._lapack import cholesky, cholesky_inverse, cholesky_solve
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 #: Length-scale bounds, in units of the rescaled range [0, 1].
-LENGTH_BOUNDS = (1e-2, 1e2)
+LENGTH_BOUNDS = (LENGTH_MIN, 1e2)
 #: Bounds of the product variance, in units of the standardized objective.
 VARIANCE_BOUNDS = (1e-4, 1e2)
 #: Bounds of each unit's additive variance times ``#A`` (the number of additive units).
