@@ -430,17 +430,23 @@ def sampling_of(study: Any, trials: Sequence[Any],
                 n_held[name] = n_held.get(name, 0) + 1
             if name in t.params and t.number >= latest.get(name, (-1, True))[0]:
                 latest[name] = (t.number, _same(t.params[name], value))
-        for name in dict(under.get("ranges") or {}):
-            if name in t.params:
+        for name, bounds in dict(under.get("ranges") or {}).items():
+            # (a range that misses the trial's distribution is ignored for it)
+            if name in t.params and _meets(t.distributions.get(name), bounds):
                 n_narrowed[name] = n_narrowed.get(name, 0) + 1
-        # the parameters the trial moved: active, and away from the value they are held at
-        # or outside the range they are narrowed to (an enqueued trial, or a spread value
-        # that lands on the held one or in the range, moved nothing)
+        # the parameters the trial moved: active, and away from the value they were held at
+        # or outside the range they were narrowed to when it ran (an enqueued trial, or a
+        # spread value that lands on the held one or in the range, moved nothing); a trial
+        # marked before the mark kept that, against the restriction in force
         spread = under.get("explored")
         if isinstance(spread, list | tuple) and spread:
+            held = under.get("held")
+            was_fixed, was_ranges = ((dict(held.get("fixed") or {}),
+                                      dict(held.get("ranges") or {}))
+                                     if isinstance(held, Mapping) else (fixed, ranges))
             moved = tuple(str(n) for n in spread if n in t.params
-                          and not (n in fixed and _same(t.params[n], fixed[n]))
-                          and not (n in ranges and _within(t.params[n], ranges[n])))
+                          and not (n in was_fixed and _same(t.params[n], was_fixed[n]))
+                          and not (n in was_ranges and _within(t.params[n], was_ranges[n])))
             if moved:
                 explored[t.number] = moved
     # trials carry the mark from 0.1 on; without any, the counts are unknown
@@ -468,6 +474,16 @@ def sampling_of(study: Any, trials: Sequence[Any],
                           explored=explored,
                           unheld=tuple(sorted(n for n, (_, same) in latest.items()
                                               if not same and n in fixed)))
+
+
+def _meets(dist: Any, bounds: Any) -> bool:
+    """Whether a narrowed range ``bounds`` overlaps numeric distribution ``dist`` (one
+    the sampler could narrow); True where either cannot be read."""
+    try:
+        low, high = float(bounds[0]), float(bounds[1])
+        return bool(low <= dist.high and dist.low <= high)
+    except (AttributeError, TypeError, ValueError, IndexError):
+        return True
 
 
 def _within(value: Any, bounds: tuple[float, float]) -> bool:

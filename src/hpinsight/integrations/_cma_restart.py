@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import pickle
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -113,7 +113,8 @@ def same_space(study: optuna.Study, key: list[Any] | None, **kwargs: Any) -> opt
 
 def cma_view(sampler: optuna.samplers.CmaEsSampler, study: optuna.Study, trial: FrozenTrial,
              key: list[Any] | None, search_space: dict[str, BaseDistribution],
-             narrow: Callable[[BaseDistribution, tuple[float, float] | None], BaseDistribution],
+             narrow: Callable[[Mapping[str, BaseDistribution], Collection[str],
+                               Mapping[str, tuple[float, float]]], dict[str, BaseDistribution]],
              ) -> optuna.Study:
     """What ``sampler.sample_relative`` should see to sample ``search_space`` for ``trial``,
     the space of restriction ``key``."""
@@ -141,7 +142,8 @@ def _last_state(sampler: Any, trials: list[FrozenTrial]) -> FrozenTrial | None:
 
 def _marginal(sampler: Any, last: FrozenTrial, search_space: dict[str, BaseDistribution],
               whole: dict[str, BaseDistribution],
-              narrow: Callable[[BaseDistribution, tuple[float, float] | None], BaseDistribution],
+              narrow: Callable[[Mapping[str, BaseDistribution], Collection[str],
+                               Mapping[str, tuple[float, float]]], dict[str, BaseDistribution]],
               key: list[Any] | None) -> FrozenTrial | None:
     """A finished stand-in trial holding CMA-ES restarted in ``search_space`` from the
     marginal of the state stored in ``last``; None when that state is not plain CMA-ES of
@@ -154,7 +156,7 @@ def _marginal(sampler: Any, last: FrozenTrial, search_space: dict[str, BaseDistr
         return None
     old_key = space_of(last) or [[], []]
     old_fixed, old_ranges = set(old_key[0]), {k: tuple(v) for k, v in old_key[1]}
-    old_space = {n: narrow(d, old_ranges.get(n)) for n, d in whole.items() if n not in old_fixed}
+    old_space = narrow(whole, old_fixed, old_ranges)
     if len(old_space) != old.dim or not search_space:
         return None
     raw_old = _SearchSpaceTransform(old_space, transform_step=True).bounds

@@ -428,6 +428,7 @@ class Refitter:
             # first decision left out an optimum the model's main effect already put
             # there, and one run ended 19.4 times the full space's best; widened, none)
             ranges, widened = with_spans(ranges, spans, history.space)
+            ranges = narrower(ranges, history.space)
         after = {n: v for n, v in held.items() if n not in release_now and n not in unheld} \
             | fix_now
         # a narrowed parameter found safe to fix later is fixed: its range goes (a
@@ -621,6 +622,21 @@ def best_ranges(
         values = [history.configs[i][name] for i in order if name in history.configs[i]]
         if len(values) >= 2 and min(values) < max(values):
             out[name] = (float(min(values)), float(max(values)))
+    return narrower(out, history.space)
+
+
+def narrower(ranges: dict[str, tuple[float, float]], space: SearchSpace,
+             ) -> dict[str, tuple[float, float]]:
+    """``ranges`` less those that hold their parameter's whole range: such a "narrowing"
+    restricts nothing, yet the page listed it as a restriction in force and counted its
+    trials as narrowed (an integer's best trials on a Pareto front spanned its range)."""
+    from ..space import Categorical
+
+    out = {}
+    for name, (low, high) in ranges.items():
+        param = space[name]
+        if isinstance(param, Categorical) or low > param.low or high < param.high:
+            out[name] = (low, high)
     return out
 
 

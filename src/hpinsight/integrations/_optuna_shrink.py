@@ -79,7 +79,7 @@ from __future__ import annotations
 import math
 import threading
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -155,7 +155,9 @@ def restrict(
         parameter's own units). A range that misses a trial's distribution,
         or holds none of its step values, is ignored for that trial.
     after_trial : int, optional
-        Number of the last finished trial the decision was based on.
+        Number of the last finished trial the decision was based on. Default: the
+        study's last finished trial, so that a report can tell the trials that ran
+        under the restriction from those before it.
 
     Returns
     -------
@@ -177,6 +179,8 @@ def restrict(
     True
     >>> _ = release(study)
     """
+    if after_trial is None:
+        after_trial = _last_finished(study)
     return record_restriction(study, fixed, why=why, ranges=ranges, after_trial=after_trial,
                               check=True)
 
@@ -330,7 +334,10 @@ class ShrinkingSampler(BaseSampler):
                                 "ranges": {k: list(v) for k, v in ranges.items()},
                                 "space": space_key(fixed, ranges)}
         if (fixed or ranges) and self.explores(trial.number):
-            mark.update(fixed={}, ranges={}, explored=sorted({*fixed, *ranges}))
+            # what it spreads is judged against what was held when it ran ("held"), not
+            # against a later restriction
+            mark.update(fixed={}, ranges={}, explored=sorted({*fixed, *ranges}),
+                        held={"fixed": mark["fixed"], "ranges": mark["ranges"]})
         with self._lock:
             self._snapshots[_key(study, trial)] = snapshot
         if fixed or ranges:  # the trial says what it was sampled under (reports count it)
@@ -350,10 +357,9 @@ class ShrinkingSampler(BaseSampler):
             # its history pointed past; a proposal outside the range is left to
             # sample_independent, which draws within it
             return {name: d for name, d in space.items() if name not in fixed}
-        return {  # CMA-ES restarts in the space of each restriction, GPSampler optimizes
-            # its acquisition within the narrowed bounds
-            name: _narrow(d, ranges.get(name)) for name, d in space.items() if name not in fixed
-        }
+        # CMA-ES restarts in the space of each restriction, GPSampler optimizes its
+        # acquisition within the narrowed bounds
+        return narrowed_space(space, fixed, ranges)
 
     def sample_relative(
         self,
@@ -366,7 +372,7 @@ class ShrinkingSampler(BaseSampler):
         if self._restarts and search_space:
             assert isinstance(self._base, optuna.samplers.CmaEsSampler)
             seen = cma_view(self._base, study, trial, space_key(fixed, ranges), search_space,
-                            _narrow)
+                            narrowed_space)
         proposed = self._base.sample_relative(seen, trial, search_space)
         if not (fixed or ranges):
             return proposed
@@ -405,6 +411,10 @@ class ShrinkingSampler(BaseSampler):
         if param_name in fixed and _fits(param_distribution, fixed[param_name]):
             return _native(param_distribution, fixed[param_name])
         narrowed = _narrow(param_distribution, ranges.get(param_name))
+        if narrowed.single():  # a range of one value: no sampler is asked (TPE drew NaN)
+            assert isinstance(narrowed, optuna.distributions.FloatDistribution
+                              | optuna.distributions.IntDistribution)
+            return _native(narrowed, narrowed.low)
         # a restarted CMA-ES counts its startup trials in its own space
         seen = same_space(study, space_key(fixed, ranges)) if self._restarts else study
         return self._base.sample_independent(seen, trial, param_name, narrowed)
@@ -457,9 +467,17 @@ def _spread(dist: BaseDistribution, k: int, name: str) -> Any:
     return _clip(dist, value)
 
 
+def _stored(study: optuna.Study) -> Any:
+    """The restriction stored in ``study``, read from its storage: a sampler may be handed
+    a view of the study that has no ``user_attrs`` (``HyperbandPruner`` gives it one per
+    bracket, which refused the attribute and stopped the first trial); the storage and
+    the study's id are what every view keeps."""
+    return study._storage.get_study_user_attrs(study._study_id).get(RESTRICTION_KEY)
+
+
 def _read(study: optuna.Study) -> _Restriction:
     """(fixed values, narrowed ranges) stored in the study; anything malformed is ignored."""
-    stored = study.user_attrs.get(RESTRICTION_KEY)
+    stored = _stored(study)
     if not isinstance(stored, Mapping):
         return {}, {}
     fixed = stored.get("fixed")
@@ -471,6 +489,21 @@ def _read(study: optuna.Study) -> _Restriction:
                     and all(isinstance(b, int | float) for b in bounds)):
                 narrowed[str(name)] = (float(bounds[0]), float(bounds[1]))
     return (dict(fixed) if isinstance(fixed, Mapping) else {}), narrowed
+
+
+def narrowed_space(space: Mapping[str, BaseDistribution], fixed: Collection[str],
+                   ranges: Mapping[str, tuple[float, float]]) -> dict[str, BaseDistribution]:
+    """``space`` less the fixed parameters, each other one narrowed to its range, and
+    those narrowed to a single value left out, as Optuna leaves out a distribution of one
+    value: such a range handed to CMA-ES divided by its zero width, and the value is
+    :meth:`ShrinkingSampler.sample_independent`'s to give."""
+    out = {}
+    for name, dist in space.items():
+        if name not in fixed:
+            narrowed = _narrow(dist, ranges.get(name))
+            if not narrowed.single():
+                out[name] = narrowed
+    return out
 
 
 def _narrow(dist: BaseDistribution, bounds: tuple[float, float] | None) -> BaseDistribution:
@@ -582,41 +615,52 @@ def _check_against_trials(study: optuna.Study, fixed: Mapping[str, Any],
     names = set(fixed) | set(narrowed)
     if not names:
         return
-    seen: dict[str, list[BaseDistribution]] = {}
-    known: set[str] = set()
-    for trial in study.get_trials(deepcopy=False):
-        known.update(trial.distributions)
-        for name in names & trial.distributions.keys():
-            dist = trial.distributions[name]
-            if dist not in seen.setdefault(name, []):
-                seen[name].append(dist)
-    for name, value in fixed.items():
-        if name in seen and not any(_fits(d, value) for d in seen[name]):
-            raise InvalidArgumentError(
-                f"restrict cannot fix {name!r} at {value!r}: the trials of study "
-                f"{study.study_name!r} sample it from {_describe_all(seen[name])}, so no trial "
-                "could take that value. Give a value of that distribution.")
-    D = optuna.distributions
-    for name, (low, high) in narrowed.items():
-        dists = seen.get(name, [])
-        if dists and all(isinstance(d, D.CategoricalDistribution) for d in dists):
-            raise InvalidArgumentError(
-                f"restrict cannot narrow {name!r}: it is categorical ({_describe_all(dists)}); "
-                "a range narrows a number. Fix it with 'fixed' instead.")
-        numeric = [d for d in dists if isinstance(d, D.FloatDistribution | D.IntDistribution)]
-        if numeric and not any(_holds_a_value(d, low, high) for d in numeric):
-            # (a range between two values of a step grid was taken, ignored by the
-            # sampler, and counted as narrowing in the reports)
-            raise InvalidArgumentError(
-                f"restrict cannot narrow {name!r} to [{low:g}, {high:g}]: the trials of study "
-                f"{study.study_name!r} sample it from {_describe_all(numeric)}, and that "
-                "range holds none of its values. Give a range that holds at least one.")
+    trials = study.get_trials(deepcopy=False)
+    problem = next(iter(_untakeable(study.study_name, trials, fixed, narrowed)), None)
+    if problem is not None:
+        raise InvalidArgumentError(f"restrict cannot {problem}")
+    known = {name for trial in trials for name in trial.distributions}
     unseen = sorted(names - known)
     if unseen and known:
         warn(
             f"restrict: no trial of study {study.study_name!r} has the parameter(s) {unseen} "
             f"(its trials have {sorted(known)}); the restriction holds for a trial that "
             "suggests one, and a misspelt name is never held.", UserWarning, stacklevel=4)
+
+
+def _untakeable(study_name: str, trials: Sequence[FrozenTrial], fixed: Mapping[str, Any],
+                narrowed: Mapping[str, Sequence[float]]) -> list[str]:
+    """What of a restriction no trial of ``trials`` could take, each as the end of a
+    sentence that begins "restrict cannot" (a fixed value no distribution of the
+    parameter holds, a range on a categorical or holding none of its values)."""
+    names = set(fixed) | set(narrowed)
+    seen: dict[str, list[BaseDistribution]] = {}
+    for trial in trials:
+        for name in names & trial.distributions.keys():
+            dist = trial.distributions[name]
+            if dist not in seen.setdefault(name, []):
+                seen[name].append(dist)
+    out = []
+    for name, value in fixed.items():
+        if name in seen and not any(_fits(d, value) for d in seen[name]):
+            out.append(f"fix {name!r} at {value!r}: the trials of study {study_name!r} sample "
+                       f"it from {_describe_all(seen[name])}, so no trial could take that "
+                       "value. Give a value of that distribution.")
+    D = optuna.distributions
+    for name, (low, high) in narrowed.items():
+        dists = seen.get(name, [])
+        if dists and all(isinstance(d, D.CategoricalDistribution) for d in dists):
+            out.append(f"narrow {name!r}: it is categorical ({_describe_all(dists)}); a range "
+                       "narrows a number. Fix it with 'fixed' instead.")
+            continue
+        numeric = [d for d in dists if isinstance(d, D.FloatDistribution | D.IntDistribution)]
+        if numeric and not any(_holds_a_value(d, low, high) for d in numeric):
+            # (a range between two values of a step grid was taken, ignored by the
+            # sampler, and counted as narrowing in the reports)
+            out.append(f"narrow {name!r} to [{low:g}, {high:g}]: the trials of study "
+                       f"{study_name!r} sample it from {_describe_all(numeric)}, and that "
+                       "range holds none of its values. Give a range that holds at least one.")
+    return out
 
 
 def _describe_all(dists: Sequence[BaseDistribution]) -> str:
@@ -661,13 +705,21 @@ def _check_names_once_run(study: optuna.Study, trial: FrozenTrial) -> None:
     before the study had a trial (its ``"unchecked"`` names; one written later was
     checked then, and the live decisions name the trials' own parameters): a misspelt
     name was held in no trial, and nothing said so."""
-    stored = study.user_attrs.get(RESTRICTION_KEY)
+    stored = _stored(study)
     names = stored.get("unchecked") if isinstance(stored, Mapping) else None
     if not isinstance(names, list) or not names:
         return
-    known: set[str] = set(trial.distributions)  # (not yet stored as finished)
-    for t in study.get_trials(deepcopy=False):
-        known.update(t.distributions)
+    # every trial of the study, not those of a view's (a Hyperband bracket's) alone, and
+    # this one, not yet stored as finished
+    trials = [*study._storage.get_all_trials(study._study_id, deepcopy=False), trial]
+    known = {name for t in trials for name in t.distributions}
+    # what restrict refuses once the study has a trial, said now (not raised: the study runs)
+    fixed, ranges = _read(study)
+    for problem in _untakeable(study.study_name, trials, fixed, ranges):
+        warn(f"ShrinkingSampler: the restriction of study {study.study_name!r}, written "
+             f"before its first trial, cannot {problem} (Meanwhile the sampler leaves the "
+             "parameter free in the trials that cannot take it.)", UserWarning,
+             stacklevel=None)
     unseen = sorted(set(map(str, names)) - known)
     if unseen:
         warn(f"ShrinkingSampler: the restriction of study {study.study_name!r} names "

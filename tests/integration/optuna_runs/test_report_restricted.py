@@ -151,15 +151,16 @@ def test_trials_held_at_an_earlier_value_are_not_counted_as_held_at_todays() -> 
 
 def test_a_decision_without_its_trial_and_a_short_study_s_unvaried_value_print_as_values() -> None:
     # restrict() without after_trial (optional, as in the README) put "None" in the table's
-    # "after trial" cell; and in a study of 8 trials a parameter left at 64 in all of them
-    # "ran it at None" (its value was read only beyond MIN_ACTIVE_TRIALS)
+    # "after trial" cell; it now records the study's last finished trial. And in a study
+    # of 8 trials a parameter left at 64 in all of them "ran it at None" (its value was
+    # read only beyond MIN_ACTIVE_TRIALS)
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
     study.optimize(objective, n_trials=20)
     restrict(study, {"noise": 0.5}, why="by hand")
     study.optimize(objective, n_trials=10)
     page = hp.report(study, seed=0).html()
     table = page[page.index("<th>after trial</th>"):]
-    assert re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td>", table)[0] == ("", "fix")
+    assert re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td>", table)[0] == ("19", "fix")
 
     def short(t: optuna.Trial) -> float:
         t.suggest_int("units", 16, 256)

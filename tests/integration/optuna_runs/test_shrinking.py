@@ -129,7 +129,8 @@ def test_parallel_trials_each_see_one_restriction() -> None:
 def test_a_fixed_value_outside_a_changed_range_is_not_forced() -> None:
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
     ShrinkingSampler.restrict(study, {"x": 5.0}, why="test")
-    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=5)
+    with pytest.warns(UserWarning, match=r"cannot fix 'x' at 5\.0: .* float in \[0, 1\]"):
+        study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=5)
     assert all(0 <= t.params["x"] <= 1 for t in study.trials)
     assert len({t.params["x"] for t in study.trials}) == 5
 
@@ -222,9 +223,11 @@ def test_narrowing_keeps_kind_scale_and_step(dist: Any, bounds: Any, expected: A
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0),
                                                          explore_every=None))
     restrict(study, {}, ranges={"p": bounds}, why="test")
-    study.optimize(
-        lambda t: float(t._suggest("p", dist)), n_trials=25
-    )
+    # a range holding none of the values is said at the first trial (restrict, with no
+    # trial yet, could not tell), and ignored
+    with (pytest.warns(UserWarning, match="that range holds none of its values")
+          if expected is None else contextlib.nullcontext()):
+        study.optimize(lambda t: float(t._suggest("p", dist)), n_trials=25)
     values = [t.params["p"] for t in study.trials]
     assert all(dist._contains(dist.to_internal_repr(v)) for v in values)
     if expected is None:  # not narrowed: the whole distribution stays reachable
@@ -1353,3 +1356,67 @@ def test_with_several_objectives_a_narrowed_range_holds_the_whole_front() -> Non
     tied = hp.TrialHistory(space, [{"x": v} for v in np.linspace(0, 1, 12)],
                            [0.0] * 8 + [1.0] * 4)
     assert best_ranges(tied, ["x"], 0.25)["x"] == (0.0, pytest.approx(7 / 11))
+
+
+def _lr_layers(t: optuna.Trial) -> float:
+    return t.suggest_float("lr", 1e-5, 1, log=True) + t.suggest_int("layers", 1, 4)
+
+
+def test_a_restriction_written_before_the_first_trial_is_checked_at_it() -> None:
+    # restrict refuses these once the study has a trial; before, they were taken without
+    # a word, never held, and the report counted every trial as narrowed in 'layers'
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    restrict(study, {"lr": 10.0}, ranges={"layers": (7, 9)}, why="before the first trial")
+    with pytest.warns(UserWarning, match="written before its first trial") as caught:
+        study.optimize(_lr_layers, n_trials=10)
+    said = [str(w.message) for w in caught]
+    assert sum("cannot fix 'lr' at 10.0" in m for m in said) == 1
+    assert sum("cannot narrow 'layers' to [7, 9]" in m for m in said) == 1
+    assert {t.params["layers"] for t in study.trials} == {1, 2, 3, 4}
+    sampling = hp.adapters.from_optuna(study).sampling
+    assert sampling is not None
+    assert sampling.n_narrowed == {}
+
+
+def test_restrict_records_its_trial_so_trials_run_without_the_sampler_are_seen() -> None:
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(_lr_layers, n_trials=20)
+    decision = restrict(study, {"layers": 2}, why="by hand")
+    assert decision["after_trial"] == 19
+    study.optimize(_lr_layers, n_trials=20)
+    assert hp.adapters.from_optuna(study).sampling.n_held == {"layers": 18}
+    # loaded without its ShrinkingSampler: the restriction is not followed, and the
+    # counts are unknown (they said 18 trials held, with 20 more that were not)
+    study.sampler = optuna.samplers.RandomSampler(seed=1)
+    study.optimize(_lr_layers, n_trials=20)
+    assert hp.adapters.from_optuna(study).sampling.n_held is None
+
+
+def test_what_an_exploring_trial_moved_is_judged_against_what_it_ran_under() -> None:
+    def xc(t: optuna.Trial) -> float:
+        return t.suggest_float("x", 0, 1) + (t.suggest_categorical("c", ["a", "b"]) == "a")
+
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(xc, n_trials=30)
+    restrict(study, {"c": "b"}, ranges={"x": (0.2, 0.4)}, why="by hand")
+    study.optimize(xc, n_trials=30)
+    explored = hp.adapters.from_optuna(study).sampling.explored
+    assert set(explored) < {39, 49, 59}  # one of them landed where the restriction holds
+    hp.integrations.optuna.release(study)
+    # released, the restriction in force is none: the trial that moved nothing moved
+    # nothing still
+    assert hp.adapters.from_optuna(study).sampling.explored == explored
+
+
+def test_a_range_that_holds_the_whole_range_is_no_narrowing() -> None:
+    # the best trials (a Pareto front, or a parameter that does nothing) spanned d's whole
+    # range: "d within [1, 8]" was listed as a restriction in force and its trials counted
+    # as narrowed
+    from hpinsight.integrations._optuna_live import best_ranges
+
+    space = hp.SearchSpace([hp.Int("d", 1, 8), hp.Float("x", 0, 1)])
+    configs = [{"d": 1 + (i * 3) % 8, "x": i / 40} for i in range(40)]
+    history = hp.TrialHistory(space, configs, [c["x"] for c in configs])
+    best = [configs[i] for i in history.best_indices(10)]
+    assert {c["d"] for c in best} >= {1, 8}
+    assert best_ranges(history, ["d", "x"], 0.25) == {"x": (0.0, 0.225)}

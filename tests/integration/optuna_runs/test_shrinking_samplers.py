@@ -274,3 +274,46 @@ def test_a_range_on_a_step_grid_holds_its_top_value_and_one_between_values_is_re
     with pytest.raises(InvalidArgumentError, match=r"narrow 'batch' to \[20, 30\].*holds none of"):
         restrict(study, {}, ranges={"batch": (20, 30)}, why="between two values")
     assert read_ranges(study) == {"dropout": (0.25, 0.55)}  # the refused one wrote nothing
+
+
+@pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+@pytest.mark.parametrize("name", list(SAMPLERS))
+def test_a_range_of_one_value_gives_that_value(name: str) -> None:
+    # a float range narrowed to one value (restrict accepts low == high, and a range that
+    # meets the parameter's only at its bound): TPE drew NaN ("nan is invalid value") and
+    # CMA-ES divided by the zero width, and the study stopped until released
+    make, objective, _ = SAMPLERS[name]
+    study = optuna.create_study(directions=["minimize"] * (2 if objective is double else 1),
+                                sampler=ShrinkingSampler(make()))
+    study.optimize(objective, n_trials=15)
+    restrict(study, {}, ranges={"x": (0.35, 0.35), "z": (1.0, 5.0)}, why="one value each")
+    study.optimize(objective, n_trials=10)
+    held = [t for t in study.trials[15:] if (t.number + 1) % 10]  # not the exploring ones
+    assert len(held) == 9
+    assert {t.params["x"] for t in held} == {0.35}
+    assert {t.params["z"] for t in held} == {1.0}
+    assert all(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
+
+
+@pytest.mark.parametrize("name", ["tpe", "tpe-multivariate", "cmaes", "random"])
+def test_a_study_pruned_by_hyperband_follows_its_restriction(name: str) -> None:
+    # HyperbandPruner hands the sampler a view of the study per bracket, which refuses
+    # `user_attrs`: the first trial stopped with an AttributeError, restriction or not
+    def reported(t: optuna.Trial) -> float:
+        value = single(t)
+        for step in range(3):
+            t.report(value + 1.0 / (step + 1), step)
+            if t.should_prune():
+                raise optuna.TrialPruned()
+        return value
+
+    study = optuna.create_study(sampler=ShrinkingSampler(SAMPLERS[name][0]()),
+                                pruner=optuna.pruners.HyperbandPruner(min_resource=1,
+                                                                      max_resource=3))
+    restrict(study, {"y": FIXED}, why="before the first trial")  # names checked at the first
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 'y' is the objective's: nothing to warn about
+        study.optimize(reported, n_trials=25)
+    held = [t for t in study.trials if (t.number + 1) % 10]
+    assert {t.params["y"] for t in held} == {FIXED}
+    assert len(study.trials) == 25
