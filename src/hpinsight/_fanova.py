@@ -161,7 +161,8 @@ def fanova(
     y, applied_cap = _capped_target(history.y, opts)
     index_subsets = [s for k in range(1, opts.max_order + 1)
                      for s in combinations(range(len(space)), k)]
-    model = (opts.surrogate.fit(space, X, y, seed=opts.seed)
+    model = (opts.surrogate.fit(space, X, y, seed=opts.seed,
+                                maximize=opts.direction == "maximize")
              if isinstance(opts.surrogate, GP | Forest) else opts.surrogate)
     variances, draw_var, draw_mean = decompose(model, space, index_subsets, opts.max_order)
     names = space.names

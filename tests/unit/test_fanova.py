@@ -497,3 +497,18 @@ def test_a_forest_that_predicts_no_better_than_the_mean_resolves_nothing():
     assert not r.signal_unshown
     assert r.ranking()[0].params == ("p0",)
     assert r.ranking()[0].verdict == "resolved"
+
+
+def test_a_maximized_history_keeps_its_best_trials_in_the_gaussian_process() -> None:
+    # of more than 2,000 trials the best tenth is always kept: it was the lowest tenth,
+    # so a maximized study kept its worst trials and drew its best at random (of a narrow
+    # dip, 41 of 119 trials used against 119 of 119 for the same study minimized)
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(2200, seed=0)
+    y = np.array([(c["x"] - 0.3) ** 2 + 0.1 * c["z"] for c in configs])
+    low = hp.fanova(hp.TrialHistory(space, configs, y), seed=0)
+    high = hp.fanova(hp.TrialHistory(space, configs, -y, direction="maximize"), seed=0)
+    used_low, used_high = ~np.isnan(low.model.residuals), ~np.isnan(high.model.residuals)
+    assert used_low.sum() == 2000
+    assert np.all(used_low[np.argsort(y)[:200]])
+    np.testing.assert_array_equal(used_high, used_low)

@@ -151,8 +151,10 @@ class GP:
         return _changed_only(self)
 
     def fit(self, space: SearchSpace, X: NDArray[np.float64], y: NDArray[np.float64], *,
-            seed: int | None) -> FittedGP:
-        """Fit on encoded ``X`` (NaN = inactive, rows in trial order) and finite ``y``.
+            seed: int | None, maximize: bool = False) -> FittedGP:
+        """Fit on encoded ``X`` (NaN = inactive, rows in trial order) and finite ``y``;
+        ``maximize``: higher values are better (of a large history the best tenth of the
+        trials is always kept, and the rest drawn at random).
 
         Parameters inactive in some trials but without a condition get the conditions
         the trials imply (Optuna's define-by-run studies), which the kernel's blocks need.
@@ -160,7 +162,8 @@ class GP:
         if np.isnan(X).any():
             space = infer_conditions(space, X) or space
         return fit_gp(space, X, y, n_draws=self.n_draws, seed=seed, shadows=self.shadows,
-                      refits=self.refits, prune=self.prune, means_only=self._means_only)
+                      refits=self.refits, prune=self.prune, means_only=self._means_only,
+                      maximize=maximize)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe description: the kind and every option."""
@@ -236,8 +239,10 @@ class Forest:
         return _changed_only(self)
 
     def fit(self, space: SearchSpace, X: NDArray[np.float64], y: NDArray[np.float64], *,
-            seed: int | None) -> FittedForest:
-        """Fit on encoded ``X`` (NaN = inactive, imputed from each parameter's measure)."""
+            seed: int | None, maximize: bool = False) -> FittedForest:
+        """Fit on encoded ``X`` (NaN = inactive, imputed from each parameter's measure);
+        ``maximize`` changes nothing (every tree sees every row), and is taken as the
+        Gaussian process's is."""
         return fit_forest(space, X, y, n_trees=self.n_trees, seed=seed,
                           min_samples_leaf=self.min_samples_leaf,
                           max_features=self.max_features, max_samples=self.max_samples,

@@ -85,6 +85,7 @@ def fit_gp(
     refits: int = 0,
     prune: bool = False,
     means_only: bool = False,
+    maximize: bool = False,
 ) -> FittedGP:
     """Fit the surrogate on encoded ``X`` (NaN = inactive, rows in trial order) and finite ``y``.
 
@@ -101,6 +102,8 @@ def fit_gp(
     before that. With ``means_only``, what only verdicts, bands and notes read is left
     out (``unpruned``, the leave-one-out fit, ``hidden_terms``): every draw, and so
     every mean, is the same to the bit, as no random stream is shared with them.
+    Of more than ``max_rows`` rows the best tenth is always kept: the lowest values, or
+    with ``maximize`` the highest.
     """
     seeds = np.random.SeedSequence(seed).generate_state(6)
     rng_rows = np.random.default_rng(seeds[0])
@@ -108,7 +111,7 @@ def fit_gp(
     n_given, kept_rows = n, None
     if n > max_rows:
         n_best = max_rows // 10
-        order = np.argsort(y, kind="stable")
+        order = np.argsort(-y if maximize else y, kind="stable")
         keep = np.concatenate((order[:n_best], rng_rows.choice(order[n_best:], max_rows - n_best, replace=False)))
         keep.sort()
         X, y = X[keep], y[keep]
