@@ -258,7 +258,10 @@ def _best_split(
             mask = x <= threshold
             rule = threshold
         gain = parent - cost
-        if best is None or gain > best[0] + 1e-12 * max(parent, 1.0):
+        # ties within rounding of the parent's impurity keep the first column; relative, as
+        # the impurity scales with the objective's fourth power (an objective spanning
+        # 1e-3 had every gain below an absolute 1e-12, and its first column always won)
+        if best is None or gain > best[0] + 1e-12 * parent:
             best = (gain, col, rule, mask)
     return best
 

@@ -4,6 +4,8 @@ regions handed back as search spaces."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -167,3 +169,32 @@ def test_delta_of_a_band_that_is_nothing_is_nan_not_an_error():
                            surrogate=hp.Forest(n_trees=8))
     tree = hp.confidence_split(hp.partial_dependence(result, "x", n_samples=50, seed=0))
     assert np.isnan(tree.delta_improvement(tree.root))
+
+
+def test_the_split_does_not_depend_on_the_objective_s_scale() -> None:
+    # the impurity scales with the objective's fourth power: an objective spanning about
+    # 1e-3 had every gain below an absolute tolerance of 1e-12, and the first column with
+    # a valid split (lr) won over the one that splits (c)
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+    def f(t: optuna.Trial) -> float:
+        x = t.suggest_float("x", 0, 1)
+        lr = t.suggest_float("lr", 1e-4, 1, log=True)
+        c = t.suggest_categorical("c", ["a", "b", "c"])
+        t.suggest_float("n1", 0, 1)
+        return (x - 0.3) ** 2 + 0.1 * (math.log10(lr) + 2) ** 2 + {"a": 0, "b": 0.3, "c": 0.6}[c]
+
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=0))
+    study.optimize(f, n_trials=120)
+    history = hp.adapters.from_optuna(study)
+    splits = []
+    for scale in (1.0, 1e-3, 1e-6):
+        scaled = hp.TrialHistory(history.space, history.configs, scale * history.y)
+        pdp = hp.partial_dependence(hp.fanova(scaled, seed=0), params="x", n_samples=500, seed=0)
+        tree = hp.confidence_split(pdp, max_splits=1)
+        splits.append([k.conditions for k in tree.root.children])
+    assert splits[0][0][0].startswith("c in")
+    assert splits[1] == splits[0]
+    assert splits[2] == splits[0]
