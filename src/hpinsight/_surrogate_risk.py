@@ -143,7 +143,9 @@ def _mixture_quantile(values: NDArray[np.float64], sd: float, q: float) -> float
     if not sd > 0:
         return float(np.quantile(values, q))
     lo, hi = float(values.min()) - 10.0 * sd, float(values.max()) + 10.0 * sd
-    return float(brentq(lambda t: float(ndtr((t - values) / sd).mean()) - q, lo, hi, xtol=1e-12 * max(1.0, sd)))
+    # to 1e-9 of the spread, on any scale (an absolute 1e-12 was more than the margin of
+    # an objective on a 1e-9 scale, and its decisions flipped)
+    return float(brentq(lambda t: float(ndtr((t - values) / sd).mean()) - q, lo, hi, xtol=1e-9 * sd))
 
 
 def surrogate_tuning_risk(

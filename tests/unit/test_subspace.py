@@ -361,3 +361,20 @@ def test_a_main_effect_best_at_the_edge_spans_the_edge_and_its_neighbour():
     configs = space.sample(80, seed=1)
     result = hp.fanova(hp.TrialHistory(space, configs, [c["x"] for c in configs]), seed=0)
     assert main_effect_spans(result, ["x"]) == {"x": (0.0, 0.0, pytest.approx(1 / 99))}
+
+
+def test_the_cost_of_fixing_scales_with_the_objective() -> None:
+    # its quantiles were found to an absolute 1e-12: on an objective on a 1e-9 scale that
+    # was more than the margin, and a parameter's 90 % quantile moved from 0.53 to 5.67
+    # times the margin
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1), hp.Float("n", 0, 1)])
+    configs = space.sample(80, seed=0)
+    y = np.array([(c["x"] - 0.3) ** 2 + 0.05 * c["z"] for c in configs])
+    y = y + np.random.default_rng(0).normal(0.0, 0.01, y.size)
+    quantiles = []
+    for scale in (1.0, 1e-9):
+        result = hp.fanova(hp.TrialHistory(space, configs, scale * y), seed=0)
+        risks = hp.surrogate_tuning_risk(result, {"x": 0.5, "z": 0.5, "n": 0.5}, seed=0)
+        quantiles.append({name: risks[name].quantiles[0.9] / scale for name in ("x", "z", "n")})
+    for name, q in quantiles[0].items():
+        assert quantiles[1][name] == pytest.approx(q, rel=1e-6, abs=1e-9 * abs(y).max())
