@@ -12,7 +12,7 @@ import numpy as np
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["GRID_TOL", "MATTERS_SHARE", "NEGLIGIBLE_SHARE", "NO_CLEAR_SIGNAL", "REPR_WIDTH", "clip_text", "fmt_r2", "fmt_share", "fmt_value", "grid_columns", "join_items",
+__all__ = ["GRID_TOL", "MATTERS_SHARE", "NEGLIGIBLE_SHARE", "NO_CLEAR_SIGNAL", "REPR_WIDTH", "clip_text", "fmt_best", "fmt_r2", "fmt_share", "fmt_value", "grid_columns", "join_items",
            "json_array", "json_value", "no_signal_words", "readonly", "spread_beyond_rounding", "step_index",
            "taken_out_words"]
 
@@ -171,6 +171,21 @@ def fmt_value(value: Any, *, quote: bool = False) -> str:
     if isinstance(value, float):
         return f"{value:.0f}" if 1e4 <= abs(value) < 1e9 else f"{value:.4g}"
     return repr(value) if quote else str(value)
+
+
+def fmt_best(value: float) -> str:
+    """An objective's best value for people: 6 significant digits, and from 100,000 on
+    to the sixth decimal (``1000000.0133``, where ``1e+06`` hid every difference a study
+    of values near a million makes).
+
+    Examples
+    --------
+    >>> fmt_best(0.28535612), fmt_best(1000000.0133), fmt_best(-2.5e-7), fmt_best(2e12)
+    ('0.285356', '1000000.0133', '-2.5e-07', '2000000000000')
+    """
+    if math.isfinite(value) and abs(value) >= 1e5:
+        return f"{value:.6f}".rstrip("0").rstrip(".")
+    return f"{value:.6g}"
 
 
 def fmt_r2(r2: float | None) -> str:

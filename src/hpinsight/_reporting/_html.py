@@ -44,7 +44,14 @@ from .._fanova_result import (
     VERDICTS,
 )
 from .._optional import import_optional
-from .._shared import NO_CLEAR_SIGNAL, fmt_r2, fmt_value, no_signal_words, taken_out_words
+from .._shared import (
+    NO_CLEAR_SIGNAL,
+    fmt_best,
+    fmt_r2,
+    fmt_value,
+    no_signal_words,
+    taken_out_words,
+)
 from ..surrogates import GP, Forest
 from ..surrogates.gp import FLAT_REFIT
 
@@ -263,7 +270,7 @@ def _cards(report: Report) -> str:
     return ('<div class="cards">'
             f"<div class=card>trials analysed<b>{h.n_trials}</b></div>"
             f"<div class=card>left out<b>{h.n_excluded}</b>{esc(excluded)}</div>"
-            f"<div class=card>best {esc(h.objective_name)}<b>{best_value:.6g}</b>"
+            f"<div class=card>best {esc(h.objective_name)}<b>{fmt_best(best_value)}</b>"
             f"trial {trial_id} ({esc(h.direction)})</div>"
             f"<div class=card>{fit_card}</div></div>")
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._decision_result import fmt_share
 from .._decisions import decision_order
-from .._shared import NO_CLEAR_SIGNAL, no_signal_words
+from .._shared import NO_CLEAR_SIGNAL, fmt_best, no_signal_words
 from .._validation import check_choice, check_int, check_real, check_seed
 from .._warn import collected
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
@@ -121,7 +121,7 @@ class ImportanceSnapshot:
         status lines print."""
         if self.front_size is not None:
             return f"front of {self.front_size} trial{'s' if self.front_size != 1 else ''}"
-        return f"best {self.best_value:.6g}"
+        return f"best {fmt_best(self.best_value)}"
 
     def __repr__(self) -> str:
         return f"ImportanceSnapshot(n_trials={self.n_trials}, {self.ranking_line(top=3)})"
@@ -178,7 +178,7 @@ def compact_summary(
     out: dict[str, Any] = {
         "n_trials": snapshot.n_trials,
         "n_excluded": snapshot.n_excluded,
-        "best": float(f"{snapshot.best_value:.6g}"),
+        "best": snapshot.best_value,  # as the study has it (rounded, 1e6 + 0.0133 was 1e6)
         **({} if snapshot.front_size is None else {"front_size": snapshot.front_size}),
         "updated": snapshot.created,
         **({"no_clear_signal": True} if snapshot.doubtful else {}),

@@ -352,3 +352,16 @@ def test_a_trial_the_space_cannot_hold_is_logged_once_not_warned_from_the_refit_
     assert len(said) == 1
     assert "trial 0 (x=10.0, not a value of Float" in said[0]
     assert cb.history[-1].n_trials == 44
+
+
+def test_the_published_best_value_is_the_study_s() -> None:
+    # rounded to 6 significant digits, a study of values near a million published 1e6
+    # for 1000000.0133, and printed "best 1e+06"
+    cb = ImportanceCallback(every_n_trials=100, min_trials=20, seed=0, isolation="thread")
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(lambda t: 1e6 + _objective(t), n_trials=20, callbacks=[cb])
+    assert cb.close(wait=120)
+    assert study.user_attrs[SUMMARY_KEY]["best"] == study.best_value
+    text = cb.history[-1].best_text()
+    assert text.startswith("best 1000000.")
+    assert float(text.split()[1]) == pytest.approx(study.best_value, rel=0, abs=1e-6)
