@@ -176,3 +176,30 @@ def test_the_pareto_front_of_a_multi_objective_run():
     np.testing.assert_allclose(front.y, [0.0, 0.0, 0.25, 0.0])
     assert dict(front.excluded) == {"non-finite cost": 1}
     assert hp.fanova(front, seed=0).n_trials == 4
+
+
+@pytest.mark.parametrize(("scale", "offset"), [(1e-8, 0.0), (1.0, 1e8), (1e3, -5.0)])
+def test_the_average_over_instances_follows_the_costs_scale(scale: float, offset: float) -> None:
+    # the run model was fit on raw costs: scikit-learn makes a node whose variance is
+    # below the float epsilon a leaf, so costs of 1e-8 averaged to one value for every
+    # configuration (the study was "constant"), and an offset of 1e8 cost x most of
+    # its share
+    from hpinsight.surrogates.forest._instances import average_over_instances
+
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(60, seed=0)
+    rng = np.random.default_rng(0)
+    runs = [(c, i) for c in range(60) for i in rng.choice(4, rng.integers(1, 3), replace=False)]
+    config_of_run = np.array([c for c, _ in runs])
+    instance_of_run = np.array([i for _, i in runs])
+    difficulty = np.array([0.0, 0.1, 0.2, 0.4])
+    cost = np.array([(configs[c]["x"] - 0.3) ** 2 + difficulty[i] for c, i in runs])
+    features = np.arange(4.0).reshape(-1, 1)
+    base = average_over_instances(space, configs, config_of_run, instance_of_run, cost,
+                                  features, seed=0)
+    scaled = average_over_instances(space, configs, config_of_run, instance_of_run,
+                                    offset + scale * cost, features, seed=0)
+    assert np.unique(base).size == 60
+    assert np.unique(scaled).size == 60
+    # the same up to the ties the trees break by rounding (costs without noise)
+    np.testing.assert_allclose((scaled - offset) / scale, base, atol=0.01)

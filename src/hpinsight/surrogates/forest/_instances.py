@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..._shared import spread_beyond_rounding
 from ._forest import impute_inactive
 
 if TYPE_CHECKING:
@@ -72,7 +73,15 @@ def average_over_instances(
     X_runs = np.hstack([X_cfg[config_of_run], F[instance_of_run]])
     model = RandomForestRegressor(n_estimators=n_trees, random_state=int(rng.integers(2**31)),
                                   n_jobs=1)
-    model.fit(X_runs, np.asarray(y, dtype=np.float64))
+    # fitted to the standardized costs, as the analysis' forest is: scikit-learn makes a
+    # node whose variance is below the float epsilon a leaf, so costs of 1e-8 times a
+    # spread of 1 grew no split (every configuration averaged to one value), and an
+    # offset of 1e8 cost the splits their precision (x's share 0.17 for 1.0)
+    y = np.asarray(y, dtype=np.float64)
+    center = float(y.mean()) if y.size else 0.0
+    scale = spread_beyond_rounding(y) or 1.0
+    model.fit(X_runs, (y - center) / scale)
     n_cfg, k = X_cfg.shape[0], F.shape[0]
     grid = np.hstack([np.repeat(X_cfg, k, axis=0), np.tile(F, (n_cfg, 1))])
-    return np.asarray(model.predict(grid).reshape(n_cfg, k).mean(axis=1), dtype=np.float64)
+    predicted = model.predict(grid).reshape(n_cfg, k).mean(axis=1)
+    return np.asarray(center + scale * predicted, dtype=np.float64)
