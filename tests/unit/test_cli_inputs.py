@@ -12,6 +12,8 @@ import math
 import shutil
 import signal
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
@@ -593,3 +595,133 @@ def test_across_options_that_would_do_nothing_are_refused(
     storage = [] if "--smac-run" in args else ["--storage", f"sqlite:///{tmp_path / 'x.db'}"]
     assert main(["report", *storage, *args, "--out", str(tmp_path / "r.html")]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["report", "watch"])
+@pytest.mark.parametrize("content", ["application", "empty"])
+def test_an_sqlite_file_that_holds_no_study_is_left_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    command: str, content: str,
+) -> None:
+    # RDBStorage wrote Optuna's 13 tables into an application's database (8 KB -> 116 KB)
+    # and into an empty file, and then said only that the study did not exist
+    pytest.importorskip("optuna")
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "app.db"
+    if content == "application":
+        with sqlite3.connect(db) as conn:
+            conn.execute("CREATE TABLE users (id INTEGER)")
+    else:
+        db.touch()
+    before = db.read_bytes()
+    assert main(_storage_command(command, f"sqlite:///{db}")) == 1
+    err = capsys.readouterr().err
+    assert f"{db} is not an Optuna storage" in err
+    assert ("its tables: users" if content == "application" else "it holds no table") in err
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]
+
+
+def test_an_sqlite_path_that_starts_with_file_is_a_path_unless_uri_is_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # without uri=true SQLite reads "file:x.db" as a file name, and created it
+    pytest.importorskip("optuna")
+    monkeypatch.chdir(tmp_path)
+    assert main(_storage_command("report", "sqlite:///file:x.db")) == 1
+    assert "the SQLite file 'file:x.db'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("spec", "shown"), [
+    ("postgresql+psycopg://127.0.0.1:1/db?user=bob&password=s3cr3t",
+     "postgresql+psycopg://127.0.0.1:1/db?user=bob"),
+    ("postgresql://bob:s3cr3t@db.example:5432/studies?sslmode=require",
+     "postgresql://db.example:5432/studies?sslmode=require"),
+    ("sqlite:///data@v2/studies.db", "sqlite:///data@v2/studies.db"),
+    ("sqlite:////abs/path/s.db", "sqlite:////abs/path/s.db"),
+])
+def test_a_storage_is_described_without_its_credentials(spec: str, shown: str) -> None:
+    # a password given as a query key was echoed in every error, and an SQLite path
+    # holding "@" was cut there ("sqlite://v2/studies.db", the in-memory form's scheme)
+    pytest.importorskip("optuna")
+    from hpinsight.cli._storage import describe
+
+    assert describe(spec) == shown
+
+
+@pytest.mark.parametrize("interval", ["nan", "inf", "1e300", "0"])
+def test_watch_refuses_an_interval_it_cannot_wait(
+    journal: Path, interval: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # NaN passed "<= 0" and polled the storage at full speed; inf overflowed the first wait
+    args = ["watch", "--storage", str(journal), "--study", "j", "--once", "--interval", interval]
+    assert main(args) == 2
+    assert "--interval must be a number of seconds > 0" in capsys.readouterr().err
+
+
+def test_ctrl_c_in_a_command_is_a_line_and_status_130(
+    journal: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # report printed the traceback of wherever the fit was when Ctrl-C came
+    import hpinsight.cli._report as report_cli
+
+    def interrupted(*args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report_cli, "run", interrupted)
+    assert main(["report", "--storage", str(journal), "--study", "j", "--json"]) == 130
+    err = capsys.readouterr().err
+    assert "ERROR: interrupted" in err
+    assert "Traceback" not in err
+
+
+def _sqlite_study(tmp_path: Path) -> str:
+    optuna = pytest.importorskip("optuna")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    url = f"sqlite:///{tmp_path / 'one.db'}"
+    study = optuna.create_study(study_name="one", storage=url,
+                                sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("z", 0, 1) * 0.1,
+                   n_trials=12)
+    return url
+
+
+def _watch(url: str, *more: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "hpinsight", "watch", "--storage", url, "--study", "one",
+         "--min-trials", "5", *more], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_watch_ends_when_its_study_is_deleted(tmp_path: Path) -> None:
+    # a deleted study was "cannot reach the storage ... retrying", forever
+    optuna = pytest.importorskip("optuna")
+    url = _sqlite_study(tmp_path)
+    proc = _watch(url, "--interval", "0.2")
+    try:
+        assert proc.stdout is not None
+        # its first ranking: the study was read (after the line saying what it watches)
+        lines = [proc.stdout.readline() for _ in range(2)]
+        assert "watching study 'one'" in lines[0]
+        assert "x " in lines[1]
+        optuna.delete_study(study_name="one", storage=url)
+        assert proc.wait(timeout=60) == 1
+    finally:
+        proc.kill()
+    err = proc.communicate()[1]
+    assert "study 'one' no longer exists in sqlite:///" in err
+    assert "cannot reach the storage" not in err
+
+
+def test_watch_whose_reader_went_away_ends_quietly(tmp_path: Path) -> None:
+    # watch ... --once | head -c0: a traceback ending in BrokenPipeError, status 1
+    url = _sqlite_study(tmp_path)
+    proc = _watch(url, "--once")
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reader is gone before the first line is written
+    assert proc.stderr is not None
+    with proc.stderr:
+        err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0
+    assert "Traceback" not in err
+    assert "BrokenPipeError" not in err

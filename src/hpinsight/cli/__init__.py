@@ -9,7 +9,9 @@ layer over the library.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -49,7 +51,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     Returns
     -------
     int
-        Exit status: 0 on success (also after Ctrl-C in ``watch``), 1 when
+        Exit status: 0 on success (also after Ctrl-C in ``watch``, and when the
+        reader of its output goes away), 130 after Ctrl-C elsewhere, 1 when
         the storage, study or SMAC run cannot be opened (a missing SQLite or
         journal file, a file that is not a journal, a folder that is not one
         SMAC run) or the result cannot be written, 2 for usage errors
@@ -84,6 +87,14 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     warnings.showwarning = show
     try:
         return int(args.run(args, out))
+    except KeyboardInterrupt:  # Ctrl-C where a command does not handle it: no traceback
+        root.error("interrupted")
+        return 130
+    except BrokenPipeError:  # the reader went away (hpinsight watch ... | head -1)
+        if out is sys.stdout:  # and Python's own flush at exit would fail again
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     finally:
         warnings.showwarning = shown
         root.removeHandler(handler)

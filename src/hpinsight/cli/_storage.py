@@ -5,6 +5,7 @@ for. Shared by ``hpinsight watch`` and ``hpinsight report``."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,17 @@ def open_storage(optuna: Any, spec: str) -> Any:
                 f"the SQLite file {str(sqlite_file)!r}{where} does not exist; --storage reads "
                 "an existing study and creates nothing, so check the path (sqlite:///rel.db "
                 "is relative to the current folder, sqlite:////abs/path.db is absolute)")
-        return optuna.storages.RDBStorage(spec)
+        if sqlite_file is not None:
+            _check_sqlite(sqlite_file)
+        try:
+            # without creating Optuna's tables: RDBStorage wrote its 13 tables into any
+            # database it was pointed at (an application's own, or an empty file)
+            return optuna.storages.RDBStorage(spec, skip_table_creation=True)
+        except optuna.exceptions.StorageInternalError as exc:
+            raise ValueError(
+                f"{describe(spec)} holds no Optuna storage this version of Optuna can read "
+                f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); "
+                "--storage reads an existing study and creates nothing") from exc
     path = Path(spec)
     if not path.is_file():
         raise FileNotFoundError(
@@ -53,10 +64,27 @@ def _sqlite_file(spec: str) -> Path | None:
     except Exception:  # a malformed URL: RDBStorage says what is wrong with it
         return None
     database = url.database
-    if url.get_backend_name() != "sqlite" or not database or database == ":memory:" \
-            or database.startswith("file:"):  # SQLite URI filenames: left to SQLite
+    if url.get_backend_name() != "sqlite" or not database or database == ":memory:":
         return None
+    if database.startswith("file:") and str(url.query.get("uri", "")).lower() == "true":
+        return None  # an SQLite URI filename: left to SQLite (without uri=true it is a path)
     return Path(database)
+
+
+def _check_sqlite(path: Path) -> None:
+    """Raise ValueError unless ``path`` is an SQLite database holding Optuna's tables;
+    read only (an application's database, or an empty file, is left as it was)."""
+    try:
+        with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as db:
+            tables = {row[0] for row in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as exc:
+        raise ValueError(f"{path} is not an SQLite database ({exc}); give the file the "
+                         "study was created in") from exc
+    if not {"studies", "version_info"} <= tables:
+        held = f"its tables: {', '.join(sorted(tables))}" if tables else "it holds no table"
+        raise ValueError(f"{path} is not an Optuna storage ({held}); give the file the study "
+                         "was created in")
 
 
 def _check_journal(path: Path) -> None:
@@ -95,12 +123,26 @@ def known_studies(optuna: Any, storage: Any) -> str:
     return f" (studies there: {', '.join(map(repr, names)) or 'none'})"
 
 
+#: Query keys of a database URL that are not echoed (``?password=...`` is a libpq form).
+_SECRET_KEYS = ("pass", "pwd", "secret", "token", "key")
+
+
 def describe(spec: str) -> str:
-    if "://" in spec:
-        scheme, _, rest = spec.partition("://")
-        host = rest.rsplit("@", 1)[-1]  # never echo credentials
-        return f"{scheme}://{host}"
-    return f"journal {spec}"
+    """``--storage`` in words, without its credentials: the user name, the password and
+    every query key that may hold a secret are left out; an SQLite URL as its file."""
+    if "://" not in spec:
+        return f"journal {spec}"
+    from sqlalchemy.engine import make_url  # comes with Optuna
+
+    try:
+        url = make_url(spec)
+    except Exception:  # a malformed URL: its scheme alone
+        return f"{spec.partition('://')[0]}://..."
+    if url.get_backend_name() == "sqlite":
+        return f"{url.drivername}:///{url.database or ''}"
+    hidden = [k for k in url.query if any(s in k.lower() for s in _SECRET_KEYS)]
+    url = url._replace(username=None, password=None).difference_update_query(hidden)
+    return url.render_as_string(hide_password=True)
 
 
 def objective_argument(text: str) -> int | str:

@@ -157,8 +157,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if not 0.0 <= args.risk_margin < float("inf"):
         _logger.error("--risk-margin must be a number >= 0.")
         return 2
-    if args.interval <= 0 or args.every < 1 or args.min_trials < 2:
-        _logger.error("--interval must be > 0, --every >= 1 and --min-trials >= 2.")
+    # (NaN passed "<= 0" and polled at full speed; inf overflowed the first wait)
+    if not 0 < args.interval <= threading.TIMEOUT_MAX or args.every < 1 or args.min_trials < 2:
+        _logger.error("--interval must be a number of seconds > 0, --every >= 1 and "
+                      "--min-trials >= 2.")
         return 2
     # as report checks them: accepted, --seed -3 and --n-trees 0 ended in a traceback, and
     # --shrink-after 0 in a refit that failed on every poll
@@ -222,6 +224,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         while not stop.is_set():
             try:
                 counts = _counts(optuna, study)
+            except KeyError:  # the storage answers, and the study is gone: it cannot return
+                # (one created again under its name has another id)
+                _logger.error("study %r no longer exists in %s%s", args.study,
+                              describe(args.storage), known_studies(optuna, storage))
+                return 1
             except Exception as exc:  # the storage is down or unreachable: wait, not die
                 if down_since is None:
                     down_since = time.monotonic()
