@@ -558,3 +558,12 @@ def test_choices_that_compare_equal_are_one_choice() -> None:
     h = hp.adapters.from_optuna(study)
     assert h.space["s"].choices == (1, 2)
     assert sorted(set(h.encoded()[:, 1])) == [0.0, 1.0]
+
+
+def test_complete_trials_without_parameters_are_counted_in_the_refusal() -> None:
+    # "5 trial(s) in all: none" for five COMPLETE trials of an objective suggesting nothing
+    study = optuna.create_study()
+    study.optimize(lambda t: 1.0, n_trials=5)
+    with pytest.raises(InvalidDataError, match=r"5 trial\(s\) in all: 5 COMPLETE without "
+                                               r"parameters\)"):
+        hp.adapters.from_optuna(study)

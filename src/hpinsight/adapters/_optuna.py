@@ -277,11 +277,15 @@ def history_from_study(
     if not merged and allow_empty:
         return None
     if not merged:
+        # (COMPLETE trials of an objective that suggests nothing are counted too: the
+        # breakdown said "5 trial(s) in all: none" of five of them)
+        counts = {**excluded, **({"COMPLETE without parameters": len(complete)} if complete else {})}
         raise InvalidDataError(
             f"{func} found no COMPLETE trial with parameters in study {study.study_name!r} "
             f"({len(trials)} trial(s) in all: "
-            + (", ".join(f"{n} {s}" for s, n in sorted(excluded.items())) or "none")
-            + "). Run more trials, or pass a study that has finished some."
+            + (", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none")
+            + "). Run more trials, or pass a study that has finished some; an objective "
+            "that suggests no parameter has nothing to analyse."
         )
     space = space_from_optuna(cls.space_type, merged)
 
