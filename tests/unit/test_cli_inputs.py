@@ -725,3 +725,17 @@ def test_watch_whose_reader_went_away_ends_quietly(tmp_path: Path) -> None:
     assert proc.wait(timeout=120) == 0
     assert "Traceback" not in err
     assert "BrokenPipeError" not in err
+
+
+def test_watch_says_why_publishing_to_a_storage_failed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a storage opened read-only: Optuna's own words, "invalid data in the commit, e.g.
+    # exceeding max length", were all it said
+    url = _sqlite_study(tmp_path)
+    read_only = f"sqlite:///file:{url.removeprefix('sqlite:///')}?mode=ro&uri=true"
+    args = ["watch", "--storage", read_only, "--study", "one", "--once", "--publish",
+            "--min-trials", "5"]
+    assert main(args) == 1
+    captured = capsys.readouterr()
+    assert "attempt to write a readonly database" in captured.out

@@ -335,9 +335,16 @@ def _status_line(counts: dict[str, int], snapshot: Any, top: int) -> str:
 
 
 def _first_line(exc: BaseException) -> str:
-    """A driver's message without the SQL and the help links it appends."""
+    """A driver's message without the SQL and the help links it appends, and the first
+    line of what caused it: Optuna wraps a failed write in a message of its own ("invalid
+    data in the commit, e.g. exceeding max length"), where the cause says what happened
+    ("attempt to write a readonly database")."""
     text = str(exc).strip()
-    return text.splitlines()[0] if text else ""
+    line = text.splitlines()[0] if text else ""
+    cause = exc.__cause__ or exc.__context__
+    if cause is not None and str(cause).strip():
+        line += f" ({type(cause).__name__}: {str(cause).strip().splitlines()[0]})"
+    return line
 
 
 def _values(fixed: dict[str, Any]) -> str:
