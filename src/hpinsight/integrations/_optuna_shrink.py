@@ -477,7 +477,11 @@ def _stored(study: optuna.Study) -> Any:
 
 def _read(study: optuna.Study) -> _Restriction:
     """(fixed values, narrowed ranges) stored in the study; anything malformed is ignored."""
-    stored = _stored(study)
+    return _parsed(_stored(study))
+
+
+def _parsed(stored: Any) -> _Restriction:
+    """(fixed values, narrowed ranges) of a stored restriction (:func:`_stored`)."""
     if not isinstance(stored, Mapping):
         return {}, {}
     fixed = stored.get("fixed")
@@ -714,7 +718,7 @@ def _check_names_once_run(study: optuna.Study, trial: FrozenTrial) -> None:
     trials = [*study._storage.get_all_trials(study._study_id, deepcopy=False), trial]
     known = {name for t in trials for name in t.distributions}
     # what restrict refuses once the study has a trial, said now (not raised: the study runs)
-    fixed, ranges = _read(study)
+    fixed, ranges = _parsed(stored)  # (read once: the storage holds it)
     for problem in _untakeable(study.study_name, trials, fixed, ranges):
         warn(f"ShrinkingSampler: the restriction of study {study.study_name!r}, written "
              f"before its first trial, cannot {problem} (Meanwhile the sampler leaves the "
