@@ -65,7 +65,10 @@ unit cube) and its acquisition is optimized within the range. Handed the whole r
 ``GPSampler``'s proposals outside it were drawn again by its independent sampler, which
 is random search, and narrowing ended 2.68 times the full space's best (paired median,
 5 seeds of ``benchmarks/bench_shrink.py``'s ``v10`` at 200 trials); handed the range,
-0.73 (20 seeds). The others model the whole
+0.73 (20 seeds). ``QMCSampler`` is handed the range too: it has no model, and its
+sequence mapped onto the narrowed bounds stays low-discrepancy there (handed the whole
+range, most of its points fell outside, and each was drawn again at random with a
+warning per trial). The others model the whole
 range, and a proposal outside the range is left to ``sample_independent``: TPE handed
 the narrowed bounds was trapped at a range's edge that its good trials lay beyond
 (``benchmarks/README.md``, the ``narrow`` arm). The trial still stores the
@@ -293,7 +296,8 @@ class ShrinkingSampler(BaseSampler):
         self._keeps_space = isinstance(base_sampler, optuna.samplers.CmaEsSampler) and not (
             self._restarts)
         # samplers handed the narrowed bounds in their relative search space
-        self._narrows_space = self._restarts or isinstance(base_sampler, optuna.samplers.GPSampler)
+        self._narrows_space = self._restarts or isinstance(
+            base_sampler, optuna.samplers.GPSampler | optuna.samplers.QMCSampler)
         self._base = base_sampler
         self._lock = threading.Lock()
         self._snapshots: dict[tuple[str, int], _Restriction] = {}
@@ -358,7 +362,7 @@ class ShrinkingSampler(BaseSampler):
             # sample_independent, which draws within it
             return {name: d for name, d in space.items() if name not in fixed}
         # CMA-ES restarts in the space of each restriction, GPSampler optimizes its
-        # acquisition within the narrowed bounds
+        # acquisition within the narrowed bounds, QMC maps its points onto them
         return narrowed_space(space, fixed, ranges)
 
     def sample_relative(

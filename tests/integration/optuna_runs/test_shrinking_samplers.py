@@ -99,8 +99,8 @@ def test_every_sampler_follows_a_restriction_and_keeps_its_model(name: str, spy_
 
 
 @pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
-@pytest.mark.parametrize("name", ["tpe-multivariate", "cmaes", "gp"])
-def test_a_narrowed_parameter_is_modelled_over_its_whole_range_but_by_cma_es_and_gp(
+@pytest.mark.parametrize("name", ["tpe-multivariate", "cmaes", "gp", "qmc"])
+def test_a_narrowed_parameter_is_modelled_over_its_whole_range_but_by_cma_es_gp_and_qmc(
         name: str, spy_on: Any) -> None:
     # TPE modelled a narrowed parameter within the narrowed bounds, where its kernels
     # (their width scales with the range) trapped it at an edge its good trials lay
@@ -108,7 +108,9 @@ def test_a_narrowed_parameter_is_modelled_over_its_whole_range_but_by_cma_es_and
     # proposal outside the range is drawn again within it. CMA-ES restarts in the space
     # of each restriction, bounds included; GPSampler optimizes its acquisition within
     # the narrowed bounds (a proposal drawn again was a random draw: its independent
-    # sampler is random search), so its own proposals land in the range
+    # sampler is random search), so its own proposals land in the range. QMC maps its
+    # points onto the range (handed the whole one, most fell outside and were drawn again
+    # at random, with a warning each)
     base = SAMPLERS[name][0]()
     spied = spy_on(base)
     spaces, proposed = spied.spaces, spied.proposals
@@ -122,7 +124,7 @@ def test_a_narrowed_parameter_is_modelled_over_its_whole_range_but_by_cma_es_and
     whole = optuna.distributions.FloatDistribution(0, 1)
     assert handed == ({whole} if name == "tpe-multivariate"
                       else {optuna.distributions.FloatDistribution(LOW, HIGH)})
-    if name == "gp":  # the model's own proposals, not redrawn ones
+    if name in ("gp", "qmc"):  # the sampler's own proposals, not redrawn ones
         assert all(LOW <= proposed[t.number]["x"] <= HIGH for t in later), proposed
 
 
