@@ -535,8 +535,12 @@ def test_watch_says_why_enough_complete_trials_rank_nothing(
         optuna.create_study(study_name=name, storage=url).optimize(
             lambda t, f=value: f(t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1),
                                  t.number), n_trials=24)
+    # an objective that suggests nothing: "not enough COMPLETE trials to rank" with 24
+    optuna.create_study(study_name="bare", storage=url).optimize(lambda t: 1.0, n_trials=24)
     expected = {"inf": "18 usable, 20 needed to rank; 6 trial(s) excluded",
-                "constant": "all 24 with the same value; nothing to rank yet"}
+                "constant": "all 24 with the same value; nothing to rank yet",
+                "bare": "24 COMPLETE trial(s), none with parameters: an objective that "
+                        "suggests no parameter has nothing to rank"}
     for name, reason in expected.items():
         out = io.StringIO()
         assert main(["watch", "--storage", url, "--study", name, "--once",

@@ -137,7 +137,8 @@ class Refitter:
         if history is None or not self.fitter.worth_fitting(history, self.min_trials):
             # no new fit, but maybe a decision since the last one: the dashboard shows it
             self._show_in_dashboard(study, None if history is None else history.sampling)
-            self.idle_reason = _idle_reason(history, self.min_trials)
+            self.idle_reason = (_idle_reason(history, self.min_trials) if history is not None
+                                else _empty_reason(study))
             return None
         self.idle_reason = None
         result, snapshot = self.fitter.fit(history)
@@ -538,6 +539,16 @@ def _idle_reason(history: TrialHistory | None, min_trials: int) -> str | None:
     if np.ptp(history.y) == 0.0:
         return f"all {history.n_trials} with the same value; nothing to rank yet"
     return None
+
+
+def _empty_reason(study: optuna.Study) -> str | None:
+    """Why a study with no history ranks nothing, when its finished trials are there but
+    have no parameters (None: it has none finished yet)."""
+    done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+    if not done or any(t.params for t in done):
+        return None
+    return (f"{len(done)} COMPLETE trial(s), none with parameters: an objective that "
+            "suggests no parameter has nothing to rank")
 
 
 def _widen_reason(name: str, bounds: tuple[float, float], trial: Explored) -> str:
