@@ -735,11 +735,18 @@ def test_watch_says_why_publishing_to_a_storage_failed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # a storage opened read-only: Optuna's own words, "invalid data in the commit, e.g.
-    # exceeding max length", were all it said
+    # exceeding max length", were all it said; and it said "refit failed" and showed no
+    # importances, though the fit had worked and only storing its summary had not
     url = _sqlite_study(tmp_path)
-    read_only = f"sqlite:///file:{url.removeprefix('sqlite:///')}?mode=ro&uri=true"
+    path = Path(url.removeprefix("sqlite:///"))
+    before = path.read_bytes()
+    read_only = f"sqlite:///file:{path}?mode=ro&uri=true"
     args = ["watch", "--storage", read_only, "--study", "one", "--once", "--publish",
             "--min-trials", "5"]
-    assert main(args) == 1
+    assert main(args) == 1  # asked to publish, and could not
     captured = capsys.readouterr()
-    assert "attempt to write a readonly database" in captured.out
+    assert " | x " in captured.out.splitlines()[-1]  # the ranking, x first
+    assert "refit failed" not in captured.out + captured.err
+    assert "while storing the importances in the study" in captured.err
+    assert "attempt to write a readonly database" in captured.err
+    assert path.read_bytes() == before

@@ -188,12 +188,18 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     options = RefitOptions.checked(
         "hpinsight watch", min_trials=args.min_trials, surrogate=model_from(args, n_jobs=-1),
         seed=args.seed, isolation="thread")
+    unpublished: list[Exception] = []  # failures to publish (a read-only storage)
+
+    def published_not(exc: Exception, when: str, log: bool) -> None:
+        unpublished.append(exc)
+        _dashboard_error(exc, when, log)
+
     refitter = Refitter(
         options, objective=args.objective, target=None, publish=args.publish,
         shrink_to=args.shrink_to, shrink_after=args.shrink_after,
         narrow_quantile=args.narrow_quantile, defaults={}, logger=_refit_logger,
         risk_margin=args.risk_margin, decide_in_refit=True,  # it cannot hold trials back
-        on_error=_dashboard_error,
+        on_error=published_not,
     )
     # Ctrl-C and SIGTERM stop the watcher, also when it was started from a script that
     # runs it in the background (a shell then starts it with SIGINT ignored). The handlers
@@ -293,8 +299,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 waiting = _count_text(counts)
                 _write(out, f"[{datetime.now().strftime('%H:%M:%S')}] {waiting} | waiting for "
                             f"{args.min_trials} COMPLETE trials to rank")
-            if args.once:
-                return 0
+            if args.once:  # asked to publish and could not: a failure, said above
+                return 1 if unpublished else 0
             stop.wait(args.interval)
     except KeyboardInterrupt:
         pass  # Ctrl-C or SIGTERM

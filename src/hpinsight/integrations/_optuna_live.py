@@ -83,6 +83,10 @@ class Refitter:
         #: With ``publish="dashboard"``: what saves the figure and note of each refit.
         self.dashboard = None if where != "dashboard" else DashboardPublisher(
             self.summary_key, on_error=on_error, logger=logger)
+        #: Where a failure to store the summary goes (a read-only storage): the fit stands
+        #: and is shown; without a hook, the failure is raised.
+        self.on_error = on_error
+        self._publish_failing = False  # said once per run of failures
         self.shrink_to = shrink_to
         self.shrink_after = shrink_after
         self.defaults = dict(defaults)
@@ -144,7 +148,7 @@ class Refitter:
         result, snapshot = self.fitter.fit(history)
         self.last_snapshot, self._last_result = snapshot, result
         if self.publish:
-            _publish(study, snapshot, self.summary_key, self.subspace)
+            self._store_summary(study, snapshot)
         self.logger.info(
             "hpinsight: %d trials (%s): %s", snapshot.n_trials, snapshot.best_text(),
             snapshot.ranking_line(),
@@ -154,6 +158,19 @@ class Refitter:
             self._take_decision(study, history, history.n_trials)
         self._show_in_dashboard(study, history.sampling)
         return result, snapshot
+
+    def _store_summary(self, study: optuna.Study, snapshot: ImportanceSnapshot) -> None:
+        """Publish the summary; a failure (the storage refuses writes) goes to
+        ``on_error``, once per run of failures, and the fit it summarises stands."""
+        try:
+            _publish(study, snapshot, self.summary_key, self.subspace)
+        except Exception as exc:
+            if self.on_error is None:
+                raise
+            first, self._publish_failing = not self._publish_failing, True
+            self.on_error(exc, "while storing the importances in the study", first)
+        else:
+            self._publish_failing = False
 
     def _show_in_dashboard(self, study: optuna.Study, sampling: Any) -> None:
         """With ``publish="dashboard"``: show the latest fit, and the latest decision, in
