@@ -6,8 +6,9 @@ Issue 25 asks shrinking to act (fix at least half of the parameters that do noth
 trial 100 in 80 % of runs. ``bench_shrink.py`` reports whether it did; this says why not.
 For each problem of ``bench_shrink.py`` with known truth, sampler and seed, the base
 sampler runs in the full space up to the callback's first decision point
-(``--shrink-after`` trials, or 5 per parameter if that is later: 50 on ``v10``, 60 on
-``cond``, 75 on ``optim``), and :func:`hpinsight.suggest_subspace` decides on those
+(``--shrink-after`` trials, or the trials the library needs before it can fix,
+``min(5 d, max(50, d**2 / 8))`` on d parameters, if that is later: 50 on ``v10``,
+``cond``, ``optim`` and ``sparse20``, 200 on ``sparse40``), and :func:`hpinsight.suggest_subspace` decides on those
 trials with the callback's settings (its seed is the study's). Every decision on a
 parameter whose true cost of fixing is 0 (the problem's ``nuisance``) is tallied by the
 ground it rests on (:attr:`ParameterDecision.grounds` and its state):
@@ -47,6 +48,8 @@ from pathlib import Path
 from typing import Any
 
 import optuna
+
+from hpinsight._decision_result import min_trials_to_fix
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_shrink import PROBLEMS, make_sampler
@@ -88,7 +91,7 @@ def first_decision(problem_name: str, sampler: str, seed: int,
     study = optuna.create_study(sampler=make_sampler(sampler, seed))
     study.optimize(problem, n_trials=shrink_after)
     n_params = len({n for t in study.trials for n in t.params})
-    first = max(shrink_after, 5 * n_params)
+    first = max(shrink_after, min_trials_to_fix(n_params))
     study.optimize(problem, n_trials=first - shrink_after)
     decisions = hp.suggest_subspace(study, seed=seed).decisions
     rows = {d.param: {"state": d.state, "evidence": d.evidence,

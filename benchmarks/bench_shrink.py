@@ -17,8 +17,10 @@ the optimum (0 on every problem).
   found ``z`` fixed in 5 of 40 runs).
 * ``sparse20``: 20 parameters, four matter: a float, a log float, an int and a V-shaped
   float; 16 nuisance floats.
-* ``sparse40``: 40 parameters, five matter: the four of ``sparse20`` and a categorical
-  with four choices; 35 nuisance floats.
+* ``sparse30``: 30 parameters, five matter: the four of ``sparse20`` and a categorical
+  with four choices; 25 nuisance floats (between the two below and above it, where the
+  trials the library needs before it can fix grow from 2.5 to 5 per parameter).
+* ``sparse40``: 40 parameters, the five of ``sparse30``; 35 nuisance floats.
 * ``cond``: a conditional space of 12 parameters. ``kind`` picks a branch whose
   parameters exist only there (``a1``, ``a2`` or ``b1``, ``b2``); branch "b" holds the
   optimum, branch "a" is 0.5 worse at best. ``kind``, ``b1`` and ``x`` matter; ``a1``
@@ -37,10 +39,11 @@ Arms, per problem, sampler and seed, on the same sampler seed:
 * ``full``: the base sampler on the full space;
 * ``auto``: ``ShrinkingSampler(base)`` with ``ImportanceCallback(shrink_to="auto",
   shrink_after=--shrink-after, seed=seed)``, its defaults: decisions at every multiple
-  of 50 and at the first trial count with 5 trials per parameter, before which nothing
-  is fixed (on more than 10 parameters: 60 on ``cond``, 75 on ``optim``, 100 on
-  ``sparse20``, 200 on ``sparse40``), and none before 2.5 trials per parameter (100 on
-  ``sparse40``); at the first decision (on more than 10 parameters, the first that
+  of 50 and at the first trial count from which the library can fix,
+  ``min(5 d, max(50, d**2 / 8))`` on d parameters, before which nothing is fixed (50 on
+  up to 20 parameters, 113 on ``sparse30``, 200 on ``sparse40``), and none before 2.5
+  trials per parameter (75 on ``sparse30``, 100 on ``sparse40``); at the first decision
+  (on more than 10 parameters, the first that
   finds an effect that matters, no later than the first that can fix) the parameters
   that matter are also narrowed to the range of the best
   quarter of the trials (``narrow_quantile="auto"``), each range widened to hold where
@@ -398,6 +401,7 @@ def _problems() -> dict[str, Any]:
                                        Term("z", "float", 0.0, 1.0, _needle(0.8, 0.02)),
                                        *_nuisances(0, 7)]),
         "sparse20": Separable("sparse20", [*_core(), *_nuisances(0, 16)]),
+        "sparse30": Separable("sparse30", [*_core(), cat, *_nuisances(0, 25)]),
         "sparse40": Separable("sparse40", [*_core(), cat, *_nuisances(0, 35)]),
         "cond": Conditional(),
         "optim": OptimizerChoice(),
@@ -585,11 +589,11 @@ def run_smac(problem_name: str, arm: str, seed: int, budget: int, shrink_after: 
         facade("full", []).optimize()
     elif arm in ("auto", "restart"):
         # the Optuna callback's first decision: at --shrink-after, or once there are
-        # MIN_TRIALS_PER_PARAM trials per parameter when that is later (nothing is safe
+        # the trials from which the library can fix when that is later (nothing is safe
         # to fix before)
-        from hpinsight._decision_result import MIN_TRIALS_PER_PARAM
+        from hpinsight._decision_result import min_trials_to_fix
 
-        first = max(shrink_after, math.ceil(MIN_TRIALS_PER_PARAM * len(list(space.values()))))
+        first = max(shrink_after, min_trials_to_fix(len(list(space.values()))))
         decisions: list[dict[str, Any]] = []
         if first < budget:
             cb = ImportanceCallback(seed=seed, stop_after=first)

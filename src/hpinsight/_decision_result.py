@@ -36,12 +36,14 @@ __all__ = [
     "MIN_ACTIVE_TRIALS",
     "MIN_TRIALS_FOR_COST",
     "MIN_TRIALS_PER_PARAM",
+    "MIN_TRIALS_TO_FIX",
     "MISSED_ALPHA",
     "NEGLIGIBLE_SD",
     "NO_SIGNAL_AMONG_BEST",
     "OUTSIDE",
     "SINGLE",
     "STATES",
+    "TRIALS_SQUARED_DIVISOR",
     "TUNED",
     "UNTRIED",
     "UNVARIED",
@@ -52,6 +54,7 @@ __all__ = [
     "fmt_cost",
     "fmt_share",
     "member_note",
+    "min_trials_to_fix",
     "no_matters_line",
 ]
 
@@ -97,17 +100,25 @@ UNVARIED = "never varied"
 MIN_ACTIVE_TRIALS = 10
 #: Costs of fixing are estimated on at least this many trials (``suggest_subspace``).
 MIN_TRIALS_FOR_COST = 10
-#: Nothing is safe to fix before the analysis has this many trials per parameter: fewer
-#: cannot show a small effect that is costly near the optimum. Measured with the noise
-#: bound (``HIDDEN_COST``), ``benchmarks/bench_shrink.py``, 20 seeds per sampler: at 1.25
-#: per parameter (first decisions at trial 50) the V-shaped parameter of the 40-parameter
-#: function was fixed above the margin in 7 TPE, 4 CMA-ES and 8 random-search runs, and on
-#: 20 parameters in 2 random-search runs; at 5, in none on 20 parameters. It is not enough
-#: everywhere: random search on 40 parameters, first deciding at trial 200, still fixed the
-#: V above the margin in 7 of 20 runs of 400 trials, 3 once disputed parameters are held
-#: (``DISPUTED_LENGTH``; in those 3 no fit resolves the V), none once missed ones are too
-#: (``MISSED_ALPHA``). ``benchmarks/README.md`` has the tables.
+#: Nothing is safe to fix before the analysis has :func:`min_trials_to_fix` trials:
+#: fewer cannot show a small effect that is costly near the optimum. The trials needed
+#: grow faster than the parameters: ``MIN_TRIALS_PER_PARAM`` per parameter, but no more
+#: than ``MIN_TRIALS_TO_FIX`` and ``d**2 / TRIALS_SQUARED_DIVISOR`` on ``d`` parameters,
+#: whichever is more (10 parameters: 50; 12-20: 50; 30: 113; 40 and more: 5 per
+#: parameter). Measured with every guard below, ``benchmarks/bench_shrink.py``, 20 seeds
+#: per sampler: at 1.25 per parameter the V-shaped parameter of the 40-parameter function
+#: was fixed above the margin in 7 TPE, 4 CMA-ES and 8 random-search runs; at 2.5 (trial
+#: 100) in 1 of 60 runs on 40 parameters and in none of 60 on 20 (first decisions at
+#: trial 50); at trial 50 on 12 and 15 parameters (the conditional problems, TPE and
+#: CMA-ES), in none of 80; at 5, in none on 10, 20 or 40 parameters. Random search on 40 parameters,
+#: first deciding at trial 200, still fixed the V above the margin in 7 of 20 runs of 400
+#: trials, 3 once disputed parameters are held (``DISPUTED_LENGTH``), none once missed
+#: ones are too (``MISSED_ALPHA``). ``benchmarks/README.md`` has the tables.
 MIN_TRIALS_PER_PARAM = 5
+#: See ``MIN_TRIALS_PER_PARAM``: on up to 20 parameters, this many trials are enough.
+MIN_TRIALS_TO_FIX = 50
+#: See ``MIN_TRIALS_PER_PARAM``: between 20 and 40 parameters, ``d**2`` over this.
+TRIALS_SQUARED_DIVISOR = 8
 
 #: A parameter is *disputed*, and not safe to fix, when the Gaussian process's fit to the
 #: objective's values gives it a length scale below ``DISPUTED_LENGTH`` (columns scaled to
@@ -179,6 +190,25 @@ STATES: dict[str, tuple[str, str]] = {
 TUNED = ("matters", "small", "unresolved", "no_data", "not_yet_safe", "kept", "released",
          "release")
 
+
+def min_trials_to_fix(n_params: int) -> int:
+    """Trials an analysis of ``n_params`` parameters needs before it can find one safe to
+    fix: ``min(5 d, max(50, d**2 / 8))`` (``MIN_TRIALS_PER_PARAM``).
+
+    Examples
+    --------
+    >>> [min_trials_to_fix(d) for d in (3, 10, 12, 20, 30, 40, 60)]
+    [15, 50, 50, 50, 113, 200, 300]
+    """
+    d = int(n_params)
+    quadratic = math.ceil(d * d / TRIALS_SQUARED_DIVISOR)
+    return min(math.ceil(MIN_TRIALS_PER_PARAM * d), max(MIN_TRIALS_TO_FIX, quadratic))
+
+
+def min_trials_rule() -> str:
+    """:func:`min_trials_to_fix` in words, as the rules print it."""
+    return (f"min({MIN_TRIALS_PER_PARAM:g} d, max({MIN_TRIALS_TO_FIX}, "
+            f"d\u00b2/{TRIALS_SQUARED_DIVISOR})) for d parameters")
 
 
 def fmt_cost(x: float, threshold: float | None = None) -> str:
@@ -565,7 +595,8 @@ class DecisionResult:
             "Safe to fix: every effect it takes part in is indistinguishable from nothing "
             "or too small to matter, "
             f"the {self.confidence:.0%} quantile of its cost of fixing is within the margin "
-            f"({margin}), there are at least {MIN_TRIALS_PER_PARAM:g} trials per parameter, and "
+            f"({margin}), there are at least {min_trials_to_fix(len(self.decisions))} trials "
+            f"({min_trials_rule()}), and "
             "an effect the noise could hide in its trials would cost no more than the margin "
             f"({HIDDEN_COST:g} noise standard deviations over the square root of its trials), "
             "and the Gaussian process's fits to the objective's values and to their ranks do "

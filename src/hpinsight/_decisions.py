@@ -56,7 +56,8 @@ the order they are applied (each is printed with the report):
    larger standard deviation gives **not yet safe to fix**.
 5. Every effect is indistinguishable from nothing: **safe to fix** when the cost's
    ``confidence`` quantile is within the margin, the analysis has at least
-   ``MIN_TRIALS_PER_PARAM`` trials per parameter, and an effect the noise could hide in
+   :func:`min_trials_to_fix` trials (``min(5 d, max(50, d**2 / 8))`` on d parameters),
+   and an effect the noise could hide in
    the parameter's trials would cost no more than the margin (``HIDDEN_COST`` noise
    standard deviations over the square root of its trials: a cost the data cannot show
    is not a cost shown to be small), and the model neither disputes nor misses an effect
@@ -95,7 +96,6 @@ from ._decision_result import (
     MATTERS_SHARE,
     MIN_ACTIVE_TRIALS,
     MIN_TRIALS_FOR_COST,
-    MIN_TRIALS_PER_PARAM,
     MISSED_ALPHA,
     NEGLIGIBLE_SD,
     NO_SIGNAL_AMONG_BEST,
@@ -108,6 +108,8 @@ from ._decision_result import (
     ParameterDecision,
     fmt_cost,
     fmt_share,
+    min_trials_rule,
+    min_trials_to_fix,
 )
 from ._fanova_result import (
     INTERVAL_LEVEL,
@@ -378,7 +380,7 @@ def decide(
         elif sizeable or name in disputed or name in missed or unseen:
             state = "not_yet_safe"
         elif math.isfinite(upper) and math.isfinite(margin) and upper <= margin \
-                and result.n_trials >= MIN_TRIALS_PER_PARAM * len(names):
+                and result.n_trials >= min_trials_to_fix(len(names)):
             hidden_cost = HIDDEN_COST * noise_sd / math.sqrt(max(n_active, 1))
             state = "not_yet_safe" if hidden_cost > margin else "fix"
         else:
@@ -772,9 +774,8 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                             if math.isfinite(d.cost_upper) and not d.cost_upper <= margin else
                             f"{n_trials} trials of {n_params} parameters are too few to rule "
                             "out a small effect that is costly near the best (at least "
-                            f"{math.ceil(MIN_TRIALS_PER_PARAM * n_params)}, "
-                            f"{MIN_TRIALS_PER_PARAM:g} per "
-                            "parameter, are needed)."
+                            f"{min_trials_to_fix(n_params)}, "
+                            f"{min_trials_rule()}, are needed)."
                             if math.isfinite(d.cost_upper) else
                             "the cost of fixing it was not estimated (it needs at least "
                             f"{MIN_TRIALS_FOR_COST} trials).")),

@@ -113,12 +113,13 @@ class ImportanceCallback(LiveResults):
     shrink_after : int, default=50
         Decisions fall due at trial counts: the first when this many trials have
         completed, and with ``"auto"`` at every multiple of ``shrink_after`` after it.
-        ``"auto"`` fixes nothing before there are 5 trials per parameter (nothing is
-        safe to fix on fewer: they cannot show a small effect that is costly near the
-        optimum) and also decides then; its decisions before can only narrow
-        (``narrow_quantile``), and fall due from 2.5 trials per parameter on. With the
-        default it decides at 50, 60, 100, 150, ... with 12 parameters, at 50, 100,
-        150, ... with 20 and at 100, 150, 200, ... with 40, fixing from 60, 100 and 200
+        ``"auto"`` fixes nothing before there are ``min(5 d, max(50, d**2 / 8))``
+        trials of d parameters (nothing is safe to fix on fewer: they cannot show a
+        small effect that is costly near the optimum) and also decides then; its
+        decisions before can only narrow (``narrow_quantile``), and fall due from 2.5
+        trials per parameter on. With the default it decides at 50, 100, 150, ... with
+        up to 20 parameters, fixing from 50; at 100, 113, 150, ... with 30, and at 100,
+        150, 200, ... with 40, fixing from 113 and 200
         (without narrowing, nothing is decided before then). A due decision is taken
         in the callback itself, on the trials numbered below the one that just
         finished, and written before it returns. The study waits for that fit,

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import optuna
 
-from .._decision_result import EXPLORED_Z, MIN_TRIALS_PER_PARAM, SINGLE, Explored, fmt_cost
+from .._decision_result import (
+    EXPLORED_Z,
+    SINGLE,
+    Explored,
+    fmt_cost,
+    min_trials_rule,
+    min_trials_to_fix,
+)
 from .._history import TrialHistory
 from .._joint import front_history
 from .._shared import clip_text
@@ -47,7 +54,7 @@ DECISION_POINTS_KEY = "hpinsight:decision_points"
 #: narrowed to the range of this fraction of the best trials (``benchmarks/README.md``,
 #: bench_shrink.py's ``narrow`` arm).
 NARROW_QUANTILE = 0.25
-#: Before a study can fix anything (``MIN_TRIALS_PER_PARAM`` trials per parameter), its
+#: Before a study can fix anything (:func:`min_trials_to_fix` trials), its
 #: decisions narrow from this many trials per parameter on (bench_shrink.py, 20 seeds of
 #: TPE and CMA-ES: narrowing at 2.5 per parameter on ``sparse20`` was 0.64-0.74 of the full
 #: space's best at 100 trials; at 1.25 on ``sparse40``, worse in 3 of 5 TPE seeds).
@@ -115,8 +122,8 @@ class Refitter:
         self._decide_lock = threading.Lock()
         #: Completed trials at which the next shrink decision falls due (None: no more).
         #: ``shrink_to=k`` decides once, at ``shrink_after``; ``"auto"`` decides there and
-        #: at every multiple of it, and also once there are MIN_TRIALS_PER_PARAM trials per
-        #: parameter, the first decision that can fix; before that, only from
+        #: at every multiple of it, and also once there are min_trials_to_fix trials, the
+        #: first decision that can fix; before that, only from
         #: NARROW_TRIALS_PER_PARAM trials per parameter on, and only with narrowing.
         self.next_decision: int | None = shrink_after if shrink_to is not None else None
         #: Whether :meth:`refit` takes due decisions itself (``hpinsight watch``, which
@@ -227,7 +234,7 @@ class Refitter:
             if self.closing or self.next_decision is None:
                 return
             step = self.shrink_after if self.shrink_to == "auto" else None
-            # nothing can be safe to fix before MIN_TRIALS_PER_PARAM trials per parameter
+            # nothing can be safe to fix before min_trials_to_fix trials
             # (decide's rule 5): the first decision that can fix falls due once there are
             # that many, whatever the multiples of shrink_after
             offset = n_complete - history.n_trials
@@ -248,11 +255,11 @@ class Refitter:
                 self.next_decision = min(ready, -(-narrow_from // step) * step) \
                     if narrowing and not postponed else ready
                 self.logger.info(
-                    "hpinsight: shrink_to='auto' decides first at %d trials (it fixes from %g "
-                    "trials per parameter%s, for %d parameters)", self.next_decision,
-                    MIN_TRIALS_PER_PARAM,
-                    f" and narrows from {NARROW_TRIALS_PER_PARAM:g}" if narrowing else "",
-                    len(history.space.names))
+                    "hpinsight: shrink_to='auto' decides first at %d trials (it fixes from %d "
+                    "trials, %s%s, for %d parameters)", self.next_decision,
+                    ready, min_trials_rule(),
+                    f", and narrows from {NARROW_TRIALS_PER_PARAM:g} per parameter"
+                    if narrowing else "", len(history.space.names))
                 return
             # "auto": the next multiple of the step (60 -> 100, not 110), or the first that
             # can fix if that comes sooner (50 -> 60 with 12 parameters); a size: decided once
@@ -420,7 +427,7 @@ class Refitter:
         ready = ready_at(history)
         waiting = ("" if history.n_trials >= ready else
                    f"; nothing can be fixed before {ready} trials "
-                   f"({MIN_TRIALS_PER_PARAM:g} per parameter)")
+                   f"({min_trials_rule()})")
         if len(read_decisions(study)) != len(log):
             # another process decided while this one fitted (seconds): its decision stands,
             # and this one, on what the study held before it, is not written over it
@@ -524,10 +531,12 @@ def _unclaim(study: optuna.Study, due: int) -> None:
         study.set_user_attr(DECISION_POINTS_KEY, [p for p in taken if p != due])
 
 
-def ready_at(history: TrialHistory, per_param: float = MIN_TRIALS_PER_PARAM) -> int:
+def ready_at(history: TrialHistory, per_param: float | None = None) -> int:
     """Trials from which a decision on ``history`` can fix a parameter: nothing is safe
-    to fix on fewer than ``MIN_TRIALS_PER_PARAM`` per parameter (decide's rule 5); or
-    the trials for ``per_param`` per parameter."""
+    to fix on fewer than :func:`min_trials_to_fix` (decide's rule 5); or, given
+    ``per_param``, the trials for that many per parameter."""
+    if per_param is None:
+        return min_trials_to_fix(len(history.space.names))
     return math.ceil(per_param * len(history.space.names))
 
 

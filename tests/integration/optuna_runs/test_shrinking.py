@@ -720,32 +720,39 @@ def wide(t: optuna.Trial) -> float:
     return objective(t) + sum(t.suggest_float(f"m{i}", 0, 1) * 0.0 for i in range(10))
 
 
+def wider(t: optuna.Trial) -> float:
+    """``objective`` and twenty floats that do nothing: 30 parameters."""
+    return objective(t) + sum(t.suggest_float(f"m{i}", 0, 1) * 0.0 for i in range(20))
+
+
 @pytest.mark.parametrize(
-    ("narrow", "step", "first", "said", "then"),
+    ("func", "narrow", "step", "first", "said", "then"),
     [
-        # without narrowing, nothing can act before 100 trials (nothing is safe to fix on
-        # fewer than 5 per parameter): the decision due at 40 waits for them, and later
-        # checks stay at the multiples of 40 (100, then 120, 160, ...)
-        pytest.param(None, 40, 100, "after 100 trials", 120, id="fixing-only"),
-        # with narrowing, a decision at 20 trials (one per parameter) could neither fix nor
-        # narrow: the first falls due at the first multiple of 20 with 2.5 trials per
-        # parameter, 60, and the next at 80
-        pytest.param("auto", 20, 60, "nothing can be fixed before 100 trials", 80,
-                     id="narrowing"),
+        # 30 parameters: nothing is safe to fix on fewer than 30**2 / 8 trials, 113;
+        # without narrowing the decision due at 40 waits for them, and later checks stay
+        # at the multiples of 40 (120, 160, ...)
+        pytest.param(wider, None, 40, 113, "after 113 trials", 120, id="30-fixing-only"),
+        # with narrowing, a decision at 20 or 40 trials could neither fix nor narrow: the
+        # first falls due at the first multiple of 20 with 2.5 trials per parameter, 80,
+        # and the next at 100, before the first that can fix
+        pytest.param(wider, "auto", 20, 80, "nothing can be fixed before 113 trials", 100,
+                     id="30-narrowing"),
+        # 20 parameters: 50 trials are enough (5 per parameter, at most 50 up to 20)
+        pytest.param(wide, None, 40, 50, "after 50 trials", 80, id="20-fixing-only"),
     ],
 )
-def test_auto_decides_first_once_it_can_act_on_20_parameters(
-    narrow: str | None, step: int, first: int, said: str, then: int
+def test_auto_decides_first_once_it_can_act(
+    func: Any, narrow: str | None, step: int, first: int, said: str, then: int
 ) -> None:
     cb = ImportanceCallback(every_n_trials=500, min_trials=10, shrink_to="auto",
                             shrink_after=step, narrow_quantile=narrow, seed=0,
                             isolation="thread")
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
-    study.optimize(wide, n_trials=first - 1, callbacks=[cb])
+    study.optimize(func, n_trials=first - 1, callbacks=[cb])
     assert DECISIONS_KEY not in study.user_attrs
     assert cb.subspace is None
     assert cb._refitter.next_decision == first
-    study.optimize(wide, n_trials=1, callbacks=[cb])
+    study.optimize(func, n_trials=1, callbacks=[cb])
     log = study.user_attrs[DECISIONS_KEY]
     assert [d["after_trial"] for d in log] == [first - 1]
     assert said in log[0]["why"]
@@ -753,28 +760,30 @@ def test_auto_decides_first_once_it_can_act_on_20_parameters(
     assert cb.close(120)
 
 
-def test_auto_narrows_before_it_can_fix_and_fixes_from_five_trials_per_parameter() -> None:
-    # 20 parameters: the decision due at 50 narrows what matters ('a' dwarfs the rest) and
-    # fixes nothing, as nothing can be safe to fix before 100 trials; the first decision
-    # that can fix falls due at 100, between the multiples of 25 (50, 75, 100, 125, ...)
+def test_auto_narrows_before_it_can_fix_and_fixes_from_d_squared_over_8_trials() -> None:
+    # 30 parameters: the decision due at 75 (2.5 per parameter) narrows what matters ('a'
+    # dwarfs the rest) and fixes nothing, as nothing can be safe to fix before 30**2 / 8
+    # = 113 trials; the first decision that can fix falls due at 113, between the
+    # multiples of 25 (75, 100, 125, ...)
     cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
                             shrink_after=25, seed=0, isolation="thread")
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
-    study.optimize(wide, n_trials=50, callbacks=[cb])
+    study.optimize(wider, n_trials=75, callbacks=[cb])
     log = study.user_attrs[DECISIONS_KEY]
-    assert [(d["action"], d["after_trial"], d["params"]) for d in log] == [("fix", 49, {})]
+    assert [(d["action"], d["after_trial"], d["params"]) for d in log] == [("fix", 74, {})]
     assert "a" in log[0]["ranges"]
     assert set(log[0]["ranges"]) <= set(IMPORTANT)
-    assert "nothing can be fixed before 100 trials (5 per parameter)" in log[0]["why"]
-    assert cb._refitter.next_decision == 75
-    narrowed = read_ranges(study)
-    study.optimize(wide, n_trials=25, callbacks=[cb])
+    assert "nothing can be fixed before 113 trials (min(5 d, max(50, d\u00b2/8)) for d " \
+        "parameters)" in log[0]["why"]
     assert cb._refitter.next_decision == 100
+    narrowed = read_ranges(study)
+    study.optimize(wider, n_trials=25, callbacks=[cb])
+    assert cb._refitter.next_decision == 113
     assert read_restriction(study) == {}
-    assert read_ranges(study) == narrowed  # narrowed once: the check at 75 narrows no further
-    study.optimize(wide, n_trials=25, callbacks=[cb])
+    assert read_ranges(study) == narrowed  # narrowed once: the check at 100 narrows no further
+    study.optimize(wider, n_trials=13, callbacks=[cb])
     last = study.user_attrs[DECISIONS_KEY][-1]
-    assert last["after_trial"] == 99
+    assert last["after_trial"] == 112
     fixed = read_restriction(study)
     assert fixed
     assert not set(fixed) & set(IMPORTANT)
@@ -787,9 +796,10 @@ def test_auto_narrows_before_it_can_fix_and_fixes_from_five_trials_per_parameter
     ("log", "opening"),
     [
         ([], True),
-        # "keep"s taken on fewer trials than can fix (trial 99 is the 100th of 20 parameters)
-        ([{"action": "keep", "after_trial": 39}, {"action": "keep", "after_trial": 79}], True),
-        ([{"action": "keep", "after_trial": 99}], False),  # the first that could fix kept all
+        # "keep"s taken on fewer trials than can fix (trial 112 is the 113th, the first
+        # that can fix on 30 parameters)
+        ([{"action": "keep", "after_trial": 39}, {"action": "keep", "after_trial": 111}], True),
+        ([{"action": "keep", "after_trial": 112}], False),  # the first that could fix kept all
         ([{"action": "fix", "after_trial": 39, "ranges": {"a": [0, 1]}}], False),  # narrowed
         ([{"action": "fix", "after_trial": None}], False),  # restricted by hand
     ],
@@ -797,9 +807,9 @@ def test_auto_narrows_before_it_can_fix_and_fixes_from_five_trials_per_parameter
 def test_opening_decisions_are_those_before_the_first_that_can_fix_or_narrows(
     log: list[dict[str, Any]], opening: bool
 ) -> None:
-    space = hp.SearchSpace([hp.Float(f"x{i}", 0, 1) for i in range(20)])
-    history = hp.TrialHistory(space, [dict.fromkeys(space.names, 0.5)] * 120, np.arange(120.0),
-                              trial_ids=range(120))
+    space = hp.SearchSpace([hp.Float(f"x{i}", 0, 1) for i in range(30)])
+    history = hp.TrialHistory(space, [dict.fromkeys(space.names, 0.5)] * 150, np.arange(150.0),
+                              trial_ids=range(150))
     assert is_opening(log, history) is opening
 
 
