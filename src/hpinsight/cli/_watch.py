@@ -188,10 +188,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     options = RefitOptions.checked(
         "hpinsight watch", min_trials=args.min_trials, surrogate=model_from(args, n_jobs=-1),
         seed=args.seed, isolation="thread")
-    unpublished: list[Exception] = []  # failures to publish (a read-only storage)
+    publish_failed = False  # a failure to publish (a read-only storage) since the start
 
     def published_not(exc: Exception, when: str, log: bool) -> None:
-        unpublished.append(exc)
+        nonlocal publish_failed
+        publish_failed = True  # a flag, not the exceptions: their tracebacks hold the fits
         _dashboard_error(exc, when, log)
 
     refitter = Refitter(
@@ -300,7 +301,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 _write(out, f"[{datetime.now().strftime('%H:%M:%S')}] {waiting} | waiting for "
                             f"{args.min_trials} COMPLETE trials to rank")
             if args.once:  # asked to publish and could not: a failure, said above
-                return 1 if unpublished else 0
+                return 1 if publish_failed else 0
             stop.wait(args.interval)
     except KeyboardInterrupt:
         pass  # Ctrl-C or SIGTERM
