@@ -549,6 +549,32 @@ def test_a_held_parameter_is_still_held_when_the_latest_trial_explored_it():
     assert history.sampling.unheld == ()
 
 
+def test_an_enqueued_trial_off_the_held_value_does_not_release_it():
+    # a trial the user enqueued at another value of a fixed parameter was read as the
+    # sampler no longer holding it: the next decision released it for good, and the
+    # report said both "fix at 0.9" and "y fixed at 0.5 by the restriction in force"
+    from hpinsight._decisions import decide
+    from hpinsight.integrations.optuna import ShrinkingSampler, read_restriction, restrict
+
+    def objective(t):
+        return (t.suggest_float("x", 0, 1) - 0.2) ** 2 + 0 * t.suggest_float("y", 0, 1)
+
+    study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
+    study.optimize(objective, n_trials=60)
+    restrict(study, {"y": 0.5}, why="by hand", after_trial=59)
+    study.optimize(objective, n_trials=30)
+    study.enqueue_trial({"x": 0.2, "y": 0.9})  # the best trial of the study, off y's value
+    study.optimize(objective, n_trials=1)
+    assert study.best_trial.params["y"] == 0.9
+    assert study.best_trial.number == 90
+    history = hp.adapters.from_optuna(study)
+    assert history.sampling.unheld == ()
+    d = decide(hp.fanova(history, seed=0), sampling=history.sampling, margin=0.01)["y"]
+    assert d.state == "fixed"
+    assert d.since_trial == 60
+    assert read_restriction(study) == {"y": 0.5}
+
+
 def test_choices_that_compare_equal_are_one_choice() -> None:
     # Optuna keeps 1 and 1.0 apart; the space refused "the choice 1.0 twice", and
     # optuna's get_param_importances with our evaluator raised

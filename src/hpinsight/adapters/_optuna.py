@@ -429,10 +429,16 @@ def sampling_of(study: Any, trials: Sequence[Any],
         if not isinstance(under, Mapping):
             continue
         marked = True
+        # values the user enqueued (``study.enqueue_trial``) are theirs, not the sampler's:
+        # one off the held value says nothing of whether the sampler still holds it (one
+        # such trial, the latest, released a fixed parameter for good)
+        given = t.system_attrs.get("fixed_params")
+        given = given if isinstance(given, Mapping) else {}
         for name, value in dict(under.get("fixed") or {}).items():
             if name in t.params and _same(t.params[name], value):
                 n_held[name] = n_held.get(name, 0) + 1
-            if name in t.params and t.number >= latest.get(name, (-1, True))[0]:
+            if (name in t.params and name not in given
+                    and t.number >= latest.get(name, (-1, True))[0]):
                 latest[name] = (t.number, _same(t.params[name], value))
         for name, bounds in dict(under.get("ranges") or {}).items():
             # (a range that misses the trial's distribution is ignored for it)
