@@ -58,3 +58,31 @@ def test_close_names_a_wrong_wait(wait: Any, error: type[Exception]) -> None:
     with pytest.raises(error, match="'wait' parameter of close"):
         cb.close(wait)
     assert cb.close()
+
+
+def test_a_wait_that_times_out_closes_as_without_waiting() -> None:
+    # close(wait=N) waited N for the refits, then N again in the queue's own close, and
+    # then returned without ever stopping the refit process: three studies closed this
+    # way left three refit processes behind
+    from hpinsight.integrations.optuna import ImportanceCallback
+
+    started, release, done, cleaned = threading.Event(), threading.Event(), [], []
+    cb = ImportanceCallback()
+    cb._refits = _refits(started, release, done)
+
+    class Fitter:
+        def close(self) -> None:
+            cleaned.append(True)
+
+    cb._fitter = Fitter()  # type: ignore[assignment]
+    cb._refits.request("running")
+    assert started.wait(60)
+    cb._refits.request("pending")
+    assert cb.close(wait=0.05) is False  # the running refit outlives the wait
+    assert cleaned == []
+    release.set()
+    thread = cb._refits._thread
+    assert thread is not None
+    thread.join(60)
+    assert done == ["running"]  # the pending refit was dropped
+    assert cleaned == [True]  # and the refit process stopped once the running one ended

@@ -617,8 +617,14 @@ class LiveResults:
         if wait is False:
             return self._refits.stop(self._fitter.close)
         timeout = None if wait is True else float(wait)
-        done = self.wait(timeout)
-        done = self._refits.close(timeout) and done
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self.wait(timeout):
+            # the wait bounds the whole close: past it, as close() without waiting (the
+            # pending refit dropped, the refit process stopped once the running one ends);
+            # the queue's own close waited as long again, and then left the process running
+            return self._refits.stop(self._fitter.close)
+        done = self._refits.close(None if deadline is None
+                                  else max(deadline - time.monotonic(), 0.0))
         if done:
             self._fitter.close()
         return done
