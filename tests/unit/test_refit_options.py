@@ -63,3 +63,41 @@ def test_the_optuna_callback_refuses_an_objective_beside_a_target() -> None:
 
     with pytest.raises(hp.exceptions.InvalidArgumentError, match="objective= or target=, not both"):
         ImportanceCallback(objective="values_1", target=lambda t: t.values[0])
+
+
+def test_the_shrink_options_name_their_parameter_and_take_numpy_integers() -> None:
+    # defaults="x" failed inside dict() with "dictionary update sequence element #0";
+    # np.int64(3) was refused as "not a positive int" where every other count takes it
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("optuna")
+    from hpinsight.integrations.optuna import ImportanceCallback, ShrinkingSampler
+
+    with pytest.raises(hp.exceptions.InvalidArgumentTypeError, match=r"'defaults' parameter of "
+                       r"ImportanceCallback must be a mapping .* Got str instead"):
+        ImportanceCallback(shrink_to="auto", defaults="x")
+    given = {"lr": 0.01}
+    cb = ImportanceCallback(shrink_to=np.int64(3), defaults=given)
+    assert cb._refitter.shrink_to == 3
+    assert type(cb._refitter.shrink_to) is int
+    assert cb._refitter.defaults == given
+    assert cb._refitter.defaults is not given  # the user's mapping is not kept, nor changed
+    assert ShrinkingSampler(explore_every=np.int64(5)).explore_every == 5
+
+
+@pytest.mark.parametrize(("args", "kwargs", "match"), [
+    ((None,), {"why": "w"}, "'fixed' parameter of restrict must be a mapping .* Got NoneType"),
+    (([("x", 0.5)],), {"why": "w"}, "'fixed' parameter of restrict must be a mapping .* Got list"),
+    (({"x": 0.5},), {"why": "w", "after_trial": "x"}, "'after_trial' parameter of restrict"),
+    (({"x": 0.5},), {"why": 3}, "'why' parameter of restrict must be a str"),
+    (({},), {"why": "w", "ranges": [(0, 1)]}, "'ranges' parameter of restrict must be a mapping"),
+], ids=["fixed None", "fixed pairs", "after_trial", "why", "ranges"])
+def test_restrict_names_a_wrong_argument(args, kwargs, match) -> None:
+    # restrict(study, None) failed with "'NoneType' object has no attribute 'items'" and
+    # after_trial="x" was stored in the study as the decision's trial
+    optuna = pytest.importorskip("optuna")
+    from hpinsight.integrations.optuna import restrict
+
+    study = optuna.create_study()
+    with pytest.raises(TypeError, match=match):
+        restrict(study, *args, **kwargs)
+    assert study.user_attrs == {}  # nothing was written

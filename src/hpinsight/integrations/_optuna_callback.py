@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -269,7 +270,7 @@ class ImportanceCallback(LiveResults):
             publish=check_publish(publish, func),
             shrink_to=_check_shrink_to(shrink_to, func),
             shrink_after=check_int(shrink_after, "shrink_after", func, minimum=2),
-            defaults=dict(defaults or {}),
+            defaults=_check_defaults(defaults, func),
             narrow_quantile=_check_narrow_quantile(narrow_quantile, func),
             risk_margin=check_real(risk_margin, "risk_margin", func, low=0.0, high=math.inf),
             logger=_logger,
@@ -520,12 +521,23 @@ def _check_narrow_quantile(value: Any, func: str) -> float | Literal["auto"] | N
     return check_real(value, "narrow_quantile", func, low=0.0, high=1.0, low_open=True)
 
 
+def _check_defaults(value: Any, func: str) -> dict[str, Any]:
+    """The values to fix parameters at, as a dict of their own (the user's stays as given)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidArgumentTypeError(
+            f"The 'defaults' parameter of {func} must be a mapping of parameter names to the "
+            f"values to fix them at, e.g. {{'lr': 0.01}}. Got {type(value).__name__} instead.")
+    return {str(k): v for k, v in value.items()}
+
+
 def _check_shrink_to(value: Any, func: str) -> int | Literal["auto"] | None:
     if value is None or value == "auto":
         return value  # type: ignore[no-any-return]
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise InvalidArgumentError(
             f"The 'shrink_to' parameter of {func} must be a positive int (how many parameters "
             f"to keep) or 'auto' (keep what suggest_subspace keeps). Got {value!r} instead."
         )
-    return value
+    return int(value)

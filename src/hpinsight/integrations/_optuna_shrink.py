@@ -80,6 +80,7 @@ in the base sampler's history: TPE, for instance, keeps learning from them.
 from __future__ import annotations
 
 import math
+import numbers
 import threading
 import zlib
 from collections.abc import Collection, Mapping, Sequence
@@ -91,6 +92,7 @@ import optuna
 from optuna.samplers import BaseSampler
 
 from .._shared import step_index
+from .._validation import check_int
 from .._warn import warn
 from ..adapters._optuna import DECISIONS_KEY, RESTRICTION_KEY, TRIAL_KEY, distribution_text
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
@@ -182,6 +184,21 @@ def restrict(
     True
     >>> _ = release(study)
     """
+    func = "restrict"
+    if not isinstance(fixed, Mapping):
+        raise InvalidArgumentTypeError(
+            f"The 'fixed' parameter of {func} must be a mapping of parameter names to the "
+            f"values later trials get, e.g. {{'dropout': 0.1}} ({{}} to narrow only). Got "
+            f"{type(fixed).__name__} instead.")
+    if ranges is not None and not isinstance(ranges, Mapping):
+        raise InvalidArgumentTypeError(
+            f"The 'ranges' parameter of {func} must be a mapping of parameter names to "
+            f"(low, high), e.g. {{'lr': (1e-4, 1e-2)}}. Got {type(ranges).__name__} instead.")
+    if not isinstance(why, str):
+        raise InvalidArgumentTypeError(
+            f"The 'why' parameter of {func} must be a str, the reason recorded with the "
+            f"decision. Got {type(why).__name__} instead.")
+    after_trial = check_int(after_trial, "after_trial", func, minimum=-1, allow_none=True)
     if after_trial is None:
         after_trial = _last_finished(study)
     return record_restriction(study, fixed, why=why, ranges=ranges, after_trial=after_trial,
@@ -270,13 +287,14 @@ class ShrinkingSampler(BaseSampler):
 
     def __init__(self, base_sampler: BaseSampler | None = None, *,
                  explore_every: int | None = 10) -> None:
-        if explore_every is not None and (isinstance(explore_every, bool) or not isinstance(
-                explore_every, int) or explore_every < 2):
+        given: Any = explore_every  # an int by its annotation; numpy's integers too
+        if given is not None and (isinstance(given, bool) or not isinstance(
+                given, numbers.Integral) or given < 2):
             raise InvalidArgumentError(
                 "The 'explore_every' parameter of ShrinkingSampler must be an int >= 2 (one "
                 "trial in that many samples the whole space while a restriction holds) or "
                 f"None (never). Got {explore_every!r} instead.")
-        self.explore_every = explore_every
+        self.explore_every = None if explore_every is None else int(explore_every)
         if base_sampler is None:
             base_sampler = optuna.samplers.TPESampler()
         if not isinstance(base_sampler, BaseSampler):
