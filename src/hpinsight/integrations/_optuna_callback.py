@@ -36,8 +36,9 @@ _logger = optuna.logging.get_logger("optuna.hpinsight")
 class ImportanceCallback(LiveResults):
     """Refit fANOVA importances while an Optuna study runs, without slowing it down.
 
-    Add it to ``study.optimize(..., callbacks=[cb])``. Every ``every_n_trials``
-    COMPLETE trials (once there are ``min_trials``) it asks a background
+    Add it to ``study.optimize(..., callbacks=[cb])``; one callback follows one study
+    (the first it is handed: the trials of another are ignored, with a warning). Every
+    ``every_n_trials`` COMPLETE trials (once there are ``min_trials``) it asks a background
     thread to refit on all COMPLETE trials of the study so far. One refit runs
     at a time; a request made while one runs replaces any older pending one.
     Each refit updates :attr:`latest` and :attr:`history`, logs a one-line
@@ -295,6 +296,8 @@ class ImportanceCallback(LiveResults):
         self._warned_sampler = False
         self._warned_closed = False
         self._checked: dict[int, bool] = {}  # per study (by id): can it be analysed?
+        #: the name of the study this callback follows: the first it was handed
+        self._followed: str | None = None
         self._first_seen: float | None = None  # monotonic time of the first trial told
         #: The study's clock; a test may replace it with a clock of its own.
         self.clock: Callable[[], float] = time.monotonic
@@ -412,9 +415,19 @@ class ImportanceCallback(LiveResults):
         clearly, instead of failing at every refit."""
         with self._lock:  # trials finish in parallel with n_jobs > 1: one check, one message
             checked = self._checked.get(id(study))
+            if checked is None and self._followed not in (None, study.study_name):
+                # its schedule, history and decisions are the first study's: a second one's
+                # trials were counted on, decided "after 30 trials", mixed into one history
+                self._refits.record(InvalidArgumentError(
+                    f"This ImportanceCallback follows study {self._followed!r}: its refits, "
+                    "history and shrink decisions are that study's. Pass a new "
+                    "ImportanceCallback to each study."),
+                    f"the trials of study {study.study_name!r} are ignored")
+                checked = self._checked[id(study)] = False
             if checked is None:
                 from ..adapters._optuna import objective_names, value_getter
 
+                self._followed = study.study_name
                 try:
                     value_getter(
                         "ImportanceCallback", list(study.directions), target=self._refitter.target,

@@ -251,6 +251,35 @@ def test_the_callback_is_a_context_manager_that_closes(log_lines: list[str]) -> 
     assert "Pass a new ImportanceCallback" in closed[0]
 
 
+def test_a_callback_follows_one_study_and_says_so_when_handed_another(
+        log_lines: list[str]) -> None:
+    # handed study B after study A, one callback counted B's trials on A's schedule (a
+    # decision "after 30 trials" where 50 were asked for) and mixed both in one history
+    first = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    second = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1))
+    cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=1)
+    first.optimize(_objective, n_trials=30, callbacks=[cb])
+    second.optimize(_objective, n_trials=30, callbacks=[cb])
+    assert cb.close(wait=120)
+    assert SUMMARY_KEY in first.user_attrs
+    assert SUMMARY_KEY not in second.user_attrs  # nothing refit on, or written into, B
+    assert cb.history[-1].n_trials == 30
+    assert all(s.n_trials <= 30 for s in cb.history)
+    assert len(cb.errors) == 1
+    assert f"follows study {first.study_name!r}" in str(cb.errors[0])
+    said = [line for line in log_lines if "follows study" in line]
+    assert len(said) == 1  # once, not per trial
+    assert f"the trials of study {second.study_name!r} are ignored" in said[0]
+    assert "Pass a new ImportanceCallback to each study" in said[0]
+    # the same study loaded anew is the same study
+    again = optuna.load_study(study_name=first.study_name, storage=first._storage)
+    cb2 = ImportanceCallback(every_n_trials=10, min_trials=20, seed=1)
+    first.optimize(_objective, n_trials=1, callbacks=[cb2])
+    again.optimize(_objective, n_trials=1, callbacks=[cb2])
+    assert cb2.close(wait=120)
+    assert cb2.errors == ()
+
+
 _NO_CLOSE = """
 import optuna
 from hpinsight.integrations.optuna import ImportanceCallback
