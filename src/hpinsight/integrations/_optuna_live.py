@@ -104,6 +104,7 @@ class Refitter:
         self.fitter = LiveFanova(options, logger=logger)
         self._told_changed: set[str] = set()
         self._told_outside = 0  # trials left out for a value the space cannot hold, said
+        self._told_starved = False  # enough trials finished, too few usable: said once
         #: The latest ``shrink_to="auto"`` suggestion (None before the first).
         self.subspace: SubspaceResult | None = None
         #: The snapshot of the latest refit (None before the first).
@@ -150,6 +151,15 @@ class Refitter:
             self._show_in_dashboard(study, None if history is None else history.sampling)
             self.idle_reason = (_idle_reason(history, self.min_trials) if history is not None
                                 else _empty_reason(study))
+            if (history is not None and not self._told_starved
+                    and history.n_trials < self.min_trials <= history.n_trials + history.n_excluded):
+                # enough trials finished, but the values left most out (a target that
+                # returns None): nothing was said while nothing was refit
+                self._told_starved = True
+                self.logger.warning(
+                    "hpinsight: study %r: %s, so %d are usable and %d are needed to rank; no "
+                    "refit runs until there are.", study.study_name, history.excluded_summary(),
+                    history.n_trials, self.min_trials)
             return None
         self.idle_reason = None
         result, snapshot = self.fitter.fit(history)

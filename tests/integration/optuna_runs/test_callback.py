@@ -280,6 +280,22 @@ def test_a_callback_follows_one_study_and_says_so_when_handed_another(
     assert cb2.errors == ()
 
 
+def test_a_target_that_leaves_every_trial_out_is_said_once(log_lines: list[str]) -> None:
+    # target=lambda t: None ran a study without a refit, an error or a warning
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    cb = ImportanceCallback(every_n_trials=5, min_trials=10, target=lambda t: None,
+                            max_refit_share=1.0)
+    study.optimize(_objective, n_trials=12, callbacks=[cb])
+    assert cb.wait(120)
+    study.optimize(_objective, n_trials=8, callbacks=[cb])
+    assert cb.close(wait=120)
+    assert cb.history == ()
+    said = [line for line in log_lines if "needed to rank" in line]
+    assert len(said) == 1
+    assert "no value (target gave None)" in said[0]
+    assert "so 0 are usable and 10 are needed to rank" in said[0]
+
+
 _NO_CLOSE = """
 import optuna
 from hpinsight.integrations.optuna import ImportanceCallback
