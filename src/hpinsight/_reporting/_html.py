@@ -303,10 +303,13 @@ def _analysis(report: Report) -> list[str]:
         + "</div>")
     held = _held(report)
     if held:
+        # of the trials it was active in: a conditional parameter inactive in some was
+        # counted as varied there ("varied in 60 of 150" where 57 were)
+        inactive = report.inactive_counts()
         parts.append('<p class="note">Held fixed by a restriction in some trials, so their '
                      "shares rest on the trials where they varied: " + "; ".join(
-                         f"{esc(n)} varied in {h.n_trials - k} of {h.n_trials}"
-                         for n, k in held.items()) + ".</p>")
+                         f"{esc(n)} varied in {h.n_trials - inactive.get(n, 0) - k} of "
+                         f"{h.n_trials}" for n, k in held.items()) + ".</p>")
 
     if report.top:
         parts.append("<h2>How the top parameters act</h2><div class=grid>")

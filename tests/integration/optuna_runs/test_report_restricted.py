@@ -175,3 +175,25 @@ def test_a_decision_without_its_trial_and_a_short_study_s_unvaried_value_print_a
     assert units.value == 64
     assert "ran it at 64" in units.sentence
     assert "None" not in html.unescape(rep.html()).split("ran it at")[1][:10]
+
+
+def test_a_held_conditional_parameter_varied_only_where_it_was_active() -> None:
+    # "beta varied in 60 of 150" counted the trials where beta was inactive as varied
+    def conditional(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", 0.0, 1.0)
+        if trial.suggest_categorical("kind", ["a", "b"]) == "b":
+            return (x - 0.3) ** 2 + 0.1 * trial.suggest_float("beta", 0.0, 1.0)
+        return (x - 0.3) ** 2 + 0.2
+
+    study = optuna.create_study(sampler=ShrinkingSampler(
+        optuna.samplers.RandomSampler(seed=0), explore_every=None))
+    study.optimize(conditional, n_trials=40)
+    restrict(study, {"beta": 0.5}, why="by hand", after_trial=39)
+    study.optimize(conditional, n_trials=40)
+    active = sum("beta" in t.params for t in study.trials)
+    held = sum(t.params.get("beta") == 0.5 for t in study.trials)
+    assert held == sum("beta" in t.params for t in study.trials[40:]) > 0
+    assert active - held == sum("beta" in t.params for t in study.trials[:40])
+    rep = hp.report(study, top=1, seed=0)
+    page = html.unescape(rep.html())
+    assert f"beta varied in {active - held} of 80" in page
