@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["GRID_TOL", "MATTERS_SHARE", "NEGLIGIBLE_SHARE", "NO_CLEAR_SIGNAL", "REPR_WIDTH", "clip_text", "fmt_best", "fmt_r2", "fmt_share", "fmt_value", "grid_columns", "join_items",
-           "json_array", "json_value", "no_signal_words", "readonly", "spread_beyond_rounding", "step_index",
+           "json_array", "json_value", "no_signal_words", "readonly", "round_share", "spread_beyond_rounding", "step_index",
            "taken_out_words"]
 
 
@@ -134,6 +134,20 @@ def fmt_share(x: float) -> str:
                 decimals += 1
             return f"{100 * x:.{decimals}f} %"
     return text
+
+
+def round_share(x: float, digits: int = 3) -> float:
+    """A share of variance as stored for machines (the live summary's JSON): ``digits``
+    significant digits, and never equal to a threshold the rules read unless it is one
+    (``0.0496``, not ``0.05``; ``round(x, 3)`` made 0.0496 "0.05" beside "small" and a
+    share of 0.00049 "0.0"). NaN and zero stay as they are."""
+    if not math.isfinite(x) or x == 0.0:
+        return float(x)
+    out = float(f"{x:.{digits}g}")
+    while digits < 17 and out in (MATTERS_SHARE, NEGLIGIBLE_SHARE) and x != out:
+        digits += 1
+        out = float(f"{x:.{digits}g}")
+    return out
 
 
 def _share_text(x: float) -> str:

@@ -464,6 +464,24 @@ def test_a_share_never_prints_equal_to_a_threshold_the_rules_read(x, text):
     assert fmt_share(x) == text
 
 
+@pytest.mark.parametrize(
+    ("x", "stored"),
+    [(0.0496, 0.0496), (0.049996, 0.049996), (0.05, 0.05), (0.05004, 0.05004),
+     (0.00049, 0.00049), (0.0004996, 0.0004996), (0.123456, 0.123), (0.0, 0.0),
+     (7.7e-4, 7.7e-4), (1.23456e-9, 1.23e-9)],
+)
+def test_the_live_summary_stores_shares_apart_from_the_thresholds(x, stored):
+    # round(m, 3) stored 0.0496 as 0.05 beside the decision "small" (the rule reads 5 %),
+    # and 0.00049 as 0.0 where the status line said 0.049 %
+    from hpinsight._shared import round_share
+    from hpinsight.integrations._live import ImportanceSnapshot, compact_summary
+
+    assert round_share(x) == stored
+    snap = ImportanceSnapshot(n_trials=30, last_trial=29, importances={"b": x},
+                              stds={"b": x / 2}, best_value=0.1, n_excluded=0, seconds=0.1)
+    assert compact_summary(snap, decisions={"b": "small"})["importance"]["b"][0] == stored
+
+
 def test_the_live_ranking_line_writes_shares_as_the_report_does():
     """The callback's log line and ``watch`` print the shares the way the page and the
     terminal table do, so 0.069 % is not "0.00" in one place and "0.1 %" in another."""

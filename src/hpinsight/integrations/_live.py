@@ -26,7 +26,7 @@ import numpy as np
 
 from .._decision_result import fmt_share
 from .._decisions import decision_order
-from .._shared import NO_CLEAR_SIGNAL, fmt_best, no_signal_words
+from .._shared import NO_CLEAR_SIGNAL, fmt_best, no_signal_words, round_share
 from .._validation import check_choice, check_int, check_real, check_seed
 from .._warn import collected
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
@@ -168,13 +168,15 @@ def compact_summary(
 ) -> dict[str, Any]:
     """A JSON object whose serialization stays under ``limit`` characters.
 
-    Importances are rounded to 3 decimals as ``[mean, std]``. ``decisions`` (parameter
-    to its decision's state, one of :data:`hpinsight._decision_result.STATES`, taken on the
-    first ``decided_after`` trials) are shown under ``"decisions"``. The least important
+    Importances are ``[mean, std]`` to 3 significant digits, a mean never rounded onto a
+    threshold the decisions read (:func:`~hpinsight._shared.round_share`). ``decisions``
+    (parameter to its decision's state, one of :data:`hpinsight._decision_result.STATES`,
+    taken on the first ``decided_after`` trials) are shown under ``"decisions"``. The least important
     parameters are dropped from both (and counted in ``"more"``) if needed. A doubtful
     capped refit (:attr:`ImportanceSnapshot.doubtful`) says so under ``"no_clear_signal"``.
     """
-    imp = {n: [round(m, 3), round(snapshot.stds[n], 3)] for n, m in snapshot.importances.items()}
+    imp = {n: [round_share(m), round_share(snapshot.stds[n])]
+           for n, m in snapshot.importances.items()}
     out: dict[str, Any] = {
         "n_trials": snapshot.n_trials,
         "n_excluded": snapshot.n_excluded,
