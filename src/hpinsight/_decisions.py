@@ -686,8 +686,11 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
               f"{fmt_share(d.evidence_share)} of the variation"
               f"{f' {top_label}' if among else ''}"
               f"{_taken(d.evidence_before)}, below the "
-              f"{100 * NEGLIGIBLE_SHARE:g} % counted as an effect but more "
-              "than a shuffled parameter, and an effect that size could cost more than the "
+              f"{100 * NEGLIGIBLE_SHARE:g} % counted as an effect"
+              # "more than a shuffled parameter" only where its interval says so: beside a
+              # verdict of "indistinguishable from nothing" it told the reader both
+              f"{' but more than a shuffled parameter' if d.verdict == NEGLIGIBLE else ''}, "
+              "and an effect that size could cost more than the "
               f"margin ({_sd_phrase(d, margin)}); more trials will tell.")
     # an effect beyond nothing that is too small in objective units is named as such: the
     # table shows its verdict ("uncertain"), and "nothing" would contradict it

@@ -4,6 +4,7 @@ parameter in exactly one state."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -174,7 +175,16 @@ def test_a_small_share_that_is_large_in_objective_units_is_not_nothing():
     # the V's standard deviation is 0.02 / sqrt(48) = 0.0029, well above 0.0005
     assert d.effect_sd == pytest.approx(0.02 / math.sqrt(48), rel=0.25)
     assert "more than 0.25 of the 0.002 allowed" in d.sentence
-    assert "below the 0.05 % counted as an effect" in d.sentence
+    assert "below the 0.05 % counted as an effect but more than a shuffled parameter" in d.sentence
+    # where the sized effect's interval reaches its shadow, its verdict is "nothing", and
+    # the sentence does not claim it beats a shuffled parameter beside that verdict
+    from hpinsight._decisions import _sentence
+
+    unshown = _sentence(dataclasses.replace(d, verdict="indistinguishable from nothing"),
+                        n_trials=200, n_params=3, margin=0.002, confidence=0.9,
+                        top_label="among the best 25 %", top_doubtful=False)
+    assert "below the 0.05 % counted as an effect, and an effect that size could cost" in unshown
+    assert "shuffled" not in unshown
     assert out["z"].state == "fix"  # below its shadow: nothing, whatever the margin
     # with a margin four times the V's standard deviation, it is too small to matter
     assert decide(result, risks=risks, values=dict.fromkeys(space.names, 0.5),
