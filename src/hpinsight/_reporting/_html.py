@@ -467,8 +467,11 @@ def _effects_table(report: Report, spread: str) -> list[str]:
                            "predicts anything, and no effect there is resolved")
     null = r.shadow_fraction(1)
     pair_null = r.shadow_fraction(2) if shown_pairs else None
+    # the best-q column is judged against its own analysis's shadow, printed beside
+    top_null = None if report.capped.signal_doubtful else report.capped.shadow_fraction(1)
     here = "" if null is None else f"{fmt_share(null)} here" + (
-        "" if pair_null is None else f", {fmt_share(pair_null)} for an interaction")
+        "" if pair_null is None else f", {fmt_share(pair_null)} for an interaction") + (
+        "" if top_null is None else f", {fmt_share(top_null)} among the best {q}")
     interval = f"{100 * INTERVAL_LEVEL:g} % interval (mean ± {INTERVAL_Z:.3f} std)"
     verdicts = ("<i>indistinguishable from nothing</i>: explains no more than a parameter "
                 f"whose values were shuffled among nearby trials ({here}), "
