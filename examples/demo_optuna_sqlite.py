@@ -56,8 +56,10 @@ def summary(report: hp.results.Report) -> str:
     pairs = [i for i in result.ranking(order=2) if i.verdict != "indistinguishable from nothing"]
     lines = [f"hpinsight report for {report.source} ({result.n_trials} trials, {model} R² "
              f"{result.fit_r2:.2f})", report.table(),
-             f"interactions: {len(pairs)} of {len(result.ranking(order=2))} distinguishable "
-             "from nothing" + "".join(f"\n  {i}" for i in pairs)]
+             # "distinguishable from nothing" was said of effects the lines below call
+             # uncertain: not yet told from a shuffled parameter
+             f"interactions: {len(pairs)} of {len(result.ranking(order=2))} shown, the others "
+             "indistinguishable from nothing" + "".join(f"\n  {i}" for i in pairs)]
     for d in report.decisions:
         lines.append(f"{d.param}: {d.sentence}")
     return "\n".join(lines) + "\n"
