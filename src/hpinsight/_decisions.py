@@ -795,7 +795,14 @@ def _sentence(d: ParameterDecision, *, n_trials: int, n_params: int, margin: flo
                 + f" ({confidence:.0%} quantile; {allowed} allowed)."),
         "fixed": (f"Fixed at {value}: the search space gives it no other value, so there is "
                   "nothing to tune." if d.grounds == SINGLE else
-                  f"Fixed at {value}{since}; nothing found since says otherwise ({share})."),
+                  f"Fixed at {value}{since}; nothing found since says otherwise ({share})."
+                  if not (math.isfinite(d.cost) and math.isfinite(margin)) else
+                  # the rule that keeps it, in its numbers: its upper quantile, which an
+                  # unfixed parameter is judged by, may lie above the margin, and the
+                  # sentence read as if that had been checked
+                  f"Fixed at {value}{since}; nothing found since says otherwise: none of its "
+                  f"effects is resolved, and fixing it costs {cost} on average, within the "
+                  f"{allowed} allowed, so it stays fixed ({share})."),
         "release": (f"Fixed at {value}{since}, but "
                     + (f"trial {d.explored_trial}, which moved it and the other fixed "
                        f"parameters over their ranges, did {fmt_cost(d.explored_gain)} better "

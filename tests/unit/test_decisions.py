@@ -320,6 +320,15 @@ def test_a_held_parameter_is_fixed_or_released(analysis):
     assert out["z"].action == "fixed at 0.4 since trial 50"
     assert out["x"].state == "release"  # its effect is resolved
     assert out["x"].action == "release: it has an effect"
+    # kept fixed on its mean cost, though its 90 % quantile, which an unfixed parameter
+    # is judged by, lies above the margin: the sentence says which rule kept it
+    above = decide(result, capped=capped, margin=0.01, sampling=record,
+                   risks=risks | {"z": _risk("z", 0.004, 0.03)})["z"]
+    assert above.state == "fixed"
+    assert above.cost_upper > 0.01
+    assert ("nothing found since says otherwise: none of its effects is resolved, and "
+            "fixing it costs 0.004 on average, within the 0.01 allowed, so it stays fixed"
+            ) in above.sentence
     costly = decide(result, capped=capped, margin=0.01, sampling=record,
                     risks=risks | {"z": _risk("z", 0.05, 0.06)})
     assert costly["z"].state == "release"
