@@ -32,6 +32,7 @@ import copy
 import dataclasses
 import inspect
 import math
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -324,7 +325,7 @@ def shrink_and_continue(
     importances : sequence of str, optional
         Parameter names, most important first (e.g.
         ``[i.params[0] for i in cb.latest.ranking(order=1)]``); a name given again counts
-        at its first place. Default: a fresh
+        at its first place; it must rank at least ``keep`` parameters. Default: a fresh
         ``hpinsight.fanova`` of the run with ``seed``.
     name : str, optional
         Name of the new run (default: the old name + ``"-shrunk"``).
@@ -391,6 +392,11 @@ def shrink_and_continue(
     if isinstance(reevaluate, bool) or not isinstance(reevaluate, int) or reevaluate < 0:
         raise InvalidArgumentError(f"The 'reevaluate' parameter of shrink_and_continue must be an int "
                          f">= 0 or 'auto'. Got {reevaluate!r} instead.")
+    if fixed is not None and not isinstance(fixed, Mapping):
+        raise InvalidArgumentTypeError(
+            "The 'fixed' parameter of shrink_and_continue must be a mapping of parameter "
+            f"names to the values to hold, e.g. {{'lr': 0.01}}. Got {type(fixed).__name__} "
+            "instead.")
     if keep == "auto" and importances is not None:
         raise InvalidArgumentError("shrink_and_continue: keep='auto' decides from its own analysis; "
                          "'importances' only orders parameters for keep=<int>. Pass one.")
@@ -516,6 +522,14 @@ def _chosen_fixed(facade: Any, keep: Any, fixed: Mapping[str, Any] | None,
         # of every effect) is not a lower rank: it fixed the top parameters themselves
         ranked = list(dict.fromkeys(importances)) if importances is not None else [
             i.params[0] for i in fanova(from_smac(facade, budget=budget), seed=seed).ranking(order=1)]
+        if importances is not None and len(ranked) < min(keep, len(cs)):
+            # the places past the ranking went to the space's first parameters, in their
+            # order, and the ones that mattered were fixed
+            raise InvalidArgumentError(
+                f"shrink_and_continue: 'importances' ranks {len(ranked)} parameter(s) "
+                f"({ranked}), and keep={keep} needs at least {min(keep, len(cs))}. Rank at "
+                "least as many (most important first), or leave importances out to rank by "
+                "fANOVA.")
         order = ranked + [n for n in cs if n not in ranked]
         incumbent = facade.intensifier.get_incumbent()
         if incumbent is None:
@@ -661,12 +675,16 @@ def _own_value(hp: Any, value: Any) -> Any:
         choices = list(hp.choices if isinstance(hp, CS.CategoricalHyperparameter) else hp.sequence)
         same = [c for c in choices if c == value and type(c) is type(value)]
         return same[0] if same else next((c for c in choices if c == value), value)
+    # numbers only, and an integer only where the value is one: 3.5 and "3" became 3 and
+    # were held without a word, and 9.7, refused, was quoted as 9; as given, the legality
+    # check refuses them in the user's own words
+    number = isinstance(value, numbers.Real) and not isinstance(value, bool)
     if isinstance(hp, CS.UniformIntegerHyperparameter | CS.NormalIntegerHyperparameter |
                   CS.BetaIntegerHyperparameter):
-        return int(value)
+        return int(value) if number and float(value).is_integer() else value
     if isinstance(hp, CS.UniformFloatHyperparameter | CS.NormalFloatHyperparameter |
                   CS.BetaFloatHyperparameter):
-        return float(value)
+        return float(value) if number else value
     return value
 
 

@@ -380,6 +380,29 @@ def test_a_ranking_that_names_a_parameter_again_keeps_it_at_its_first_place(tmp_
 
 
 @pytest.mark.slow
+def test_values_and_rankings_that_cannot_be_held_as_given_are_refused(tmp_path: Path) -> None:
+    # fixed={"c": 3.5} held c at 3 without a word, "3" as 3, and 9.7 was refused as "9";
+    # importances ranking fewer than keep filled the places by the space's order, and
+    # fixed the parameters that mattered; a list of pairs failed with an AttributeError
+    from hpinsight.exceptions import InvalidSpaceError
+
+    first = _optimized(space(), target, 12, tmp_path, "full")
+    for value, shown in ((3.5, "3.5"), ("3", "'3'"), (20.7, "20.7")):
+        with pytest.raises(InvalidSpaceError, match=rf"gives 'c' the value {shown},"):
+            shrink_and_continue(first, target, fixed={"c": value}, n_trials=2)
+    with pytest.raises(ValueError, match=r"'importances' ranks 1 parameter\(s\) \(\['n0'\]\), and "
+                                         r"keep=2 needs at least 2"):
+        shrink_and_continue(first, target, keep=2, importances=["n0"], n_trials=2)
+    with pytest.raises(TypeError, match=r"'fixed' parameter of shrink_and_continue must be a "
+                                        r"mapping .* Got list instead"):
+        shrink_and_continue(first, target, fixed=[("n0", 0.5)], n_trials=2)
+    held = shrink_and_continue(first, target, fixed={"c": 7.0, "n0": 1}, n_trials=2)
+    assert held.fixed == {"c": 7, "n0": 1.0}  # legal values in the parameter's own type
+    assert type(held.fixed["c"]) is int
+    assert type(held.fixed["n0"]) is float
+
+
+@pytest.mark.slow
 def test_fixing_every_parameter_is_refused_with_what_to_do(tmp_path: Path) -> None:
     first = _optimized(space(), target, 15, tmp_path, "full")
     everything = dict(first.intensifier.get_incumbent())
