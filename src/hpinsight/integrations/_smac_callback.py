@@ -19,6 +19,7 @@ from smac.callback import Callback
 from .._fanova import fanova
 from .._history import TrialHistory
 from .._validation import MODEL_KEYWORDS, check_choice, check_int, check_real, moved_keywords
+from .._warn import collected
 from ..adapters._smac import (
     Instances,
     SmacRun,
@@ -228,6 +229,7 @@ class ImportanceCallback(LiveResults, Callback):
         self._lock = threading.Lock()
         self._sources: list[str] = []
         self._told_fallback: set[str] = set()
+        self._told_warnings: set[str] = set()  # the run's warnings, each said once
         self._seen = 0
         self._requested_at = 0
         self._output: Path | None = None
@@ -338,11 +340,19 @@ class ImportanceCallback(LiveResults, Callback):
         # at every refit with an error that named another function's argument)
         objective = (self.objective if self.objective is not None or len(job.objectives or ()) < 2
                      else "front")
-        history = history_from_records(
-            TrialHistory, job.configspace, job.records, job.configs, objective=objective,
-            objectives=job.objectives, instances=self.instances, known=job.instances,
-            seed=0 if self._seed is None else self._seed, budget=self.budget,
-        )
+        # the package's warnings about the run (forbidden clauses the importances do not
+        # model) said once, through the callback's logger: given from this thread they
+        # came at every refit, attributed to a line of the threading module
+        with collected() as warned:
+            history = history_from_records(
+                TrialHistory, job.configspace, job.records, job.configs, objective=objective,
+                objectives=job.objectives, instances=self.instances, known=job.instances,
+                seed=0 if self._seed is None else self._seed, budget=self.budget,
+            )
+        for category, message in warned:
+            if message not in self._told_warnings:
+                self._told_warnings.add(message)
+                _logger.warning("hpinsight: %s: %s", category.__name__, message)
         need = min(self.min_trials, 2) if job.final else self.min_trials
         if not self._fitter.worth_fitting(history, need, "configurations"):
             return None

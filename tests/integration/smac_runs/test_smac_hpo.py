@@ -202,6 +202,27 @@ def test_smacs_forest_is_reproduced_on_a_conditional_space_with_forbidden_clause
 
 
 @pytest.mark.slow
+def test_the_callback_says_a_runs_forbidden_clauses_once_in_its_log(tmp_path, capture_log):
+    # each refit read the space again in its thread and gave the warning there: once per
+    # refit, attributed to a line of the threading module
+    lines = capture_log("hpinsight.integrations.smac")
+    cb = ImportanceCallback(every_n_trials=5, min_trials=10, seed=0)
+    scenario = smac.Scenario(svc_space(), deterministic=True, n_trials=30, seed=0,
+                             output_directory=tmp_path / "svc")
+    facade = smac.HyperparameterOptimizationFacade(scenario, svc_target, overwrite=True,
+                                                   logging_level=40, callbacks=[cb])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        facade.optimize()
+        assert cb.close(wait=120)
+    assert len(cb.history) >= 2  # refit more than once, each reading the space
+    assert not [w for w in caught if "forbidden clause" in str(w.message)]
+    said = [line for line in lines if "forbidden clause" in line]
+    assert len(said) == 1
+    assert said[0].startswith("hpinsight: HPInsightWarning: The ConfigurationSpace has")
+
+
+@pytest.mark.slow
 def test_a_saved_run_reads_back_as_the_live_one(hpo_run):
     live = hp.adapters.from_smac(hpo_run["facade"])
     saved = load_run(hpo_run["folder"])
