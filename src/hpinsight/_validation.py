@@ -77,6 +77,17 @@ def check_seed(seed: Any, func: str) -> int | None:
     return check_int(seed, "seed", func, minimum=0, allow_none=True)
 
 
+def check_mapping(value: Any, name: str, func: str, *, of: str, example: str) -> Mapping[Any, Any]:
+    """Return ``value`` if it is a mapping, else raise
+    :class:`~hpinsight.exceptions.InvalidArgumentTypeError` naming the parameter, what it
+    maps (``of``) and an ``example``."""
+    if not isinstance(value, Mapping):
+        raise InvalidArgumentTypeError(
+            f"The {name!r} parameter of {func} must be a mapping of {of}, e.g. {example}. "
+            f"Got {type(value).__name__} instead.", argument=name, function=func)
+    return value
+
+
 def check_choice(value: Any, name: str, func: str, choices: Sequence[_S]) -> _S:
     """Return the choice equal to ``value``, else raise :class:`InvalidArgumentError`.
 

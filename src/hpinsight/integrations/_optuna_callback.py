@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import optuna
 
-from .._validation import MODEL_KEYWORDS, check_int, check_objective, check_real, moved_keywords
+from .._validation import (
+    MODEL_KEYWORDS,
+    check_int,
+    check_mapping,
+    check_objective,
+    check_real,
+    moved_keywords,
+)
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
 from ..surrogates import GP, Forest
 from ._dashboard import check_publish
@@ -542,11 +549,9 @@ def _check_defaults(value: Any, func: str) -> dict[str, Any]:
     """The values to fix parameters at, as a dict of their own (the user's stays as given)."""
     if value is None:
         return {}
-    if not isinstance(value, Mapping):
-        raise InvalidArgumentTypeError(
-            f"The 'defaults' parameter of {func} must be a mapping of parameter names to the "
-            f"values to fix them at, e.g. {{'lr': 0.01}}. Got {type(value).__name__} instead.")
-    return {str(k): v for k, v in value.items()}
+    given = check_mapping(value, "defaults", func, of="parameter names to the values to fix "
+                          "them at", example="{'lr': 0.01}")
+    return {str(k): v for k, v in given.items()}
 
 
 def _check_shrink_to(value: Any, func: str) -> int | Literal["auto"] | None:

@@ -92,7 +92,7 @@ import optuna
 from optuna.samplers import BaseSampler
 
 from .._shared import step_index
-from .._validation import check_int
+from .._validation import check_int, check_mapping
 from .._warn import warn
 from ..adapters._optuna import DECISIONS_KEY, RESTRICTION_KEY, TRIAL_KEY, distribution_text
 from ..exceptions import InvalidArgumentError, InvalidArgumentTypeError
@@ -185,15 +185,11 @@ def restrict(
     >>> _ = release(study)
     """
     func = "restrict"
-    if not isinstance(fixed, Mapping):
-        raise InvalidArgumentTypeError(
-            f"The 'fixed' parameter of {func} must be a mapping of parameter names to the "
-            f"values later trials get, e.g. {{'dropout': 0.1}} ({{}} to narrow only). Got "
-            f"{type(fixed).__name__} instead.")
-    if ranges is not None and not isinstance(ranges, Mapping):
-        raise InvalidArgumentTypeError(
-            f"The 'ranges' parameter of {func} must be a mapping of parameter names to "
-            f"(low, high), e.g. {{'lr': (1e-4, 1e-2)}}. Got {type(ranges).__name__} instead.")
+    check_mapping(fixed, "fixed", func, of="parameter names to the values later trials get",
+                  example="{'dropout': 0.1} ({} to narrow only)")
+    if ranges is not None:
+        check_mapping(ranges, "ranges", func, of="parameter names to (low, high)",
+                      example="{'lr': (1e-4, 1e-2)}")
     if not isinstance(why, str):
         raise InvalidArgumentTypeError(
             f"The 'why' parameter of {func} must be a str, the reason recorded with the "

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import ConfigSpace as CS
 
-from .._validation import check_int, check_real
+from .._validation import check_int, check_mapping, check_real
 from .._warn import warn
 from ..adapters._smac import listed_objectives
 from ..exceptions import (
@@ -392,11 +392,9 @@ def shrink_and_continue(
     if isinstance(reevaluate, bool) or not isinstance(reevaluate, int) or reevaluate < 0:
         raise InvalidArgumentError(f"The 'reevaluate' parameter of shrink_and_continue must be an int "
                          f">= 0 or 'auto'. Got {reevaluate!r} instead.")
-    if fixed is not None and not isinstance(fixed, Mapping):
-        raise InvalidArgumentTypeError(
-            "The 'fixed' parameter of shrink_and_continue must be a mapping of parameter "
-            f"names to the values to hold, e.g. {{'lr': 0.01}}. Got {type(fixed).__name__} "
-            "instead.")
+    if fixed is not None:
+        check_mapping(fixed, "fixed", "shrink_and_continue",
+                      of="parameter names to the values to hold", example="{'lr': 0.01}")
     if keep == "auto" and importances is not None:
         raise InvalidArgumentError("shrink_and_continue: keep='auto' decides from its own analysis; "
                          "'importances' only orders parameters for keep=<int>. Pass one.")
