@@ -118,6 +118,8 @@ MATTERS_SHARE = 0.05
 #: Shares below this are nothing whatever the null says (a fit that gives the shadows
 #: exactly nothing would otherwise call a share of 1e-9 "uncertain").
 NEGLIGIBLE_SHARE = 5e-4
+#: The shares the rules read against: no share is written equal to one unless it is one.
+_SHARE_THRESHOLDS = (MATTERS_SHARE, NEGLIGIBLE_SHARE)
 
 
 def fmt_share(x: float) -> str:
@@ -127,7 +129,7 @@ def fmt_share(x: float) -> str:
     to a threshold the rules read (:data:`MATTERS_SHARE`, :data:`NEGLIGIBLE_SHARE`)
     unless it is one: ``4.99 %``, not ``5.0 %``, for a share the rules call below 5 %."""
     text = _share_text(x)
-    for threshold in (MATTERS_SHARE, NEGLIGIBLE_SHARE):
+    for threshold in _SHARE_THRESHOLDS:
         if x != threshold and text == _share_text(threshold):
             decimals = len(text.split()[0].partition(".")[2])
             while decimals < 8 and f"{100 * x:.{decimals}f}" == f"{100 * threshold:.{decimals}f}":
@@ -144,7 +146,7 @@ def round_share(x: float, digits: int = 3) -> float:
     if not math.isfinite(x) or x == 0.0:
         return float(x)
     out = float(f"{x:.{digits}g}")
-    while digits < 17 and out in (MATTERS_SHARE, NEGLIGIBLE_SHARE) and x != out:
+    while digits < 17 and out in _SHARE_THRESHOLDS and x != out:
         digits += 1
         out = float(f"{x:.{digits}g}")
     return out
