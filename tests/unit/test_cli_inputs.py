@@ -64,6 +64,26 @@ def test_a_missing_sqlite_file_is_named_and_not_created(
 
 
 @pytest.mark.parametrize("command", ["report", "watch"])
+def test_a_server_that_cannot_be_reached_is_said_so(
+    capsys: pytest.CaptureFixture[str], command: str,
+) -> None:
+    # Optuna words a refused connection as "invalid data in the commit, e.g. exceeding max
+    # length", which was all the command printed, behind "holds no Optuna storage"
+    import socket
+
+    pytest.importorskip("psycopg")
+    with socket.socket() as probe:  # a loopback port nothing listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert main(_storage_command(command, f"postgresql://u@127.0.0.1:{port}/db")) == 1
+    err = capsys.readouterr().err
+    assert "cannot connect to its server" in err
+    assert "refused" in err.lower()
+    assert "invalid data" not in err
+    assert "holds no Optuna storage" not in err
+
+
+@pytest.mark.parametrize("command", ["report", "watch"])
 def test_a_file_that_is_not_a_journal_says_what_it_is_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
     command: str,

@@ -41,6 +41,14 @@ def open_storage(optuna: Any, spec: str) -> Any:
             # database it was pointed at (an application's own, or an empty file)
             return optuna.storages.RDBStorage(spec, skip_table_creation=True)
         except optuna.exceptions.StorageInternalError as exc:
+            cause = exc.__cause__ or exc.__context__
+            if _is_connection_error(cause):
+                # Optuna words every failure of its first commit as "invalid data in the
+                # commit"; a server that is down or a wrong host or password is not that
+                raise ConnectionError(
+                    f"cannot connect to its server: {_first_line(cause)}. Is the server "
+                    "running, and are the host, port, user and password in --storage "
+                    "right?") from exc
             raise ValueError(
                 f"{describe(spec)} holds no Optuna storage this version of Optuna can read "
                 f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); "
@@ -53,6 +61,21 @@ def open_storage(optuna: Any, spec: str) -> Any:
     _check_journal(path)
     journal = optuna.storages.journal
     return optuna.storages.JournalStorage(journal.JournalFileBackend(str(path)))
+
+
+def _is_connection_error(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is SQLAlchemy's error for a database that could not be reached or
+    refused the login (an ``OperationalError``: the first commit is the first connection)."""
+    from sqlalchemy import exc as sa  # comes with Optuna
+
+    return isinstance(exc, sa.OperationalError)
+
+
+def _first_line(exc: BaseException) -> str:
+    """The driver's own message: SQLAlchemy's first line without its ``(driver.Error)``
+    prefix."""
+    line = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return line[0] if line else type(exc).__name__
 
 
 def _sqlite_file(spec: str) -> Path | None:
