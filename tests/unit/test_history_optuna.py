@@ -593,3 +593,37 @@ def test_complete_trials_without_parameters_are_counted_in_the_refusal() -> None
     with pytest.raises(InvalidDataError, match=r"5 trial\(s\) in all: 5 COMPLETE without "
                                                r"parameters\)"):
         hp.adapters.from_optuna(study)
+
+
+def test_the_call_that_loads_a_study_again_hides_a_password() -> None:
+    # the report's "Reproduce in Python" loads the study from its storage; a password in
+    # the URL is not written into a page that is meant to be shared
+    from types import SimpleNamespace
+
+    from hpinsight.adapters._optuna import _study_expression
+
+    stored = SimpleNamespace(study_name="s", _storage=SimpleNamespace(
+        _backend=SimpleNamespace(url="postgresql://me:secret@db.example/hpo")))
+    written = _study_expression(stored)
+    assert "secret" not in written
+    assert written == ("optuna.load_study(study_name='s', "
+                       "storage='postgresql://me:***@db.example/hpo')")
+    assert _study_expression(SimpleNamespace(study_name="m", _storage=object())) == "study"
+
+
+def test_a_report_of_several_objectives_loads_its_study_from_its_storage(tmp_path) -> None:
+    # its "Reproduce in Python" read `optuna.load_study(study_name=..., storage=...)`
+    import html
+    import re
+
+    import hpinsight as hp
+
+    url = f"sqlite:///{tmp_path / 'two.db'}"
+    study = optuna.create_study(study_name="two", storage=url, directions=["minimize"] * 2,
+                                sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)),
+                   n_trials=20)
+    page = hp.report(study, seed=0, top=1).html()
+    snippet = html.unescape(re.search(r"Reproduce in Python</h2><pre>(.*?)</pre>", page,
+                                      re.S).group(1))
+    assert f"study = optuna.load_study(study_name='two', storage={url!r})\n" in snippet

@@ -637,9 +637,27 @@ def _joint_details(report: Any, name: str) -> str:
     return "<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>"
 
 
+def _study_of(report: Any) -> str:
+    """The call that loads the study of a report of several objectives again, as its
+    objectives' histories wrote it (:attr:`TrialHistory.loader`)."""
+    loader = next((h.loader for h in (getattr(sec, "history", None) for sec in
+                                      report.sections.values())
+                   if h is not None and h.loader and "optuna.load_study(" in h.loader), "")
+    start = loader.find("optuna.load_study(")
+    if start < 0:
+        return "...  # the Optuna study"
+    depth = 0
+    for end in range(start, len(loader)):  # to the parenthesis that closes the call
+        depth += {"(": 1, ")": -1}.get(loader[end], 0)
+        if depth == 0 and loader[end] == ")":
+            return loader[start:end + 1]
+    return "...  # the Optuna study"
+
+
 def _multi_snippet(report: Any) -> str:
     src = report.source
-    load = ("study = optuna.load_study(study_name=..., storage=...)" if src.startswith("study ")
+    study = _study_of(report)
+    load = (f"study = {study}" if src.startswith("study ")
             else "histories = {...}  # objective name -> TrialHistory, of the same trials")
     arg = "study" if src.startswith("study ") else "histories"
     model = "" if report.surrogate == GP() else f"surrogate=hp.{report.surrogate!r}, "
@@ -734,6 +752,10 @@ def _snippet(report: Report) -> str:
         load = "history = ...  # the TrialHistory the report was made from"
     elif loader.startswith("load_run("):
         load = f"from hpinsight.integrations.smac import load_run\nhistory = {loader}"
+    elif loader.startswith("hp.adapters.from_optuna(study"):  # a study in memory
+        load = f"study = ...  # the Optuna study\nhistory = {loader}"
+    elif "optuna." in loader:
+        load = f"import optuna\nhistory = {loader}"
     else:
         load = f"history = {loader}"
     seed = report.seed

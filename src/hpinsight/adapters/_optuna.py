@@ -365,15 +365,37 @@ def history_from_study(
             n: tuple(distribution_text(optuna, d) for d in dists) for n, dists in changed.items()}),
         # a study of several objectives gives a history per objective: the label says which
         label=f"study {study.study_name!r}" + (f", {objective_name}" if len(directions) > 1 else ""),
-        loader=_loader(target, objective, direction, params),
+        loader=_loader(target, objective, direction, params, study=_study_expression(study)),
     )
 
 
+def _study_expression(study: Any) -> str:
+    """The call that loads ``study`` again from its storage (a password in an RDB URL
+    shown as ``***``), or ``"study"`` for storages that cannot be named (in memory)."""
+    storage = getattr(study, "_storage", None)
+    backend = getattr(storage, "_backend", None)
+    url = getattr(backend, "url", None)  # an RDBStorage behind Optuna's cache
+    if isinstance(url, str):
+        from sqlalchemy.engine import make_url  # comes with Optuna
+
+        try:
+            shown = make_url(url).render_as_string(hide_password=True)
+        except Exception:  # a URL SQLAlchemy cannot parse back: not written out
+            return "study"
+        where = repr(shown)
+    elif isinstance(path := getattr(backend, "_file_path", None), str):  # a journal file
+        where = (f"optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend("
+                 f"{path!r}))")
+    else:
+        return "study"
+    return f"optuna.load_study(study_name={study.study_name!r}, storage={where})"
+
+
 def _loader(target: Any, objective: int | str | None, direction: str | None,
-            params: Sequence[str] | None) -> str:
+            params: Sequence[str] | None, *, study: str = "study") -> str:
     """The call that reads the same trials again (:attr:`TrialHistory.loader`); a
     ``target`` function cannot be written out, so it stands as ``...``."""
-    args = ["study"]
+    args = [study]
     if target is not None:
         args.append("target=...")
     elif objective is not None:

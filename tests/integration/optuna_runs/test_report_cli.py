@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -66,6 +68,20 @@ def test_report_of_a_stored_study_and_clear_failures(
     assert "study &#x27;r&#x27;" in page
     # figures embedded in the page: inline SVG (or PNG data URLs, as earlier versions wrote)
     assert len(re.findall(r'<svg[\s>]|src="data:image/png;base64,', page)) >= 5
+
+    # the page's "Reproduce in Python" runs as it stands, on the study in its storage, and
+    # gives the page's numbers (it began with `from_optuna(study)`, `study` never defined)
+    snippet = html.unescape(re.search(r"Reproduce in Python</h2><pre>(.*?)</pre>", page,
+                                      re.S).group(1))
+    assert "optuna.load_study(study_name='r', storage=" in snippet
+    check = ("\nimport json\nprint(json.dumps({'+'.join(i.params): i.mean "
+             "for i in result.ranking()}))")
+    rerun = subprocess.run([sys.executable, "-c", snippet + check], capture_output=True,
+                           text=True, timeout=300, env={**os.environ, "MPLBACKEND": "Agg"})
+    assert rerun.returncode == 0, rerun.stderr
+    shown = json.loads(_report("--storage", url, "--study", "r", "--json", "--out", "-").stdout)
+    assert json.loads(rerun.stdout.splitlines()[-1]) == pytest.approx(
+        {"+".join(e["params"]): e["mean"] for e in shown["fanova"]["effects"]}, rel=1e-9)
 
     missing = _report("--storage", url, "--study", "nope", "--out", str(tmp_path / "x.html"))
     assert missing.returncode == 1
