@@ -291,7 +291,15 @@ def partial_dependence(
     """
     per_draw: FittedSurrogate | None = None  # a model with draws, predicted per draw
     if isinstance(model, FanovaResult):
-        space = model.space if space is None else space
+        if space is not None and space != model.space:
+            # its model knows only the space it was fitted on: another one's ranges were
+            # extrapolated without a word, and one with fewer parameters gave an IndexError
+            raise InvalidArgumentError(
+                f"{_FUNC}: the space given is not the one the FanovaResult's model was "
+                f"fitted on ({model.space!r}); a FanovaResult brings its own. Leave space= "
+                "out, or fit the model on the space you mean: hp.fanova(TrialHistory(space, "
+                "configs, y)).")
+        space = model.space
         per_draw = model.model
         predict = _draws_predictor(per_draw)
         # the spread over a forest's trees, or over a Gaussian process's bootstrap draws

@@ -285,3 +285,17 @@ def test_a_conditional_parameters_pdp_is_drawn_where_it_is_active():
     # whole space is sampled
     both = hp.partial_dependence(r, params=("kind", "x"), grid_size=5, n_samples=200, seed=0)
     assert set(both.samples[:, kind]) == {0.0, 1.0}
+
+
+def test_a_fanova_result_takes_no_other_space_than_its_own():
+    # a wider range was extrapolated without a word ((0, 5, 10) for a model fitted on
+    # [0, 1]); a space of fewer parameters failed with an IndexError
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(40, seed=0)
+    result = hp.fanova(hp.TrialHistory(space, configs, [c["x"] ** 2 for c in configs]), seed=0)
+    for other in (hp.SearchSpace([hp.Float("x", 0, 10), hp.Float("z", 0, 1)]),
+                  hp.SearchSpace([hp.Float("x", 0, 1)])):
+        with pytest.raises(ValueError, match="not the one the FanovaResult's model was fitted"):
+            hp.partial_dependence(result, "x", space=other, n_samples=20, seed=0)
+    same = hp.partial_dependence(result, "x", space=space, n_samples=20, seed=0, grid_size=3)
+    assert same.grid == hp.partial_dependence(result, "x", n_samples=20, seed=0, grid_size=3).grid
