@@ -96,6 +96,7 @@ class TrialHistory:
             )
         configs = tuple(MappingProxyType(c)
                         for c in _config_rows(self.configs, func, self.space))
+        _check_same_index(self.configs, self.y, func)
         y = as_objective(self.y, len(configs), func)
         _check_every_parameter_given(self.space, configs, func)
         if not np.isfinite(y).all():
@@ -313,6 +314,21 @@ def _excluded(excluded: Any, func: str) -> dict[str, int]:
                 f"The 'excluded' parameter of {func} must count trials: {reason!r} maps to "
                 f"{count!r}, not a number of trials ({example}).")
     return {str(k): int(v) for k, v in pairs.items() if int(v)}
+
+
+def _check_same_index(configs: Any, y: Any, func: str) -> None:
+    """Refuse a pandas ``y`` whose index is not the configurations' DataFrame's: values are
+    paired by position, so a ``y`` sorted or filtered apart from the frame paired each
+    configuration with another trial's value without a word."""
+    index, own = getattr(configs, "index", None), getattr(y, "index", None)
+    if index is None or own is None or not hasattr(configs, "columns"):
+        return
+    if len(index) == len(own) and not index.equals(own):
+        raise InvalidDataError(
+            f"The 'y' parameter of {func} has another index than the configurations' "
+            f"DataFrame (first entries {list(own[:3])!r} against {list(index[:3])!r}), and "
+            "values are paired by position. Pass y.loc[configs.index] to pair them by "
+            "index, or y.to_numpy() if the order already matches.")
 
 
 def _check_every_parameter_given(space: SearchSpace, configs: Sequence[Mapping[str, Any]],

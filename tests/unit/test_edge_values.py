@@ -363,3 +363,17 @@ def test_an_empty_cell_of_a_none_choice_column_is_that_choice_where_active():
     np.testing.assert_array_equal(
         other.encode(pd.DataFrame({"kind": ["a", "b"], "v": [0.5, None]}).convert_dtypes()),
         [[0, 0.5], [1, np.nan]])
+
+
+def test_a_series_of_values_indexed_apart_from_the_configurations_is_refused():
+    # paired by position: y sorted apart from the frame gave each configuration another
+    # trial's value without a word
+    pd = pytest.importorskip("pandas")
+    space = hp.SearchSpace([hp.Float("x", 0, 1)])
+    frame = pd.DataFrame({"x": [0.1, 0.2, 0.3]}, index=[10, 11, 12])
+    with pytest.raises(ValueError, match=r"y.loc\[configs.index\]"):
+        hp.TrialHistory(space, frame, pd.Series([3.0, 2.0, 1.0], index=[12, 11, 10]))
+    paired = hp.TrialHistory(space, frame, pd.Series([1.0, 2.0, 3.0], index=[10, 11, 12]))
+    assert list(paired.y) == [1.0, 2.0, 3.0]
+    as_given = hp.TrialHistory(space, frame, pd.Series([3.0, 2.0, 1.0]).to_numpy())
+    assert list(as_given.y) == [3.0, 2.0, 1.0]
