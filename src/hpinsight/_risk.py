@@ -38,7 +38,7 @@ What this module does beyond the paper, and why:
   test when there are ties or zeros; the normal approximation for large ones. That is
   more accurate for the few datasets a laptop experiment has. ``method="exact"`` is
   scipy's exact table where it holds (no ties, no zeros kept); with ties or kept zeros
-  every sign pattern is enumerated instead (at most ``EXACT_MAX_PAIRS`` pairs), since
+  every sign pattern is counted instead (at most ``EXACT_MAX_PAIRS`` pairs), since
   the table, made for distinct ranks, is not their distribution.
 * **Undefined relative risk**: a pair whose non-fixed risk is 0 has no relative risk;
   it is excluded from the relative statistics and the test and counted in
@@ -232,13 +232,36 @@ def _wilcoxon_z(d: NDArray[np.float64],
     return float(res.statistic), float(res.zstatistic), float(res.pvalue), n, n_ties
 
 
-#: Most pairs ``method="exact"`` enumerates every sign of, where scipy's exact table does
-#: not apply (ties, or pairs on the margin that keep a rank): 2^20 sign patterns.
-EXACT_MAX_PAIRS = 20
+#: Most pairs ``method="exact"`` counts every sign pattern of, where scipy's exact table
+#: does not apply (ties, or pairs on the margin that keep a rank): up to 2^50 patterns,
+#: whose counts float64 holds exactly.
+EXACT_MAX_PAIRS = 50
+
+
+def _every_sign_pvalue(d: NDArray[np.float64], zero_method: str) -> float:
+    """``P(T+ <= observed)`` over all 2^n equally likely signs of the nonzero differences,
+    T+ the sum of the (mid)ranks of the positive ones, ranked as ``zero_method`` ranks
+    (zeros dropped first for "wilcox"; ranked and then left out for "pratt"; for "zsplit"
+    their split ranks add a constant). Counted by dynamic programming over the doubled
+    ranks, which are integers: what enumerating every pattern gives (scipy's permutation
+    method with every resample), in microseconds where that took 300 s and 1.5 GB for
+    20 pairs."""
+    from scipy.stats import rankdata
+
+    if zero_method == "wilcox":
+        d = d[d != 0.0]
+    nonzero = d != 0.0
+    twice = np.rint(2.0 * rankdata(np.abs(d))[nonzero]).astype(np.intp)
+    observed = int(twice[d[nonzero] > 0.0].sum())
+    counts = np.zeros(int(twice.sum()) + 1)
+    counts[0] = 1.0
+    for w in twice:  # each rank (at least 2, doubled) positive or not: one pass per pair
+        counts[w:] += counts[:-w].copy()
+    return float(counts[: observed + 1].sum() / counts.sum())
 
 
 def _scipy_pvalue(d: NDArray[np.float64], *, zero_method: str, method: str) -> float:
-    from scipy.stats import PermutationMethod, wilcoxon
+    from scipy.stats import wilcoxon
 
     how: Any = method
     if method == "exact":
@@ -252,9 +275,9 @@ def _scipy_pvalue(d: NDArray[np.float64], *, zero_method: str, method: str) -> f
             if kept > EXACT_MAX_PAIRS:
                 raise InvalidArgumentError(
                     f"noninferiority_test: method='exact' with tied differences or pairs on "
-                    f"the margin enumerates all 2^n sign patterns, which is too many for "
+                    f"the margin counts all 2^n sign patterns, which is too many for "
                     f"{kept} pairs (at most {EXACT_MAX_PAIRS}); use method='auto' or 'approx'.")
-            how = PermutationMethod(n_resamples=np.inf)
+            return _every_sign_pvalue(d, zero_method)
     res = wilcoxon(d, alternative="less", zero_method=zero_method, correction=False, method=how)
     return float(res.pvalue)
 
