@@ -513,7 +513,8 @@ class _Decisions:
         now = time.perf_counter()
         if sub is not None and sub is not self.seen:
             self.seen = sub
-            self.rows.append({"trial": trial.number + 1, "margin": sub.margin,
+            # the trials it rests on (it is taken as the next trial starts)
+            self.rows.append({"trial": sub.n_trials, "margin": sub.margin,
                               "fixed_now": dict(self.read(study)),
                               "ranges_now": dict(self.read_ranges(study)),
                               "seconds": now - self.last})

@@ -357,14 +357,14 @@ def test_the_note_shows_the_latest_shrink_decision_even_between_refits() -> None
     cb = ImportanceCallback(every_n_trials=10, min_trials=20, seed=0, publish="dashboard",
                             isolation="thread", max_refit_share=1.0, shrink_to="auto",
                             shrink_after=20, narrow_quantile=None)  # fixing alone
-    study.optimize(objective, n_trials=60, callbacks=[cb])
+    study.optimize(objective, n_trials=61, callbacks=[cb])  # decided as trial 60 starts
     assert cb.close(wait=60)
     assert cb.errors == ()
     assert cb.subspace is not None
     assert cb.subspace.n_trials == 60
     note = optuna_dashboard.get_note(study)
-    assert "60 trials analysed" in note
-    assert "decisions on the first" not in note  # the decision at 60 is the one shown
+    assert "61 trials analysed" in note  # the last refit, at close
+    assert "decisions on the first 60;" in note  # the decision at 60 is the one shown
     assert f"**Fixed:** a ({cb.subspace.decisions['a'].action})." in note
     assert study.user_attrs["hpinsight:importance"]["decisions"] == {"lr": "matters",
                                                                      "a": "fixed"}

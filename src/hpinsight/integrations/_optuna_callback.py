@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import threading
@@ -130,8 +131,12 @@ class ImportanceCallback(LiveResults):
         up to 20 parameters, fixing from 50; at 100, 113, 150, ... with 30, and at 100,
         150, 200, ... with 40, fixing from 113 and 200
         (without narrowing, nothing is decided before then). A due decision is taken
-        in the callback itself, on the trials numbered below the one that just
-        finished, and written before it returns. The study waits for that fit, whose
+        on the trials numbered below the one that just finished, and written before the
+        next trial is sampled: with a :class:`ShrinkingSampler`, as the next trial
+        starts (in its ``before_trial``, so a decision due at the study's last trial is
+        not taken and costs nothing, and the wait counts in the duration of the trial it
+        precedes); with another sampler, in the callback before it returns. The study
+        waits for that fit, whose
         cost grows with the trials and the parameters: medians of 5 s at trial 50 and
         15-20 s at 200 on 12 and 15 parameters, 15 s at 100 and 47 s at 200 on 30, two
         studies at once on 2 cores (``benchmarks/bench_shrink.py``, 20 seeds). On an
@@ -303,6 +308,9 @@ class ImportanceCallback(LiveResults):
         # trial starts unrestricted meanwhile and no second thread takes it again
         self._no_decision = threading.Event()
         self._no_decision.set()
+        # the ShrinkingSampler holding a decision this callback found due, until the next
+        # trial starts and takes it (see feed)
+        self._deferred: ShrinkingSampler | None = None
         self._requested_at = 0  # value of _seen at the last refit request
         self._warned_sampler = False
         self._warned_closed = False
@@ -385,8 +393,15 @@ class ImportanceCallback(LiveResults):
                     # that counted only its own decided N times late with N workers
                     done = max(done, _complete_before(study, trial.number) + 1)
                 deciding = not self._no_decision.is_set()  # by another thread
-                decide = not deciding and self._refitter.decision_due(done)
-                if decide:
+                decide = (not deciding and self._deferred is None
+                          and self._refitter.decision_due(done))
+                # with a ShrinkingSampler the decision waits for the next trial to start
+                # (its before_trial): one due at the study's last trial is never taken
+                sampler = study.sampler if decide else None
+                defer = isinstance(sampler, ShrinkingSampler)
+                if isinstance(sampler, ShrinkingSampler):
+                    self._deferred = sampler
+                elif decide:
                     self._no_decision.clear()
                 seen = done
                 due = (n >= self.min_trials and self._seen - self._requested_at >= self.every_n_trials
@@ -394,7 +409,11 @@ class ImportanceCallback(LiveResults):
                 if due:
                     self._requested_at = self._seen
             self._check_sampler(study)
-            if decide:
+            if defer:
+                assert isinstance(sampler, ShrinkingSampler)
+                sampler._defer(self, study.study_name, functools.partial(
+                    self._decide_deferred, before=trial.number + 1, n_complete=seen))
+            elif decide:
                 # in this thread, before the next trial is sampled: a decision point waits
                 # for its fit, so the same seed gives the same decisions at the same trials
                 try:
@@ -403,11 +422,25 @@ class ImportanceCallback(LiveResults):
                     self._no_decision.set()
             elif deciding:
                 self._no_decision.wait()
-            if due or (decide and self._refitter.dashboard is not None):
+            if due or (decide and not defer and self._refitter.dashboard is not None):
                 # (the dashboard shows a decision from the refit thread, not from this one)
                 self._refits.request(study)
         except Exception as exc:  # never into Optuna
             self._refits.record(exc, "while recording a finished trial or deciding")
+
+    def _decide_deferred(self, study: optuna.Study, *, before: int, n_complete: int) -> None:
+        """The decision :meth:`feed` found due, taken as the next trial starts (in the
+        :class:`ShrinkingSampler`'s ``before_trial``, which every trial starting
+        meanwhile waits for)."""
+        try:
+            self._refitter.decide_now(study, before=before, n_complete=n_complete)
+            if self._refitter.dashboard is not None:  # shown from the refit thread
+                self._refits.request(study)
+        except Exception as exc:  # never into Optuna
+            self._refits.record(exc, "while deciding")
+        finally:
+            with self._lock:
+                self._deferred = None
 
     def _within_budget(self, now: float) -> bool:
         """Whether refits so far, and the next one, fit in ``max_refit_share`` of the study's
@@ -485,6 +518,10 @@ class ImportanceCallback(LiveResults):
 
     def _before_close(self) -> None:
         self._refitter.begin_close()  # the study is over: nothing is decided any more
+        with self._lock:
+            deferred, self._deferred = self._deferred, None
+        if deferred is not None:  # due at the last trial: no trial came to act on it
+            deferred._cancel(self)
 
     def release(self, study: optuna.Study, *, why: str = "released by the user") -> None:
         """Undo a shrink: later trials of ``study`` sample the full space again."""

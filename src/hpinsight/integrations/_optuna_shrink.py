@@ -83,7 +83,7 @@ import math
 import numbers
 import threading
 import zlib
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -316,6 +316,11 @@ class ShrinkingSampler(BaseSampler):
         self._lock = threading.Lock()
         self._snapshots: dict[tuple[str, int], _Restriction] = {}
         self._names_checked: set[str] = set()  # studies whose restricted names were checked
+        # work due before the next trial of a study is sampled (a shrink decision), by
+        # owner: (study name, task); run in before_trial under _due_lock, so a trial that
+        # starts in another thread meanwhile waits for it and is sampled under its outcome
+        self._due: dict[int, tuple[str, Callable[[optuna.Study], None]]] = {}
+        self._due_lock = threading.RLock()
 
     def __repr__(self) -> str:
         return f"ShrinkingSampler({self._base!r}, explore_every={self.explore_every})"
@@ -325,13 +330,15 @@ class ShrinkingSampler(BaseSampler):
         # sampler alone to resume a seeded study): without its lock, which cannot be, and
         # without the restrictions of trials under way, which end with this process
         state = self.__dict__.copy()
-        del state["_lock"]
+        del state["_lock"], state["_due_lock"]
         state["_snapshots"] = {}
+        state["_due"] = {}  # a callback's pending decision belongs to its process
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+        self._due_lock = threading.RLock()
 
     @property
     def base_sampler(self) -> BaseSampler:
@@ -345,7 +352,43 @@ class ShrinkingSampler(BaseSampler):
         """Whether trial ``number`` samples the whole space while a restriction holds."""
         return self.explore_every is not None and (number + 1) % self.explore_every == 0
 
+    def _defer(self, owner: object, study_name: str, task: Callable[[optuna.Study], None]) -> None:
+        """Run ``task(study)`` before the next trial of study ``study_name`` is sampled
+        (one task per ``owner``; a later one replaces it).
+
+        :class:`~hpinsight.integrations.optuna.ImportanceCallback` hands its due shrink
+        decisions here, so a decision that falls due at a study's last trial costs
+        nothing: it is taken when, and only if, another trial starts.
+        """
+        with self._due_lock:
+            self._due[id(owner)] = (study_name, task)
+
+    def _cancel(self, owner: object) -> None:
+        """Drop the task ``owner`` deferred, if it has not run."""
+        with self._due_lock:
+            self._due.pop(id(owner), None)
+
+    def _run_due(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        if not self._due:
+            return
+        with self._due_lock:  # held while a task runs: other trials wait for its outcome
+            for owner in [k for k, (name, _) in self._due.items() if name == study.study_name]:
+                _, task = self._due[owner]
+                try:
+                    task(study)
+                except BaseException:
+                    # interrupted (Ctrl-C while a decision is fitted): the trial never ran,
+                    # and is not left RUNNING in the study for ever
+                    study._storage.set_trial_state_values(
+                        trial._trial_id, optuna.trial.TrialState.FAIL)
+                    raise
+                finally:
+                    # removed once done, not before: until then a trial starting in
+                    # another thread sees it due and waits on the lock
+                    del self._due[owner]
+
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        self._run_due(study, trial)
         snapshot = _read(study)
         fixed, ranges = snapshot
         mark: dict[str, Any] = {"fixed": dict(fixed),

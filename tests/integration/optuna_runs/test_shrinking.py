@@ -70,10 +70,13 @@ def test_shrink_fixes_the_unimportant_and_release_restores(base: Any, ranked_rig
     study = optuna.create_study(sampler=ShrinkingSampler(base()))
     study.optimize(objective, n_trials=60, callbacks=[cb])
     assert cb.wait(120)
+    assert read_restriction(study) == {}  # due at the last trial: taken as the next starts
+    study.optimize(objective, n_trials=1, callbacks=[cb])
     assert not cb.errors
     fixed = read_restriction(study)
     at_shrink = cb.history[-1]
     assert at_shrink.n_trials == 60
+    assert study.trials[60].system_attrs["hpinsight:sampled_under"]["fixed"] == fixed
     kept = set(list(at_shrink.importances)[:3])
     assert set(fixed) == set(at_shrink.importances) - kept
     if ranked_right:
@@ -88,8 +91,8 @@ def test_shrink_fixes_the_unimportant_and_release_restores(base: Any, ranked_rig
     assert decision["after_trial"] == 59
     assert "shrink_to=3" in decision["why"]
 
-    snapshot = {t.number: dict(t.params) for t in study.trials}
-    study.optimize(objective, n_trials=60, callbacks=[cb])
+    snapshot = {t.number: dict(t.params) for t in study.trials[:60]}
+    study.optimize(objective, n_trials=59, callbacks=[cb])
     later = study.trials[60:]
     sampler = study.sampler
     explored = [t for t in later if sampler.explores(t.number)]
@@ -176,13 +179,14 @@ def test_narrowed_ranges_hold_and_release_widens_them(base: Any) -> None:
     study = optuna.create_study(sampler=ShrinkingSampler(base()))
     study.optimize(objective, n_trials=40, callbacks=[cb])
     assert cb.wait(120)
+    kept = list(cb.history[-1].importances)[:3]
+    study.optimize(objective, n_trials=1, callbacks=[cb])  # the decision due at 40 is taken
     assert not cb.errors
     ranges = read_ranges(study)
-    kept = list(cb.history[-1].importances)[:3]
     numeric_kept = [n for n in kept if n != "k"]
     assert set(ranges) == set(numeric_kept)
     # each range is what the best quarter of the 40 trials spans
-    best = sorted(study.trials, key=lambda t: t.value)[:10]
+    best = sorted(study.trials[:40], key=lambda t: t.value)[:10]
     for name, (low, high) in ranges.items():
         assert low == min(t.params[name] for t in best)
         assert high == max(t.params[name] for t in best)
@@ -190,7 +194,7 @@ def test_narrowed_ranges_hold_and_release_widens_them(base: Any) -> None:
     assert decision["ranges"] == {n: list(r) for n, r in ranges.items()}
     assert "narrowed" in decision["why"]
 
-    study.optimize(objective, n_trials=30, callbacks=[cb])
+    study.optimize(objective, n_trials=29, callbacks=[cb])
     for t in _restricted(study, study.trials[40:]):
         for name, (low, high) in ranges.items():
             assert low <= t.params[name] <= high
@@ -368,7 +372,7 @@ def test_auto_fixes_only_what_the_statistics_call_safe(base: Any) -> None:
     cb = ImportanceCallback(every_n_trials=10, min_trials=20, shrink_to="auto", shrink_after=60,
                             seed=0, defaults={"k": "q"})
     study = optuna.create_study(sampler=ShrinkingSampler(base()))
-    study.optimize(objective, n_trials=60, callbacks=[cb])
+    study.optimize(objective, n_trials=61, callbacks=[cb])  # decided as trial 60 starts
     assert cb.wait(120)
     assert not cb.errors
     sub = cb.subspace
@@ -400,7 +404,7 @@ def test_auto_fixes_only_what_the_statistics_call_safe(base: Any) -> None:
         from hpinsight._decision_result import fmt_cost
 
         assert f"within the margin ({fmt_cost(sub.margin)})" in decision["why"]
-    study.optimize(objective, n_trials=30, callbacks=[cb])
+    study.optimize(objective, n_trials=29, callbacks=[cb])
     assert cb.close(120)
     assert len(study.user_attrs[DECISIONS_KEY]) == 1  # the next check falls due at 120
     summary = study.user_attrs["hpinsight:importance"]  # the live summary says the same
@@ -439,7 +443,7 @@ def test_auto_takes_the_risk_margin_it_is_given() -> None:
         cb = ImportanceCallback(every_n_trials=10, min_trials=20, shrink_to="auto",
                                 shrink_after=60, seed=0, risk_margin=margin, isolation="thread")
         study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
-        study.optimize(objective, n_trials=60, callbacks=[cb])
+        study.optimize(objective, n_trials=61, callbacks=[cb])  # decided as trial 60 starts
         assert cb.wait(120)
         assert cb.close(120)
         sub = cb.subspace
@@ -536,13 +540,14 @@ def test_the_same_seed_takes_the_same_decisions_at_the_same_trials() -> None:
 
 def _fixed_by_hand(objective: Any, value: float, shrink_after: int) -> tuple[Any, Any]:
     """A random-search study with ``shrink_to="auto"`` checks every ``shrink_after`` trials,
-    'a' fixed by hand at ``value`` after 20 trials, run up to the first check."""
+    'a' fixed by hand at ``value`` after 20 trials, run up to the first check and one
+    trial on (the check is taken as that trial starts)."""
     cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
                             shrink_after=shrink_after, seed=0, isolation="thread")
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
     study.optimize(objective, n_trials=20, callbacks=[cb])
     restrict(study, {"a": value}, why="by hand, for the test", after_trial=19)
-    study.optimize(objective, n_trials=shrink_after - 20, callbacks=[cb])
+    study.optimize(objective, n_trials=shrink_after - 19, callbacks=[cb])
     return cb, study
 
 
@@ -557,7 +562,7 @@ def test_a_check_releases_a_fixed_parameter_that_matters() -> None:
     assert log[1]["params"] == {"a": 3.0}
     assert log[1]["after_trial"] == 59
     assert "a" not in read_restriction(study)
-    study.optimize(objective, n_trials=70, callbacks=[cb])  # checks at 120 again
+    study.optimize(objective, n_trials=69, callbacks=[cb])  # checks at 120 again
     assert cb.close(120)
     log = study.user_attrs[DECISIONS_KEY]
     assert all("a" not in d["params"] for d in log[2:])  # released for good
@@ -583,6 +588,7 @@ def test_a_check_releases_when_a_later_trial_finished_first() -> None:
     assert [d["action"] for d in study.user_attrs[DECISIONS_KEY]] == ["fix"]  # not due yet
     study.tell(early, objective(early))
     cb(study, study.trials[58])
+    study.optimize(objective, n_trials=1, callbacks=[cb])  # the check, as trial 60 starts
     assert cb.close(120)
     assert not cb.errors
     log = study.user_attrs[DECISIONS_KEY]
@@ -603,7 +609,7 @@ def _dip_study(dip: str, seed: int, fixed: dict[str, float],
     """Random search on x (which matters) and z, n0, n1, n2, which do nothing but for a
     dip of width 0.02 in ``dip`` where exploring trial 39 spreads it; restricted by hand
     to ``fixed`` and ``ranges`` after 20 trials (none near the dip), then 40 more trials
-    with ``shrink_to="auto"`` checking at 60."""
+    with ``shrink_to="auto"`` checking at 60 (as trial 60 starts, the last)."""
     center = _fourth_spread(dip)
 
     def needle(t: optuna.Trial) -> float:
@@ -617,10 +623,10 @@ def _dip_study(dip: str, seed: int, fixed: dict[str, float],
     study.optimize(needle, n_trials=20, callbacks=[cb])
     assert min(abs(t.params[dip] - center) for t in study.trials) > 0.06
     restrict(study, fixed, ranges=ranges, why="by hand, for the test", after_trial=19)
-    study.optimize(needle, n_trials=40, callbacks=[cb])
+    study.optimize(needle, n_trials=41, callbacks=[cb])
     assert cb.close(120)
     assert not cb.errors
-    dipped = [t.number for t in study.trials if abs(t.params[dip] - center) < 0.02]
+    dipped = [t.number for t in study.trials[:60] if abs(t.params[dip] - center) < 0.02]
     assert dipped == [39]
     return cb, study
 
@@ -752,6 +758,8 @@ def test_auto_decides_first_once_it_can_act(
     assert DECISIONS_KEY not in study.user_attrs
     assert cb.subspace is None
     assert cb._refitter.next_decision == first
+    study.optimize(func, n_trials=1, callbacks=[cb])  # due now: taken as the next trial starts
+    assert DECISIONS_KEY not in study.user_attrs
     study.optimize(func, n_trials=1, callbacks=[cb])
     log = study.user_attrs[DECISIONS_KEY]
     assert [d["after_trial"] for d in log] == [first - 1]
@@ -768,7 +776,7 @@ def test_auto_narrows_before_it_can_fix_and_fixes_from_d_squared_over_8_trials()
     cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
                             shrink_after=25, seed=0, isolation="thread")
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
-    study.optimize(wider, n_trials=75, callbacks=[cb])
+    study.optimize(wider, n_trials=76, callbacks=[cb])  # each check as the next trial starts
     log = study.user_attrs[DECISIONS_KEY]
     assert [(d["action"], d["after_trial"], d["params"]) for d in log] == [("fix", 74, {})]
     assert "a" in log[0]["ranges"]
@@ -829,7 +837,7 @@ def test_auto_on_two_objectives_fixes_only_what_every_objective_can_spare(object
                             seed=0, objective=objective)
     study = optuna.create_study(directions=["minimize", "minimize"],
                                 sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
-    study.optimize(two_objectives, n_trials=40, callbacks=[cb])
+    study.optimize(two_objectives, n_trials=41, callbacks=[cb])  # decided as trial 40 starts
     assert cb.wait(120)
     assert not cb.errors
     sub = cb.subspace
@@ -854,7 +862,7 @@ def test_auto_on_two_objectives_fixes_only_what_every_objective_can_spare(object
     assert "within each objective's margin (" in decision["why"]
     for key, one in sub.objectives.items():  # every objective's own margin, named
         assert f"{key} {fmt_cost(one.margin)}" in decision["why"]
-    study.optimize(two_objectives, n_trials=10, callbacks=[cb])
+    study.optimize(two_objectives, n_trials=9, callbacks=[cb])
     assert cb.close(120)
     for t in _restricted(study, study.trials[40:]):
         assert {k: t.params[k] for k in fixed} == fixed
@@ -939,7 +947,8 @@ def test_a_trial_still_running_at_the_first_point_that_can_fix_postpones_it() ->
     # finishing out of order, as with n_jobs=4: 30 is reached when trial 29 finishes,
     # trial 28 still running, so the decision's trials (those numbered below 30) are
     # 29. A narrowing-only decision was taken on them, then another one two trials
-    # later, and the one that can fix after that (three where there are two)
+    # later, and the one that can fix after that (three where there are two). The
+    # decision is taken as the next trial starts: by then trial 28 has finished too
     cb = ImportanceCallback(every_n_trials=500, min_trials=10**6, shrink_to="auto",
                             shrink_after=30, seed=0, isolation="thread")
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
@@ -953,11 +962,11 @@ def test_a_trial_still_running_at_the_first_point_that_can_fix_postpones_it() ->
     finish(2)
     finish(1)  # the 30th to finish; trial 28 is still running
     assert DECISIONS_KEY not in study.user_attrs
-    finish(0)  # the 31st, yet below it only 29 trials again
+    finish(0)  # the 31st
     assert DECISIONS_KEY not in study.user_attrs
-    study.optimize(_six, n_trials=1, callbacks=[cb])  # trial 31: every one below it finished
+    study.optimize(_six, n_trials=1, callbacks=[cb])  # trial 31: every one below 30 finished
     log = study.user_attrs[DECISIONS_KEY]
-    assert [d["after_trial"] for d in log] == [31]
+    assert [d["after_trial"] for d in log] == [29]
     assert "nothing can be fixed before" not in log[0]["why"]
     assert cb._refitter.next_decision == 60
     assert cb.close(120)
@@ -1027,10 +1036,13 @@ def test_an_interrupted_decision_is_taken_at_the_next_trial_and_a_closed_one_rea
         patch.setattr(_optuna_live.Refitter, "_decide", interrupted_once)
         with pytest.raises(KeyboardInterrupt):
             study.optimize(_six, n_trials=40, callbacks=[cb])
+        # (the decision runs as trial 30 starts: that trial never ran, and is not left
+        # RUNNING in the study)
+        assert study.trials[30].state == optuna.trial.TrialState.FAIL
         study.optimize(_six, n_trials=5, callbacks=[cb])
     assert calls == [30, 31]  # not skipped until the next multiple of 30
     assert [(d["action"], d["after_trial"]) for d in study.user_attrs[DECISIONS_KEY]] \
-        == [("fix", 30)]
+        == [("fix", 31)]  # on trials 0..29 and 31
     assert cb.close(wait=120)
     # a closed callback left attached decides nothing and no longer reads the study
     read: list[int] = []
@@ -1110,7 +1122,7 @@ def test_auto_narrows_only_the_parameters_that_matter(narrow: dict[str, Any]) ->
     cb = ImportanceCallback(every_n_trials=500, min_trials=20, shrink_to="auto",
                             shrink_after=30, seed=0, isolation="thread", **narrow)
     study = optuna.create_study(sampler=ShrinkingSampler(optuna.samplers.RandomSampler(seed=0)))
-    study.optimize(_wide, n_trials=30, callbacks=[cb])
+    study.optimize(_wide, n_trials=31, callbacks=[cb])  # decided as trial 30 starts
     assert cb.close(120)
     assert not cb.errors
     assert cb.subspace is not None
@@ -1149,9 +1161,10 @@ def test_a_narrowed_range_holds_where_the_model_finds_the_main_effect_best() -> 
     for row in rows:
         study.enqueue_trial(row)
     study.optimize(two, n_trials=60, callbacks=[cb])
+    best = best_ranges(from_optuna(study), ["x", "b"], NARROW_QUANTILE)
+    study.optimize(two, n_trials=1, callbacks=[cb])  # decided as trial 60 starts
     assert cb.close(120)
     assert not cb.errors
-    best = best_ranges(from_optuna(study), ["x", "b"], NARROW_QUANTILE)
     assert best["x"][0] > 0.32  # the best trials alone leave the optimum out
     ranges = read_ranges(study)
     assert sorted(ranges) == ["b", "x"]
@@ -1355,8 +1368,9 @@ def test_with_several_objectives_a_narrowed_range_holds_the_whole_front() -> Non
     cb = ImportanceCallback(every_n_trials=100, min_trials=100, seed=0, shrink_to="auto",
                             shrink_after=30, isolation="thread")
     study.optimize(trade_off, n_trials=30, callbacks=[cb])
-    assert cb.close(120)
     front = [t.params["x"] for t in study.best_trials]
+    study.optimize(trade_off, n_trials=1, callbacks=[cb])  # decided as trial 30 starts
+    assert cb.close(120)
     assert len(front) > 30 / 4
     low, high = read_ranges(study)["x"]
     assert low <= min(front)
