@@ -16,11 +16,16 @@ Two questions decide whether a parameter can leave the search:
 
 :func:`surrogate_tuning_risk` answers (2). The search on the surrogate is a documented
 random search: ``n_candidates`` configurations drawn from the space's measure plus the
-study's own configurations for the free condition, and for parameter ``i`` the same
-candidates with ``i`` set to its value (paired, as Weerts pairs seeds). Each draw (a tree
-of a forest, a bootstrap draw of a Gaussian process) finds its own two optima, so the
-risk's spread says how sure the model is of where the optimum lies; both searches are
-equally large, so both optima are equally optimistic.
+study's own configurations and the points of a coordinate search on the model's mean
+from the best of them (:func:`hpinsight._surrogate_risk.refined_optima`: random
+candidates seldom hold a good value of every parameter at once, and a free optimum found
+short of the best undercounted every cost) for the free condition, and for parameter
+``i`` the same candidates with ``i`` set to its value (paired, as Weerts pairs seeds).
+Each draw (a tree of a forest, a bootstrap draw of a Gaussian process) finds its own two
+optima, so the risk's spread says how sure the model is of where the optimum lies; both
+searches are equally large, so both optima are equally optimistic. A configuration with
+``i`` fixed is one of the free space too, so each draw's free optimum is the better of
+both: no cost is negative.
 
 :func:`suggest_subspace` combines both into one decision per parameter
 (:mod:`hpinsight._decisions`): fixed only when every effect it takes part in is
