@@ -446,9 +446,12 @@ def _effects_table(report: Report, spread: str) -> list[str]:
             counted.append(f"{where}, {len(pruned)} of the {len(res.space)} parameters were taken "
                            "out of the model: removing each cost its likelihood less than the price "
                            "of a parameter (log(n) / 2 nats on the n trials it is fit on). Their "
-                           "share is next to 0 and their verdicts read the share the fit gave them before "
-                           f"(at most {fmt_share(max(i.before_pruning or 0.0 for i in pruned))}); "
-                           "being taken out is not evidence of doing nothing, so none is resolved")
+                           "shares are what is left to them (a length scale at its bound still "
+                           "holds a gentle trend over the range) and their verdicts read the "
+                           "share the fit gave them before (at most "
+                           f"{fmt_share(max(i.before_pruning or 0.0 for i in pruned))}); a "
+                           "trend too cheap to keep is no resolved effect, and being taken out "
+                           "is not evidence of doing nothing, so none is resolved")
         if res.signal_unshown and res.model.kind == "forest":
             counted.append(f"{where}, the forest's out-of-bag R² is {fmt_r2(res.fit_r2)}: it "
                            "predicts the trials its trees did not see no better than their "
