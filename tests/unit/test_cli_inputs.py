@@ -7,6 +7,7 @@ what it is not and what to pass instead.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import math
 import shutil
@@ -313,7 +314,17 @@ def test_watch_refuses_what_report_refuses(
     # accepted, --seed -3 and --n-trees 0 ended in a traceback, --shrink-after 0 in a
     # refit that failed on every poll, and --top 0 printed no parameter
     assert main(["watch", "--storage", str(journal), "--study", "j", "--once", *bad]) == 2
-    assert "must be at least" in capsys.readouterr().err
+    # the argument given wrong, by name and value (one message named three or four)
+    named, value = next((a, v) for a, v in itertools.pairwise(bad)
+                        if a in ("--seed", "--n-trees", "--shrink-after", "--top"))
+    err = capsys.readouterr().err
+    assert f"{named} must be at least" in err
+    assert f"(got {value})" in err
+    assert err.count("must be at least") == 1
+    if named != "--shrink-after":  # report checks the same, with the same words
+        assert main(["report", "--storage", str(journal), "--study", "j", "--json", "--out",
+                     "-", *[b for b in bad if b not in ("--shrink-to", "auto", "--publish")]]) == 2
+        assert f"{named} must be at least" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("args", "says"), [

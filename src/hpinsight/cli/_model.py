@@ -30,6 +30,15 @@ def model_misuse(args: argparse.Namespace) -> str | None:
     return None
 
 
+def below_minimum(args: argparse.Namespace, **minimum: int) -> str | None:
+    """A message naming each argument below its minimum, with the value given, or None
+    (one message named --top, --n-trees and --seed whichever was wrong)."""
+    bad = [f"--{name.replace('_', '-')} must be at least {low} (got {value})"
+           for name, low in minimum.items()
+           if (value := getattr(args, name)) is not None and value < low]
+    return "; ".join(bad) + "." if bad else None
+
+
 def model_from(args: argparse.Namespace, *, n_jobs: int | None = None) -> GP | Forest:
     """The model object the parsed options ask for (``n_jobs``: a forest's cores)."""
     if args.surrogate == "forest":

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from .._optional import import_optional
 from .._reporting._save import SUFFIXES
 from ..exceptions import InvalidDataError
-from ._model import add_model_arguments, model_from
+from ._model import add_model_arguments, below_minimum, model_from
 from ._progress import Progress
 from ._storage import objective_argument
 
@@ -105,8 +105,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         _logger.error("a --smac-run folder is given twice; give each run once.")
         return 2
     args.top = 3 if args.top is None else args.top
-    if args.top < 1 or (args.n_trees is not None and args.n_trees < 1) or args.seed < 0:
-        _logger.error("--top and --n-trees must be at least 1, --seed at least 0.")
+    problem = below_minimum(args, top=1, n_trees=1, seed=0)
+    if problem is not None:
+        _logger.error(problem)
         return 2
     # None: the report goes to stdout (--out -), and nothing else does
     target = None if args.out == "-" else Path(

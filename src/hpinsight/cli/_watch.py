@@ -21,7 +21,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from .._optional import import_optional
-from ._model import add_model_arguments, model_from
+from ._model import add_model_arguments, below_minimum, model_from
 from ._storage import (
     describe,
     known_studies,
@@ -164,10 +164,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return 2
     # as report checks them: accepted, --seed -3 and --n-trees 0 ended in a traceback, and
     # --shrink-after 0 in a refit that failed on every poll
-    if args.top < 1 or (args.n_trees is not None and args.n_trees < 1) or args.seed < 0 \
-            or args.shrink_after < 2:
-        _logger.error("--top and --n-trees must be at least 1, --seed at least 0 and "
-                      "--shrink-after at least 2.")
+    problem = below_minimum(args, top=1, n_trees=1, seed=0, shrink_after=2)
+    if problem is not None:
+        _logger.error(problem)
         return 2
     try:
         storage = open_storage(optuna, args.storage)
