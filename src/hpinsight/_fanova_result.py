@@ -186,12 +186,18 @@ class Importance:
         flag = "" if self.verdict == "resolved" else f", {self.verdict}"
         tail = f": {self.mean:.4f} ± {self.std:.4f}{flag})"
         head = "Importance("
-        names = clip_text(" x ".join(self.params), REPR_WIDTH - len(head) - len(tail))
+        names = clip_text(self._label, REPR_WIDTH - len(head) - len(tail))
         return f"{head}{names}{tail}"
 
     def __str__(self) -> str:
         """The effect as every surface writes it: ``lr x optimizer: 36.6 % ± 8.7 %, resolved``."""
-        return f"{' x '.join(self.params)}: {fmt_share(self.mean)} ± {fmt_share(self.std)}, {self.verdict}"
+        return f"{self._label}: {fmt_share(self.mean)} ± {fmt_share(self.std)}, {self.verdict}"
+
+    @property
+    def _label(self) -> str:
+        """The parameters joined by `` x ``; for :attr:`FanovaResult.unexplained_fraction`
+        (no parameters), what it is: it printed as ``: 0.0 % ± 0.0 %, resolved``."""
+        return " x ".join(self.params) if self.params else "interactions above max_order"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe representation (a non-finite number becomes None)."""
@@ -630,8 +636,8 @@ class FanovaResult:
         if refits is not None:
             std = float(_widened(np.float64(std), refits[np.isfinite(refits)]))
         imp = Importance(params, mean, std, shadow, VERDICTS[0], hidden, regrown, before)
-        if not params:
-            return imp
+        if not params:  # the interactions above max_order: read from its interval alone
+            return replace(imp, verdict=verdict(float(imp.mean), float(imp.std), None))
         judged = VERDICTS[1] if self.signal_doubtful else verdict(imp.judged_share, std, imp.null, hidden)
         if judged == VERDICTS[0] and (self.signal_unshown or before is not None):
             judged = VERDICTS[1]

@@ -512,3 +512,22 @@ def test_a_maximized_history_keeps_its_best_trials_in_the_gaussian_process() -> 
     assert used_low.sum() == 2000
     assert np.all(used_low[np.argsort(y)[:200]])
     np.testing.assert_array_equal(used_high, used_low)
+
+
+def test_the_share_above_max_order_says_what_it_is_and_is_judged_by_its_interval():
+    # it printed as "Importance(: 0.0000 ± 0.0000)" and ": 0.0 % ± 0.0 %, resolved"
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1), hp.Float("w", 0, 1)])
+    configs = space.sample(80, seed=0)
+    product = hp.fanova(hp.TrialHistory(space, configs, [c["x"] * c["z"] * c["w"]
+                                                         for c in configs]), seed=0, max_order=1)
+    rest = product.unexplained_fraction
+    # x z w on the unit cube: each main effect (1/192) of the variance 1/27 - 1/64
+    assert rest.mean == pytest.approx(1 - 3 * (1 / 192) / (1 / 27 - 1 / 64), abs=0.01)
+    assert str(rest).startswith("interactions above max_order: 27.")
+    assert rest.verdict == "resolved"
+    additive = hp.fanova(hp.TrialHistory(space, configs, [c["x"] + c["z"] for c in configs]),
+                         seed=0, max_order=3)
+    none = additive.unexplained_fraction
+    assert none.verdict == "indistinguishable from nothing"
+    assert repr(none).startswith("Importance(interactions above max_order: 0.0000")
+    assert additive.to_dict()["unexplained_fraction"]["verdict"] == none.verdict
