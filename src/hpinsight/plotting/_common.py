@@ -17,7 +17,7 @@ from ..space import Categorical, Float, Int
 
 __all__ = ["MANY_CHOICES", "MARK_STYLES", "MAX_TEXT_CHARS", "axis_of", "bounded", "bounded_text", "category_label", "category_order", "check_result", "drawn_by",
            "legend_above", "legend_entries", "log_ticks", "new_axes", "set_category_ticks",
-           "set_log_axis", "set_title", "style_axes_2d", "tick_text"]
+           "set_log_axis", "set_title", "set_xlabel", "style_axes_2d", "tick_text", "wrappable"]
 
 #: Colour and line style of vertical marks, by label; others get a neutral dash-dot.
 MARK_STYLES = {"incumbent": ("tab:red", "--"), "default": ("0.3", ":")}
@@ -89,7 +89,7 @@ def style_axes_2d(
         named = None if ticks is None else set_category_ticks(ax, which, list(ticks))
         text = name if ticks is None else category_label(name, len(ticks), total, named)
         # wrapping a vertical label misleads tight_layout (it reserves far too much room)
-        getattr(ax, f"set_{which}label")(text, wrap=which == "x")
+        getattr(ax, f"set_{which}label")(wrappable(text), wrap=which == "x")
 
 
 def category_label(
@@ -422,7 +422,20 @@ def legend_entries(ax: Any) -> tuple[list[Any], list[str]]:
 def set_title(ax: Any, text: str, **kwargs: Any) -> Any:
     """The axes' title, wrapped onto a second line rather than cut off by the figure's
     edge when it is wider than the room around the axes."""
-    return ax.set_title(text, wrap=True, **kwargs)
+    return ax.set_title(wrappable(text), wrap=True, **kwargs)
+
+
+def set_xlabel(ax: Any, text: str) -> Any:
+    """The x axis's label, wrapped as :func:`set_title` wraps a title."""
+    return ax.set_xlabel(wrappable(text), wrap=True)
+
+
+def wrappable(text: str, limit: int = MAX_BAR_LABEL_CHARS) -> str:
+    """``text`` with every word longer than ``limit`` characters cut in the middle: a
+    wrapped text breaks between words only, so one long parameter name ran past the
+    figure's edge in a marginal's title and axis label."""
+    return "\n".join(" ".join(_shorten(word, limit) for word in line.split(" "))
+                     for line in text.split("\n"))
 
 
 def legend_above(ax: Any, title: str, *, legend_title: str | None = None) -> Any:

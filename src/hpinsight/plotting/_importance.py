@@ -27,6 +27,7 @@ from ._common import (
     set_category_ticks,
     set_log_axis,
     set_title,
+    set_xlabel,
     style_axes_2d,
 )
 from ._importance_data import (
@@ -175,7 +176,7 @@ def plot_marginal(
     for mark, pos in positions.items():
         color, style = MARK_STYLES.get(mark, OTHER_MARK)
         ax.axvline(pos, color=color, linestyle=style, linewidth=1.2, label=mark)
-    ax.set_xlabel(label, wrap=True)
+    set_xlabel(ax, label)
     ax.set_ylabel(f"predicted {'objective' if result.cap_value is None else 'capped objective'}")
     legend_above(ax, f"Marginal of {name}")  # above the axes: it covers nothing drawn
     return ax

@@ -23,6 +23,7 @@ from ._common import (
     set_category_ticks,
     set_log_axis,
     set_title,
+    set_xlabel,
     style_axes_2d,
 )
 from ._data import PD2PlotData, PDPlotData, pd2_plot_data, pd_plot_data, region_plot_data
@@ -219,7 +220,7 @@ def _draw_1d(ax: Any, data: PDPlotData, title: str, n_choices: int | None = None
         named = set_category_ticks(ax, "x", [(data.tick_labels or ())[j] for j in order])
         label = category_label(data.param, x.size, n_choices, named,
                                "partial dependence" if many else None)
-    ax.set_xlabel(label, wrap=True)
+    set_xlabel(ax, label)
     ax.set_ylabel(data.ylabel)
     band = f"{data.level:.0%} band"
     if regions:  # region labels are long: beside the axes, wrapped, the axes keep the width
