@@ -526,7 +526,11 @@ class DecisionResult:
         return f"{head}{join_items(items, REPR_WIDTH - len(head) - 1)})"
 
     def __getitem__(self, name: str) -> ParameterDecision:
-        return self.decisions[name]
+        try:
+            return self.decisions[name]
+        except (KeyError, TypeError):  # a bare KeyError: 0 said nothing of what to pass
+            raise KeyError(f"no decision for {name!r}: decisions are looked up by parameter "
+                           f"name, one of {list(self.decisions)!r}") from None
 
     def __iter__(self) -> Any:
         return iter(self.decisions.values())

@@ -316,12 +316,15 @@ def partial_dependence(
                 "model: pass the SearchSpace it was fitted on."
             )
         predict, kind = _model_predictor(model)
-    names = (params,) if isinstance(params, str) else tuple(params)
-    if len(names) not in (1, 2) or len(set(names)) != len(names):
+    given: Any = params  # typed names; a number or None was "not iterable" (a TypeError)
+    names = (given,) if isinstance(given, str) else tuple(given) if isinstance(
+        given, tuple | list) else ()
+    if len(names) not in (1, 2) or len(set(names)) != len(names) or not all(
+            isinstance(n, str) for n in names):
         raise InvalidArgumentError(
-            f"The 'params' parameter of {_FUNC} must name one or two distinct parameters. Got "
-            f"{params!r} instead."
-        )
+            f"The 'params' parameter of {_FUNC} must name one or two distinct parameters "
+            f"(a name, or a tuple of two names, e.g. {space.names[0]!r}). Got {params!r} "
+            "instead.")
     cols = [space.index(n) for n in names]
     check_int(grid_size, "grid_size", _FUNC, minimum=2)
     n = int(check_int(n_samples, "n_samples", _FUNC, minimum=2))

@@ -1070,3 +1070,14 @@ def test_a_decision_for_what_trials_could_hide_quotes_a_share_that_could_matter(
     for d in hidden:
         assert d.hidden_share > decisions.matters_share, (d.param, d.sentence)
     assert decisions["p26"].evidence != "hidden"
+
+
+def test_a_decision_looked_up_by_anything_but_a_name_says_how_to_look_it_up():
+    # suggest_subspace(h).decisions[0] raised a bare KeyError: 0
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("n", 0, 1)])
+    configs = space.sample(60, seed=0)
+    sub = hp.suggest_subspace(hp.TrialHistory(space, configs, [(c["x"] - 0.3) ** 2
+                                                               for c in configs]), seed=0)
+    with pytest.raises(KeyError, match=r"by parameter name, one of \['x', 'n'\]"):
+        sub.decisions[0]
+    assert sub.decisions["x"].param == "x"

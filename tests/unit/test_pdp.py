@@ -299,3 +299,13 @@ def test_a_fanova_result_takes_no_other_space_than_its_own():
             hp.partial_dependence(result, "x", space=other, n_samples=20, seed=0)
     same = hp.partial_dependence(result, "x", space=space, n_samples=20, seed=0, grid_size=3)
     assert same.grid == hp.partial_dependence(result, "x", n_samples=20, seed=0, grid_size=3).grid
+
+
+def test_params_that_are_not_names_get_a_clear_error():
+    # partial_dependence(result, 0) failed with "'int' object is not iterable"
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    configs = space.sample(30, seed=0)
+    result = hp.fanova(hp.TrialHistory(space, configs, [c["x"] for c in configs]), seed=0)
+    for bad in (0, None, ("x", 1), ("x", "z", "x")):
+        with pytest.raises(ValueError, match="must name one or two distinct parameters"):
+            hp.partial_dependence(result, bad, n_samples=10, seed=0)
