@@ -781,3 +781,12 @@ def test_watch_says_why_publishing_to_a_storage_failed(
     assert "while storing the importances in the study" in captured.err
     assert "attempt to write a readonly database" in captured.err
     assert path.read_bytes() == before
+
+
+def test_watch_once_does_not_ask_for_ctrl_c(journal: Path) -> None:
+    # "watching study 'j' (...); Ctrl-C stops" headed a watch that stops by itself
+    out = io.StringIO()
+    assert main(["watch", "--storage", str(journal), "--study", "j", "--once"], stdout=out) == 0
+    first = out.getvalue().splitlines()[0]
+    assert first.endswith("; one ranking, then it stops")
+    assert "Ctrl-C" not in first

@@ -215,7 +215,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
     previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        _write(out, f"watching study {args.study!r} ({describe(args.storage)}); Ctrl-C stops")
+        _write(out, f"watching study {args.study!r} ({describe(args.storage)})"
+                    + ("; one ranking, then it stops" if args.once else "; Ctrl-C stops"))
         in_force, ranges = read_restriction(study), read_ranges(study)
         if in_force or ranges:  # a restriction that only narrows is one too
             held = ([f"fixed {_values(in_force)}"] if in_force else []) + (
