@@ -264,6 +264,11 @@ def partial_dependence(
         Monte Carlo samples of the other parameters (ICE curves); for a conditional
         parameter, drawn where it is active (fewer where it is active in less than
         about 2 % of the space: 50 rounds of ``n_samples`` draws are made at most).
+        The band is the model's uncertainty about the PD of this sample (Eq. 4 or 5);
+        the sample's own error, about the ICE curves' spread over ``sqrt(n_samples)``,
+        is not in it. On a near-noiseless model the band can be far narrower than that
+        error (``y = x1 + 2 x2**2``, 500 samples: a curve 0.03 above the exact average
+        with a band of 3e-5); :meth:`FanovaResult.marginal` averages exactly.
     seed : int, optional
         Seed of the Monte Carlo sample.
     variance : {"pointwise", "covariance"}, default="pointwise"
