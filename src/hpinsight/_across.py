@@ -493,6 +493,15 @@ def importance_across_studies(
             f"{name!r} on {what}" for name, what in objectives.items())
             + ". Their shares are of different quantities; pass objective= (or "
             "--objective) to compare them on one.")
+    for p in shared:
+        declared = {name: h.space[p] for name, h in zip(names, histories, strict=True)}
+        if len(set(map(repr, declared.values()))) > 1:
+            # a share is of the variance over the parameter's own range: over [-5, 5] and
+            # over [0, 1] they are different quantities, pooled into one median unsaid
+            notes.append(f"{p!r} is declared differently across the studies ("
+                         + "; ".join(f"{name!r}: {d!r}" for name, d in declared.items())
+                         + "): each share is over its study's own range, so they measure "
+                         "different things.")
     shares = np.full((len(names), len(params)), np.nan)
     stds = np.full_like(shares, np.nan)
     voting: list[int] = []  # the studies whose best trials say something: the defaults'

@@ -269,3 +269,20 @@ def test_the_frame_and_figure_show_the_shares() -> None:
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
     points = [c.get_offsets()[:, 0] for c in ax.collections]
     np.testing.assert_allclose(np.sort(points[0]), np.sort(SHARES[:, 0]))
+
+
+def test_a_parameter_declared_differently_across_studies_is_said_so():
+    # x over [-5, 5] in one study and [0, 1] in another was pooled into one median share,
+    # said only in the note on defaults
+    wide = hp.SearchSpace([hp.Float("x", -5, 5), hp.Float("z", 0, 1)])
+    narrow = hp.SearchSpace([hp.Float("x", 0, 1), hp.Float("z", 0, 1)])
+    ca, cb = wide.sample(40, seed=0), narrow.sample(40, seed=1)
+    result = hp.importance_across_studies(
+        {"wide": hp.TrialHistory(wide, ca, [c["x"] ** 2 for c in ca]),
+         "narrow": hp.TrialHistory(narrow, cb, [c["x"] + c["z"] for c in cb])},
+        seed=0, progress=False)
+    said = [n for n in result.notes if n.startswith("'x' is declared differently")]
+    assert len(said) == 1
+    assert "low=-5.0" in said[0]
+    assert not any(n.startswith("'z' is declared") for n in result.notes)
+    assert said[0] in result.to_dict()["notes"]
