@@ -16,7 +16,7 @@ from typing import Any
 
 from .exceptions import InvalidArgumentTypeError
 
-__all__ = ["SamplingRecord"]
+__all__ = ["SamplingRecord", "action_label"]
 
 _ANY = object()  # SamplingRecord.linked_to without a value
 
@@ -41,6 +41,16 @@ def _clause(group: Any) -> Mapping[str, tuple[Any, ...] | None]:
                 f"({values!r},) for that one value.")
         out[str(name)] = None if values is None else tuple(values)
     return MappingProxyType(out)
+
+
+def action_label(decision: Mapping[str, Any]) -> str:
+    """A recorded decision's action as a reader takes it: a restriction that fixes nothing
+    and only narrows ranges is stored as ``"fix"`` (it is one) but shown as ``"narrow"``
+    (the page and ``hpinsight watch`` printed "fix" beside "fixed nothing")."""
+    action = str(decision.get("action", "?"))
+    if action == "fix" and not decision.get("params") and decision.get("ranges"):
+        return "narrow"
+    return action
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,7 @@ from .._fanova_result import (
     VERDICTS,
 )
 from .._optional import import_optional
+from .._sampling import action_label
 from .._shared import (
     NO_CLEAR_SIGNAL,
     fmt_best,
@@ -690,7 +691,7 @@ def _sampling_section(report: Report) -> list[str]:
         out.append("<p>No restriction in force now.</p>")
     if record is not None and record.decisions:
         rows = "".join(
-            f"<tr><td>{esc(_cell(d.get('after_trial')))}</td><td>{esc(_cell(d.get('action')))}"
+            f"<tr><td>{esc(_cell(d.get('after_trial')))}</td><td>{esc(action_label(d))}"
             f"</td><td>{esc(', '.join(f'{k}={fmt_value(v)}' for k, v in (d.get('params') or {}).items()))}"
             f"</td><td>{esc(_cell(d.get('why')))}</td><td>{esc(_cell(d.get('at')))}</td></tr>"
             for d in record.decisions)

@@ -21,6 +21,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from .._optional import import_optional
+from .._sampling import action_label
 from ._model import add_model_arguments, below_minimum, model_from
 from ._storage import (
     describe,
@@ -293,7 +294,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                     decisions = told
                 for d in decisions[len(told):]:
                     _write(out, f"[{datetime.now().strftime('%H:%M:%S')}] decision "
-                                f"({d.get('action', '?')}): {d.get('why', '')}")
+                                f"({action_label(d)}): {d.get('why', '')}")
                 told = decisions
             if not args.once and complete < args.min_trials and _count_text(counts) != waiting:
                 # below --min-trials nothing is ranked: say what it waits for, at each change

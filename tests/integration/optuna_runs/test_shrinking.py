@@ -1075,6 +1075,12 @@ def test_a_decision_that_only_narrows_says_it_fixed_nothing() -> None:
     assert sorted(read_ranges(study)) == ["x", "y"]
     assert decision["why"].startswith("shrink_to='auto' after 30 trials: fixed nothing (none is "
                                       "safe to fix); kept x, y; narrowed x, y to the range")
+    # stored as a restriction ("fix"), shown as what it does: the page's decision table
+    # said "fix" beside "fixed nothing"
+    import html
+
+    page = html.unescape(hp.report(study, seed=0, top=1).html())
+    assert "<td>29</td><td>narrow</td>" in page
 
 
 def _wide(t: optuna.Trial) -> float:
