@@ -320,9 +320,10 @@ def _check_same_index(configs: Any, y: Any, func: str) -> None:
     """Refuse a pandas ``y`` whose index is not the configurations' DataFrame's: values are
     paired by position, so a ``y`` sorted or filtered apart from the frame paired each
     configuration with another trial's value without a word."""
-    index, own = getattr(configs, "index", None), getattr(y, "index", None)
-    if index is None or own is None or not hasattr(configs, "columns"):
-        return
+    index: Any = getattr(configs, "index", None)
+    own: Any = getattr(y, "index", None)
+    if not (hasattr(configs, "columns") and hasattr(index, "equals") and hasattr(own, "equals")):
+        return  # not a DataFrame and a Series (a list's .index is its method)
     if len(index) == len(own) and not index.equals(own):
         raise InvalidDataError(
             f"The 'y' parameter of {func} has another index than the configurations' "

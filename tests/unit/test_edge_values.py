@@ -377,3 +377,11 @@ def test_a_series_of_values_indexed_apart_from_the_configurations_is_refused():
     assert list(paired.y) == [1.0, 2.0, 3.0]
     as_given = hp.TrialHistory(space, frame, pd.Series([3.0, 2.0, 1.0]).to_numpy())
     assert list(as_given.y) == [3.0, 2.0, 1.0]
+
+
+def test_values_as_a_list_or_array_beside_a_dataframe_are_taken_by_position():
+    pd = pytest.importorskip("pandas")
+    space = hp.SearchSpace([hp.Float("x", 0, 1)])
+    frame = pd.DataFrame({"x": [0.1, 0.2, 0.3]}, index=[10, 11, 12])
+    for y in ([3.0, 2.0, 1.0], np.array([3.0, 2.0, 1.0]), (3.0, 2.0, 1.0)):
+        assert list(hp.TrialHistory(space, frame, y).y) == [3.0, 2.0, 1.0]
