@@ -19,7 +19,7 @@ from ._fanova_result import (
 )
 from ._optional import import_optional
 from ._shared import NO_CLEAR_SIGNAL, REPR_WIDTH, fmt_share, fmt_value, join_items, json_value
-from .exceptions import InvalidArgumentError
+from .exceptions import InvalidArgumentError, UnknownNameError
 
 if TYPE_CHECKING:
     pass
@@ -529,8 +529,8 @@ class DecisionResult:
         try:
             return self.decisions[name]
         except (KeyError, TypeError):  # a bare KeyError: 0 said nothing of what to pass
-            raise KeyError(f"no decision for {name!r}: decisions are looked up by parameter "
-                           f"name, one of {list(self.decisions)!r}") from None
+            raise UnknownNameError(f"no decision for {name!r}: decisions are looked up by "
+                                   f"parameter name, one of {list(self.decisions)!r}") from None
 
     def __iter__(self) -> Any:
         return iter(self.decisions.values())
