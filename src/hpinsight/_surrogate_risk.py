@@ -218,16 +218,24 @@ def surrogate_tuning_risk(
     rng = np.random.default_rng(seed)
     X = candidates(space, configs, n_candidates, rng)
     sign = 1.0 if result.direction == "minimize" else -1.0
-    # the free optimum, refined from the best candidate one parameter at a time: random
-    # candidates seldom hold a value near its best in every parameter at once, and a free
-    # optimum found short of the best undercounts every cost of fixing (a cost of 0.1 e
-    # on [0, 3], fixed at 0.2, came out at -0.002 against the true 0.02)
-    X = np.vstack([X, refined_optima(result, X, sign)])
     index = {name: space.index(name) for name in at}  # an unknown name: the space's error
     check_default_values(space, at, func, fix="or leave the parameter out")
     cols = {name: (j, encode_value(space.params[j], at[name])) for name, j in index.items()}
     fixes = list(cols.values())
     free_pred, *fixed = (P * sign for P in predict_fixing(result.model, X, fixes, free=True))
+    # the free optimum, refined from the best candidate one parameter at a time: random
+    # candidates seldom hold a value near its best in every parameter at once, and a free
+    # optimum found short of the best undercounts every cost of fixing (a cost of 0.1 e
+    # on [0, 3], fixed at 0.2, came out at -0.002 against the true 0.02). Its points join
+    # the candidates, predicted free and fixed as they are
+    start = _best_row(free_pred)
+    R = refined_optima(result, X[start], float(free_pred[:, start].mean()), sign)
+    if len(R):
+        more_free, *more_fixed = (P * sign for P in predict_fixing(result.model, R, fixes,
+                                                                  free=True))
+        X = np.vstack([X, R])
+        free_pred = np.hstack([free_pred, more_free])
+        fixed = [np.hstack([P, Q]) for P, Q in zip(fixed, more_fixed, strict=True)]
     k_free = _best_row(free_pred)
     fixed_preds = dict(zip(cols, fixed, strict=True))
     # free and fixed searches over equally many paired candidates, so both optima carry
@@ -283,20 +291,21 @@ REFINE_ROUNDS = 3
 REFINE_GRID = 33
 
 
-def refined_optima(result: FanovaResult, X: NDArray[np.float64], sign: float) -> NDArray[np.float64]:
+def refined_optima(result: FanovaResult, start: NDArray[np.float64], now: float,
+                   sign: float) -> NDArray[np.float64]:
     """The points a coordinate search on the model's mean prediction (signed so lower is
-    better) visits from the best row of ``X``: in each of ``REFINE_ROUNDS`` rounds, every
-    parameter is swept over its grid (``REFINE_GRID`` points, or every value it can take)
-    with the others held, and the search moves to the best of the point with every
-    parameter at its best value and the best single move. An additive model's optimum
+    better) visits from the encoded row ``start``, whose mean prediction is ``now``: in
+    each of ``REFINE_ROUNDS`` rounds, every parameter is swept over its grid
+    (``REFINE_GRID`` points, or every value it can take) with the others held, and the
+    search moves to the best of the point with every parameter at its best value and the
+    best single move. An additive model's optimum
     is found in one round, where random candidates seldom hold a good value of every
     parameter at once. Shape ``(k, n_columns)``, ``k <= REFINE_ROUNDS``."""
     space = result.space
     grids = [snap(p, measure_of(p).grid(REFINE_GRID)) for p in space.params]
     column = np.concatenate([np.full(g.size, j) for j, g in enumerate(grids)])
     values = np.concatenate(grids)
-    k, pred = best_candidate(result, X)
-    x, now = X[k].copy(), float(pred[:, k].mean())
+    x = start.copy()
     visited = []
     for _ in range(REFINE_ROUNDS):
         rows = np.repeat(x[None, :], values.size, axis=0)
@@ -313,7 +322,7 @@ def refined_optima(result: FanovaResult, X: NDArray[np.float64], sign: float) ->
             break
         x, now = step.copy(), better
         visited.append(x)
-    return np.array(visited).reshape(len(visited), X.shape[1])
+    return np.array(visited).reshape(len(visited), start.size)
 
 
 def best_candidate(
