@@ -398,9 +398,9 @@ class ImportanceCallback(LiveResults):
                 # with a ShrinkingSampler the decision waits for the next trial to start
                 # (its before_trial): one due at the study's last trial is never taken
                 sampler = study.sampler if decide else None
-                defer = isinstance(sampler, ShrinkingSampler)
-                if isinstance(sampler, ShrinkingSampler):
-                    self._deferred = sampler
+                defer = sampler if isinstance(sampler, ShrinkingSampler) else None
+                if defer is not None:
+                    self._deferred = defer
                 elif decide:
                     self._no_decision.clear()
                 seen = done
@@ -409,9 +409,8 @@ class ImportanceCallback(LiveResults):
                 if due:
                     self._requested_at = self._seen
             self._check_sampler(study)
-            if defer:
-                assert isinstance(sampler, ShrinkingSampler)
-                sampler._defer(self, study.study_name, functools.partial(
+            if defer is not None:
+                defer._defer(self, study.study_name, functools.partial(
                     self._decide_deferred, before=trial.number + 1, n_complete=seen))
             elif decide:
                 # in this thread, before the next trial is sampled: a decision point waits
@@ -422,7 +421,7 @@ class ImportanceCallback(LiveResults):
                     self._no_decision.set()
             elif deciding:
                 self._no_decision.wait()
-            if due or (decide and not defer and self._refitter.dashboard is not None):
+            if due or (decide and defer is None and self._refitter.dashboard is not None):
                 # (the dashboard shows a decision from the refit thread, not from this one)
                 self._refits.request(study)
         except Exception as exc:  # never into Optuna
