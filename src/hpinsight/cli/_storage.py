@@ -46,7 +46,7 @@ def open_storage(optuna: Any, spec: str) -> Any:
                 # Optuna words every failure of its first commit as "invalid data in the
                 # commit"; a server that is down or a wrong host or password is not that
                 raise ConnectionError(
-                    f"cannot connect to its server: {_first_line(cause)}. Is the server "
+                    f"cannot connect to its server: {_driver_message(cause)}. Is the server "
                     "running, and are the host, port, user and password in --storage "
                     "right?") from exc
             raise ValueError(
@@ -71,7 +71,7 @@ def _is_connection_error(exc: BaseException | None) -> bool:
     return isinstance(exc, sa.OperationalError)
 
 
-def _first_line(exc: BaseException) -> str:
+def _driver_message(exc: BaseException) -> str:
     """The driver's own message: SQLAlchemy's first line without its ``(driver.Error)``
     prefix."""
     line = str(getattr(exc, "orig", None) or exc).strip().splitlines()
