@@ -619,11 +619,12 @@ def test_a_report_of_several_objectives_loads_its_study_from_its_storage(tmp_pat
     import hpinsight as hp
 
     url = f"sqlite:///{tmp_path / 'two.db'}"
-    study = optuna.create_study(study_name="two", storage=url, directions=["minimize"] * 2,
+    study = optuna.create_study(study_name="two :)", storage=url,  # a parenthesis alone
+                                directions=["minimize"] * 2,
                                 sampler=optuna.samplers.RandomSampler(seed=0))
     study.optimize(lambda t: (t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)),
                    n_trials=20)
     page = hp.report(study, seed=0, top=1).html()
     snippet = html.unescape(re.search(r"Reproduce in Python</h2><pre>(.*?)</pre>", page,
                                       re.S).group(1))
-    assert f"study = optuna.load_study(study_name='two', storage={url!r})\n" in snippet
+    assert f"study = optuna.load_study(study_name='two :)', storage={url!r})\n" in snippet

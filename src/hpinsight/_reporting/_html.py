@@ -8,6 +8,7 @@ module; the sections are built here from the report's data.
 
 from __future__ import annotations
 
+import ast
 import html
 import io
 import math
@@ -643,18 +644,20 @@ def _joint_details(report: Any, name: str) -> str:
 
 def _study_of(report: Any) -> str:
     """The call that loads the study of a report of several objectives again, as its
-    objectives' histories wrote it (:attr:`TrialHistory.loader`)."""
-    loader = next((h.loader for h in (getattr(sec, "history", None) for sec in
-                                      report.sections.values())
-                   if h is not None and h.loader and "optuna.load_study(" in h.loader), "")
-    start = loader.find("optuna.load_study(")
-    if start < 0:
-        return "...  # the Optuna study"
-    depth = 0
-    for end in range(start, len(loader)):  # to the parenthesis that closes the call
-        depth += {"(": 1, ")": -1}.get(loader[end], 0)
-        if depth == 0 and loader[end] == ")":
-            return loader[start:end + 1]
+    objectives' histories wrote it (:attr:`TrialHistory.loader`). Read as Python, not by
+    counting parentheses: a study's name or path may hold one."""
+    for sec in report.sections.values():
+        loader = getattr(getattr(sec, "history", None), "loader", None) or ""
+        try:
+            tree = ast.parse(loader, mode="eval")
+        except SyntaxError:  # "target=..." and the like parse; anything else is skipped
+            continue
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "load_study"
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "optuna"):
+                return ast.get_source_segment(loader, node) or "...  # the Optuna study"
     return "...  # the Optuna study"
 
 
