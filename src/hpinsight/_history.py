@@ -82,7 +82,6 @@ class TrialHistory:
     sampling: SamplingRecord | None = None
     label: str | None = None
     loader: str | None = None
-    _frame: Any = field(default=None, init=False, repr=False, compare=False)
     _encoded: NDArray[np.float64] | None = field(default=None, init=False, repr=False, compare=False)
     #: The search-space class adapters build spaces with (so they need not import it).
     space_type: ClassVar[type[SearchSpace]] = SearchSpace
@@ -126,9 +125,12 @@ class TrialHistory:
                 )
         direction = check_choice(self.direction, "direction", func, ("minimize", "maximize"))
         excluded = _excluded(self.excluded, func)
-        if hasattr(self.configs, "columns") and hasattr(self.configs, "copy"):  # pandas DataFrame
-            # encoded column by column when first needed: much faster than from the rows
-            object.__setattr__(self, "_frame", self.configs.copy())
+        # encoded now, so a value the space cannot hold (out of range, a choice it does not
+        # have, a name it lacks) is refused here and not at the first analysis; a DataFrame
+        # column by column, much faster than from the rows
+        frame = hasattr(self.configs, "columns") and hasattr(self.configs, "copy")
+        X = self.space.encode(self.configs if frame else configs)
+        object.__setattr__(self, "_encoded", readonly(X))
         object.__setattr__(self, "configs", configs)
         object.__setattr__(self, "y", readonly(y.astype(np.float64, copy=True)))
         object.__setattr__(self, "trial_ids", ids)
@@ -164,7 +166,8 @@ class TrialHistory:
         return sum(self.excluded.values())
 
     def encoded(self) -> NDArray[np.float64]:
-        """The configurations as ``space.encode(configs)`` gives them, computed once.
+        """The configurations as ``space.encode(configs)`` gives them (computed when the
+        history is made).
 
         Returns
         -------
@@ -178,11 +181,7 @@ class TrialHistory:
         >>> hp.TrialHistory(space, [{"lr": 1.0}], [0.5]).encoded().tolist()
         [[0.0]]
         """
-        if self._encoded is None:
-            X = self.space.encode(self._frame if self._frame is not None else self.configs)
-            object.__setattr__(self, "_encoded", readonly(X))
-            object.__setattr__(self, "_frame", None)
-        assert self._encoded is not None
+        assert self._encoded is not None  # set by __post_init__
         return self._encoded
 
     @property

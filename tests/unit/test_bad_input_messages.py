@@ -235,6 +235,22 @@ def test_a_column_left_out_of_the_trials_is_refused():
     assert hp.TrialHistory(space, rows, [0.1, 0.2]).n_trials == 2
 
 
+@pytest.mark.parametrize(("config", "match"), [
+    ({"x": 5.0, "c": "a"}, r"'x' of configuration 1 is 5.0, outside \[0.0, 1.0\]"),
+    ({"x": 0.5, "c": "z"}, r"'c' of configuration 1 is 'z', which is not one of its choices"),
+    ({"x": 0.5, "c": "a", "lr": 0.1}, r"not in the search space: \['lr'\]"),
+])
+def test_a_value_the_space_cannot_hold_is_refused_when_the_history_is_made(config, match):
+    # it was accepted and refused only at the first analysis, far from the line that gave it
+    import pandas as pd
+
+    space = hp.SearchSpace([hp.Float("x", 0, 1), hp.Categorical("c", ["a", "b"])])
+    rows = [{"x": 0.2, "c": "b"}, config]
+    for configs in (rows, pd.DataFrame(rows)):
+        with pytest.raises(InvalidDataError, match=match):
+            hp.TrialHistory(space, configs, [1.0, 2.0])
+    assert rows[1] == config  # nothing the user gave is changed
+
 def test_defaults_of_studies_over_different_ranges_are_refused():
     # the second study's x in [0, 10] was snapped into the first one's [0, 1] (x = 1, a
     # value no study's best trials had), and other choices raised a bare KeyError

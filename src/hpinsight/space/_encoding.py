@@ -346,11 +346,17 @@ def _numeric_column(param: Float | Int, values: Any) -> tuple[NDArray[np.float64
             except (TypeError, ValueError):
                 raise InvalidDataError(
                     f"Parameter {param.name!r} of configuration {i} must be a number. "
-                    f"Got {v!r} instead.",
+                    f"Got {_given(v)!r} instead.",
                     name=param.name,
                     row=i,
                 ) from None
     return col, raw
+
+
+def _given(value: Any) -> Any:
+    """A value as the user wrote it, for an error: a NumPy scalar read from a DataFrame's
+    column is shown as the number it holds (``5.0``, not ``np.float64(5.0)``)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _encode_numeric(param: Float | Int, values: Any) -> NDArray[np.float64]:
@@ -360,7 +366,7 @@ def _encode_numeric(param: Float | Int, values: Any) -> NDArray[np.float64]:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InvalidDataError(
-            f"Parameter {param.name!r} of configuration {i} is {raw[i]!r}, outside "
+            f"Parameter {param.name!r} of configuration {i} is {_given(raw[i])!r}, outside "
             f"[{param.low}, {param.high}] ({int(bad.sum())} value(s) out of bounds in all). "
             "Widen the search space or drop those trials.",
             name=param.name,
@@ -373,7 +379,7 @@ def _encode_numeric(param: Float | Int, values: Any) -> NDArray[np.float64]:
         kind = "an integer" if isinstance(param, Int) and step == 1 else f"on the grid {param.low} + k*{step}"
         raise InvalidDataError(
             f"Parameter {param.name!r} of configuration {i} must be {kind}. "
-            f"Got {raw[i]!r} instead.",
+            f"Got {_given(raw[i])!r} instead.",
             name=param.name,
             row=i,
         )
@@ -393,7 +399,7 @@ def _encode_categorical(param: Categorical, values: list[Any]) -> NDArray[np.flo
             col[i] = param.index_of(v)
         except KeyError:
             raise InvalidDataError(
-                f"Parameter {param.name!r} of configuration {i} is {v!r}, which is not one "
+                f"Parameter {param.name!r} of configuration {i} is {_given(v)!r}, which is not one "
                 f"of its choices {list(param.choices)!r}.",
                 name=param.name,
                 row=i,
