@@ -423,6 +423,25 @@ def test_forbidden_clauses_and_inactive_counts_are_shown() -> None:
     assert "How the trials were sampled" not in plain.html()  # nothing to say: no section
 
 
+def test_a_parameter_without_a_condition_left_empty_in_some_trials_is_said_so() -> None:
+    # an empty cell of a DataFrame is read as inactive; the page called it a "conditional
+    # parameter", which the space does not declare, and gave no hint that a value missing
+    # by mistake is analysed as a branch
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"lr": rng.random(40), "dropout": rng.random(40)})
+    y = ((frame["lr"] - 0.3) ** 2 + 0.2 * frame["dropout"]).to_numpy()
+    frame.loc[:9, "dropout"] = np.nan
+    space = hp.SearchSpace([hp.Float("lr", 0, 1), hp.Float("dropout", 0, 1)])
+    rep = hp.report(hp.TrialHistory(space, frame, y), top=1, seed=0, subspace=False)
+    page = html.unescape(rep.html())
+    assert "Conditional parameters" not in page
+    assert re.search(r"Without a value in some trials, though the search space gives them no "
+                     r"condition, and analysed as inactive there .*: dropout 10 of 40 trials\. "
+                     r"If a value is missing by mistake, leave those trials out\.", page)
+    assert rep.to_dict()["inactive"] == {"dropout": 10}
+
 def test_a_sampling_record_is_checked_and_survives_pickling() -> None:
     import pickle
 

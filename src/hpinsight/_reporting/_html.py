@@ -708,9 +708,17 @@ def _sampling_section(report: Report) -> list[str]:
             counts += [f"{esc(n)} sampled in a narrowed range in {k}"
                        for n, k in (record.n_narrowed or {}).items()]
             out.append(f"<p>Of the {h.n_trials} analysed trials: {'; '.join(counts)}.</p>")
-    if inactive:
+    declared = set(h.space.conditional_names)
+    if conditional := {n: k for n, k in inactive.items() if n in declared}:
         out.append("<p>Conditional parameters, inactive in: " + "; ".join(
-            f"{esc(n)} {k} of {h.n_trials} trials" for n, k in inactive.items()) + ".</p>")
+            f"{esc(n)} {k} of {h.n_trials} trials" for n, k in conditional.items()) + ".</p>")
+    if undeclared := {n: k for n, k in inactive.items() if n not in declared}:
+        # a DataFrame's empty cell or a define-by-run objective's branch: said, not assumed
+        out.append("<p>Without a value in some trials, though the search space gives them no "
+                   "condition, and analysed as inactive there (as a parameter an objective "
+                   "suggests in one branch only): " + "; ".join(
+                       f"{esc(n)} {k} of {h.n_trials} trials" for n, k in undeclared.items())
+                   + ". If a value is missing by mistake, leave those trials out.</p>")
     if record is not None and record.changed:
         out.append("<p>The distribution of these parameters changed during the study (a range "
                    "that depends on another parameter, or an edited objective). Each is "
