@@ -138,12 +138,14 @@ class TrialHistory:
         object.__setattr__(self, "excluded", MappingProxyType(excluded))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # read-only mapping views do not pickle; rebuild through the validated constructor
+        # read-only mapping views do not pickle; the fields go as plain values, with the
+        # encoding, and come back without validating and encoding again (what was checked
+        # when the history was made: a live callback sends a history to its refit child)
         return (
-            type(self),
-            (self.space, [dict(c) for c in self.configs], np.array(self.y), self.direction,
-             self.trial_ids, dict(self.excluded), self.objective_name, self.sampling,
-             self.label, self.loader),
+            _unpickle,
+            (type(self), self.space, [dict(c) for c in self.configs], np.array(self.y),
+             self.direction, self.trial_ids, dict(self.excluded), self.objective_name,
+             self.sampling, self.label, self.loader, np.array(self.encoded())),
         )
 
     def __repr__(self) -> str:
@@ -251,6 +253,23 @@ class TrialHistory:
     def from_optuna(cls, *args: Any, **kwargs: Any) -> NoReturn:
         """Moved to :func:`hpinsight.adapters.from_optuna` (the types know no optimizer)."""
         raise AttributeError("TrialHistory.from_optuna moved: use hp.adapters.from_optuna(study)")
+
+
+def _unpickle(cls: type[TrialHistory], space: SearchSpace, configs: list[dict[str, Any]],
+              y: NDArray[np.float64], direction: str, trial_ids: tuple[int, ...],
+              excluded: dict[str, int], objective_name: str, sampling: SamplingRecord | None,
+              label: str | None, loader: str | None,
+              encoded: NDArray[np.float64]) -> TrialHistory:
+    """A pickled :class:`TrialHistory` back, as :meth:`TrialHistory.__reduce__` wrote it."""
+    history = object.__new__(cls)
+    for name, value in (("space", space),
+                        ("configs", tuple(MappingProxyType(c) for c in configs)),
+                        ("y", readonly(y)), ("direction", direction), ("trial_ids", trial_ids),
+                        ("excluded", MappingProxyType(excluded)),
+                        ("objective_name", objective_name), ("sampling", sampling),
+                        ("label", label), ("loader", loader), ("_encoded", readonly(encoded))):
+        object.__setattr__(history, name, value)
+    return history
 
 
 def _config_rows(configs: Any, func: str, space: SearchSpace) -> list[dict[str, Any]]:

@@ -251,6 +251,16 @@ def test_a_value_the_space_cannot_hold_is_refused_when_the_history_is_made(confi
             hp.TrialHistory(space, configs, [1.0, 2.0])
     assert rows[1] == config  # nothing the user gave is changed
 
+
+def test_a_value_from_a_float32_column_is_named_as_written():
+    import numpy as np
+    import pandas as pd
+
+    space = hp.SearchSpace([hp.Float("x", 0, 1)])
+    frame = pd.DataFrame({"x": np.array([0.5, 1.3], dtype=np.float32)})
+    with pytest.raises(InvalidDataError, match=r"configuration 1 is 1\.3, outside"):
+        hp.TrialHistory(space, frame, [1.0, 2.0])
+
 def test_defaults_of_studies_over_different_ranges_are_refused():
     # the second study's x in [0, 10] was snapped into the first one's [0, 1] (x = 1, a
     # value no study's best trials had), and other choices raised a bare KeyError

@@ -437,10 +437,29 @@ def test_a_parameter_without_a_condition_left_empty_in_some_trials_is_said_so() 
     rep = hp.report(hp.TrialHistory(space, frame, y), top=1, seed=0, subspace=False)
     page = html.unescape(rep.html())
     assert "Conditional parameters" not in page
-    assert re.search(r"Without a value in some trials, though the search space gives them no "
-                     r"condition, and analysed as inactive there .*: dropout 10 of 40 trials\. "
-                     r"If a value is missing by mistake, leave those trials out\.", page)
+    assert ("Without a value in some trials, though neither the search space nor the other "
+            "parameters' values explain it, and analysed as inactive there: dropout 10 of 40 "
+            "trials. If a value is missing by mistake, leave those trials out.") in page
     assert rep.to_dict()["inactive"] == {"dropout": 10}
+
+
+def test_a_parameter_an_optuna_objective_suggests_in_one_branch_is_conditional() -> None:
+    # its condition is inferred from the trials: the page is not to call it missing by
+    # mistake, whose advice would drop every trial of the other branch
+    optuna = pytest.importorskip("optuna")
+
+    def objective(trial: Any) -> float:
+        lr = trial.suggest_float("lr", 0, 1)
+        if trial.suggest_categorical("optimizer", ["sgd", "adam"]) == "sgd":
+            return lr + trial.suggest_float("momentum", 0, 1)
+        return lr
+
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(objective, n_trials=30)
+    n_adam = sum(t.params["optimizer"] == "adam" for t in study.trials)
+    page = html.unescape(hp.report(study, top=1, seed=0, subspace=False).html())
+    assert f"Conditional parameters, inactive in: momentum {n_adam} of 30 trials." in page
+    assert "missing by mistake" not in page
 
 def test_a_sampling_record_is_checked_and_survives_pickling() -> None:
     import pickle

@@ -38,6 +38,14 @@ def test_history_and_result_survive_pickling(make_mixed_space):
     assert (back.direction, back.trial_ids, dict(back.excluded), back.objective_name) == (
         "maximize", tuple(range(5, 125)), {"PRUNED": 2}, "accuracy")
     assert back.space.names == space.names
+    assert (back.label, back.loader, back.sampling) == (None, None, None)
+    np.testing.assert_array_equal(back.encoded(), history.encoded())  # carried, not redone
+    assert not back.encoded().flags.writeable
+    assert not back.y.flags.writeable
+    with pytest.raises(TypeError):
+        back.configs[0]["x"] = 1.0  # type: ignore[index]
+    with pytest.raises(TypeError):
+        back.excluded["FAIL"] = 1  # type: ignore[index]
     result = hp.fanova(history, seed=0, max_order=2)
     again = pickle.loads(pickle.dumps(result))
     np.testing.assert_array_equal(again.variances, result.variances)

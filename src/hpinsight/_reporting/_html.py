@@ -650,8 +650,8 @@ def _study_of(report: Any) -> str:
         loader = getattr(getattr(sec, "history", None), "loader", None) or ""
         try:
             tree = ast.parse(loader, mode="eval")
-        except SyntaxError:  # "target=..." and the like parse; anything else is skipped
-            continue
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue  # "target=..." and the like parse; a loader written by hand may not
         for node in ast.walk(tree):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and node.func.attr == "load_study"
@@ -708,15 +708,17 @@ def _sampling_section(report: Report) -> list[str]:
             counts += [f"{esc(n)} sampled in a narrowed range in {k}"
                        for n, k in (record.n_narrowed or {}).items()]
             out.append(f"<p>Of the {h.n_trials} analysed trials: {'; '.join(counts)}.</p>")
-    declared = set(h.space.conditional_names)
+    # conditions declared, or inferred from the trials (a parameter an Optuna objective
+    # suggests in one branch only): the space the analysis ran on holds both
+    declared = set(report.result.space.conditional_names)
     if conditional := {n: k for n, k in inactive.items() if n in declared}:
         out.append("<p>Conditional parameters, inactive in: " + "; ".join(
             f"{esc(n)} {k} of {h.n_trials} trials" for n, k in conditional.items()) + ".</p>")
     if undeclared := {n: k for n, k in inactive.items() if n not in declared}:
         # a DataFrame's empty cell or a define-by-run objective's branch: said, not assumed
-        out.append("<p>Without a value in some trials, though the search space gives them no "
-                   "condition, and analysed as inactive there (as a parameter an objective "
-                   "suggests in one branch only): " + "; ".join(
+        out.append("<p>Without a value in some trials, though neither the search space nor "
+                   "the other parameters' values explain it, and analysed as inactive there: "
+                   + "; ".join(
                        f"{esc(n)} {k} of {h.n_trials} trials" for n, k in undeclared.items())
                    + ". If a value is missing by mistake, leave those trials out.</p>")
     if record is not None and record.changed:

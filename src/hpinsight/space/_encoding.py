@@ -356,6 +356,8 @@ def _numeric_column(param: Float | Int, values: Any) -> tuple[NDArray[np.float64
 def _given(value: Any) -> Any:
     """A value as the user wrote it, for an error: a NumPy scalar read from a DataFrame's
     column is shown as the number it holds (``5.0``, not ``np.float64(5.0)``)."""
+    if isinstance(value, np.floating):  # float32's 1.3 as 1.3, not 1.2999999523162842
+        return float(str(value))
     return value.item() if isinstance(value, np.generic) else value
 
 
@@ -451,7 +453,7 @@ def _apply_conditions(space: EncodableSpace, X: NDArray[np.float64]) -> None:
             f"{int(ignored.sum())} value(s) were given for parameters that are inactive under "
             f"the space's conditions and are treated as inactive: {counts}.",
             HPInsightWarning,
-            stacklevel=4,
+            stacklevel=None,  # the user's line, however it was reached
         )
         X[ignored] = math.nan
 
