@@ -67,7 +67,7 @@ _logger = logging.getLogger(__name__)
 _logger.addHandler(logging.NullHandler())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # holds arrays: == is identity
 class AcrossStudiesResult:
     """Each parameter's share of variance in each study, and how the studies agree (see
     :func:`importance_across_studies`).

@@ -455,7 +455,7 @@ class ParameterDecision:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # holds arrays: == is identity
 class DecisionResult:
     """One decision per parameter, the rules' constants beside them.
 

@@ -240,7 +240,7 @@ def _widened(std: Any, per_refit: NDArray[np.float64]) -> Any:
     return np.sqrt(std**2 + per_refit.var(axis=0, ddof=1))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # holds arrays: == is identity
 class MarginalResult:
     """Marginal prediction of one or two parameters, averaged over all others.
 
@@ -359,7 +359,7 @@ _RENAMED = {"n_trees": "n_draws", "tree_variances": "draw_variances",
             "null_fractions": "shadow_fractions", "null_fraction": "shadow_fraction"}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # holds arrays: == is identity
 class FanovaResult:
     """Functional ANOVA decomposition of a surrogate (Gaussian process or random forest)
     over a search space. "Draws" below are the GP's bootstrap posterior means or the

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["TrialHistory"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # holds arrays: == is identity
 class TrialHistory:
     """Configurations, their objective values and what was left out.
 

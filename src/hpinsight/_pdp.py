@@ -113,7 +113,7 @@ class PDBand:
         return gaussian_nll(self.mean, self.variance, true_pd)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # holds arrays: == is identity
 class PartialDependenceResult(PDBand):
     """A partial dependence estimate with its uncertainty.
 

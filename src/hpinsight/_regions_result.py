@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["RegionNode", "RegionsResult"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # holds arrays: == is identity
 class RegionNode(PDBand):
     """One region of the tree: a box over the non-PDP parameters and its regional PDP.
 
@@ -122,7 +122,7 @@ class RegionNode(PDBand):
 
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # holds arrays: == is identity
 class RegionsResult:
     """The result of :func:`confidence_split`: a tree of regions with regional PDPs.
 

@@ -85,7 +85,7 @@ if TYPE_CHECKING:
 __all__ = ["SubspaceResult", "suggest_subspace"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # holds arrays: == is identity
 class SubspaceResult:
     """Which parameters to keep searching and which to fix (see :func:`suggest_subspace`).
 

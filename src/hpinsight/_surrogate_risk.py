@@ -43,7 +43,7 @@ __all__ = ["SurrogateRisk", "best_candidate", "candidates", "config_at", "defaul
            "midpoint", "surrogate_tuning_risk"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # holds arrays: == is identity
 class SurrogateRisk:
     """Predicted cost of fixing one parameter at its default (see :func:`surrogate_tuning_risk`).
 

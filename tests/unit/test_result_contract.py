@@ -155,6 +155,26 @@ def test_to_dict_is_json_safe(name, examples):
 
 
 @pytest.mark.parametrize("name", results.__all__)
+def test_comparing_a_result_gives_a_bool(name, examples):
+    # a result holding arrays compared its fields elementwise: `a == b`, `a in results`
+    # and `results.index(a)` raised "The truth value of an array ... is ambiguous"
+    import copy
+
+    obj = example(examples, name)
+    other = copy.deepcopy(obj)  # its own arrays, equal in value
+    assert (obj == obj) is True
+    assert isinstance(obj == other, bool)
+    assert [other, obj].index(obj) in (0, 1)
+
+
+def test_comparing_a_history_gives_a_bool():
+    space = hp.SearchSpace([hp.Float("x", 0, 1)])
+    first, second = (hp.TrialHistory(space, [{"x": 0.1}, {"x": 0.2}], [1.0, 2.0])
+                     for _ in range(2))
+    assert first != second  # two histories, equal in value: identity, as for arrays
+    assert [second, first].index(first) == 1
+
+@pytest.mark.parametrize("name", results.__all__)
 def test_to_frame_is_a_dataframe_or_an_explicit_exception(name, examples):
     obj = example(examples, name)
     cls = type(obj)

@@ -52,7 +52,7 @@ SCHEMA = "hpinsight.report/2"
 _RENAMED = {"pdps": "regions", "n_trees": "surrogate (an hp.Forest holds n_trees)"}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # holds arrays: == is identity
 class Report:
     """What hpinsight found in one study (see :func:`hpinsight.report`).
 

@@ -40,7 +40,7 @@ FRONT_NOTE = ("The Pareto front's section shows what decides whether a trial rea
               "it, yet fixing it would lose part of the front.")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # holds arrays: == is identity
 class MultiObjectiveReport:
     """What hpinsight found in a study of several objectives (see :func:`hpinsight.report`).
 
