@@ -213,22 +213,42 @@ def _execute(func: Callable[..., Any], jobs: list[tuple[Any, ...]], todo: list[i
                 "one there (dask scheduler), or check the address; client=None runs the "
                 "jobs on this machine.") from exc
     try:
-        # pure=False: every job runs (the same arguments never stand for two results
-        # here anyway); retries: a job on a worker that died runs again elsewhere
-        shared = _scatter(client, [jobs[i] for i in todo])
-        futures = [client.submit(func, *(shared.get(id(a), a) for a in jobs[i]), pure=False,
-                                 retries=3) for i in todo]
-        index = {f.key: i for f, i in zip(futures, todo, strict=True)}
-        for future, result in distributed.as_completed(futures, with_results=True):
-            if future.status != "finished":  # cancelled (its data lost) rather than raised
+        shared = [_scatter(client, [jobs[i] for i in todo])]  # the latest copy of the data
+        # the copy each job was sent with, and how often it was sent again
+        sent: dict[Any, tuple[int, int, int]] = {}
+
+        def submit(i: int, attempt: int) -> Any:
+            # pure=False: every job runs (the same arguments never stand for two results
+            # here anyway); retries: a job on a worker that died runs again elsewhere
+            future = client.submit(func, *(shared[-1].get(id(a), a) for a in jobs[i]),
+                                   pure=False, retries=3)
+            sent[future.key] = (i, len(shared) - 1, attempt)
+            return future
+
+        finished = distributed.as_completed([submit(i, 0) for i in todo], with_results=True)
+        for future, result in finished:
+            i, copy, attempt = sent.pop(future.key)
+            if future.status == "finished":
+                yield i, result
+                continue
+            # cancelled rather than raised: the worker that held its data died. Dask's
+            # memory manager keeps one copy of scattered data however widely it was
+            # broadcast, so the data go out again (once for all the jobs that lost them)
+            if attempt >= DATA_RESENDS:
                 raise ClusterJobError(
                     f"a job of {caller} on the Dask cluster did not finish ({future.status}: "
-                    f"{result!r}). Finished jobs are kept when a store= is given: run the "
-                    "same call again with the same store to resume.")
-            yield index[future.key], result
+                    f"{result!r}), {attempt + 1} times. Finished jobs are kept when a store= "
+                    "is given: run the same call again with the same store to resume.")
+            if copy == len(shared) - 1:
+                shared.append(_scatter(client, [jobs[j] for j in todo]))
+            finished.add(submit(i, attempt + 1))
     finally:
         if own:
             client.close()
+
+
+#: How often a job whose data a dying worker took with it is sent again, with the data.
+DATA_RESENDS = 3
 
 
 def _scatter(client: Any, jobs: list[tuple[Any, ...]]) -> dict[int, Any]:
@@ -238,7 +258,8 @@ def _scatter(client: Any, jobs: list[tuple[Any, ...]]) -> dict[int, Any]:
             if isinstance(a, np.ndarray) or (hasattr(a, "to_numpy") and hasattr(a, "shape"))}
     if not data:
         return {}
-    # broadcast: a copy on every worker, so data outlive any single worker that dies
+    # broadcast: a copy on every worker to start with (Dask's memory manager soon keeps
+    # one; _execute sends the data again to jobs that lose theirs)
     futures = client.scatter(list(data.values()), hash=False, broadcast=True)
     return dict(zip(data, futures, strict=True))
 

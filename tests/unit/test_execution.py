@@ -62,27 +62,46 @@ def test_a_frame_is_fingerprinted_by_its_values_and_columns() -> None:
     assert fingerprint(frame) != fingerprint(frame.rename(columns={"b": "c"}))
 
 
-def test_a_lost_cluster_job_is_an_error_not_a_result(monkeypatch) -> None:
+def test_a_lost_cluster_job_is_sent_again_with_its_data_then_an_error(monkeypatch) -> None:
     distributed = pytest.importorskip("distributed")
+    from hpinsight._execution import DATA_RESENDS
     from hpinsight.experiments._execution import ClusterJobError
 
     class Lost:
-        key = "job-0"
         status = "cancelled"
+
+        def __init__(self, key: str) -> None:
+            self.key = key
+
+    scattered: list[int] = []
 
     class Client:
         def scatter(self, data: list, **kwargs) -> list:
+            scattered.append(len(data))
             return [object() for _ in data]
 
         def submit(self, func, *args, **kwargs) -> Lost:
-            return Lost()
+            return Lost(f"job-{len(scattered)}-{id(args)}")
 
-    # what as_completed(with_results=True) yields for a future whose data were lost
-    monkeypatch.setattr(distributed, "as_completed",
-                        lambda futures, with_results: [(f, RuntimeError("lost")) for f in futures])
-    with pytest.raises(ClusterJobError, match=r"did not finish.*same store to resume"):
+    class AsCompleted:
+        """What as_completed(with_results=True) yields for futures whose data were lost."""
+
+        def __init__(self, futures, with_results) -> None:
+            self.queue = list(futures)
+
+        def __iter__(self):
+            while self.queue:
+                yield self.queue.pop(0), RuntimeError("lost")
+
+        def add(self, future) -> None:
+            self.queue.append(future)
+
+    monkeypatch.setattr(distributed, "as_completed", AsCompleted)
+    with pytest.raises(ClusterJobError, match=rf"did not finish.*{DATA_RESENDS + 1} times.*"
+                                              r"same store to resume"):
         run_jobs(square, [(np.arange(3.0), 1)], n_jobs=None, client=Client(), store=None,
                  desc="t", order=[0], done=lambda i: None)
+    assert scattered == [1] * (DATA_RESENDS + 1)  # the data sent again with each attempt
 
 
 def test_results_are_handed_on_as_they_finish_not_in_the_order_sent(tmp_path) -> None:

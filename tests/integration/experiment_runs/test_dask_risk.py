@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import hpinsight as hp
@@ -137,3 +138,56 @@ def test_a_killed_worker_costs_its_job_not_the_run(cluster, reference, tmp_path)
         thread.join(180)
     assert not thread.is_alive()
     assert out["result"].to_dict() == reference
+
+
+def _sum_when_released(flag: str, data: Any, k: int) -> int:
+    """A job that holds its worker until the test releases it (a file appears)."""
+    while not os.path.exists(flag):
+        time.sleep(0.01)
+    return int(data.sum()) + k
+
+
+def _holders(dask_scheduler: Any) -> list[list[str]]:
+    """Per scattered array that jobs depend on, the workers holding a copy (run on the
+    scheduler; arrays of earlier tests are left out)."""
+    return [sorted(ws.address for ws in ts.who_has)
+            for key, ts in dask_scheduler.tasks.items()
+            if str(key).startswith("ndarray-") and ts.dependents]
+
+
+@pytest.mark.slow
+def test_jobs_whose_data_died_with_a_worker_get_the_data_again(cluster, tmp_path) -> None:
+    # the data were broadcast to both workers, but Dask's memory manager keeps one copy;
+    # killing the worker that held it cancelled every job that still needed it, and the
+    # run failed ("lose scattered data, which can't be recovered"), now and then in CI.
+    # Here every holder is killed, so the data are lost every time
+    from hpinsight._execution import run_jobs
+
+    flag = tmp_path / "go"
+    data = np.arange(10)
+    jobs = [(str(flag), data, k) for k in range(4)]
+    out: dict[str, Any] = {}
+    with distributed.Client(cluster) as client:
+        client.wait_for_workers(2, timeout=60)
+
+        def run() -> None:
+            out["results"] = run_jobs(_sum_when_released, jobs, n_jobs=None, client=client,
+                                      store=None, desc="jobs", order=range(4),
+                                      done=lambda i: None)
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        deadline = time.monotonic() + 60
+        holders = client.run_on_scheduler(_holders)
+        while not holders:  # the data scattered and the jobs sent
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+            holders = client.run_on_scheduler(_holders)
+        # every worker that holds a copy (one, once the memory manager has run; two
+        # before): the data are lost whichever it is, as with one copy and one death
+        for victim in client.run(os.getpid, workers=holders[0]).values():
+            os.kill(victim, signal.SIGKILL)  # the nanny starts a new worker
+        flag.touch()
+        thread.join(120)
+        assert not thread.is_alive()
+    assert out["results"] == [45, 46, 47, 48]
