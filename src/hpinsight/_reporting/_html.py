@@ -710,16 +710,16 @@ def _sampling_section(report: Report) -> list[str]:
             out.append(f"<p>Of the {h.n_trials} analysed trials: {'; '.join(counts)}.</p>")
     # conditions declared, or inferred from the trials (a parameter an Optuna objective
     # suggests in one branch only): the space the analysis ran on holds both
-    declared = set(report.result.space.conditional_names)
-    if conditional := {n: k for n, k in inactive.items() if n in declared}:
+    with_condition = set(report.result.space.conditional_names)
+    if conditional := {n: k for n, k in inactive.items() if n in with_condition}:
         out.append("<p>Conditional parameters, inactive in: " + "; ".join(
             f"{esc(n)} {k} of {h.n_trials} trials" for n, k in conditional.items()) + ".</p>")
-    if undeclared := {n: k for n, k in inactive.items() if n not in declared}:
-        # a DataFrame's empty cell or a define-by-run objective's branch: said, not assumed
+    if unexplained := {n: k for n, k in inactive.items() if n not in with_condition}:
+        # a DataFrame's empty cell no condition explains: said, not assumed
         out.append("<p>Without a value in some trials, though neither the search space nor "
                    "the other parameters' values explain it, and analysed as inactive there: "
                    + "; ".join(
-                       f"{esc(n)} {k} of {h.n_trials} trials" for n, k in undeclared.items())
+                       f"{esc(n)} {k} of {h.n_trials} trials" for n, k in unexplained.items())
                    + ". If a value is missing by mistake, leave those trials out.</p>")
     if record is not None and record.changed:
         out.append("<p>The distribution of these parameters changed during the study (a range "
